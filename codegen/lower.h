@@ -1,0 +1,70 @@
+/* lower.h — how one IR node becomes OpenCL kernel launches.
+ *
+ * For every live node, codegen calls lower_<FAMILY>(cg, g, node_id), FAMILY taken from ops.def.
+ * A lowering function:
+ *   1. asks for its kernel source:   cg_use(cg, "binary", IR_F32)  -> the suffix "f32"
+ *      (kernels/binary.cl is then included once with T=float, TS=f32; its kernels are named
+ *      through KN(name) and become e.g. "add_f32");
+ *   2. emits one or more launches:   cg_launch(cg, "add_f32", 1, gws, NULL);
+ *      followed by their arguments:  cg_arg_buf(cg, value), cg_arg_i32(cg, n), ...
+ * Values are passed by id; codegen maps them to device buffers (weights, arena slots, views).
+ * Constant inputs that a kernel needs as data (e.g. Conv weights) are passed with cg_arg_buf and
+ * become weight buffers; constant inputs that only parameterize the launch (e.g. Slice starts)
+ * are read at compile time with ir_const_i64 and passed as scalars.
+ *
+ * Kernel source conventions (kernels/<family>.cl, OpenCL C 1.2):
+ *   - codegen emits a prelude once (see codegen/codegen.c: KN(), bool as uchar, INDEX macros),
+ *     then, per (family, dtype) used:   #define T <ctype>  #define TS <suffix>  <source>  #undef...
+ *   - ctype/suffix: f32 float, f64 double, f16 half, i8 char, u8 uchar, i16 short, u16 ushort,
+ *     i32 int, u32 uint, i64 long, u64 ulong, bool uchar (suffix "b").
+ *   - a family whose kernels do not depend on T should still use KN() names; codegen only
+ *     instantiates the dtypes that are asked for.
+ *   - helper functions inside a family file must also be named through KN() (the file may be
+ *     included several times).
+ * Errors: a lowering that cannot handle a node calls ir_fatal_node() with the reason (op,
+ * attribute, value); it never emits a wrong kernel.
+ */
+#ifndef ONNX2CL_LOWER_H
+#define ONNX2CL_LOWER_H
+
+#include "../ir/ir.h"
+
+struct cg_ctx;
+
+/* Includes kernels/<family>.cl instantiated for dtype; returns the kernel-name suffix ("f32"). */
+const char *cg_use(struct cg_ctx *cg, const char *family, enum ir_dtype dtype);
+/* OpenCL C type name for a dtype ("float", "long", "uchar" for bool); fatal if unsupported. */
+const char *cg_ctype(enum ir_dtype dtype);
+/* Starts a launch of `kernel` for node `node_id` (its name goes into comments and errors).
+ * gws: work_dim global sizes (each >= 1; a launch with a zero-sized gws is skipped by the
+ * caller); lws: NULL = driver's choice. */
+void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned work_dim,
+               const size_t *gws, const size_t *lws);
+/* Arguments of the current launch, in kernel-signature order. */
+void cg_arg_buf(struct cg_ctx *cg, uint32_t value);
+void cg_arg_i32(struct cg_ctx *cg, int64_t v); /* fatal if v does not fit in int32 */
+void cg_arg_i64(struct cg_ctx *cg, int64_t v);
+void cg_arg_f32(struct cg_ctx *cg, float v);
+void cg_arg_local(struct cg_ctx *cg, size_t bytes);
+/* A scratch device buffer live only during node `node_id` (e.g. per-row statistics). */
+uint32_t cg_temp(struct cg_ctx *cg, uint32_t node_id, enum ir_dtype dtype, int64_t numel);
+/* Output value `out` of the current node shares the buffer of `in` (used for views that
+ * codegen cannot see, e.g. Identity inside a lowering). */
+void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in);
+
+/* Lowering entry points, one per family in ops.def (weak: a missing family is reported as
+ * "no OpenCL kernel for op X yet" instead of a link error while the project grows). */
+#define LOWER_FAMILIES(F)                                                                     \
+    F(unary) F(binary) F(where) F(clip) F(cast) F(transpose) F(concat) F(split) F(slice)      \
+    F(gather) F(expand) F(pad) F(resize) F(trilu) F(fill) F(matmul) F(conv) F(pool)          \
+    F(softmax) F(norm) F(reduce)
+#define F(fam) bool lower_##fam(struct cg_ctx *cg, struct ir_graph *g, uint32_t node) \
+    __attribute__((weak));
+LOWER_FAMILIES(F)
+#undef F
+
+/* Helpers shared by lowerings. */
+/* Row-major strides of value v (in elements) into out[rank]; returns rank. */
+int cg_strides(const struct ir_graph *g, uint32_t v, int64_t *out);
+
+#endif

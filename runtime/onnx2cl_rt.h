@@ -1,0 +1,207 @@
+/* onnx2cl_rt.h — the runtime that every generated model file links against.
+ *
+ * A generated model file (codegen/) holds one constant `struct o2r_model_desc` describing the
+ * model: its OpenCL source, the device buffers (one activation arena + one weights region, each
+ * value a sub-buffer at a planned offset), the list of kernel launches with their arguments, and
+ * the graph inputs/outputs. The runtime turns it into a running model:
+ *   o2r_ctx_create   -> OpenCL platform/device/context/queue (device chosen by spec or
+ *                       $ONNX2CL_DEVICE), last-error string
+ *   o2r_model_init   -> builds (or loads from the on-disk binary cache) the program, mmaps and
+ *                       verifies the weights file, uploads weights once, allocates the arena
+ *   o2r_model_run    -> uploads inputs, enqueues every launch in order (no clFinish between
+ *                       kernels), reads outputs once
+ *   o2r_main         -> the CLI of a per-model executable (--input/--output/--bench/...)
+ *
+ * This header never includes compiler headers; the runtime depends only on OpenCL and libc.
+ * Nothing here exits or aborts: every function returns an o2r_status and, on failure, leaves a
+ * message in o2r_ctx_last_error() naming the CL call, the CL error name and the node/kernel.
+ */
+#ifndef ONNX2CL_RT_H
+#define ONNX2CL_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define O2R_MAX_RANK 8
+#define O2R_ABI_VERSION 1
+/* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
+ * of common devices: 4096 bits). */
+#define O2R_ALIGN 512
+
+typedef enum o2r_status {
+    O2R_OK = 0,
+    O2R_ERR_ARG,       /* bad argument (NULL, unknown name, ...) */
+    O2R_ERR_IO,        /* file missing / unreadable / unwritable */
+    O2R_ERR_FORMAT,    /* malformed .npy/.pb/weights file */
+    O2R_ERR_MISMATCH,  /* dtype/shape/checksum does not match the model */
+    O2R_ERR_CL,        /* an OpenCL call failed */
+    O2R_ERR_NOMEM,     /* host allocation failed */
+    O2R_ERR_NODEVICE,  /* no OpenCL device matches */
+} o2r_status;
+
+/* Element types: ONNX TensorProto.DataType numbering. */
+enum o2r_dtype {
+    O2R_F32 = 1, O2R_U8 = 2, O2R_I8 = 3, O2R_U16 = 4, O2R_I16 = 5, O2R_I32 = 6, O2R_I64 = 7,
+    O2R_BOOL = 9, O2R_F16 = 10, O2R_F64 = 11, O2R_U32 = 12, O2R_U64 = 13,
+};
+
+/* Where a buffer lives. */
+enum o2r_space {
+    O2R_SPACE_ARENA = 0,   /* activation arena (allocated at init, contents undefined) */
+    O2R_SPACE_WEIGHTS = 1, /* weights region (filled from the weights file at init) */
+};
+
+/* One device buffer = a sub-buffer [offset, offset+size) of the arena or the weights region. */
+struct o2r_buffer {
+    uint64_t offset; /* bytes, multiple of O2R_ALIGN */
+    uint64_t size;   /* bytes, > 0 */
+    uint8_t space;   /* enum o2r_space */
+};
+
+enum o2r_arg_kind {
+    O2R_ARG_BUF = 0,   /* u.buf: index into desc.buffers */
+    O2R_ARG_I32 = 1,   /* u.i32 */
+    O2R_ARG_I64 = 2,   /* u.i64 (OpenCL `long`) */
+    O2R_ARG_F32 = 3,   /* u.f32 */
+    O2R_ARG_LOCAL = 4, /* u.local_bytes of __local memory */
+};
+
+/* One kernel argument. */
+struct o2r_arg {
+    uint8_t kind; /* enum o2r_arg_kind */
+    union {
+        int32_t buf;
+        int32_t i32;
+        int64_t i64;
+        float f32;
+        uint64_t local_bytes;
+    } u;
+};
+
+/* One clEnqueueNDRangeKernel. */
+struct o2r_launch {
+    const char *kernel;  /* kernel function name in the program */
+    uint32_t work_dim;   /* 1..3 */
+    uint64_t gws[3];     /* global work size */
+    uint64_t lws[3];     /* local work size; all 0 = let the driver choose */
+    uint32_t first_arg;  /* index of the first argument in desc.args */
+    uint32_t nargs;      /* number of arguments */
+    const char *node;    /* ONNX node name(s) it implements (for errors and --profile) */
+    const char *op;      /* op kind (e.g. "Conv", "Add") for profile grouping */
+};
+
+/* A graph input or output. */
+struct o2r_io {
+    const char *name;             /* ONNX graph input/output name */
+    int32_t dtype;                /* enum o2r_dtype */
+    int32_t rank;                 /* number of dims */
+    int64_t dims[O2R_MAX_RANK];   /* concrete dims */
+    int32_t buf;                  /* index into desc.buffers */
+    uint64_t nbytes;              /* numel * element size (may be 0 for an empty tensor) */
+};
+
+/* Everything the runtime needs to know about one compiled model (emitted by codegen). */
+struct o2r_model_desc {
+    uint32_t abi_version;          /* O2R_ABI_VERSION */
+    const char *name;              /* model name (API prefix) */
+    const char *model_hash;        /* hex SHA-256 of the .onnx file (weights file must match) */
+    const char *kernel_source;     /* OpenCL C 1.2 source of every kernel the model uses */
+    uint64_t kernel_source_len;
+    const char *build_options;     /* clBuildProgram options */
+    uint64_t arena_bytes;          /* activation arena size */
+    uint64_t weights_bytes;        /* weights region size (payload of the weights file) */
+    uint64_t weights_checksum;     /* FNV-1a 64 of the weights payload */
+    uint32_t n_buffers;
+    const struct o2r_buffer *buffers;
+    uint32_t n_args;
+    const struct o2r_arg *args;
+    uint32_t n_launches;
+    const struct o2r_launch *launches;
+    uint32_t n_inputs;
+    const struct o2r_io *inputs;
+    uint32_t n_outputs;
+    const struct o2r_io *outputs;
+};
+
+/* Weights file layout (little-endian), written by onnx2cl, read by o2r_model_init:
+ *   offset 0   char[8]  magic "O2CLWTS\0"
+ *          8   u32      format version (1)
+ *         12   u32      reserved (0)
+ *         16   u64      payload bytes (== desc.weights_bytes)
+ *         24   u64      FNV-1a 64 checksum of the payload
+ *         32   char[64] hex SHA-256 of the source .onnx file (== desc.model_hash), NUL padded
+ *         96   ...      zero padding up to O2R_WEIGHTS_HEADER bytes
+ *   O2R_WEIGHTS_HEADER  payload: the weights region, buffers at their desc offsets */
+#define O2R_WEIGHTS_MAGIC "O2CLWTS"
+#define O2R_WEIGHTS_VERSION 1u
+#define O2R_WEIGHTS_HEADER 4096u
+
+struct o2r_ctx;
+struct o2r_model;
+
+/* Creates an OpenCL context. device_spec: NULL/"" = $ONNX2CL_DEVICE or the first GPU, else the
+ * first device; "N" = device index N over all platforms; any other string = first device whose
+ * "platform/device" name contains it (case-insensitive). */
+o2r_status o2r_ctx_create(const char *device_spec, struct o2r_ctx **out);
+void o2r_ctx_free(struct o2r_ctx *ctx);
+/* Last error message of this context ("" if none); valid until the next call. */
+const char *o2r_ctx_last_error(const struct o2r_ctx *ctx);
+/* Human-readable device name ("Portable Computing Language / pthread-..."). */
+const char *o2r_ctx_device_name(const struct o2r_ctx *ctx);
+
+/* Builds the program (binary cache under $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
+ * ~/.cache/onnx2cl; key = hash of source, options, device, driver and runtime version), maps and
+ * checks the weights file (magic, version, size, checksum, model hash), uploads it, and allocates
+ * the arena. */
+o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                          const char *weights_path, struct o2r_model **out);
+/* Runs one inference. inputs[i] points at desc.inputs[i].nbytes of host data in the declared
+ * dtype (C order); outputs[i] receives desc.outputs[i].nbytes. Blocks until done. */
+o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *const *outputs);
+void o2r_model_free(struct o2r_model *m);
+
+/* Enables per-launch OpenCL event timing for following runs; o2r_model_print_profile prints
+ * per-kernel and per-op-kind totals of the last run to f (a FILE*). */
+o2r_status o2r_model_set_profiling(struct o2r_model *m, int on);
+void o2r_model_print_profile(const struct o2r_model *m, void *f);
+
+/* The CLI of a generated executable (see o2r_usage in runtime/main.c):
+ *   --input NAME=FILE (.npy or ONNX TensorProto .pb), --output NAME=FILE.npy, --output-dir DIR,
+ *   --weights PATH (default: the executable's path with ".weights"), --device SPEC,
+ *   --bench N, --profile, --help. Returns the process exit status (0 ok, 1 error, 2 usage). */
+int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv);
+
+/* ---- tensor files (also used by tests) ---------------------------------------------------- */
+/* A host tensor read from a file (data is malloc'ed; free with o2r_tensor_free). */
+struct o2r_tensor {
+    int32_t dtype;               /* enum o2r_dtype */
+    int32_t rank;
+    int64_t dims[O2R_MAX_RANK];
+    void *data;
+    uint64_t nbytes;
+};
+/* Reads .npy (v1/v2/v3, little-endian, C order) or ONNX TensorProto .pb (by extension, else by
+ * content). err receives a message naming the file and the problem. */
+o2r_status o2r_tensor_read(const char *path, struct o2r_tensor *t, char *err, size_t errcap);
+/* Writes .npy atomically (temporary file in the same folder + rename). */
+o2r_status o2r_tensor_write_npy(const char *path, const struct o2r_tensor *t, char *err,
+                                size_t errcap);
+void o2r_tensor_free(struct o2r_tensor *t);
+size_t o2r_dtype_size(int32_t dtype);
+const char *o2r_dtype_name(int32_t dtype);
+
+/* Name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), "CL_UNKNOWN_ERROR(<n>)" otherwise. */
+const char *o2r_cl_error_name(int32_t err);
+
+/* FNV-1a 64 over bytes (weights checksum). */
+uint64_t o2r_fnv1a64(const void *data, size_t n, uint64_t seed);
+#define O2R_FNV_SEED 0xcbf29ce484222325ull
+
+#ifdef __cplusplus
+}
+#endif
+#endif
