@@ -1,0 +1,41 @@
+/* codegen.h — turns an optimized IR graph into a runnable model description, and writes it
+ * as one deterministic C file plus a weights file.
+ *
+ * cg_build():  lowers every live node (lower_<family>() from lower.h), maps values to device
+ *              buffers (views alias, constants -> weights region, activations -> arena slots
+ *              from the liveness-based memory plan), and assembles the OpenCL source from the
+ *              embedded kernels/*.cl (prelude + each (family, dtype) used, once).
+ * cg_write_c():       the generated C file (banner, desc tables, <name>_init/_run/_free, main()).
+ * cg_write_weights(): the weights file (format in runtime/onnx2cl_rt.h), atomically.
+ * The in-memory descriptor is also what tests run directly through the runtime.
+ */
+#ifndef ONNX2CL_CODEGEN_H
+#define ONNX2CL_CODEGEN_H
+
+#include "../ir/ir.h"
+#include <stdio.h>
+
+struct o2r_model_desc;
+struct cg_model;
+
+/* Options for code generation. */
+struct cg_options {
+    const char *name;          /* model name: API prefix (C identifier) */
+    const char *command_line;  /* written into the banner */
+    bool with_main;            /* emit main() calling o2r_main */
+    bool embed_weights;        /* (reserved) */
+};
+
+/* Lowers and plans g (after passes_run). Fatal (ir_fatal_node) for a node no kernel handles. */
+struct cg_model *cg_build(struct ir_graph *g, const struct cg_options *opt);
+/* The descriptor (valid while g lives). */
+const struct o2r_model_desc *cg_desc(const struct cg_model *m);
+/* Weights payload (weights_bytes bytes) in host memory. */
+const void *cg_weights_payload(const struct cg_model *m);
+/* Writes the weights file / the C file atomically; fatal on I/O error. */
+void cg_write_weights(const struct cg_model *m, const char *path);
+void cg_write_c(const struct cg_model *m, const char *path);
+/* Statistics for --stats. */
+void cg_print_stats(const struct cg_model *m, FILE *f);
+
+#endif
