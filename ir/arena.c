@@ -1,0 +1,187 @@
+/* arena.c — the compiler's one allocator, and its fatal-error reporting.
+ *
+ * Every allocation of a graph comes from a chunked bump arena freed once by ir_graph_free().
+ * Out of memory is fatal (the compiler is a command-line tool; nothing is half-written because
+ * outputs are only renamed into place at the very end and temporary files are removed here).
+ */
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ir_arena_chunk {
+    struct ir_arena_chunk *next; /* previous chunk */
+    size_t used, cap;            /* bytes used / available in data[] */
+    _Alignas(64) unsigned char data[];
+};
+
+struct ir_arena {
+    struct ir_arena_chunk *head; /* current chunk */
+};
+
+#define ARENA_CHUNK (1u << 20)
+
+static void oom(size_t bytes)
+{
+    fprintf(stderr, "onnx2cl: out of memory (allocating %zu bytes)\n", bytes);
+    exit(1);
+}
+
+struct ir_arena *ir_arena_new(void)
+{
+    struct ir_arena *a = calloc(1, sizeof *a);
+    if (!a) oom(sizeof *a);
+    return a;
+}
+
+void ir_arena_free(struct ir_arena *a)
+{
+    if (!a) return;
+    for (struct ir_arena_chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+static void *arena_alloc(struct ir_arena *a, size_t bytes)
+{
+    size_t need = (bytes + 63) & ~(size_t)63;
+    if (need < bytes) oom(bytes);
+    struct ir_arena_chunk *c = a->head;
+    if (!c || c->cap - c->used < need) {
+        size_t cap = need > ARENA_CHUNK ? need : ARENA_CHUNK;
+        c = calloc(1, sizeof *c + cap);
+        if (!c) oom(bytes);
+        c->cap = cap;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += need;
+    return p;
+}
+
+void *ir_alloc(struct ir_graph *g, size_t bytes)
+{
+    return arena_alloc(g->arena, bytes ? bytes : 1);
+}
+
+char *ir_strndup(struct ir_graph *g, const char *s, size_t n)
+{
+    char *d = ir_alloc(g, n + 1);
+    if (n) memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+char *ir_strdup(struct ir_graph *g, const char *s)
+{
+    return ir_strndup(g, s ? s : "", s ? strlen(s) : 0);
+}
+
+char *ir_sprintf(struct ir_graph *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *d = ir_alloc(g, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(d, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+/* ---- fatal errors and temporary files ---- */
+
+#define MAX_TMP 16
+static char *tmp_paths[MAX_TMP];
+
+void ir_tmp_register(const char *path)
+{
+    for (int i = 0; i < MAX_TMP; i++)
+        if (!tmp_paths[i]) {
+            tmp_paths[i] = strdup(path);
+            return;
+        }
+    IR_ASSERT(!"too many temporary files");
+}
+
+void ir_tmp_unregister(const char *path)
+{
+    for (int i = 0; i < MAX_TMP; i++)
+        if (tmp_paths[i] && strcmp(tmp_paths[i], path) == 0) {
+            free(tmp_paths[i]);
+            tmp_paths[i] = NULL;
+        }
+}
+
+static void remove_tmps(void)
+{
+    for (int i = 0; i < MAX_TMP; i++)
+        if (tmp_paths[i]) {
+            unlink(tmp_paths[i]);
+            free(tmp_paths[i]);
+            tmp_paths[i] = NULL;
+        }
+}
+
+static void die_v(const char *prefix, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    if (prefix) fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    remove_tmps();
+    exit(1);
+}
+
+void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char *fmt, ...)
+{
+    char prefix[1024];
+    const char *model = g && g->model_path ? g->model_path : "model";
+    if (n)
+        snprintf(prefix, sizeof prefix, "%s: node '%s' (%s, #%d): ", model,
+                 n->name && n->name[0] ? n->name : "<unnamed>",
+                 n->op_type ? n->op_type : ir_op_name(n->op), (int)n->onnx_index);
+    else
+        snprintf(prefix, sizeof prefix, "%s: ", model);
+    va_list ap;
+    va_start(ap, fmt);
+    die_v(prefix, fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+void ir_fatal(const struct ir_graph *g, const char *fmt, ...)
+{
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%s: ", g && g->model_path ? g->model_path : "onnx2cl");
+    va_list ap;
+    va_start(ap, fmt);
+    die_v(prefix, fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+void ir_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    die_v("onnx2cl: ", fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+void ir_assert_fail(const char *expr, const char *file, int line)
+{
+    fflush(stdout);
+    fprintf(stderr, "onnx2cl: internal error: %s:%d: assertion '%s' failed (please report)\n", file,
+            line, expr);
+    remove_tmps();
+    abort();
+}
