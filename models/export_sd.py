@@ -34,6 +34,7 @@ Usage
 """
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -348,6 +349,10 @@ def export_one(name, size, out_root, seed, external_data):
         shutil.rmtree(os.path.dirname(export_path))
         os.chmod(os.path.join(mdir, "model.onnx.data"), 0o644)  # onnx writes it 0600
 
+    # free the PyTorch model before onnxruntime loads its own copy (the full UNet is 3.4 GB)
+    del module, targs, outs
+    gc.collect()
+
     m = onnx.load(model_path, load_external_data=False)
     onnx.checker.check_model(model_path if big else m)
     hist = op_histogram(m)
@@ -355,6 +360,8 @@ def export_one(name, size, out_root, seed, external_data):
     graph_outputs = [value_info_json(v) for v in m.graph.output]
     opsets = {(o.domain or "ai.onnx"): o.version for o in m.opset_import}
     ninit = len(m.graph.initializer)
+    # parameters the graph actually holds (the VAE module also carries the unused encoder)
+    nparams_graph = int(sum(np.prod(t.dims, dtype=np.int64) for t in m.graph.initializer))
     del m
 
     # onnxruntime vs PyTorch on the same inputs
@@ -370,8 +377,9 @@ def export_one(name, size, out_root, seed, external_data):
 
     dtypes_used = sorted({gi["dtype"] for gi in graph_inputs})
     files = {}
-    for root, _, fnames in os.walk(mdir):
-        for f in fnames:
+    for root, dirs, fnames in os.walk(mdir):
+        dirs.sort()
+        for f in sorted(fnames):
             p = os.path.join(root, f)
             files[os.path.relpath(p, mdir)] = os.path.getsize(p)
     # --shape flags for the inputs that carry symbolic dims (the others are fully static)
@@ -384,7 +392,8 @@ def export_one(name, size, out_root, seed, external_data):
         "seed": seed,
         "init": "Conv/Linear weights N(0, 1/sqrt(fan_in)); biases N(0, 0.02); "
                 "norm weights 1+N(0, 0.02), norm biases N(0, 0.02); embeddings N(0, 0.02)",
-        "params": nparams,
+        "params_module": nparams,
+        "params_in_graph": nparams_graph,
         "exporter": {"api": "torch.onnx.export", "dynamo": False, "opset": OPSET,
                      "do_constant_folding": True, "external_data": bool(big)},
         "opset_import": opsets,
