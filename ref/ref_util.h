@@ -1,0 +1,130 @@
+/* ref_util.h — internal helpers of the reference ops (ref/ref_*.c), shared with shape inference
+ * (passes/infer.c) so that both compute geometry (broadcast, Slice ranges, Conv/Pool pads,
+ * Resize scales, Reduce axes, Split sizes, Pad amounts) from one piece of code.
+ *
+ * Assumes: the normalized IR of ir/ir.h (axes/pads/splits/... are constant inputs).
+ * Guarantees: every helper that reads node parameters checks them against the ONNX spec and
+ * reports user errors through ir_fatal_node() naming the values involved.
+ * Element access: every dtype is read as double (ref_get_f) or as int64 (ref_get_i, uint64 kept as
+ * its bit pattern) and written back with the ONNX Cast conversion rules (ref_set_f / ref_set_i).
+ */
+#ifndef ONNX2CL_REF_UTIL_H
+#define ONNX2CL_REF_UTIL_H
+
+#include "ir/ir.h"
+#include "ref/ref.h"
+
+/* ---- dtype classes ---------------------------------------------------------------------- */
+static inline bool ref_is_float(enum ir_dtype t)
+{
+    return t == IR_F32 || t == IR_F64 || t == IR_F16 || t == IR_BF16;
+}
+static inline bool ref_is_unsigned(enum ir_dtype t)
+{
+    return t == IR_U8 || t == IR_U16 || t == IR_U32 || t == IR_U64;
+}
+static inline bool ref_is_signed_int(enum ir_dtype t)
+{
+    return t == IR_I8 || t == IR_I16 || t == IR_I32 || t == IR_I64;
+}
+static inline bool ref_is_int(enum ir_dtype t)
+{
+    return ref_is_unsigned(t) || ref_is_signed_int(t);
+}
+/* Numeric or bool: the dtypes the reference implements. */
+static inline bool ref_is_supported(enum ir_dtype t)
+{
+    return ref_is_float(t) || ref_is_int(t) || t == IR_BOOL;
+}
+
+/* ---- element access ------------------------------------------------------------------------ */
+/* Element i of a buffer of dtype t, as double (ints converted, bool 0/1). */
+double ref_get_f(const void *p, enum ir_dtype t, int64_t i);
+/* Element i as int64: ints sign/zero-extended (uint64 as its bit pattern), bool 0/1,
+ * floats truncated toward zero (NaN -> 0, saturating). */
+int64_t ref_get_i(const void *p, enum ir_dtype t, int64_t i);
+/* Stores a double into element i: float types round to nearest even (f16/bf16 per IEEE),
+ * ints truncate toward zero (out-of-range values saturate), bool = (v != 0), NaN -> true. */
+void ref_set_f(void *p, enum ir_dtype t, int64_t i, double v);
+/* Stores an int64 into element i: ints wrap (two's complement), floats convert, bool = (v != 0). */
+void ref_set_i(void *p, enum ir_dtype t, int64_t i, int64_t v);
+/* Copies element si of src (dtype t) to element di of dst (same dtype), byte-exact. */
+void ref_copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t esize);
+float ref_bf16_to_f32(uint16_t h);
+uint16_t ref_f32_to_bf16(float f);
+
+/* ---- values ----------------------------------------------------------------------------------- */
+/* Product of the dims of v (dims must be known). */
+int64_t ref_numel_v(const struct ir_value *v);
+/* Allocates the data of output value `v` (numel * dtype size bytes, zeroed) in the arena and
+ * sets v.data / v.nbytes; returns the buffer. */
+void *ref_alloc_out(struct ir_graph *g, uint32_t v);
+/* Row-major strides (elements) of dims. */
+void ref_strides(const int64_t *dims, int rank, int64_t *strides);
+/* Strides to read an input of dims in_dims[in_rank] broadcast (numpy, right-aligned) to a
+ * tensor of rank out_rank: stride 0 on broadcast axes. */
+void ref_bcast_strides(const int64_t *in_dims, int in_rank, int out_rank, int64_t *strides);
+
+/* ---- geometry shared with shape inference ---------------------------------------------------- */
+/* Numpy multidirectional broadcast of a and b into out; false if incompatible. */
+bool ref_bcast_dims(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout);
+/* Normalizes axis in [-rank, rank) (or [-rank, rank] when inclusive) to [0, rank); fatal with
+ * the attribute name otherwise. */
+int ref_axis(const struct ir_graph *g, const struct ir_node *n, int64_t axis, int rank,
+             bool inclusive, const char *what);
+/* Reads constant int input k of n into out[] (at most cap entries); returns the count.
+ * Fatal if the input is not constant (naming it) or has more than cap entries. */
+int ref_const_ints(const struct ir_graph *g, const struct ir_node *n, uint32_t k, int64_t *out,
+                   int cap, const char *what);
+
+/* Slice: effective start and step per axis of the input, and output dims (ONNX Slice-13). */
+void ref_slice_params(const struct ir_graph *g, const struct ir_node *n, const int64_t *dims,
+                      int rank, int64_t *start, int64_t *step, int64_t *out_dims);
+
+/* Convolution / pooling geometry for nsp spatial dims. */
+struct ref_conv_geom {
+    int nsp;                     /* number of spatial dims (1..3 for conv; up to 6 for pools) */
+    int64_t in[6];               /* input spatial dims */
+    int64_t out[6];              /* output spatial dims */
+    int64_t k[6];                /* kernel dims */
+    int64_t s[6];                /* strides */
+    int64_t d[6];                /* dilations */
+    int64_t pb[6];               /* padding at the beginning of each spatial dim */
+    int64_t pe[6];               /* padding at the end of each spatial dim */
+    int64_t group;               /* groups (conv only) */
+};
+/* Conv-11 / MaxPool-12 / AveragePool-19 geometry from attributes and the input (and, for Conv,
+ * the weight) dims: auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID), pads, strides,
+ * dilations, kernel_shape (pools; Conv defaults to the weight's), ceil_mode (pools). */
+void ref_conv_geom(const struct ir_graph *g, const struct ir_node *n, const int64_t *xdims,
+                   int xrank, const int64_t *kdims, bool is_pool, struct ref_conv_geom *geo);
+/* ConvTranspose-11 geometry (output_padding, output_shape, auto_pad per the spec text). */
+void ref_convt_geom(const struct ir_graph *g, const struct ir_node *n, const int64_t *xdims,
+                    int xrank, const int64_t *wdims, struct ref_conv_geom *geo);
+
+/* Resize-10..19 / Upsample: per-axis scale (output/input) and output dims. */
+void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const int64_t *dims,
+                       int rank, double *scales, int64_t *out_dims);
+
+/* Reduce*: marks reduced axes in mask[rank]; returns false if the op is a no-op (empty axes with
+ * noop_with_empty_axes=1). Axes from input 1 (normalized IR). */
+bool ref_reduce_axes(const struct ir_graph *g, const struct ir_node *n, int rank, bool *mask);
+
+/* Split: sizes of the n->noutputs outputs along axis (input 1, num_outputs or equal split). */
+void ref_split_sizes(const struct ir_graph *g, const struct ir_node *n, int64_t dim,
+                     int64_t *sizes);
+
+/* Pad: begin/end pad per axis (negative = crop) from inputs 1 (pads) and 3 (axes). */
+void ref_pad_amounts(const struct ir_graph *g, const struct ir_node *n, int rank, int64_t *pb,
+                     int64_t *pe);
+
+/* ---- per-family evaluators (return false if op/dtype unsupported) ----------------------------- */
+bool ref_eval_elementwise(struct ir_graph *g, uint32_t node);
+bool ref_eval_movement(struct ir_graph *g, uint32_t node);
+bool ref_eval_linalg(struct ir_graph *g, uint32_t node);
+bool ref_eval_norm(struct ir_graph *g, uint32_t node);
+bool ref_eval_reduce(struct ir_graph *g, uint32_t node);
+bool ref_eval_resize(struct ir_graph *g, uint32_t node);
+bool ref_eval_fill(struct ir_graph *g, uint32_t node);
+
+#endif
