@@ -1,0 +1,259 @@
+/* cache.c — builds a model's OpenCL program, through an on-disk program-binary cache.
+ *
+ * What: o2r_program_get. Cache folder: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
+ * $HOME/.cache/onnx2cl ($ONNX2CL_NO_CACHE=1 disables the cache). Key: two FNV-1a 64 hashes with
+ * different seeds (128 bits) over length-prefixed (kernel source, build options, device name,
+ * device version, driver version, platform version, runtime version + ABI). File:
+ * <dir>/<32 hex>.clbin = "O2CLBIN1" + u64 binary size + the CL_PROGRAM_BINARIES blob.
+ * $ONNX2CL_CACHE_LOG=1 prints "onnx2cl: cache hit|miss|store|..." lines to stderr.
+ * Assumes: one device per context.
+ * Guarantees: a cache that is missing, unwritable, truncated or rejected by the driver never
+ * causes an error: the program is rebuilt from source and the entry rewritten (atomically:
+ * temporary file in the same folder + rename). A source build failure reports the CL error,
+ * the build options and the build log.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+#define CACHE_MAGIC "O2CLBIN1"
+
+/* True if $ONNX2CL_CACHE_LOG is set to something other than "" / "0". */
+static int cache_log_on(void)
+{
+    const char *s = getenv("ONNX2CL_CACHE_LOG");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+/* Folds one length-prefixed field into both hashes. */
+static void key_add(uint64_t h[2], const void *data, size_t n)
+{
+    uint64_t len = n;
+    h[0] = o2r_fnv1a64(&len, sizeof len, h[0]);
+    h[1] = o2r_fnv1a64(&len, sizeof len, h[1]);
+    h[0] = o2r_fnv1a64(data, n, h[0]);
+    h[1] = o2r_fnv1a64(data, n, h[1]);
+}
+
+/* Resolves the cache folder into buf (creating it); 0 if caching is off or impossible. */
+static int cache_dir(char *buf, size_t cap)
+{
+    const char *no = getenv("ONNX2CL_NO_CACHE");
+    if (no && *no && strcmp(no, "0") != 0)
+        return 0;
+    const char *d = getenv("ONNX2CL_CACHE_DIR");
+    int n;
+    if (d && *d)
+        n = snprintf(buf, cap, "%s", d);
+    else if ((d = getenv("XDG_CACHE_HOME")) && *d)
+        n = snprintf(buf, cap, "%s/onnx2cl", d);
+    else if ((d = getenv("HOME")) && *d)
+        n = snprintf(buf, cap, "%s/.cache/onnx2cl", d);
+    else
+        return 0;
+    if (n <= 0 || (size_t)n >= cap)
+        return 0;
+    /* mkdir -p */
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        mkdir(buf, 0755);
+        *p = '/';
+    }
+    mkdir(buf, 0755);
+    struct stat stt;
+    return stat(buf, &stt) == 0 && S_ISDIR(stt.st_mode);
+}
+
+/* Reads a cache entry; returns an o2r_malloc'ed binary or NULL (missing or malformed). */
+static unsigned char *cache_read(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *bin = NULL;
+    char magic[8];
+    uint64_t n = 0;
+    struct stat stt;
+    if (fstat(fileno(f), &stt) != 0 || fread(magic, 1, 8, f) != 8 ||
+        memcmp(magic, CACHE_MAGIC, 8) != 0 || fread(&n, sizeof n, 1, f) != 1 || n == 0 ||
+        n != (uint64_t)stt.st_size - 16)
+        goto done;
+    bin = o2r_malloc((size_t)n);
+    if (bin && fread(bin, 1, (size_t)n, f) != n) {
+        o2r_free(bin);
+        bin = NULL;
+    }
+    *size = (size_t)n;
+done:
+    fclose(f);
+    return bin;
+}
+
+/* Stores the program's binary at path (tmp + rename); failures are only logged. */
+static void cache_store(cl_program prog, const char *path)
+{
+    size_t size = 0;
+    unsigned char *bin = NULL;
+    char tmp[4200];
+    int fd = -1;
+    const char *why = NULL;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0) {
+        why = "no program binary";
+        goto done;
+    }
+    bin = o2r_malloc(size);
+    if (!bin) {
+        why = "out of host memory";
+        goto done;
+    }
+    unsigned char *bins[1] = {bin};
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
+        why = "clGetProgramInfo(CL_PROGRAM_BINARIES) failed";
+        goto done;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        why = strerror(errno);
+        goto done;
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        why = strerror(errno);
+        close(fd);
+        unlink(tmp);
+        goto done;
+    }
+    uint64_t n = size;
+    int ok = fwrite(CACHE_MAGIC, 1, 8, f) == 8 && fwrite(&n, sizeof n, 1, f) == 1 &&
+             fwrite(bin, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        why = "write/rename failed";
+        unlink(tmp);
+        goto done;
+    }
+done:
+    if (cache_log_on())
+        fprintf(stderr, "onnx2cl: cache %s: %s%s%s\n", why ? "store failed" : "store", path,
+                why ? ": " : "", why ? why : "");
+    o2r_free(bin);
+}
+
+/* Tries to create + build the program from a cached binary; NULL if anything fails. */
+static cl_program program_from_binary(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                                      const unsigned char *bin, size_t size)
+{
+    cl_int e, bst = CL_SUCCESS;
+    cl_program p = NULL;
+    e = o2r_fault_cl("clCreateProgramWithBinary");
+    if (e == CL_SUCCESS)
+        p = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &size, &bin, &bst, &e);
+    if (e != CL_SUCCESS || bst != CL_SUCCESS || !p)
+        goto fail;
+    e = o2r_fault_cl("clBuildProgram");
+    if (e == CL_SUCCESS)
+        e = clBuildProgram(p, 1, &ctx->device, desc->build_options ? desc->build_options : "",
+                           NULL, NULL);
+    if (e != CL_SUCCESS)
+        goto fail;
+    return p;
+fail:
+    if (p)
+        clReleaseProgram(p);
+    return NULL;
+}
+
+o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                           cl_program *out, int *cache_hit)
+{
+    char dir[4096], path[4200] = "";
+    const char *opts = desc->build_options ? desc->build_options : "";
+    size_t src_len = desc->kernel_source_len ? (size_t)desc->kernel_source_len
+                                             : strlen(desc->kernel_source);
+    int use_cache = cache_dir(dir, sizeof dir);
+    cl_program p = NULL;
+    cl_int e;
+    *out = NULL;
+    *cache_hit = 0;
+    if (use_cache) {
+        uint64_t h[2] = {O2R_FNV_SEED, 0x9e3779b97f4a7c15ull};
+        char ver[64];
+        snprintf(ver, sizeof ver, "onnx2cl_rt %s abi %d", ONNX2CL_VERSION, O2R_ABI_VERSION);
+        key_add(h, desc->kernel_source, src_len);
+        key_add(h, opts, strlen(opts));
+        key_add(h, ctx->device_name, strlen(ctx->device_name));
+        key_add(h, ctx->device_version, strlen(ctx->device_version));
+        key_add(h, ctx->driver_version, strlen(ctx->driver_version));
+        key_add(h, ctx->platform_version, strlen(ctx->platform_version));
+        key_add(h, ver, strlen(ver));
+        snprintf(path, sizeof path, "%s/%016llx%016llx.clbin", dir, (unsigned long long)h[0],
+                 (unsigned long long)h[1]);
+        size_t size = 0;
+        unsigned char *bin = cache_read(path, &size);
+        if (bin) {
+            p = program_from_binary(ctx, desc, bin, size);
+            o2r_free(bin);
+            if (p) {
+                if (cache_log_on())
+                    fprintf(stderr, "onnx2cl: cache hit: %s\n", path);
+                *cache_hit = 1;
+                *out = p;
+                return O2R_OK;
+            }
+            if (cache_log_on())
+                fprintf(stderr, "onnx2cl: cache rejected (rebuilding): %s\n", path);
+        } else if (cache_log_on()) {
+            fprintf(stderr, "onnx2cl: cache miss: %s\n", path);
+        }
+    }
+    e = o2r_fault_cl("clCreateProgramWithSource");
+    if (e == CL_SUCCESS) {
+        const char *srcs[1] = {desc->kernel_source};
+        p = clCreateProgramWithSource(ctx->context, 1, srcs, &src_len, &e);
+    }
+    if (e != CL_SUCCESS || !p) {
+        o2r_set_error(ctx, "clCreateProgramWithSource(model '%s'): %s", desc->name,
+                      o2r_cl_error_name(e));
+        return O2R_ERR_CL;
+    }
+    e = o2r_fault_cl("clBuildProgram");
+    if (e == CL_SUCCESS)
+        e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        size_t n = (size_t)snprintf(ctx->err, sizeof ctx->err,
+                                    "clBuildProgram(model '%s', device %s, options '%s'): %s\n"
+                                    "build log:\n",
+                                    desc->name, ctx->device_name, opts, o2r_cl_error_name(e));
+        if (n < sizeof ctx->err - 1) {
+            size_t room = sizeof ctx->err - n - 1, logn = 0;
+            if (clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, room, ctx->err + n,
+                                      &logn) != CL_SUCCESS) {
+                /* log larger than the room: fetch it whole and keep the head */
+                char *log = logn ? o2r_malloc(logn + 1) : NULL;
+                if (log && clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, logn, log,
+                                                 NULL) == CL_SUCCESS) {
+                    log[logn] = 0;
+                    snprintf(ctx->err + n, room + 1, "%s", log);
+                } else {
+                    snprintf(ctx->err + n, room + 1, "(build log unavailable)");
+                }
+                o2r_free(log);
+            }
+            ctx->err[sizeof ctx->err - 1] = 0;
+        }
+        clReleaseProgram(p);
+        return O2R_ERR_CL;
+    }
+    if (use_cache)
+        cache_store(p, path);
+    *out = p;
+    return O2R_OK;
+}

@@ -1,0 +1,650 @@
+/* model.c — model instances: init (program, kernels, weights, arena, sub-buffers), run, free,
+ * profiling.
+ *
+ * What: o2r_model_init / o2r_model_run / o2r_model_free / o2r_model_set_profiling /
+ * o2r_model_print_profile.
+ * Assumes: desc is the static descriptor of a generated file (it must outlive the model); the
+ * weights file follows the layout documented in onnx2cl_rt.h.
+ * Guarantees: init validates the whole descriptor first (indices, sizes, alignment, work
+ * dimensions), so run only fails on OpenCL errors; every failure path releases what was
+ * created and leaves a message naming the CL call, the CL error name and the kernel / node in
+ * o2r_ctx_last_error(). run never returns while the device may still read or write the
+ * caller's host buffers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+/* Checks the descriptor's internal consistency; message in ctx->err. */
+static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc *d)
+{
+    const char *mn = d->name ? d->name : "?";
+    if (d->abi_version != O2R_ABI_VERSION) {
+        o2r_set_error(ctx, "model '%s' was generated for runtime ABI %u, this runtime is ABI %d: "
+                      "regenerate it with a matching onnx2cl", mn, (unsigned)d->abi_version,
+                      O2R_ABI_VERSION);
+        return O2R_ERR_ARG;
+    }
+    if (!d->name || !d->kernel_source || (d->n_buffers && !d->buffers) ||
+        (d->n_args && !d->args) || (d->n_launches && !d->launches) ||
+        (d->n_inputs && !d->inputs) || (d->n_outputs && !d->outputs)) {
+        o2r_set_error(ctx, "model '%s': descriptor has a NULL name, source or array", mn);
+        return O2R_ERR_ARG;
+    }
+    for (uint32_t i = 0; i < d->n_buffers; i++) {
+        const struct o2r_buffer *b = &d->buffers[i];
+        uint64_t limit = b->space == O2R_SPACE_ARENA ? d->arena_bytes : d->weights_bytes;
+        if (b->space > O2R_SPACE_WEIGHTS || b->size == 0 || b->offset % O2R_ALIGN != 0 ||
+            b->offset > limit || b->size > limit - b->offset) {
+            o2r_set_error(ctx, "model '%s': buffer %u (space %u, offset %llu, size %llu) is not "
+                          "an aligned, non-empty range inside its %s of %llu bytes", mn,
+                          (unsigned)i, (unsigned)b->space, (unsigned long long)b->offset,
+                          (unsigned long long)b->size, b->space ? "weights region" : "arena",
+                          (unsigned long long)limit);
+            return O2R_ERR_ARG;
+        }
+    }
+    for (uint32_t i = 0; i < d->n_args; i++) {
+        const struct o2r_arg *a = &d->args[i];
+        if (a->kind > O2R_ARG_LOCAL ||
+            (a->kind == O2R_ARG_BUF && (a->u.buf < 0 || (uint32_t)a->u.buf >= d->n_buffers)) ||
+            (a->kind == O2R_ARG_LOCAL && a->u.local_bytes == 0)) {
+            o2r_set_error(ctx, "model '%s': argument %u has kind %u with an invalid value", mn,
+                          (unsigned)i, (unsigned)a->kind);
+            return O2R_ERR_ARG;
+        }
+    }
+    for (uint32_t i = 0; i < d->n_launches; i++) {
+        const struct o2r_launch *l = &d->launches[i];
+        if (!l->kernel || l->work_dim < 1 || l->work_dim > 3 ||
+            (uint64_t)l->first_arg + l->nargs > d->n_args) {
+            o2r_set_error(ctx, "model '%s': launch %u (kernel %s, node '%s') has an invalid "
+                          "kernel name, work_dim %u or argument range", mn, (unsigned)i,
+                          l->kernel ? l->kernel : "(null)", l->node ? l->node : "?",
+                          (unsigned)l->work_dim);
+            return O2R_ERR_ARG;
+        }
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t n = pass ? d->n_outputs : d->n_inputs;
+        const struct o2r_io *ios = pass ? d->outputs : d->inputs;
+        for (uint32_t i = 0; i < n; i++) {
+            const struct o2r_io *io = &ios[i];
+            size_t es = o2r_dtype_size(io->dtype);
+            uint64_t numel = 1;
+            int bad = !io->name || es == 0 || io->rank < 0 || io->rank > O2R_MAX_RANK ||
+                      io->buf < 0 || (uint32_t)io->buf >= d->n_buffers;
+            for (int k = 0; !bad && k < io->rank; k++) {
+                if (io->dims[k] < 0 || (io->dims[k] && numel > UINT64_MAX / (uint64_t)io->dims[k]))
+                    bad = 1;
+                else
+                    numel *= (uint64_t)io->dims[k];
+            }
+            if (!bad && (numel > UINT64_MAX / es || numel * es != io->nbytes ||
+                         io->nbytes > d->buffers[io->buf].size))
+                bad = 1;
+            if (bad) {
+                o2r_set_error(ctx, "model '%s': %s %u ('%s') has an invalid dtype, shape, buffer "
+                              "or byte size", mn, pass ? "output" : "input", (unsigned)i,
+                              io->name ? io->name : "?");
+                return O2R_ERR_ARG;
+            }
+        }
+    }
+    return O2R_OK;
+}
+
+/* Maps, checks and uploads the weights file into m->weights. */
+static o2r_status load_weights(struct o2r_model *m, const char *path)
+{
+    struct o2r_ctx *ctx = m->ctx;
+    const struct o2r_model_desc *d = m->desc;
+    o2r_status st = O2R_OK;
+    unsigned char *map = MAP_FAILED;
+    size_t map_len = 0;
+    struct stat stt;
+    cl_int e;
+    if (d->weights_bytes == 0)
+        return O2R_OK;
+    if (!path || !*path) {
+        o2r_set_error(ctx, "model '%s' needs a weights file (%llu bytes of weights) and none "
+                      "was given", d->name, (unsigned long long)d->weights_bytes);
+        return O2R_ERR_ARG;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        o2r_set_error(ctx, "cannot open weights file %s: %s", path, strerror(errno));
+        return O2R_ERR_IO;
+    }
+    if (fstat(fd, &stt) != 0) {
+        o2r_set_error(ctx, "cannot stat weights file %s: %s", path, strerror(errno));
+        st = O2R_ERR_IO;
+        goto cleanup;
+    }
+    if ((uint64_t)stt.st_size < O2R_WEIGHTS_HEADER) {
+        o2r_set_error(ctx, "weights file %s is %llu bytes, shorter than its %u-byte header "
+                      "(truncated?)", path, (unsigned long long)stt.st_size, O2R_WEIGHTS_HEADER);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    map_len = (size_t)stt.st_size;
+    map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        o2r_set_error(ctx, "cannot mmap weights file %s: %s", path, strerror(errno));
+        st = O2R_ERR_IO;
+        goto cleanup;
+    }
+    uint32_t version;
+    uint64_t payload, checksum;
+    memcpy(&version, map + 8, 4);
+    memcpy(&payload, map + 16, 8);
+    memcpy(&checksum, map + 24, 8);
+    if (memcmp(map, O2R_WEIGHTS_MAGIC, 8) != 0) {
+        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic)", path);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    if (version != O2R_WEIGHTS_VERSION) {
+        o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version %u",
+                      path, (unsigned)version, O2R_WEIGHTS_VERSION);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    char want_hash[64] = {0}, got_hash[65] = {0};
+    strncpy(want_hash, d->model_hash ? d->model_hash : "", sizeof want_hash);
+    memcpy(got_hash, map + 32, 64);
+    if (memcmp(want_hash, got_hash, 64) != 0) {
+        o2r_set_error(ctx, "weights file %s was written for another model (model hash %.64s, "
+                      "model '%s' expects %.64s)", path, got_hash, d->name, want_hash);
+        st = O2R_ERR_MISMATCH;
+        goto cleanup;
+    }
+    if (payload != d->weights_bytes) {
+        o2r_set_error(ctx, "weights file %s holds %llu bytes of weights, model '%s' expects %llu",
+                      path, (unsigned long long)payload, d->name,
+                      (unsigned long long)d->weights_bytes);
+        st = O2R_ERR_MISMATCH;
+        goto cleanup;
+    }
+    if ((uint64_t)stt.st_size - O2R_WEIGHTS_HEADER < payload) {
+        o2r_set_error(ctx, "weights file %s is truncated: %llu bytes, header + payload need %llu",
+                      path, (unsigned long long)stt.st_size,
+                      (unsigned long long)(payload + O2R_WEIGHTS_HEADER));
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    if (checksum != d->weights_checksum) {
+        o2r_set_error(ctx, "weights file %s has checksum %016llx, model '%s' expects %016llx "
+                      "(written for another build of the model?)", path,
+                      (unsigned long long)checksum, d->name,
+                      (unsigned long long)d->weights_checksum);
+        st = O2R_ERR_MISMATCH;
+        goto cleanup;
+    }
+    uint64_t actual = o2r_fnv1a64(map + O2R_WEIGHTS_HEADER, (size_t)payload, O2R_FNV_SEED);
+    if (actual != checksum) {
+        o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header says "
+                      "%016llx", path, (unsigned long long)actual, (unsigned long long)checksum);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    if (payload > ctx->max_alloc) {
+        o2r_set_error(ctx, "model '%s': weights region of %llu bytes exceeds "
+                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE %llu of %s", d->name,
+                      (unsigned long long)payload, (unsigned long long)ctx->max_alloc,
+                      ctx->device_name);
+        st = O2R_ERR_CL;
+        goto cleanup;
+    }
+    e = o2r_fault_cl("clCreateBuffer");
+    if (e == CL_SUCCESS)
+        m->weights = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                    (size_t)payload, map + O2R_WEIGHTS_HEADER, &e);
+    if (e != CL_SUCCESS || !m->weights) {
+        o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', %llu bytes): %s", d->name,
+                      (unsigned long long)payload, o2r_cl_error_name(e));
+        m->weights = NULL;
+        st = O2R_ERR_CL;
+        goto cleanup;
+    }
+cleanup:
+    if (map != MAP_FAILED)
+        munmap(map, map_len);
+    close(fd);
+    return st;
+}
+
+/* Creates one cl_kernel per distinct kernel name and maps each launch to its kernel. */
+static o2r_status create_kernels(struct o2r_model *m)
+{
+    const struct o2r_model_desc *d = m->desc;
+    m->kernels = o2r_calloc(d->n_launches, sizeof *m->kernels);
+    m->kernel_names = o2r_calloc(d->n_launches, sizeof *m->kernel_names);
+    m->launch_kernel = o2r_calloc(d->n_launches, sizeof *m->launch_kernel);
+    if (!m->kernels || !m->kernel_names || !m->launch_kernel) {
+        o2r_set_error(m->ctx, "out of host memory creating kernels of model '%s'", d->name);
+        return O2R_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < d->n_launches; i++) {
+        const char *name = d->launches[i].kernel;
+        uint32_t k;
+        for (k = 0; k < m->n_kernels; k++)
+            if (strcmp(m->kernel_names[k], name) == 0)
+                break;
+        m->launch_kernel[i] = k;
+        if (k < m->n_kernels)
+            continue;
+        cl_int e = o2r_fault_cl("clCreateKernel");
+        cl_kernel kern = NULL;
+        if (e == CL_SUCCESS)
+            kern = clCreateKernel(m->program, name, &e);
+        if (e != CL_SUCCESS || !kern) {
+            o2r_set_error(m->ctx, "clCreateKernel(%s, node '%s'): %s", name,
+                          d->launches[i].node ? d->launches[i].node : "?", o2r_cl_error_name(e));
+            return O2R_ERR_CL;
+        }
+        m->kernel_names[m->n_kernels] = name;
+        m->kernels[m->n_kernels++] = kern;
+    }
+    return O2R_OK;
+}
+
+/* Allocates the arena and one sub-buffer per desc buffer. */
+static o2r_status create_buffers(struct o2r_model *m)
+{
+    struct o2r_ctx *ctx = m->ctx;
+    const struct o2r_model_desc *d = m->desc;
+    uint64_t arena = d->arena_bytes ? d->arena_bytes : 1;
+    cl_int e;
+    if (arena > ctx->max_alloc) {
+        o2r_set_error(ctx, "model '%s': activation arena of %llu bytes exceeds "
+                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE %llu of %s", d->name,
+                      (unsigned long long)arena, (unsigned long long)ctx->max_alloc,
+                      ctx->device_name);
+        return O2R_ERR_CL;
+    }
+    e = o2r_fault_cl("clCreateBuffer");
+    if (e == CL_SUCCESS)
+        m->arena = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, (size_t)arena, NULL, &e);
+    if (e != CL_SUCCESS || !m->arena) {
+        o2r_set_error(ctx, "clCreateBuffer(arena of model '%s', %llu bytes): %s", d->name,
+                      (unsigned long long)arena, o2r_cl_error_name(e));
+        m->arena = NULL;
+        return O2R_ERR_CL;
+    }
+    m->bufs = o2r_calloc(d->n_buffers, sizeof *m->bufs);
+    if (!m->bufs) {
+        o2r_set_error(ctx, "out of host memory creating buffers of model '%s'", d->name);
+        return O2R_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < d->n_buffers; i++) {
+        const struct o2r_buffer *b = &d->buffers[i];
+        cl_mem parent = b->space == O2R_SPACE_WEIGHTS ? m->weights : m->arena;
+        cl_buffer_region reg = {(size_t)b->offset, (size_t)b->size};
+        cl_mem_flags fl = b->space == O2R_SPACE_WEIGHTS ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+        e = o2r_fault_cl("clCreateSubBuffer");
+        if (e == CL_SUCCESS)
+            m->bufs[i] = clCreateSubBuffer(parent, fl, CL_BUFFER_CREATE_TYPE_REGION, &reg, &e);
+        if (e != CL_SUCCESS || !m->bufs[i]) {
+            o2r_set_error(ctx, "clCreateSubBuffer(model '%s', buffer %u in the %s, offset %llu, "
+                          "size %llu): %s", d->name, (unsigned)i,
+                          b->space == O2R_SPACE_WEIGHTS ? "weights region" : "arena",
+                          (unsigned long long)b->offset, (unsigned long long)b->size,
+                          o2r_cl_error_name(e));
+            m->bufs[i] = NULL;
+            return O2R_ERR_CL;
+        }
+    }
+    return O2R_OK;
+}
+
+o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                          const char *weights_path, struct o2r_model **out)
+{
+    o2r_status st;
+    if (!ctx)
+        return O2R_ERR_ARG;
+    ctx->err[0] = 0;
+    if (!desc || !out) {
+        o2r_set_error(ctx, "o2r_model_init: desc and out must not be NULL");
+        return O2R_ERR_ARG;
+    }
+    *out = NULL;
+    st = validate_desc(ctx, desc);
+    if (st != O2R_OK)
+        return st;
+    if (ctx->base_align_bits == 0 || ((uint64_t)O2R_ALIGN * 8) % ctx->base_align_bits != 0) {
+        o2r_set_error(ctx, "device %s has CL_DEVICE_MEM_BASE_ADDR_ALIGN = %u bits, which does "
+                      "not divide the %d-byte sub-buffer alignment generated code assumes "
+                      "(O2R_ALIGN): this device is not supported", ctx->device_name,
+                      (unsigned)ctx->base_align_bits, O2R_ALIGN);
+        return O2R_ERR_CL;
+    }
+    struct o2r_model *m = o2r_calloc(1, sizeof *m);
+    if (!m) {
+        o2r_set_error(ctx, "out of host memory creating model '%s'", desc->name);
+        return O2R_ERR_NOMEM;
+    }
+    m->ctx = ctx;
+    m->desc = desc;
+    double t0 = o2r_now_ms();
+    st = o2r_program_get(ctx, desc, &m->program, &m->cache_hit);
+    if (st != O2R_OK)
+        goto fail;
+    st = create_kernels(m);
+    if (st != O2R_OK)
+        goto fail;
+    double t1 = o2r_now_ms();
+    st = load_weights(m, weights_path);
+    if (st != O2R_OK)
+        goto fail;
+    double t2 = o2r_now_ms();
+    st = create_buffers(m);
+    if (st != O2R_OK)
+        goto fail;
+    m->build_ms = t1 - t0;
+    m->weights_ms = t2 - t1;
+    *out = m;
+    return O2R_OK;
+fail:
+    o2r_model_free(m);
+    return st;
+}
+
+/* Releases the scratch profiling events [0, n). */
+static void release_events(struct o2r_model *m, uint32_t n)
+{
+    for (uint32_t i = 0; m->events && i < n; i++)
+        if (m->events[i]) {
+            clReleaseEvent(m->events[i]);
+            m->events[i] = NULL;
+        }
+}
+
+/* Sets the arguments of launch li on its kernel. */
+static o2r_status set_args(struct o2r_model *m, uint32_t li)
+{
+    const struct o2r_model_desc *d = m->desc;
+    const struct o2r_launch *l = &d->launches[li];
+    cl_kernel k = m->kernels[m->launch_kernel[li]];
+    for (uint32_t j = 0; j < l->nargs; j++) {
+        const struct o2r_arg *a = &d->args[l->first_arg + j];
+        cl_int e;
+        switch (a->kind) {
+        case O2R_ARG_BUF: e = clSetKernelArg(k, j, sizeof(cl_mem), &m->bufs[a->u.buf]); break;
+        case O2R_ARG_I32: {
+            cl_int v = a->u.i32;
+            e = clSetKernelArg(k, j, sizeof v, &v);
+            break;
+        }
+        case O2R_ARG_I64: {
+            cl_long v = a->u.i64;
+            e = clSetKernelArg(k, j, sizeof v, &v);
+            break;
+        }
+        case O2R_ARG_F32: {
+            cl_float v = a->u.f32;
+            e = clSetKernelArg(k, j, sizeof v, &v);
+            break;
+        }
+        default: e = clSetKernelArg(k, j, (size_t)a->u.local_bytes, NULL); break;
+        }
+        if (e != CL_SUCCESS) {
+            o2r_set_error(m->ctx, "clSetKernelArg(%s, arg %u, node '%s'): %s", l->kernel,
+                          (unsigned)j, l->node ? l->node : "?", o2r_cl_error_name(e));
+            return O2R_ERR_CL;
+        }
+    }
+    return O2R_OK;
+}
+
+o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *const *outputs)
+{
+    if (!m)
+        return O2R_ERR_ARG;
+    struct o2r_ctx *ctx = m->ctx;
+    const struct o2r_model_desc *d = m->desc;
+    cl_command_queue q = ctx->queue;
+    o2r_status st = O2R_OK;
+    cl_int e;
+    ctx->err[0] = 0;
+    m->have_profile = 0;
+    for (uint32_t i = 0; i < d->n_inputs; i++)
+        if (d->inputs[i].nbytes && (!inputs || !inputs[i])) {
+            o2r_set_error(ctx, "o2r_model_run(model '%s'): input %u ('%s') is NULL", d->name,
+                          (unsigned)i, d->inputs[i].name);
+            return O2R_ERR_ARG;
+        }
+    for (uint32_t i = 0; i < d->n_outputs; i++)
+        if (d->outputs[i].nbytes && (!outputs || !outputs[i])) {
+            o2r_set_error(ctx, "o2r_model_run(model '%s'): output %u ('%s') is NULL", d->name,
+                          (unsigned)i, d->outputs[i].name);
+            return O2R_ERR_ARG;
+        }
+    for (uint32_t i = 0; i < d->n_inputs; i++) {
+        const struct o2r_io *io = &d->inputs[i];
+        if (!io->nbytes)
+            continue;
+        e = clEnqueueWriteBuffer(q, m->bufs[io->buf], CL_FALSE, 0, (size_t)io->nbytes, inputs[i],
+                                 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            o2r_set_error(ctx, "clEnqueueWriteBuffer(input '%s', %llu bytes): %s", io->name,
+                          (unsigned long long)io->nbytes, o2r_cl_error_name(e));
+            st = O2R_ERR_CL;
+            goto finish;
+        }
+    }
+    for (uint32_t i = 0; i < d->n_launches; i++) {
+        const struct o2r_launch *l = &d->launches[i];
+        size_t gws[3] = {1, 1, 1}, lws[3] = {1, 1, 1};
+        int empty = 0, lws_set = 0;
+        for (uint32_t k = 0; k < l->work_dim; k++) {
+            gws[k] = (size_t)l->gws[k];
+            lws[k] = (size_t)l->lws[k];
+            empty |= gws[k] == 0;
+            lws_set |= lws[k] != 0;
+        }
+        if (empty)
+            continue;
+        st = set_args(m, i);
+        if (st != O2R_OK)
+            goto finish;
+        cl_event *ev = m->profiling && m->events ? &m->events[i] : NULL;
+        e = o2r_fault_cl("clEnqueueNDRangeKernel");
+        if (e == CL_SUCCESS)
+            e = clEnqueueNDRangeKernel(q, m->kernels[m->launch_kernel[i]], l->work_dim, NULL, gws,
+                                       lws_set ? lws : NULL, 0, NULL, ev);
+        if (e != CL_SUCCESS) {
+            o2r_set_error(ctx, "clEnqueueNDRangeKernel(%s, node '%s'): %s [launch %u, gws "
+                          "%zux%zux%zu, lws %zux%zux%zu]", l->kernel, l->node ? l->node : "?",
+                          o2r_cl_error_name(e), (unsigned)i, gws[0], gws[1], gws[2],
+                          lws_set ? lws[0] : 0, lws_set ? lws[1] : 0, lws_set ? lws[2] : 0);
+            if (ev)
+                *ev = NULL;
+            st = O2R_ERR_CL;
+            goto finish;
+        }
+    }
+    for (uint32_t i = 0; i < d->n_outputs; i++) {
+        const struct o2r_io *io = &d->outputs[i];
+        if (!io->nbytes)
+            continue;
+        e = clEnqueueReadBuffer(q, m->bufs[io->buf], CL_FALSE, 0, (size_t)io->nbytes, outputs[i],
+                                0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            o2r_set_error(ctx, "clEnqueueReadBuffer(output '%s', %llu bytes): %s", io->name,
+                          (unsigned long long)io->nbytes, o2r_cl_error_name(e));
+            st = O2R_ERR_CL;
+            goto finish;
+        }
+    }
+finish:
+    /* Always wait: the queue may still read inputs[] / write outputs[]. */
+    e = clFinish(q);
+    if (e != CL_SUCCESS && st == O2R_OK) {
+        o2r_set_error(ctx, "clFinish(model '%s', after %u launches): %s (a kernel failed on the "
+                      "device)", d->name, (unsigned)d->n_launches, o2r_cl_error_name(e));
+        st = O2R_ERR_CL;
+    }
+    if (st == O2R_OK && m->profiling && m->events) {
+        for (uint32_t i = 0; i < d->n_launches; i++) {
+            cl_ulong t0 = 0, t1 = 0;
+            m->launch_ns[i] = 0;
+            if (!m->events[i])
+                continue;
+            if (clGetEventProfilingInfo(m->events[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0,
+                                        NULL) == CL_SUCCESS &&
+                clGetEventProfilingInfo(m->events[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+                                        NULL) == CL_SUCCESS && t1 >= t0)
+                m->launch_ns[i] = t1 - t0;
+        }
+        m->have_profile = 1;
+    }
+    release_events(m, d->n_launches);
+    return st;
+}
+
+void o2r_model_free(struct o2r_model *m)
+{
+    if (!m)
+        return;
+    const struct o2r_model_desc *d = m->desc;
+    release_events(m, d->n_launches);
+    for (uint32_t i = 0; m->bufs && i < d->n_buffers; i++)
+        if (m->bufs[i])
+            clReleaseMemObject(m->bufs[i]);
+    if (m->arena)
+        clReleaseMemObject(m->arena);
+    if (m->weights)
+        clReleaseMemObject(m->weights);
+    for (uint32_t k = 0; m->kernels && k < m->n_kernels; k++)
+        clReleaseKernel(m->kernels[k]);
+    if (m->program)
+        clReleaseProgram(m->program);
+    o2r_free(m->bufs);
+    o2r_free(m->kernels);
+    o2r_free(m->kernel_names);
+    o2r_free(m->launch_kernel);
+    o2r_free(m->events);
+    o2r_free(m->launch_ns);
+    o2r_free(m);
+}
+
+o2r_status o2r_model_set_profiling(struct o2r_model *m, int on)
+{
+    if (!m)
+        return O2R_ERR_ARG;
+    if (on && !m->events) {
+        uint32_t n = m->desc->n_launches;
+        m->events = o2r_calloc(n, sizeof *m->events);
+        m->launch_ns = o2r_calloc(n, sizeof *m->launch_ns);
+        if (!m->events || !m->launch_ns) {
+            o2r_free(m->events);
+            o2r_free(m->launch_ns);
+            m->events = NULL;
+            m->launch_ns = NULL;
+            o2r_set_error(m->ctx, "out of host memory enabling profiling of model '%s'",
+                          m->desc->name);
+            return O2R_ERR_NOMEM;
+        }
+    }
+    m->profiling = on != 0;
+    return O2R_OK;
+}
+
+/* Per-op-kind total for the profile table. */
+struct op_total {
+    const char *op;   /* op kind (launch.op) */
+    uint64_t ns;      /* summed device time */
+    uint32_t count;   /* launches */
+};
+
+static int cmp_op_total(const void *a, const void *b)
+{
+    const struct op_total *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : strcmp(x->op, y->op);
+}
+
+static const uint64_t *g_sort_ns; /* qsort context for cmp_launch */
+
+static int cmp_launch(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return g_sort_ns[x] < g_sort_ns[y] ? 1 : g_sort_ns[x] > g_sort_ns[y] ? -1 : (x > y) - (x < y);
+}
+
+void o2r_model_print_profile(const struct o2r_model *m, void *fp)
+{
+    FILE *f = fp ? fp : stdout;
+    if (!m)
+        return;
+    const struct o2r_model_desc *d = m->desc;
+    if (!m->have_profile) {
+        fprintf(f, "profile of model '%s': no profiled run (enable profiling, then run)\n",
+                d->name);
+        return;
+    }
+    uint32_t n = d->n_launches, nops = 0;
+    uint64_t total = 0;
+    struct op_total *ops = o2r_calloc(n, sizeof *ops);
+    uint32_t *order = o2r_calloc(n, sizeof *order);
+    if (!ops || !order) {
+        fprintf(f, "profile of model '%s': out of host memory\n", d->name);
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const char *op = d->launches[i].op ? d->launches[i].op : "?";
+        uint32_t k;
+        for (k = 0; k < nops; k++)
+            if (strcmp(ops[k].op, op) == 0)
+                break;
+        if (k == nops)
+            ops[nops++].op = op;
+        ops[k].ns += m->launch_ns[i];
+        ops[k].count++;
+        total += m->launch_ns[i];
+        order[i] = i;
+    }
+    qsort(ops, nops, sizeof *ops, cmp_op_total);
+    g_sort_ns = m->launch_ns;
+    qsort(order, n, sizeof *order, cmp_launch);
+    fprintf(f, "profile of model '%s' on %s: %u launches, %.3f ms total device time\n", d->name,
+            m->ctx->device_name, (unsigned)n, (double)total / 1e6);
+    fprintf(f, "%-24s %8s %12s %7s %12s\n", "op", "launches", "total ms", "%", "avg us");
+    for (uint32_t k = 0; k < nops; k++)
+        fprintf(f, "%-24s %8u %12.3f %6.1f%% %12.1f\n", ops[k].op, (unsigned)ops[k].count,
+                (double)ops[k].ns / 1e6, total ? 100.0 * (double)ops[k].ns / (double)total : 0.0,
+                (double)ops[k].ns / 1e3 / ops[k].count);
+    uint32_t top = n < 20 ? n : 20;
+    fprintf(f, "top %u launches:\n%6s %12s %7s  %-28s %-16s %s\n", (unsigned)top, "#",
+            "ms", "%", "kernel", "op", "node");
+    for (uint32_t r = 0; r < top; r++) {
+        const struct o2r_launch *l = &d->launches[order[r]];
+        uint64_t ns = m->launch_ns[order[r]];
+        fprintf(f, "%6u %12.3f %6.1f%%  %-28s %-16s %s\n", (unsigned)order[r], (double)ns / 1e6,
+                total ? 100.0 * (double)ns / (double)total : 0.0, l->kernel, l->op ? l->op : "?",
+                l->node ? l->node : "?");
+    }
+done:
+    o2r_free(ops);
+    o2r_free(order);
+}
+
+int o2r_model_cache_hit(const struct o2r_model *m)
+{
+    return m ? m->cache_hit : 0;
+}
+
+void o2r_model_timing(const struct o2r_model *m, double *build_ms, double *weights_ms)
+{
+    if (build_ms)
+        *build_ms = m ? m->build_ms : 0;
+    if (weights_ms)
+        *weights_ms = m ? m->weights_ms : 0;
+}

@@ -1,0 +1,101 @@
+/* rt_internal.h — private declarations shared by the runtime's .c files (never installed).
+ *
+ * What: the layout of struct o2r_ctx / struct o2r_model, the host allocation wrapper with its
+ * fault-injection hooks, error-message helpers and the program-binary cache interface.
+ * Assumes: OpenCL 1.2 API (CL_TARGET_OPENCL_VERSION=120), libc only; never includes compiler
+ * headers. Tests may include this header to reach the test hooks (o2r_fault_reset,
+ * o2r_model_cache_hit, o2r_model_timing).
+ * Guarantees: every host allocation of the runtime goes through o2r_malloc/o2r_free, so
+ * $ONNX2CL_FAIL_ALLOC=N (fail the Nth allocation) reaches every allocation; every guarded CL
+ * creation call consults o2r_fault_cl() first ($ONNX2CL_FAIL_CL=clCreateBuffer:N fails the Nth
+ * call of that function).
+ */
+#ifndef ONNX2CL_RT_INTERNAL_H
+#define ONNX2CL_RT_INTERNAL_H
+
+#include <CL/cl.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "onnx2cl_rt.h"
+
+#ifndef ONNX2CL_VERSION
+#define ONNX2CL_VERSION "unknown"
+#endif
+
+#define O2R_ERR_CAP 8192 /* bytes of the last-error string (build logs are truncated to fit) */
+
+/* An OpenCL device context (o2r_ctx_create). */
+struct o2r_ctx {
+    cl_platform_id platform;      /* platform of the chosen device */
+    cl_device_id device;          /* the chosen device */
+    cl_context context;           /* context holding only `device` */
+    cl_command_queue queue;       /* in-order queue, always created with profiling enabled */
+    char device_name[512];        /* "platform name / device name" */
+    char device_version[256];     /* CL_DEVICE_VERSION */
+    char driver_version[256];     /* CL_DRIVER_VERSION */
+    char platform_version[256];   /* CL_PLATFORM_VERSION */
+    cl_uint base_align_bits;      /* CL_DEVICE_MEM_BASE_ADDR_ALIGN (bits) */
+    cl_ulong max_alloc;           /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (bytes) */
+    char err[O2R_ERR_CAP];        /* last error message ("" if none) */
+};
+
+/* A model instance (o2r_model_init). */
+struct o2r_model {
+    struct o2r_ctx *ctx;                 /* owning context (not owned) */
+    const struct o2r_model_desc *desc;   /* descriptor (static data of the generated file) */
+    cl_program program;                  /* built program */
+    uint32_t n_kernels;                  /* number of distinct kernel names */
+    cl_kernel *kernels;                  /* [n_kernels], one per distinct name */
+    const char **kernel_names;           /* [n_kernels] names (point into desc) */
+    uint32_t *launch_kernel;             /* [n_launches] index into kernels */
+    cl_mem weights;                      /* weights region (NULL when desc->weights_bytes == 0) */
+    cl_mem arena;                        /* activation arena (>= 1 byte) */
+    cl_mem *bufs;                        /* [n_buffers] sub-buffers */
+    int profiling;                       /* o2r_model_set_profiling state */
+    int have_profile;                    /* launch_ns holds the timings of the last run */
+    uint64_t *launch_ns;                 /* [n_launches] device time of each launch, last run */
+    cl_event *events;                    /* [n_launches] scratch events while profiling */
+    int cache_hit;                       /* 1 if the program came from the binary cache */
+    double build_ms;                     /* time spent building / loading the program */
+    double weights_ms;                   /* time spent reading, checking and uploading weights */
+};
+
+/* ---- allocation wrapper + fault injection (alloc.c) ---- */
+/* malloc that honours $ONNX2CL_FAIL_ALLOC=N (the Nth call since the last reset returns NULL). */
+void *o2r_malloc(size_t n);
+/* calloc-like (zeroed), same fault hook as o2r_malloc. */
+void *o2r_calloc(size_t count, size_t size);
+void o2r_free(void *p);
+/* strdup through o2r_malloc. */
+char *o2r_strdup(const char *s);
+/* Returns 0, or the CL error code a guarded CL call named `fn` must fail with now
+ * ($ONNX2CL_FAIL_CL=fn:N fails the Nth call of fn since the last reset). */
+cl_int o2r_fault_cl(const char *fn);
+/* Resets the allocation and CL call counters (tests call it before each injected scenario). */
+void o2r_fault_reset(void);
+
+/* ---- errors (errors.c) ---- */
+/* printf into ctx->err (no-op when ctx is NULL). */
+void o2r_set_error(struct o2r_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* snprintf into a caller buffer (no-op when buf is NULL or cap 0). */
+void o2r_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Message of the last failed o2r_ctx_create: o2r_ctx_last_error(NULL) returns it. */
+const char *o2r_ctx_create_error(void);
+/* Monotonic clock in milliseconds. */
+double o2r_now_ms(void);
+
+/* ---- program binary cache (cache.c) ---- */
+/* Builds desc's program for ctx's device, from the cache when possible; stores the binary after
+ * a source build. Sets *cache_hit. On failure sets ctx->err (build log + options included). */
+o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                           cl_program *out, int *cache_hit);
+
+/* ---- model test hooks (model.c) ---- */
+/* 1 if the model's program was loaded from the binary cache. */
+int o2r_model_cache_hit(const struct o2r_model *m);
+/* Init time split: program build/cache load and weights read+check+upload, in ms. */
+void o2r_model_timing(const struct o2r_model *m, double *build_ms, double *weights_ms);
+
+#endif
