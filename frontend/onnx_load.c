@@ -1,0 +1,539 @@
+/* onnx_load.c — reads an ONNX ModelProto file and builds the IR graph.
+ *
+ * Steps: mmap the file, SHA-256 it (g->model_hash), unpack it with protobuf-c, copy what the IR
+ * needs into the graph's arena, free the unpacked message. No Onnx__* type outlives onnx_load().
+ *
+ * What becomes what:
+ *   opset_import      the default domain ("" or "ai.onnx") version -> g->opset. Other imported
+ *                     domains are only quoted in errors: a node in any other domain
+ *                     (com.microsoft, ai.onnx.ml, ...) is a fatal "unsupported domain" error.
+ *   initializer       constant values (is_initializer). An initializer whose name is also a graph
+ *                     input is its default value (ONNX IR >= 4): onnx2cl compiles it in as a
+ *                     constant and does NOT make it a graph input.
+ *   input             graph inputs (tensor types only), in file order; dims from dim_value, symbolic
+ *                     dims keep their dim_param; a dim with neither gets the unique symbolic name
+ *                     "?<input>[<axis>]"; a missing shape gives rank -1 (unknown).
+ *   node              one IR node each (op from ops.def via ir_op_lookup), with its provenance
+ *                     (name, op_type, onnx_index) and every attribute copied (TENSOR attributes
+ *                     become constant values referenced by attr.tensor). Constant nodes become
+ *                     constant values directly (no Constant node in the IR), keeping the output
+ *                     name. Then normalize.c rewrites older attribute forms (see its banner).
+ *   output            graph outputs by name (is_output, +1 use each).
+ *   value_info        read only as static-shape hints for normalization (GroupNormalization-18).
+ *
+ * Refused (fatal, located): non-ONNX/truncated/empty files, nodes of other domains, op types not
+ * in ops.def, subgraph attributes (If/Loop/Scan), sparse tensors, string tensors, attribute
+ * references (ref_attr_name, only valid in functions), non-tensor graph inputs, a value produced
+ * twice, a value read but produced by nothing, a graph output produced by nothing, input counts
+ * outside ops.def's [MIN_IN, MAX_IN]. Nodes that are not in topological order in the file are
+ * sorted (ir_toposort), which also reports cycles.
+ */
+#include "onnx_load.h"
+
+#include "frontend_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- small helpers ---------------------------------------------------------------------------- */
+
+static bool is_default_domain(const char *d)
+{
+    return !d || !*d || strcmp(d, "ai.onnx") == 0;
+}
+
+static bool value_defined(const struct ir_graph *g, uint32_t v)
+{
+    const struct ir_value *x = &g->values[v];
+    return x->producer != IR_NONE || x->is_input || x->data != NULL;
+}
+
+/* Version of `domain` in the model's opset_import, -1 if not imported. */
+static int64_t domain_version(const Onnx__ModelProto *m, const char *domain)
+{
+    int64_t best = -1;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+        bool match = is_default_domain(domain) ? is_default_domain(o->domain)
+                                               : (o->domain && strcmp(o->domain, domain) == 0);
+        if (match && o->has_version && o->version > best) best = o->version;
+    }
+    return best;
+}
+
+/* A fresh value name built from `base` (base itself if free). */
+static const char *unique_name(struct ir_graph *g, const char *base)
+{
+    const char *name = base;
+    for (unsigned k = 1; ir_value_find(g, name) != IR_NONE; k++)
+        name = ir_sprintf(g, "%s_%u", base, k);
+    return name;
+}
+
+/* Makes `name` a constant value: a new one, or a placeholder already read by an earlier node
+ * (file not topologically sorted) turned into the constant. */
+static uint32_t const_define(struct ir_graph *g, const struct ir_node *where, const char *name,
+                             enum ir_dtype dt, int rank, const int64_t *dims, const void *data,
+                             size_t nbytes)
+{
+    uint32_t v = ir_value_find(g, name);
+    if (v == IR_NONE) {
+        v = ir_const_add(g, name, dt, rank, dims, data, nbytes);
+    } else {
+        if (value_defined(g, v)) {
+            if (where) ir_fatal_node(g, where, "value '%s' is produced twice", name);
+            ir_fatal(g, "value '%s' is defined twice", name);
+        }
+        struct ir_value *x = &g->values[v];
+        x->dtype = dt;
+        x->rank = rank;
+        for (int k = 0; k < rank; k++) x->dims[k] = dims[k], x->dim_param[k] = NULL;
+        x->dims_known = true;
+        x->data = data;
+        x->nbytes = nbytes;
+    }
+    g->values[v].is_initializer = true;
+    return v;
+}
+
+/* ---- graph inputs ------------------------------------------------------------------------------ */
+
+static void import_input(struct fe_ctx *c, const Onnx__ValueInfoProto *vi)
+{
+    struct ir_graph *g = c->g;
+    const char *name = vi->name;
+    if (!name || !*name) ir_fatal(g, "a graph input has no name");
+    if (ir_value_find(g, name) != IR_NONE) ir_fatal(g, "graph input '%s' is listed twice", name);
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp) ir_fatal(g, "graph input '%s' has no type", name);
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        ir_fatal(g,
+                 "graph input '%s' is not a tensor (sequence, map, optional and sparse inputs "
+                 "are not supported)",
+                 name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    int32_t et = tt->has_elem_type ? tt->elem_type : 0;
+    if (et == IR_STRING) ir_fatal(g, "graph input '%s': string tensors are not supported", name);
+    if (et == IR_UNDEFINED || ir_dtype_size((enum ir_dtype)et) == 0 || et > IR_BF16 || et == 14 ||
+        et == 15)
+        ir_fatal(g, "graph input '%s': unsupported element type %d", name, (int)et);
+    int rank = -1;
+    int64_t dims[IR_MAX_RANK] = {0};
+    const char *params[IR_MAX_RANK] = {0};
+    if (tt->shape) {
+        if (tt->shape->n_dim > IR_MAX_RANK)
+            ir_fatal(g, "graph input '%s': rank %zu exceeds the supported maximum %d", name,
+                     tt->shape->n_dim, IR_MAX_RANK);
+        rank = (int)tt->shape->n_dim;
+        for (int k = 0; k < rank; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (d->dim_value < 0)
+                    ir_fatal(g, "graph input '%s': negative dim %lld at axis %d", name,
+                             (long long)d->dim_value, k);
+                dims[k] = d->dim_value;
+            } else {
+                dims[k] = -1;
+                if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                    d->dim_param && *d->dim_param)
+                    params[k] = ir_strdup(g, d->dim_param);
+                else
+                    params[k] = ir_sprintf(g, "?%s[%d]", name, k);
+            }
+        }
+    }
+    uint32_t v = ir_value_add(g, name, (enum ir_dtype)et, rank, rank >= 0 ? dims : NULL);
+    struct ir_value *x = &g->values[v];
+    bool known = rank >= 0;
+    for (int k = 0; k < rank; k++) {
+        x->dims[k] = dims[k];
+        x->dim_param[k] = params[k];
+        if (params[k]) known = false;
+    }
+    x->dims_known = known;
+    x->is_input = true;
+    g->inputs[g->ninputs++] = v;
+}
+
+/* ---- attributes --------------------------------------------------------------------------------- */
+
+/* Attribute type, inferred from the filled field for IR v1 files that omit `type`. */
+static int attr_type(const Onnx__AttributeProto *a)
+{
+    if (a->has_type) return (int)a->type;
+    if (a->has_f) return IR_ATTR_FLOAT;
+    if (a->has_i) return IR_ATTR_INT;
+    if (a->has_s) return IR_ATTR_STRING;
+    if (a->t) return IR_ATTR_TENSOR;
+    if (a->g) return 5;
+    if (a->n_floats) return IR_ATTR_FLOATS;
+    if (a->n_ints) return IR_ATTR_INTS;
+    if (a->n_strings) return IR_ATTR_STRINGS;
+    if (a->n_graphs) return 10;
+    return 0;
+}
+
+static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np)
+{
+    struct ir_graph *g = c->g;
+    const struct ir_node *n = &g->nodes[nid];
+    size_t na = np->n_attribute;
+    struct ir_attr *attrs = ir_alloc(g, (na ? na : 1) * sizeof *attrs);
+    for (size_t i = 0; i < na; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        struct ir_attr *o = &attrs[i];
+        if (!a->name || !*a->name) ir_fatal_node(g, n, "attribute #%zu has no name", i);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(attrs[j].name, a->name) == 0)
+                ir_fatal_node(g, n, "attribute '%s' is given twice", a->name);
+        if (a->ref_attr_name && *a->ref_attr_name)
+            ir_fatal_node(g, n,
+                          "attribute '%s' refers to '%s' (attribute references are only valid "
+                          "inside functions)",
+                          a->name, a->ref_attr_name);
+        o->name = ir_strdup(g, a->name);
+        o->tensor = IR_NONE;
+        int t = attr_type(a);
+        switch (t) {
+        case IR_ATTR_FLOAT: o->f = a->f; break;
+        case IR_ATTR_INT: o->i = a->i; break;
+        case IR_ATTR_STRING:
+            o->s = ir_strndup(g, (const char *)a->s.data, a->s.len);
+            o->s_len = a->s.len;
+            break;
+        case IR_ATTR_TENSOR: {
+            if (!a->t) ir_fatal_node(g, n, "attribute '%s' (TENSOR) holds no tensor", a->name);
+            enum ir_dtype dt;
+            int rank;
+            int64_t dims[IR_MAX_RANK];
+            const void *data;
+            size_t nbytes;
+            const char *tn = ir_sprintf(g, "%s.%s", *n->name ? n->name : n->op_type, a->name);
+            c->where = n;
+            fe_tensor_data(c, a->t, tn, &dt, &rank, dims, &data, &nbytes);
+            c->where = NULL;
+            uint32_t v = ir_const_add(g, unique_name(g, tn), dt, rank, dims, data, nbytes);
+            g->values[v].is_initializer = true;
+            n = &g->nodes[nid];
+            o->tensor = v;
+            break;
+        }
+        case IR_ATTR_FLOATS:
+            o->n = a->n_floats;
+            o->floats = ir_alloc(g, (a->n_floats ? a->n_floats : 1) * sizeof(float));
+            if (a->n_floats) memcpy(o->floats, a->floats, a->n_floats * sizeof(float));
+            break;
+        case IR_ATTR_INTS:
+            o->n = a->n_ints;
+            o->ints = ir_alloc(g, (a->n_ints ? a->n_ints : 1) * sizeof(int64_t));
+            if (a->n_ints) memcpy(o->ints, a->ints, a->n_ints * sizeof(int64_t));
+            break;
+        case IR_ATTR_STRINGS:
+            o->n = a->n_strings;
+            o->strings = ir_alloc(g, (a->n_strings ? a->n_strings : 1) * sizeof(char *));
+            for (size_t k = 0; k < a->n_strings; k++)
+                o->strings[k] = ir_strndup(g, (const char *)a->strings[k].data, a->strings[k].len);
+            break;
+        case 5:  /* GRAPH */
+        case 10: /* GRAPHS */
+            ir_fatal_node(g, n,
+                          "attribute '%s' holds a subgraph: control flow (If/Loop/Scan) is not "
+                          "supported",
+                          a->name);
+        case 9: ir_fatal_node(g, n, "attribute '%s': TENSORS attributes are not supported", a->name);
+        case 11:
+        case 12:
+            ir_fatal_node(g, n, "attribute '%s': sparse tensors are not supported", a->name);
+        case 13:
+        case 14:
+            ir_fatal_node(g, n, "attribute '%s': TYPE_PROTO attributes are not supported", a->name);
+        default:
+            ir_fatal_node(g, n, "attribute '%s' has an unknown type %d", a->name, t);
+        }
+        o->type = (enum ir_attr_type)t;
+    }
+    g->nodes[nid].attrs = attrs;
+    g->nodes[nid].nattrs = (uint32_t)na;
+}
+
+/* ---- nodes ---------------------------------------------------------------------------------------- */
+
+/* Constant node -> constant value named after its output. */
+static void import_constant(struct fe_ctx *c, const Onnx__NodeProto *np, const struct ir_node *where)
+{
+    struct ir_graph *g = c->g;
+    if (np->n_output != 1 || !np->output[0] || !*np->output[0])
+        ir_fatal_node(g, where, "Constant must have exactly one output");
+    if (np->n_input != 0) ir_fatal_node(g, where, "Constant takes no inputs");
+    if (np->n_attribute != 1)
+        ir_fatal_node(g, where, "Constant needs exactly one value attribute (has %zu attributes)",
+                      np->n_attribute);
+    const char *out = np->output[0];
+    const Onnx__AttributeProto *a = np->attribute[0];
+    const char *an = a->name ? a->name : "";
+    enum ir_dtype dt;
+    int rank = 0;
+    int64_t dims[IR_MAX_RANK] = {0};
+    const void *data;
+    size_t nbytes;
+    if (strcmp(an, "value") == 0) {
+        if (!a->t) ir_fatal_node(g, where, "attribute 'value' holds no tensor");
+        c->where = where;
+        fe_tensor_data(c, a->t, out, &dt, &rank, dims, &data, &nbytes);
+        c->where = NULL;
+    } else if (strcmp(an, "value_float") == 0) {
+        dt = IR_F32;
+        nbytes = sizeof(float);
+        float *p = ir_alloc(g, nbytes);
+        *p = a->f;
+        data = p;
+    } else if (strcmp(an, "value_int") == 0) {
+        dt = IR_I64;
+        nbytes = sizeof(int64_t);
+        int64_t *p = ir_alloc(g, nbytes);
+        *p = a->i;
+        data = p;
+    } else if (strcmp(an, "value_floats") == 0) {
+        dt = IR_F32;
+        rank = 1;
+        dims[0] = (int64_t)a->n_floats;
+        nbytes = a->n_floats * sizeof(float);
+        float *p = ir_alloc(g, nbytes ? nbytes : 1);
+        if (nbytes) memcpy(p, a->floats, nbytes);
+        data = p;
+    } else if (strcmp(an, "value_ints") == 0) {
+        dt = IR_I64;
+        rank = 1;
+        dims[0] = (int64_t)a->n_ints;
+        nbytes = a->n_ints * sizeof(int64_t);
+        int64_t *p = ir_alloc(g, nbytes ? nbytes : 1);
+        if (nbytes) memcpy(p, a->ints, nbytes);
+        data = p;
+    } else if (strcmp(an, "value_string") == 0 || strcmp(an, "value_strings") == 0) {
+        ir_fatal_node(g, where, "attribute '%s': string tensors are not supported", an);
+    } else if (strcmp(an, "sparse_value") == 0) {
+        ir_fatal_node(g, where, "attribute 'sparse_value': sparse tensors are not supported");
+    } else {
+        ir_fatal_node(g, where, "unknown Constant attribute '%s'", an);
+    }
+    const_define(g, where, out, dt, rank, dims, data, nbytes);
+}
+
+/* One NodeProto -> IR node (or constant). Sets *forward when it reads a not-yet-produced value. */
+static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx__NodeProto *np,
+                        int32_t index, bool *forward)
+{
+    struct ir_graph *g = c->g;
+    struct ir_node where = {0};
+    where.name = ir_strdup(g, np->name ? np->name : "");
+    where.op_type = ir_strdup(g, np->op_type ? np->op_type : "");
+    where.onnx_index = index;
+    if (!*where.op_type) ir_fatal_node(g, &where, "node has no op_type");
+    if (!is_default_domain(np->domain)) {
+        int64_t v = domain_version(m, np->domain);
+        if (v < 0)
+            ir_fatal_node(g, &where, "unsupported domain '%s' (not imported by the model)",
+                          np->domain);
+        ir_fatal_node(g, &where, "unsupported domain '%s' (opset %lld)", np->domain,
+                      (long long)v);
+    }
+    if (g->opset < 0)
+        ir_fatal_node(g, &where, "the model imports no default-domain (ai.onnx) opset");
+    if (strcmp(where.op_type, "Constant") == 0) {
+        import_constant(c, np, &where);
+        return;
+    }
+    enum ir_op op = ir_op_lookup(where.op_type);
+    if (op == IR_OP_UNKNOWN)
+        ir_fatal_node(g, &where, "unsupported operator '%s' (domain 'ai.onnx', opset %lld)",
+                      where.op_type, (long long)g->opset);
+
+    uint32_t *ins = ir_alloc(g, (np->n_input ? np->n_input : 1) * sizeof *ins);
+    for (size_t k = 0; k < np->n_input; k++) {
+        const char *nm = np->input[k];
+        if (!nm || !*nm) {
+            ins[k] = IR_NONE;
+            continue;
+        }
+        uint32_t v = ir_value_find(g, nm);
+        if (v == IR_NONE) v = ir_value_add(g, nm, IR_UNDEFINED, -1, NULL);
+        if (!value_defined(g, v)) *forward = true;
+        ins[k] = v;
+    }
+    uint32_t *outs = ir_alloc(g, (np->n_output ? np->n_output : 1) * sizeof *outs);
+    for (size_t k = 0; k < np->n_output; k++) {
+        const char *nm = np->output[k];
+        if (!nm || !*nm) {
+            outs[k] = IR_NONE;
+            continue;
+        }
+        uint32_t v = ir_value_find(g, nm);
+        if (v == IR_NONE) {
+            v = ir_value_add(g, nm, IR_UNDEFINED, -1, NULL);
+        } else {
+            bool again = value_defined(g, v);
+            for (size_t j = 0; j < k; j++) again |= outs[j] == v;
+            if (again) ir_fatal_node(g, &where, "output '%s' is already produced elsewhere", nm);
+        }
+        outs[k] = v;
+    }
+    uint32_t nid = ir_node_add(g, op, where.name, where.op_type, ins, (uint32_t)np->n_input, outs,
+                               (uint32_t)np->n_output);
+    g->nodes[nid].onnx_index = index;
+    copy_attrs(c, nid, np);
+    fe_normalize_node(c, nid);
+
+    struct ir_node *n = &g->nodes[nid];
+    while (n->ninputs > 0 && n->inputs[n->ninputs - 1] == IR_NONE) n->ninputs--;
+    int lo = ir_op_min_inputs(n->op), hi = ir_op_max_inputs(n->op);
+    if ((int)n->ninputs < lo || (hi != 255 && (int)n->ninputs > hi))
+        ir_fatal_node(g, n, "has %u inputs; %s takes %d..%d", n->ninputs, ir_op_name(n->op), lo,
+                      hi);
+}
+
+/* ---- whole model ----------------------------------------------------------------------------------- */
+
+static void read_hints(struct fe_ctx *c, const Onnx__GraphProto *gp)
+{
+    c->hints = ir_alloc(c->g, (gp->n_value_info + 1) * sizeof *c->hints);
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        const Onnx__ValueInfoProto *vi = gp->value_info[i];
+        if (!vi->name || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !vi->type->tensor_type || !vi->type->tensor_type->shape ||
+            vi->type->tensor_type->shape->n_dim > IR_MAX_RANK)
+            continue;
+        const Onnx__TensorShapeProto *s = vi->type->tensor_type->shape;
+        struct fe_shape_hint *h = &c->hints[c->nhints++];
+        h->name = ir_strdup(c->g, vi->name);
+        h->rank = (int)s->n_dim;
+        for (size_t k = 0; k < s->n_dim; k++)
+            h->dims[k] = s->dim[k]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                             ? s->dim[k]->dim_value
+                             : -1;
+    }
+}
+
+static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
+{
+    struct ir_graph *g = c->g;
+    const Onnx__GraphProto *gp = m->graph;
+    g->opset = domain_version(m, "");
+    g->graph_name = ir_strdup(g, gp->name ? gp->name : "");
+    g->producer = ir_sprintf(g, "%s%s%s", m->producer_name ? m->producer_name : "",
+                             m->producer_version && *m->producer_version ? " " : "",
+                             m->producer_version ? m->producer_version : "");
+    read_hints(c, gp);
+
+    if (gp->n_sparse_initializer > 0)
+        ir_fatal(g, "sparse initializer '%s': sparse tensors are not supported",
+                 gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
+                     ? gp->sparse_initializer[0]->values->name
+                     : "?");
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *t = gp->initializer[i];
+        if (!t->name || !*t->name) ir_fatal(g, "initializer #%zu has no name", i);
+        if (ir_value_find(g, t->name) != IR_NONE)
+            ir_fatal(g, "initializer '%s' is listed twice", t->name);
+        enum ir_dtype dt;
+        int rank;
+        int64_t dims[IR_MAX_RANK];
+        const void *data;
+        size_t nbytes;
+        fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
+        const_define(g, NULL, t->name, dt, rank, dims, data, nbytes);
+    }
+
+    g->inputs = ir_alloc(g, (gp->n_input + 1) * sizeof *g->inputs);
+    g->ninputs = 0;
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        uint32_t v = vi->name ? ir_value_find(g, vi->name) : IR_NONE;
+        if (v != IR_NONE && g->values[v].is_initializer) continue; /* default value: a constant */
+        import_input(c, vi);
+    }
+
+    bool forward = false;
+    if (gp->n_node > INT32_MAX) ir_fatal(g, "too many nodes (%zu)", gp->n_node);
+    for (size_t i = 0; i < gp->n_node; i++) import_node(c, m, gp->node[i], (int32_t)i, &forward);
+
+    /* Every value read must be produced by something. */
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const struct ir_node *n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            uint32_t v = n->inputs[k];
+            if (v != IR_NONE && !value_defined(g, v))
+                ir_fatal_node(g, n,
+                              "input '%s' is not produced by any node and is not a graph input or "
+                              "initializer",
+                              g->values[v].name);
+        }
+    }
+
+    g->outputs = ir_alloc(g, (gp->n_output + 1) * sizeof *g->outputs);
+    g->noutputs = 0;
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *nm = gp->output[i]->name;
+        if (!nm || !*nm) ir_fatal(g, "graph output #%zu has no name", i);
+        uint32_t v = ir_value_find(g, nm);
+        if (v == IR_NONE || !value_defined(g, v))
+            ir_fatal(g,
+                     "graph output '%s' is not produced by any node and is not an input or "
+                     "initializer",
+                     nm);
+        for (uint32_t j = 0; j < g->noutputs; j++)
+            if (g->outputs[j] == v) ir_fatal(g, "graph output '%s' is listed twice", nm);
+        g->values[v].is_output = true;
+        g->values[v].nuses++;
+        g->outputs[g->noutputs++] = v;
+    }
+    if (g->noutputs == 0) ir_fatal(g, "the graph has no outputs");
+    if (forward) ir_toposort(g);
+}
+
+struct ir_graph *onnx_load(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ir_die("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) ir_die("%s: cannot stat: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) ir_die("%s: is a directory, not an ONNX model", path);
+    if (st.st_size == 0) ir_die("%s: not a valid ONNX model (empty file)", path);
+    size_t size = (size_t)st.st_size;
+    void *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (base == MAP_FAILED) ir_die("%s: cannot mmap: %s", path, strerror(errno));
+    close(fd);
+
+    struct ir_graph *g = ir_graph_new(path);
+    fe_sha256(base, size, g->model_hash);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, base);
+    munmap(base, size); /* protobuf-c copied every byte it keeps */
+    if (!m) ir_die("%s: not a valid ONNX model (protobuf parse failed)", path);
+    if (!m->graph) {
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+        ir_die("%s: not a valid ONNX model (no graph)", path);
+    }
+    if (m->n_opset_import == 0) {
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+        ir_die("%s: not a valid ONNX model (no opset_import)", path);
+    }
+
+    char *pcopy = ir_strdup(g, path);
+    const char *dir = ir_strdup(g, dirname(pcopy));
+    g->model_path = ir_strdup(g, path);
+    g->model_dir = dir;
+    char *real = realpath(dir, NULL);
+    if (!real) ir_die("%s: cannot resolve the model's folder %s: %s", path, dir, strerror(errno));
+    struct fe_ctx c = {.g = g, .model_dir_real = ir_strdup(g, real)};
+    free(real);
+
+    build_graph(&c, m);
+    protobuf_c_message_free_unpacked(&m->base, NULL);
+    return g;
+}

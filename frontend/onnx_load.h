@@ -1,0 +1,28 @@
+/* onnx_load.h — the ONNX importer: ModelProto file -> struct ir_graph.
+ *
+ * The only public entry of frontend/. No protobuf type leaves this module: names, attributes,
+ * dims and tensor data are copied into the graph's arena (or, for external data, point into a
+ * read-only mmap of the data file that stays mapped for the life of the process).
+ */
+#ifndef ONNX2CL_FRONTEND_ONNX_LOAD_H
+#define ONNX2CL_FRONTEND_ONNX_LOAD_H
+
+#include "../ir/ir.h"
+
+/* Loads the ONNX model at `path` into a new graph.
+ *
+ * Result: nodes in file order (topologically sorted if the file was not), graph inputs in file
+ * order without the ones that are also initializers (those become constants: an initializer is
+ * the default value of an input of the same name, and onnx2cl compiles it in), graph outputs by
+ * name, constants for initializers and Constant nodes (no Constant node remains), g->opset = the
+ * default-domain ("" / "ai.onnx") opset, g->model_hash = SHA-256 of the file bytes. Attribute
+ * forms of older opsets are normalized into the IR form of ir/ir.h (see frontend/normalize.c).
+ *
+ * Errors (all fatal through ir_die / ir_fatal / ir_fatal_node, exit status 1, never a crash):
+ * unreadable or non-ONNX file ("<path>: not a valid ONNX model (...)"), unsupported domain,
+ * operator, dtype, attribute (subgraphs), string or sparse tensors, bad tensor data sizes, negative
+ * or overflowing dims, external data outside the model's folder / missing / out of bounds, values
+ * used but never produced, values produced twice. */
+struct ir_graph *onnx_load(const char *path);
+
+#endif
