@@ -4,7 +4,7 @@
  * cg_build():  lowers every live node (lower_<family>() from lower.h), maps values to device
  *              buffers (views alias, constants -> weights region, activations -> arena slots
  *              from the liveness-based memory plan), and assembles the OpenCL source from the
- *              embedded kernels/*.cl (prelude + each (family, dtype) used, once).
+ *              embedded kernels/<family>.cl files (prelude + each (family, dtype) used, once).
  * cg_write_c():       the generated C file (banner, desc tables, <name>_init/_run/_free, main()).
  * cg_write_weights(): the weights file (format in runtime/onnx2cl_rt.h), atomically.
  * The in-memory descriptor is also what tests run directly through the runtime.
@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 struct o2r_model_desc;
-struct cg_model;
+struct cg_ctx; /* the lowering context is also the built model (codegen/cg_internal.h) */
 
 /* Options for code generation. */
 struct cg_options {
@@ -27,15 +27,15 @@ struct cg_options {
 };
 
 /* Lowers and plans g (after passes_run). Fatal (ir_fatal_node) for a node no kernel handles. */
-struct cg_model *cg_build(struct ir_graph *g, const struct cg_options *opt);
+struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt);
 /* The descriptor (valid while g lives). */
-const struct o2r_model_desc *cg_desc(const struct cg_model *m);
+const struct o2r_model_desc *cg_desc(const struct cg_ctx *m);
 /* Weights payload (weights_bytes bytes) in host memory. */
-const void *cg_weights_payload(const struct cg_model *m);
+const void *cg_weights_payload(const struct cg_ctx *m);
 /* Writes the weights file / the C file atomically; fatal on I/O error. */
-void cg_write_weights(const struct cg_model *m, const char *path);
-void cg_write_c(const struct cg_model *m, const char *path);
+void cg_write_weights(const struct cg_ctx *m, const char *path);
+void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_options *opt);
 /* Statistics for --stats. */
-void cg_print_stats(const struct cg_model *m, FILE *f);
+void cg_print_stats(const struct cg_ctx *m, FILE *f);
 
 #endif

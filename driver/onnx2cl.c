@@ -1,3 +1,291 @@
-/* onnx2cl.c — command-line driver (being written). */
+/* onnx2cl.c — the command-line compiler: ONNX model -> C file + weights (+ executable).
+ *
+ *   onnx2cl MODEL.onnx -o OUT.c   [options]   writes OUT.c and OUT.weights
+ *   onnx2cl MODEL.onnx -o OUT     [options]   writes OUT.c, OUT.weights and compiles ./OUT
+ *
+ * Every output is written to a temporary file and renamed into place only when complete; any
+ * error exits with status 1 (2 for usage errors) and leaves no partial file behind.
+ * The runtime library and header are found beside the installed binary (PREFIX/bin ->
+ * PREFIX/<libdir>/onnx2cl, PREFIX/include/onnx2cl) or, when run from the build tree, in the
+ * build and source trees; no environment variable is needed.
+ */
+#include "codegen/codegen.h"
+#include "frontend/onnx_load.h"
+#include "passes/passes.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
-int main(void) { fputs("onnx2cl: driver not built yet\n", stderr); return 1; }
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SHAPES 64
+
+static void usage(FILE *f)
+{
+    fputs("usage: onnx2cl MODEL.onnx -o OUT[.c] [options]\n"
+          "  -o OUT.c               write OUT.c and OUT.weights\n"
+          "  -o OUT                 also compile the executable OUT (with OUT.c, OUT.weights beside it)\n"
+          "  --shape NAME=D0,D1,..  bind the dims of graph input NAME (needed for symbolic dims)\n"
+          "  --name ID              C API prefix (default: from the output file name)\n"
+          "  --stats                print pass statistics, kernel launches, arena and weights sizes\n"
+          "  --dump-after=PASS      print the IR after PASS (import, specialize_shapes, infer_fold,\n"
+          "                         remove_identity, dce, all)\n"
+          "  --verify               run the IR verifier after every pass\n"
+          "  --no-main              do not emit main() (library use)\n"
+          "  --cc CC                C compiler for the executable (default: $CC or the build's)\n"
+          "  --version, --help\n",
+          f);
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+    fputs("onnx2cl: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(run 'onnx2cl --help' for usage)\n", stderr);
+    exit(2);
+}
+
+static void parse_shape(const char *arg, struct pass_shape_binding *b)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) usage_error("--shape %s: expected NAME=D0,D1,...", arg);
+    b->input = strndup(arg, (size_t)(eq - arg));
+    b->rank = 0;
+    const char *p = eq + 1;
+    if (!*p) return; /* scalar */
+    for (;;) {
+        if (b->rank >= IR_MAX_RANK) usage_error("--shape %s: too many dims", arg);
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || v < 0) usage_error("--shape %s: dims must be non-negative integers", arg);
+        b->dims[b->rank++] = v;
+        if (*end == 0) break;
+        if (*end != ',' && *end != 'x') usage_error("--shape %s: dims are separated by ','", arg);
+        p = end + 1;
+    }
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static char *c_identifier(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (ends_with(base, ".c")) n -= 2;
+    char *id = malloc(n + 2);
+    size_t o = 0;
+    if (n == 0 || isdigit((unsigned char)base[0])) id[o++] = 'm';
+    for (size_t i = 0; i < n; i++) id[o++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
+    id[o] = 0;
+    return id;
+}
+
+static bool file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Finds the runtime header folder and static library (install layout first, then build tree). */
+static void find_runtime(char *inc, char *lib, size_t cap)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        char *up = strrchr(exe, '/');
+        if (up) {
+            *up = 0; /* prefix */
+            snprintf(inc, cap, "%s/%s", exe, ONNX2CL_INSTALL_RT_INCLUDE);
+            snprintf(lib, cap, "%s/%s", exe, ONNX2CL_INSTALL_RT_LIB);
+            char h[PATH_MAX + 32];
+            snprintf(h, sizeof h, "%s/onnx2cl_rt.h", inc);
+            if (file_exists(h) && file_exists(lib)) return;
+        }
+    }
+    snprintf(inc, cap, "%s", ONNX2CL_BUILD_RT_INCLUDE);
+    snprintf(lib, cap, "%s", ONNX2CL_BUILD_RT_LIB);
+    if (!file_exists(lib))
+        ir_die("cannot find the runtime library (looked beside the onnx2cl binary and at %s)", lib);
+}
+
+static int compile_executable(const char *cc, const char *c_path, const char *exe_path)
+{
+    char inc[PATH_MAX], lib[PATH_MAX];
+    find_runtime(inc, lib, sizeof inc);
+    size_t n = strlen(exe_path) + 16;
+    char *tmp = malloc(n);
+    snprintf(tmp, n, "%s.tmpXXXXXX", exe_path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) ir_die("%s: cannot create a temporary file beside it: %s", exe_path, strerror(errno));
+    close(fd);
+    ir_tmp_register(tmp);
+    char incflag[PATH_MAX + 4];
+    snprintf(incflag, sizeof incflag, "-I%s", inc);
+    const char *san = ONNX2CL_SANITIZE_FLAGS;
+    const char *argv[16];
+    int a = 0;
+    argv[a++] = cc;
+    argv[a++] = "-O2";
+    argv[a++] = "-std=c11";
+    argv[a++] = incflag;
+    if (san[0]) argv[a++] = san;
+    argv[a++] = c_path;
+    argv[a++] = lib;
+    argv[a++] = "-lOpenCL";
+    argv[a++] = "-lm";
+    argv[a++] = "-o";
+    argv[a++] = tmp;
+    argv[a] = NULL;
+    pid_t pid = fork();
+    if (pid < 0) ir_die("fork failed: %s", strerror(errno));
+    if (pid == 0) {
+        execvp(cc, (char *const *)argv);
+        fprintf(stderr, "onnx2cl: cannot run the C compiler '%s': %s\n", cc, strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        ir_die("%s: the C compiler '%s' failed on %s (see its messages above)", exe_path, cc, c_path);
+    chmod(tmp, 0755);
+    if (rename(tmp, exe_path) != 0) ir_die("%s: cannot rename into place: %s", exe_path, strerror(errno));
+    ir_tmp_unregister(tmp);
+    free(tmp);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *out = NULL, *name = NULL, *cc = NULL;
+    static struct pass_shape_binding shapes[MAX_SHAPES];
+    struct pass_options opt = {0};
+    bool with_main = true;
+    opt.shapes = shapes;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (usage_error("%s needs a value", a), ""))
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("onnx2cl %s\n", ONNX2CL_VERSION);
+            return 0;
+        } else if (strcmp(a, "-o") == 0) {
+            out = NEXT();
+        } else if (strcmp(a, "--shape") == 0 || strncmp(a, "--shape=", 8) == 0) {
+            const char *v = a[7] == '=' ? a + 8 : NEXT();
+            if (opt.nshapes >= MAX_SHAPES) usage_error("too many --shape flags (%s)", v);
+            parse_shape(v, &shapes[opt.nshapes++]);
+        } else if (strcmp(a, "--name") == 0) {
+            name = NEXT();
+        } else if (strcmp(a, "--cc") == 0) {
+            cc = NEXT();
+        } else if (strcmp(a, "--stats") == 0) {
+            opt.stats = true;
+        } else if (strcmp(a, "--verify") == 0) {
+            opt.verify = true;
+        } else if (strncmp(a, "--dump-after=", 13) == 0) {
+            opt.dump_after = a + 13;
+        } else if (strcmp(a, "--dump-after") == 0) {
+            opt.dump_after = NEXT();
+        } else if (strncmp(a, "--no-fuse=", 10) == 0) {
+            opt.no_fuse = a + 10;
+        } else if (strcmp(a, "--no-main") == 0) {
+            with_main = false;
+        } else if (a[0] == '-' && a[1]) {
+            usage_error("unknown option '%s'", a);
+        } else if (!model) {
+            model = a;
+        } else {
+            usage_error("more than one model given ('%s')", a);
+        }
+#undef NEXT
+    }
+    if (!model) usage_error("%s", "no model given");
+    if (!out) usage_error("%s", "no output given (-o OUT.c or -o OUT)");
+    for (int i = 0; i < opt.nshapes; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(shapes[i].input, shapes[j].input) == 0)
+                usage_error("--shape %s given twice", shapes[i].input);
+
+    bool exe = !ends_with(out, ".c");
+    size_t olen = strlen(out);
+    char *c_path = malloc(olen + 3), *w_path = malloc(olen + 10);
+    if (exe) {
+        snprintf(c_path, olen + 3, "%s.c", out);
+        snprintf(w_path, olen + 10, "%s.weights", out);
+    } else {
+        snprintf(c_path, olen + 3, "%s", out);
+        snprintf(w_path, olen + 10, "%.*s.weights", (int)(olen - 2), out);
+    }
+    char *id = name ? strdup(name) : c_identifier(out);
+    for (const char *p = id; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_') || isdigit((unsigned char)id[0]))
+            usage_error("--name %s: not a C identifier", id);
+
+    /* Banner command line. */
+    size_t cl = 1;
+    for (int i = 0; i < argc; i++) cl += strlen(argv[i]) + 1;
+    char *cmdline = malloc(cl);
+    cmdline[0] = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i) strcat(cmdline, " ");
+        strcat(cmdline, i == 0 ? "onnx2cl" : argv[i]);
+    }
+
+    double t0 = now_s();
+    struct ir_graph *g = onnx_load(model);
+    double t1 = now_s();
+    passes_run(g, &opt);
+    double t2 = now_s();
+    struct cg_options cgo = {.name = id, .command_line = cmdline, .with_main = with_main};
+    struct cg_ctx *m = cg_build(g, &cgo);
+    double t3 = now_s();
+    cg_write_weights(m, w_path);
+    cg_write_c(m, c_path, &cgo);
+    double t4 = now_s();
+    if (opt.stats) {
+        cg_print_stats(m, stderr);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr, "time: load %.2f s, passes %.2f s, codegen %.2f s, write %.2f s; peak RSS %.1f MiB\n",
+                t1 - t0, t2 - t1, t3 - t2, t4 - t3, ru.ru_maxrss / 1024.0);
+    }
+    if (exe) {
+        if (!cc) cc = getenv("CC");
+        if (!cc || !*cc) cc = ONNX2CL_C_COMPILER;
+        double t5 = now_s();
+        compile_executable(cc, c_path, out);
+        if (opt.stats) fprintf(stderr, "time: C compile %.2f s\n", now_s() - t5);
+    }
+    ir_graph_free(g);
+    free(c_path);
+    free(w_path);
+    free(id);
+    free(cmdline);
+    return 0;
+}

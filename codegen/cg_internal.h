@@ -1,0 +1,72 @@
+/* cg_internal.h — codegen's private state: the lowering context, which after cg_build() is
+ * also the built model (launch list, buffers, memory plan, descriptor). Not for lowerings:
+ * they use only codegen/lower.h. */
+#ifndef ONNX2CL_CG_INTERNAL_H
+#define ONNX2CL_CG_INTERNAL_H
+
+#include "../ir/ir.h"
+#include "codegen.h"
+#include "lower.h"
+#include "onnx2cl_rt.h"
+
+/* One (kernel family, element type) instance in the program. */
+struct cg_use {
+    const char *family;  /* kernels/<family>.cl */
+    enum ir_dtype dtype; /* instantiated element type T */
+};
+
+/* One launch as emitted by a lowering. */
+struct cg_launch {
+    const char *kernel;  /* kernel name */
+    uint32_t node;       /* node id (provenance) */
+    int64_t step;        /* schedule step (node position among live nodes) */
+    unsigned work_dim;   /* 1..3 */
+    size_t gws[3], lws[3]; /* global / local sizes (lws 0 = driver's choice) */
+    uint32_t first_arg;  /* first argument in cg_ctx.args */
+    uint32_t nargs;      /* number of arguments */
+};
+
+/* One kernel argument before buffer assignment. */
+struct cg_arg {
+    int kind;        /* enum o2r_arg_kind */
+    uint32_t value;  /* BUF: value id */
+    int64_t i;       /* I32 / I64 / LOCAL bytes */
+    float f;         /* F32 */
+};
+
+/* One device buffer (root value of an alias set). */
+struct cg_buffer {
+    uint32_t value;   /* root value id */
+    uint8_t space;    /* enum o2r_space */
+    uint64_t offset;  /* planned offset in its region */
+    uint64_t size;    /* bytes (>= 4) */
+};
+
+struct cg_ctx {
+    struct ir_graph *g;        /* the graph being lowered */
+    uint32_t cur_node;         /* node being lowered (IR_NONE outside lowering) */
+    int64_t step;              /* current schedule step */
+    struct cg_use *uses;       /* kernel instances, first-use order */
+    uint32_t nuses, cap_uses;
+    struct cg_launch *launches;
+    uint32_t nlaunches, cap_launches;
+    struct cg_arg *args;
+    uint32_t nargs, cap_args;
+    /* per value (size cap_vals >= g->nvalues) */
+    uint32_t *alias;           /* view parent or IR_NONE */
+    int64_t *first, *last;     /* lifetime of a root, in steps */
+    int32_t *buf;              /* buffer index of a root or -1 */
+    uint32_t cap_vals;
+    struct cg_buffer *bufs;    /* buffers: I/O first, then first-use order */
+    uint32_t nbufs, cap_bufs;
+    uint64_t arena_bytes;      /* planned arena size */
+    uint64_t weights_bytes;    /* weights region size */
+    char *source;              /* assembled OpenCL source (malloc) */
+    size_t source_len;
+    struct o2r_model_desc desc; /* descriptor (arrays in the graph arena) */
+    void *payload;             /* lazily built weights payload (malloc) */
+};
+
+uint64_t cg_weights_checksum(const struct cg_ctx *m);
+
+#endif

@@ -1,0 +1,628 @@
+/* codegen.c — lowering driver, buffer assignment, memory plan and the in-memory descriptor.
+ *
+ * Steps of cg_build():
+ *   1. walk live nodes in topological order; views (ops.def IR_F_VIEW) alias their input's
+ *      buffer; every other node is handed to lower_<family>() which emits launches + args;
+ *   2. every value a launch touches gets a buffer: constants -> the weights region (deduplicated,
+ *      O2R_ALIGN aligned, in first-use order), everything else -> an arena slot;
+ *   3. memory plan: each arena root buffer lives from the step that writes it first to the
+ *      step that reads it last (graph inputs from step -1, graph outputs to the end); buffers
+ *      whose lifetimes overlap (inclusive) never share bytes; placement is greedy best-fit in
+ *      decreasing size order (deterministic);
+ *   4. the descriptor (runtime/onnx2cl_rt.h) is assembled from these tables.
+ * The OpenCL source is the prelude plus each (family, dtype) pair in first-use order.
+ * Everything is deterministic: the same graph gives byte-identical output.
+ */
+#include "codegen.h"
+#include "cg_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(arr, n, cap)                                                       \
+    do {                                                                        \
+        if ((n) == (cap)) {                                                     \
+            (cap) = (cap) ? (cap) * 2 : 64;                                     \
+            void *_p = realloc((arr), sizeof(*(arr)) * (cap));                  \
+            if (!_p) ir_die("out of memory");                                   \
+            (arr) = _p;                                                         \
+        }                                                                       \
+    } while (0)
+
+/* ---- kernel sources ---- */
+
+struct o2c_kernel_file {
+    const char *family;
+    const char *src;
+    size_t len;
+};
+extern const struct o2c_kernel_file o2c_kernel_files[];
+extern const size_t o2c_n_kernel_files;
+
+static const char *kernel_source(struct cg_ctx *cg, const char *family, size_t *len)
+{
+#ifdef ONNX2CL_KERNELS_DIR
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.cl", ONNX2CL_KERNELS_DIR, family);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        char *s = ir_alloc(cg->g, (size_t)n + 1);
+        if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+        fclose(f);
+        *len = (size_t)n;
+        return s;
+    }
+#endif
+    for (size_t i = 0; i < o2c_n_kernel_files; i++)
+        if (strcmp(o2c_kernel_files[i].family, family) == 0) {
+            *len = o2c_kernel_files[i].len;
+            return o2c_kernel_files[i].src;
+        }
+    (void)cg;
+    return NULL;
+}
+
+static const char *dtype_suffix(enum ir_dtype t)
+{
+    switch (t) {
+    case IR_F32: return "f32";
+    case IR_F64: return "f64";
+    case IR_F16: return "f16";
+    case IR_I8: return "i8";
+    case IR_U8: return "u8";
+    case IR_I16: return "i16";
+    case IR_U16: return "u16";
+    case IR_I32: return "i32";
+    case IR_U32: return "u32";
+    case IR_I64: return "i64";
+    case IR_U64: return "u64";
+    case IR_BOOL: return "b";
+    default: return NULL;
+    }
+}
+
+const char *cg_ctype(enum ir_dtype t)
+{
+    switch (t) {
+    case IR_F32: return "float";
+    case IR_F64: return "double";
+    case IR_F16: return "half";
+    case IR_I8: return "char";
+    case IR_U8: return "uchar";
+    case IR_I16: return "short";
+    case IR_U16: return "ushort";
+    case IR_I32: return "int";
+    case IR_U32: return "uint";
+    case IR_I64: return "long";
+    case IR_U64: return "ulong";
+    case IR_BOOL: return "uchar";
+    default: ir_die("element type %s has no OpenCL type", ir_dtype_name(t));
+    }
+}
+
+const char *cg_use(struct cg_ctx *cg, const char *family, enum ir_dtype dtype)
+{
+    const char *sfx = dtype_suffix(dtype);
+    if (!sfx) {
+        const struct ir_node *n = cg->cur_node != IR_NONE ? &cg->g->nodes[cg->cur_node] : NULL;
+        ir_fatal_node(cg->g, n, "element type %s is not supported by the OpenCL kernels",
+                      ir_dtype_name(dtype));
+    }
+    for (uint32_t i = 0; i < cg->nuses; i++)
+        if (strcmp(cg->uses[i].family, family) == 0 && cg->uses[i].dtype == dtype) return sfx;
+    size_t len;
+    if (!kernel_source(cg, family, &len))
+        ir_die("internal error: kernels/%s.cl is not embedded", family);
+    GROW(cg->uses, cg->nuses, cg->cap_uses);
+    cg->uses[cg->nuses].family = ir_strdup(cg->g, family);
+    cg->uses[cg->nuses].dtype = dtype;
+    cg->nuses++;
+    return sfx;
+}
+
+/* ---- launches and arguments ---- */
+
+void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned work_dim,
+               const size_t *gws, const size_t *lws)
+{
+    IR_ASSERT(work_dim >= 1 && work_dim <= 3);
+    GROW(cg->launches, cg->nlaunches, cg->cap_launches);
+    struct cg_launch *l = &cg->launches[cg->nlaunches++];
+    memset(l, 0, sizeof *l);
+    l->kernel = ir_strdup(cg->g, kernel);
+    l->node = node_id;
+    l->step = cg->step;
+    l->work_dim = work_dim;
+    for (unsigned d = 0; d < work_dim; d++) {
+        IR_ASSERT(gws[d] >= 1);
+        l->gws[d] = gws[d];
+        l->lws[d] = lws ? lws[d] : 0;
+    }
+    for (unsigned d = work_dim; d < 3; d++) l->gws[d] = 1;
+    l->first_arg = cg->nargs;
+}
+
+static struct cg_arg *new_arg(struct cg_ctx *cg)
+{
+    IR_ASSERT(cg->nlaunches > 0);
+    GROW(cg->args, cg->nargs, cg->cap_args);
+    struct cg_arg *a = &cg->args[cg->nargs++];
+    memset(a, 0, sizeof *a);
+    cg->launches[cg->nlaunches - 1].nargs++;
+    return a;
+}
+
+static uint32_t root_of(const struct cg_ctx *cg, uint32_t v)
+{
+    while (cg->alias[v] != IR_NONE) v = cg->alias[v];
+    return v;
+}
+
+static void touch(struct cg_ctx *cg, uint32_t v, int64_t step)
+{
+    uint32_t r = root_of(cg, v);
+    if (cg->first[r] > step) cg->first[r] = step;
+    if (cg->last[r] < step) cg->last[r] = step;
+}
+
+void cg_arg_buf(struct cg_ctx *cg, uint32_t v)
+{
+    IR_ASSERT(v < cg->g->nvalues);
+    struct cg_arg *a = new_arg(cg);
+    a->kind = 0;
+    a->value = v;
+    touch(cg, v, cg->step);
+}
+
+void cg_arg_i32(struct cg_ctx *cg, int64_t v)
+{
+    if (v < INT32_MIN || v > INT32_MAX) {
+        const struct ir_node *n = cg->cur_node != IR_NONE ? &cg->g->nodes[cg->cur_node] : NULL;
+        ir_fatal_node(cg->g, n, "a size or index (%lld) exceeds the 32-bit range of the kernels",
+                      (long long)v);
+    }
+    struct cg_arg *a = new_arg(cg);
+    a->kind = 1;
+    a->i = v;
+}
+
+void cg_arg_i64(struct cg_ctx *cg, int64_t v)
+{
+    struct cg_arg *a = new_arg(cg);
+    a->kind = 2;
+    a->i = v;
+}
+
+void cg_arg_f32(struct cg_ctx *cg, float v)
+{
+    struct cg_arg *a = new_arg(cg);
+    a->kind = 3;
+    a->f = v;
+}
+
+void cg_arg_local(struct cg_ctx *cg, size_t bytes)
+{
+    struct cg_arg *a = new_arg(cg);
+    a->kind = 4;
+    a->i = (int64_t)bytes;
+}
+
+static void ensure_value_tables(struct cg_ctx *cg)
+{
+    uint32_t n = cg->g->nvalues;
+    if (n <= cg->cap_vals) return;
+    uint32_t ncap = n * 2;
+    cg->alias = realloc(cg->alias, sizeof *cg->alias * ncap);
+    cg->first = realloc(cg->first, sizeof *cg->first * ncap);
+    cg->last = realloc(cg->last, sizeof *cg->last * ncap);
+    cg->buf = realloc(cg->buf, sizeof *cg->buf * ncap);
+    if (!cg->alias || !cg->first || !cg->last || !cg->buf) ir_die("out of memory");
+    for (uint32_t v = cg->cap_vals; v < ncap; v++) {
+        cg->alias[v] = IR_NONE;
+        cg->first[v] = INT64_MAX;
+        cg->last[v] = INT64_MIN;
+        cg->buf[v] = -1;
+    }
+    cg->cap_vals = ncap;
+}
+
+uint32_t cg_temp(struct cg_ctx *cg, uint32_t node_id, enum ir_dtype dtype, int64_t numel)
+{
+    int64_t dims[1] = {numel};
+    uint32_t v = ir_value_add(cg->g, ir_sprintf(cg->g, "_tmp%u", cg->g->nvalues), dtype, 1, dims);
+    ensure_value_tables(cg);
+    (void)node_id;
+    return v;
+}
+
+void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in)
+{
+    ensure_value_tables(cg);
+    uint32_t r = root_of(cg, in);
+    if (r != out) cg->alias[out] = r;
+}
+
+int cg_strides(const struct ir_graph *g, uint32_t v, int64_t *out)
+{
+    const struct ir_value *val = &g->values[v];
+    int64_t s = 1;
+    for (int k = val->rank; k-- > 0;) {
+        out[k] = s;
+        s *= val->dims[k];
+    }
+    return val->rank;
+}
+
+/* ---- lowering dispatch ---- */
+
+typedef bool (*lower_fn)(struct cg_ctx *, struct ir_graph *, uint32_t);
+
+static lower_fn find_lowering(const char *family)
+{
+#define F(fam) \
+    if (strcmp(family, #fam) == 0) return lower_##fam;
+    LOWER_FAMILIES(F)
+#undef F
+    return NULL;
+}
+
+static void lower_node(struct cg_ctx *cg, uint32_t i)
+{
+    struct ir_graph *g = cg->g;
+    struct ir_node *n = &g->nodes[i];
+    unsigned flags = ir_op_flags(n->op);
+    if (flags & IR_F_VIEW) {
+        /* Reshape-like: the output is the input's bytes (Dropout's mask is handled earlier). */
+        uint32_t in = n->inputs[0], out = n->outputs[0];
+        if (n->op == IR_OP_DROPOUT && n->noutputs > 1 && n->outputs[1] != IR_NONE &&
+            g->values[n->outputs[1]].nuses)
+            ir_fatal_node(g, n, "Dropout mask output is not supported");
+        cg_alias(cg, out, in);
+        return;
+    }
+    const char *fam = ir_op_family(n->op);
+    if (strcmp(fam, "none") == 0 || (flags & IR_F_SHAPEOP && strcmp(fam, "fill") != 0)) {
+        uint32_t dyn = IR_NONE;
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] != IR_NONE && !ir_is_const(g, n->inputs[k])) dyn = n->inputs[k];
+        ir_fatal_node(g, n, "%s could not be evaluated at compile time%s%s%s", ir_op_name(n->op),
+                      dyn != IR_NONE ? " (its input '" : "", dyn != IR_NONE ? g->values[dyn].name : "",
+                      dyn != IR_NONE ? "' is computed at run time)" : "");
+    }
+    lower_fn fn = find_lowering(fam);
+    if (!fn)
+        ir_fatal_node(g, n, "no OpenCL kernel for op %s yet (family '%s')", ir_op_name(n->op), fam);
+    uint32_t before = cg->nlaunches;
+    if (!fn(cg, g, i))
+        ir_fatal_node(g, &g->nodes[i], "op %s is not supported in this form", ir_op_name(n->op));
+    n = &g->nodes[i];
+    /* Outputs of a node are written at this step even if a lowering emitted no launch (empty
+     * tensors): keep their lifetime well-formed. */
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k] != IR_NONE) touch(cg, n->outputs[k], cg->step);
+    (void)before;
+}
+
+/* ---- buffers and memory plan ---- */
+
+static uint64_t align_up(uint64_t x)
+{
+    return (x + O2R_ALIGN - 1) / O2R_ALIGN * O2R_ALIGN;
+}
+
+static uint64_t value_bytes(const struct ir_graph *g, uint32_t v)
+{
+    int64_t n = ir_numel(g, v);
+    uint64_t b = (uint64_t)n * ir_dtype_size(g->values[v].dtype);
+    return b ? b : 4; /* sub-buffers must not be empty */
+}
+
+static int32_t add_buffer(struct cg_ctx *cg, uint32_t root, uint8_t space)
+{
+    GROW(cg->bufs, cg->nbufs, cg->cap_bufs);
+    struct cg_buffer *b = &cg->bufs[cg->nbufs];
+    memset(b, 0, sizeof *b);
+    b->value = root;
+    b->space = space;
+    b->size = value_bytes(cg->g, root);
+    cg->buf[root] = (int32_t)cg->nbufs;
+    return (int32_t)cg->nbufs++;
+}
+
+static int32_t buffer_of(struct cg_ctx *cg, uint32_t v)
+{
+    uint32_t r = root_of(cg, v);
+    if (cg->buf[r] >= 0) return cg->buf[r];
+    const struct ir_value *val = &cg->g->values[r];
+    return add_buffer(cg, r, val->data ? O2R_SPACE_WEIGHTS : O2R_SPACE_ARENA);
+}
+
+static int cmp_size_desc(const void *a, const void *b, void *ctx)
+{
+    const struct cg_buffer *bufs = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (bufs[x].size != bufs[y].size) return bufs[x].size < bufs[y].size ? 1 : -1;
+    return x < y ? -1 : x > y;
+}
+
+static void plan_memory(struct cg_ctx *cg)
+{
+    /* Weights: in first-use order. */
+    uint64_t woff = 0;
+    for (uint32_t b = 0; b < cg->nbufs; b++) {
+        struct cg_buffer *bf = &cg->bufs[b];
+        if (bf->space != O2R_SPACE_WEIGHTS) continue;
+        bf->offset = woff;
+        woff = align_up(woff + bf->size);
+    }
+    cg->weights_bytes = woff;
+    /* Arena: greedy placement by decreasing size among time-overlapping buffers. */
+    uint32_t *order = malloc(sizeof *order * (cg->nbufs ? cg->nbufs : 1));
+    uint32_t *placed = malloc(sizeof *placed * (cg->nbufs ? cg->nbufs : 1));
+    if (!order || !placed) ir_die("out of memory");
+    uint32_t na = 0, np = 0;
+    for (uint32_t b = 0; b < cg->nbufs; b++)
+        if (cg->bufs[b].space == O2R_SPACE_ARENA) order[na++] = b;
+    qsort_r(order, na, sizeof *order, cmp_size_desc, cg->bufs);
+    uint64_t arena = 0;
+    struct iv { uint64_t lo, hi; } *busy = malloc(sizeof *busy * (na ? na : 1));
+    if (!busy) ir_die("out of memory");
+    for (uint32_t i = 0; i < na; i++) {
+        struct cg_buffer *bf = &cg->bufs[order[i]];
+        int64_t f = cg->first[bf->value], l = cg->last[bf->value];
+        uint32_t nb = 0;
+        for (uint32_t j = 0; j < np; j++) {
+            const struct cg_buffer *o = &cg->bufs[placed[j]];
+            int64_t of = cg->first[o->value], ol = cg->last[o->value];
+            if (of <= l && f <= ol) busy[nb++] = (struct iv){o->offset, o->offset + align_up(o->size)};
+        }
+        /* Lowest offset that fits: candidates are 0 and every busy interval's end. */
+        uint64_t best = UINT64_MAX, need = align_up(bf->size);
+        for (uint32_t c = 0; c <= nb; c++) {
+            uint64_t cand = c == nb ? 0 : busy[c].hi;
+            if (cand >= best) continue;
+            bool ok = true;
+            for (uint32_t j = 0; j < nb && ok; j++)
+                if (cand < busy[j].hi && busy[j].lo < cand + need) ok = false;
+            if (ok) best = cand;
+        }
+        bf->offset = best;
+        if (best + need > arena) arena = best + need;
+        placed[np++] = order[i];
+    }
+    cg->arena_bytes = arena ? arena : O2R_ALIGN;
+    free(order);
+    free(placed);
+    free(busy);
+}
+
+/* ---- checksum ---- */
+
+static uint64_t fnv1a(const void *data, size_t n, uint64_t h)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t cg_weights_checksum(const struct cg_ctx *m)
+{
+    static const unsigned char zeros[O2R_ALIGN];
+    uint64_t h = 0xcbf29ce484222325ull, pos = 0;
+    for (uint32_t b = 0; b < m->nbufs; b++) {
+        const struct cg_buffer *bf = &m->bufs[b];
+        if (bf->space != O2R_SPACE_WEIGHTS) continue;
+        while (pos < bf->offset) {
+            uint64_t k = bf->offset - pos > O2R_ALIGN ? O2R_ALIGN : bf->offset - pos;
+            h = fnv1a(zeros, k, h);
+            pos += k;
+        }
+        const struct ir_value *v = &m->g->values[bf->value];
+        h = fnv1a(v->data, v->nbytes, h);
+        pos += v->nbytes;
+    }
+    while (pos < m->weights_bytes) {
+        uint64_t k = m->weights_bytes - pos > O2R_ALIGN ? O2R_ALIGN : m->weights_bytes - pos;
+        h = fnv1a(zeros, k, h);
+        pos += k;
+    }
+    return h;
+}
+
+/* ---- descriptor ---- */
+
+static void build_source(struct cg_ctx *m)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *s = malloc(cap);
+    if (!s) ir_die("out of memory");
+#define APPEND(p, n)                                                  \
+    do {                                                              \
+        size_t _n = (n);                                              \
+        while (len + _n + 1 > cap) {                                  \
+            cap *= 2;                                                 \
+            s = realloc(s, cap);                                      \
+            if (!s) ir_die("out of memory");                          \
+        }                                                             \
+        memcpy(s + len, (p), _n);                                     \
+        len += _n;                                                    \
+    } while (0)
+    bool f64 = false;
+    for (uint32_t i = 0; i < m->nuses; i++) f64 |= m->uses[i].dtype == IR_F64;
+    if (f64) APPEND("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", 46);
+    size_t plen;
+    const char *pre = kernel_source(m, "prelude", &plen);
+    if (!pre) ir_die("internal error: kernels/prelude.cl is not embedded");
+    APPEND(pre, plen);
+    for (uint32_t i = 0; i < m->nuses; i++) {
+        char hdr[256];
+        int hn = snprintf(hdr, sizeof hdr, "\n/* ---- %s.cl, T=%s ---- */\n#define T %s\n#define TS %s\n",
+                          m->uses[i].family, ir_dtype_name(m->uses[i].dtype),
+                          cg_ctype(m->uses[i].dtype), dtype_suffix(m->uses[i].dtype));
+        APPEND(hdr, (size_t)hn);
+        const char *src = kernel_source(m, m->uses[i].family, &plen);
+        APPEND(src, plen);
+        APPEND("\n#undef T\n#undef TS\n", 20);
+    }
+    s[len] = 0;
+#undef APPEND
+    m->source = s;
+    m->source_len = len;
+}
+
+static void fill_io(struct cg_ctx *m, struct o2r_io *io, uint32_t v)
+{
+    const struct ir_value *val = &m->g->values[v];
+    io->name = val->name;
+    io->dtype = val->dtype;
+    io->rank = val->rank;
+    for (int k = 0; k < val->rank; k++) io->dims[k] = val->dims[k];
+    io->buf = buffer_of(m, v);
+    io->nbytes = (uint64_t)ir_numel(m->g, v) * ir_dtype_size(val->dtype);
+}
+
+static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
+{
+    struct ir_graph *g = m->g;
+    struct o2r_model_desc *d = &m->desc;
+    memset(d, 0, sizeof *d);
+    d->abi_version = O2R_ABI_VERSION;
+    d->name = opt->name;
+    char *hex = ir_alloc(g, 65);
+    for (int i = 0; i < 32; i++) sprintf(hex + 2 * i, "%02x", g->model_hash[i]);
+    d->model_hash = hex;
+    d->kernel_source = m->source;
+    d->kernel_source_len = m->source_len;
+    d->build_options = "-cl-std=CL1.2";
+    d->arena_bytes = m->arena_bytes;
+    d->weights_bytes = m->weights_bytes;
+    d->weights_checksum = cg_weights_checksum(m);
+    struct o2r_buffer *bufs = ir_alloc(g, sizeof *bufs * (m->nbufs ? m->nbufs : 1));
+    for (uint32_t b = 0; b < m->nbufs; b++)
+        bufs[b] = (struct o2r_buffer){m->bufs[b].offset, m->bufs[b].size, m->bufs[b].space};
+    d->n_buffers = m->nbufs;
+    d->buffers = bufs;
+    struct o2r_arg *args = ir_alloc(g, sizeof *args * (m->nargs ? m->nargs : 1));
+    for (uint32_t a = 0; a < m->nargs; a++) {
+        const struct cg_arg *ca = &m->args[a];
+        args[a].kind = ca->kind;
+        switch (ca->kind) {
+        case O2R_ARG_BUF: args[a].u.buf = buffer_of(m, ca->value); break;
+        case O2R_ARG_I32: args[a].u.i32 = (int32_t)ca->i; break;
+        case O2R_ARG_I64: args[a].u.i64 = ca->i; break;
+        case O2R_ARG_F32: args[a].u.f32 = ca->f; break;
+        case O2R_ARG_LOCAL: args[a].u.local_bytes = (uint64_t)ca->i; break;
+        }
+    }
+    d->n_args = m->nargs;
+    d->args = args;
+    struct o2r_launch *ls = ir_alloc(g, sizeof *ls * (m->nlaunches ? m->nlaunches : 1));
+    for (uint32_t i = 0; i < m->nlaunches; i++) {
+        const struct cg_launch *l = &m->launches[i];
+        const struct ir_node *n = &g->nodes[l->node];
+        ls[i].kernel = l->kernel;
+        ls[i].work_dim = l->work_dim;
+        for (int k = 0; k < 3; k++) {
+            ls[i].gws[k] = l->gws[k];
+            ls[i].lws[k] = l->lws[k];
+        }
+        ls[i].first_arg = l->first_arg;
+        ls[i].nargs = l->nargs;
+        ls[i].node = n->name && n->name[0] ? n->name : ir_sprintf(g, "#%d", (int)n->onnx_index);
+        ls[i].op = n->op_type;
+    }
+    d->n_launches = m->nlaunches;
+    d->launches = ls;
+    d->n_inputs = g->ninputs;
+    struct o2r_io *ins = ir_alloc(g, sizeof *ins * (g->ninputs ? g->ninputs : 1));
+    for (uint32_t k = 0; k < g->ninputs; k++) fill_io(m, &ins[k], g->inputs[k]);
+    d->inputs = ins;
+    d->n_outputs = g->noutputs;
+    struct o2r_io *outs = ir_alloc(g, sizeof *outs * (g->noutputs ? g->noutputs : 1));
+    for (uint32_t k = 0; k < g->noutputs; k++) fill_io(m, &outs[k], g->outputs[k]);
+    d->outputs = outs;
+}
+
+struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
+{
+    struct cg_ctx *m = ir_alloc(g, sizeof *m);
+    m->g = g;
+    m->cur_node = IR_NONE;
+    ensure_value_tables(m);
+    /* Graph inputs are written before step 0; outputs are read after the last step. */
+    for (uint32_t k = 0; k < g->ninputs; k++) touch(m, g->inputs[k], -1);
+    int64_t step = 0;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        if (g->nodes[i].dead) continue;
+        m->step = step;
+        m->cur_node = i;
+        const struct ir_node *n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] != IR_NONE) touch(m, n->inputs[k], step);
+        lower_node(m, i);
+        ensure_value_tables(m);
+        step++;
+    }
+    m->cur_node = IR_NONE;
+    for (uint32_t k = 0; k < g->noutputs; k++) touch(m, g->outputs[k], INT64_MAX - 1);
+    /* A graph output that aliases a graph input or another output, or is a constant, needs its
+     * own buffer only if names would collide; aliasing is harmless because outputs are read
+     * after the run and inputs are rewritten before it. */
+    /* Assign buffers: I/O first (stable indices), then in argument order. */
+    for (uint32_t k = 0; k < g->ninputs; k++) buffer_of(m, g->inputs[k]);
+    for (uint32_t k = 0; k < g->noutputs; k++) buffer_of(m, g->outputs[k]);
+    for (uint32_t a = 0; a < m->nargs; a++)
+        if (m->args[a].kind == O2R_ARG_BUF) buffer_of(m, m->args[a].value);
+    /* Alias roots may be smaller than their views? Views never change the byte size. */
+    plan_memory(m);
+    build_source(m);
+    build_desc(m, opt);
+    return m;
+}
+
+const struct o2r_model_desc *cg_desc(const struct cg_ctx *m)
+{
+    return &m->desc;
+}
+
+const void *cg_weights_payload(const struct cg_ctx *m)
+{
+    struct cg_ctx *mm = (struct cg_ctx *)m;
+    if (mm->payload || !m->weights_bytes) return mm->payload;
+    unsigned char *p = calloc(1, m->weights_bytes);
+    if (!p) ir_die("out of memory (weights payload of %" PRIu64 " bytes)", m->weights_bytes);
+    for (uint32_t b = 0; b < m->nbufs; b++) {
+        const struct cg_buffer *bf = &m->bufs[b];
+        if (bf->space != O2R_SPACE_WEIGHTS) continue;
+        const struct ir_value *v = &m->g->values[bf->value];
+        memcpy(p + bf->offset, v->data, v->nbytes);
+    }
+    mm->payload = p;
+    return p;
+}
+
+void cg_print_stats(const struct cg_ctx *m, FILE *f)
+{
+    uint32_t narena = 0, nweights = 0;
+    uint64_t unplanned = 0;
+    for (uint32_t b = 0; b < m->nbufs; b++) {
+        if (m->bufs[b].space == O2R_SPACE_ARENA) {
+            narena++;
+            unplanned += align_up(m->bufs[b].size);
+        } else {
+            nweights++;
+        }
+    }
+    fprintf(f, "kernel launches per inference: %u\n", m->nlaunches);
+    fprintf(f, "arena: %" PRIu64 " bytes (%.2f MiB) for %u activation buffers (%.2f MiB without reuse)\n",
+            m->arena_bytes, m->arena_bytes / 1048576.0, narena, unplanned / 1048576.0);
+    fprintf(f, "weights: %" PRIu64 " bytes (%.2f MiB) in %u tensors\n", m->weights_bytes,
+            m->weights_bytes / 1048576.0, nweights);
+    fprintf(f, "kernel source: %zu bytes, %u (family, dtype) instances\n", m->source_len, m->nuses);
+}

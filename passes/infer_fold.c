@@ -1,0 +1,99 @@
+/* infer_fold.c — shape inference and constant folding in one topological sweep.
+ *
+ * For each live node in order: infer its output dtypes and dims (infer_node); then, if every
+ * present input is constant (or the op only needs input shapes: Shape, Size), evaluate it on
+ * the host with the reference implementation (ref_eval) and erase the node, its outputs now
+ * being constants. Folded outputs larger than FOLD_MAX_BYTES are left to run on the device
+ * (e.g. a huge Expand of zeros), unless every consumer is itself foldable shape arithmetic.
+ * Requires: graph inputs specialized (pass_specialize_shapes). Guarantees: every live value
+ * has concrete dims.
+ */
+#include "passes.h"
+#include "../ref/ref.h"
+
+#include <string.h>
+
+#define FOLD_MAX_BYTES (64u << 20)
+
+/* Shape / Size need only the input's dims. */
+static bool fold_shape_op(struct ir_graph *g, uint32_t i)
+{
+    struct ir_node *n = &g->nodes[i];
+    const struct ir_value *x = &g->values[n->inputs[0]];
+    uint32_t out = n->outputs[0];
+    if (n->op == IR_OP_SIZE) {
+        int64_t *d = ir_alloc(g, 8);
+        *d = ir_numel(g, n->inputs[0]);
+        struct ir_value *o = &g->values[out];
+        o->dtype = IR_I64;
+        o->rank = 0;
+        o->dims_known = true;
+        o->data = d;
+        o->nbytes = 8;
+        return true;
+    }
+    int64_t r = x->rank;
+    int64_t start = ir_attr_int(n, "start", 0), end = ir_attr_int(n, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    if (start < 0) start = 0;
+    if (start > r) start = r;
+    if (end < 0) end = 0;
+    if (end > r) end = r;
+    int64_t len = end > start ? end - start : 0;
+    int64_t *d = ir_alloc(g, (size_t)(len ? len : 1) * 8);
+    for (int64_t k = 0; k < len; k++) d[k] = x->dims[start + k];
+    struct ir_value *o = &g->values[out];
+    o->dtype = IR_I64;
+    o->rank = 1;
+    o->dims[0] = len;
+    o->dims_known = true;
+    o->data = d;
+    o->nbytes = (size_t)len * 8;
+    return true;
+}
+
+bool pass_infer_fold(struct ir_graph *g)
+{
+    bool changed = false;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        struct ir_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            uint32_t v = n->inputs[k];
+            if (v != IR_NONE && !g->values[v].dims_known) {
+                char d[256];
+                ir_fatal_node(g, n, "dims of input '%s' %s are unknown (bind graph inputs with --shape NAME=d0,d1,...)",
+                              g->values[v].name, ir_dims_str(&g->values[v], d, sizeof d));
+            }
+        }
+        if (n->op == IR_OP_SHAPE || n->op == IR_OP_SIZE) {
+            fold_shape_op(g, i);
+            ir_node_erase(g, i);
+            changed = true;
+            continue;
+        }
+        infer_node(g, i);
+        n = &g->nodes[i];
+        if (ir_op_flags(n->op) & IR_F_NOFOLD) continue;
+        bool all_const = true;
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] != IR_NONE && !ir_is_const(g, n->inputs[k])) all_const = false;
+        if (!all_const) continue;
+        size_t out_bytes = 0;
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            uint32_t o = n->outputs[k];
+            if (o == IR_NONE) continue;
+            out_bytes += (size_t)ir_numel(g, o) * ir_dtype_size(g->values[o].dtype);
+        }
+        if (out_bytes > FOLD_MAX_BYTES) continue;
+        if (!ref_eval(g, i)) continue;
+        n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            if (n->outputs[k] != IR_NONE) g->values[n->outputs[k]].producer = IR_NONE;
+        ir_node_erase(g, i);
+        changed = true;
+    }
+    ir_recount(g);
+    return changed;
+}
