@@ -1,0 +1,63 @@
+/* pool.cl — MaxPool-12 / AveragePool-19 windows (Global*Pool are lowered to reduce.cl).
+ *
+ * Layout: planes of NC[D]HW, dense row-major; 1-D/2-D pools run as 3-D ones with unit leading
+ * dims. X [P, D, H, W] (P = N*C planes), Y [P, OD, OH, OW]. One work-item per output element
+ * (gws[0] = P*OD*OH*OW, ow fastest). Window taps along each axis: i = o*s - pb + k*d, k < K.
+ * mode 0: max over in-bounds taps (padding never wins; NaN propagates).
+ * mode 1: average over in-bounds taps (count_include_pad = 0).
+ * mode 2: average, divisor counts the taps inside [-pb, size + pe) (count_include_pad = 1,
+ *         as ONNX/onnxruntime: taps past the end padding, possible with ceil_mode, are not
+ *         counted).
+ * The output size (ceil_mode) is decided by shape inference; the kernel only clips windows.
+ * Accumulation in float.
+ */
+
+__kernel void KN(pool)(__global const T *X, __global T *Y, int D, int H, int W, int OD, int OH,
+                       int OW, int KD, int KH, int KW, int sd, int sh, int sw, int pd, int ph,
+                       int pw, int ed, int eh, int ew, int dd, int dh, int dw, int mode,
+                       int total)
+{
+    const int gid = (int)get_global_id(0);
+    if (gid >= total) return;
+    const int ow = gid % OW;
+    int t = gid / OW;
+    const int oh = t % OH;
+    t /= OH;
+    const int od = t % OD;
+    const int p = t / OD;
+    const __global T *x = X + p * D * H * W;
+    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow * sw - pw;
+    float acc = mode == 0 ? -INFINITY : 0.0f;
+    int cnt = 0, cnt_pad_d = 0, cnt_pad_h = 0, cnt_pad_w = 0;
+    for (int kd = 0; kd < KD; kd++) {
+        const int id = id0 + kd * dd;
+        if (id < D + ed) cnt_pad_d++;
+        if (id < 0 || id >= D) continue;
+        for (int kh = 0; kh < KH; kh++) {
+            const int ih = ih0 + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            const __global T *xr = x + (id * H + ih) * W;
+            for (int kw = 0; kw < KW; kw++) {
+                const int iw = iw0 + kw * dw;
+                if (iw < 0 || iw >= W) continue;
+                const float v = (float)xr[iw];
+                if (mode == 0) {
+                    if (v > acc || isnan(v)) acc = isnan(acc) ? acc : v;
+                } else {
+                    acc += v;
+                }
+                cnt++;
+            }
+        }
+    }
+    if (mode == 2) {
+        for (int kh = 0; kh < KH; kh++)
+            if (ih0 + kh * dh < H + eh) cnt_pad_h++;
+        for (int kw = 0; kw < KW; kw++)
+            if (iw0 + kw * dw < W + ew) cnt_pad_w++;
+        acc /= (float)(cnt_pad_d * cnt_pad_h * cnt_pad_w);
+    } else if (mode == 1) {
+        acc /= (float)cnt;
+    }
+    Y[gid] = (T)acc;
+}
