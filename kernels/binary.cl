@@ -1,0 +1,183 @@
+/* binary.cl — binary elementwise ops with numpy broadcasting (ops.def family "binary"):
+ * Add Sub Mul Div Pow Mod PRelu Equal Greater GreaterOrEqual Less LessOrEqual And Or Xor and the
+ * pairwise steps of variadic Min Max Sum Mean.
+ *
+ * Two kernels per op, one work-item per output element (gws may be rounded up; i >= n exits):
+ *   <op>(a, b, y, n)                       a, b, y dense with the same n elements;
+ *   <op>_bc(a, b, y, n, rank, d0..d5, sa0..sa5, sb0..sb5)
+ *       y dense with dims d (right-aligned: only d[6-rank..5] are used), element i of y at
+ *       coordinates c reads a[sum c_k*sa_k] and b[sum c_k*sb_k] (stride 0 on broadcast axes).
+ *       The lowering collapses contiguous axes first, so rank is usually 1..3.
+ * Output type: T, except comparisons (equal greater greater_equal less less_equal): uchar (bool).
+ * Semantics: ONNX-13/14 (Pow-15): integer div truncates toward zero (x/0 -> 0, no trap);
+ *   mod = Python-style remainder (sign of divisor, Mod fmod=0), fmod = C remainder (sign of
+ *   dividend; the only float form); pow on integers by repeated squaring (negative exponent:
+ *   1, -1 or 0 as integer division would give); min/max propagate NaN; prelu(x, s) = x<0 ? s*x : x.
+ *   and/or/xor exist for bool only.
+ * Helpers: scale(y, n, s): y[i] *= s (Mean's final division, float types);
+ *          copy(x, y, n): y[i] = x[i] (one-input Min/Max/Sum/Mean).
+ * Element-type block: see unary.cl.
+ */
+#ifndef O2C_KA_TYPEIDS
+#define O2C_KA_TYPEIDS
+#define O2C_ID_f32 1
+#define O2C_ID_f64 2
+#define O2C_ID_f16 3
+#define O2C_ID_i8 4
+#define O2C_ID_u8 5
+#define O2C_ID_i16 6
+#define O2C_ID_u16 7
+#define O2C_ID_i32 8
+#define O2C_ID_u32 9
+#define O2C_ID_i64 10
+#define O2C_ID_u64 11
+#define O2C_ID_b 12
+#define O2C_TID KN2(O2C_ID, TS)
+#define O2C_T_FLOAT (O2C_TID <= 3)
+#endif
+#if O2C_TID == O2C_ID_f64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#if O2C_TID == O2C_ID_f16
+#define KA_CT float
+#define KA_LD(p, i) vload_half((i), (p))
+#define KA_ST(p, i, v) vstore_half_rte((v), (i), (p))
+#else
+#define KA_CT T
+#define KA_LD(p, i) ((p)[(i)])
+#define KA_ST(p, i, v) ((p)[(i)] = (T)(v))
+#endif
+
+#define KA_BIN(name, OT, STORE, EXPR)                                                         \
+    __kernel void KN(name)(__global const T *a, __global const T *b, __global OT *y, int n)   \
+    {                                                                                         \
+        const int i = (int)get_global_id(0);                                                  \
+        if (i >= n) return;                                                                   \
+        const KA_CT x0 = KA_LD(a, i);                                                         \
+        const KA_CT x1 = KA_LD(b, i);                                                         \
+        STORE(y, i, (EXPR));                                                                  \
+    }                                                                                         \
+    __kernel void KN(name##_bc)(__global const T *a, __global const T *b, __global OT *y,     \
+                                int n, int rank, int d0, int d1, int d2, int d3, int d4,      \
+                                int d5, int sa0, int sa1, int sa2, int sa3, int sa4, int sa5, \
+                                int sb0, int sb1, int sb2, int sb3, int sb4, int sb5)         \
+    {                                                                                         \
+        const int i = (int)get_global_id(0);                                                  \
+        if (i >= n) return;                                                                   \
+        const int d[6] = {d0, d1, d2, d3, d4, d5};                                            \
+        const int sa[6] = {sa0, sa1, sa2, sa3, sa4, sa5};                                     \
+        const int sb[6] = {sb0, sb1, sb2, sb3, sb4, sb5};                                     \
+        int r = i, oa = 0, ob = 0;                                                            \
+        for (int k = 5; k >= 6 - rank; --k) {                                                 \
+            const int c = r % d[k];                                                           \
+            r /= d[k];                                                                        \
+            oa += c * sa[k];                                                                  \
+            ob += c * sb[k];                                                                  \
+        }                                                                                     \
+        const KA_CT x0 = KA_LD(a, oa);                                                        \
+        const KA_CT x1 = KA_LD(b, ob);                                                        \
+        STORE(y, i, (EXPR));                                                                  \
+    }
+#define KA_STB(p, i, v) ((p)[(i)] = (uchar)((v) ? 1 : 0))
+
+#if O2C_T_FLOAT
+#define KC(c) ((KA_CT)(c))
+KA_BIN(add, T, KA_ST, x0 + x1)
+KA_BIN(sub, T, KA_ST, x0 - x1)
+KA_BIN(mul, T, KA_ST, x0 * x1)
+KA_BIN(div, T, KA_ST, x0 / x1)
+KA_BIN(pow, T, KA_ST, pow(x0, x1))
+KA_BIN(fmod, T, KA_ST, fmod(x0, x1))
+KA_BIN(prelu, T, KA_ST, x0 < KC(0) ? x1 * x0 : x0)
+KA_BIN(min, T, KA_ST, (x0 < x1 || isnan(x0)) ? x0 : x1)
+KA_BIN(max, T, KA_ST, (x0 > x1 || isnan(x0)) ? x0 : x1)
+__kernel void KN(scale)(__global T *y, int n, float s)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= n) return;
+    KA_ST(y, i, KA_LD(y, i) * (KA_CT)s);
+}
+#undef KC
+#elif O2C_TID != O2C_ID_b
+#if O2C_TID == O2C_ID_u8 || O2C_TID == O2C_ID_u16 || O2C_TID == O2C_ID_u32 || O2C_TID == O2C_ID_u64
+#define KA_UNSIGNED 1
+#else
+#define KA_UNSIGNED 0
+#endif
+/* a / b truncating toward zero; b == 0 gives 0 and MIN / -1 wraps (no hardware trap). */
+static inline T KN(ka_idiv)(T a, T b)
+{
+    if (b == (T)0) return (T)0;
+#if !KA_UNSIGNED
+    if (b == (T)-1) return (T)((T)0 - a);
+#endif
+    return (T)(a / b);
+}
+/* C remainder (sign of a); b == 0 gives 0. */
+static inline T KN(ka_irem)(T a, T b)
+{
+    if (b == (T)0) return (T)0;
+#if !KA_UNSIGNED
+    if (b == (T)-1) return (T)0;
+#endif
+    return (T)(a % b);
+}
+/* Python remainder (sign of b). */
+static inline T KN(ka_imod)(T a, T b)
+{
+    T r = KN(ka_irem)(a, b);
+#if !KA_UNSIGNED
+    if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r = (T)(r + b);
+#endif
+    return r;
+}
+/* a ** b by repeated squaring (wrapping); negative b: 1/a**|b| truncated. */
+static inline T KN(ka_ipow)(T a, T b)
+{
+#if !KA_UNSIGNED
+    if (b < (T)0) {
+        if (a == (T)1) return (T)1;
+        if (a == (T)-1) return (b & (T)1) ? (T)-1 : (T)1;
+        return (T)0;
+    }
+#endif
+    T r = (T)1;
+    while (b != (T)0) {
+        if (b & (T)1) r = (T)(r * a);
+        a = (T)(a * a);
+        b = (T)(b >> 1);
+    }
+    return r;
+}
+KA_BIN(add, T, KA_ST, x0 + x1)
+KA_BIN(sub, T, KA_ST, x0 - x1)
+KA_BIN(mul, T, KA_ST, x0 * x1)
+KA_BIN(div, T, KA_ST, KN(ka_idiv)(x0, x1))
+KA_BIN(pow, T, KA_ST, KN(ka_ipow)(x0, x1))
+KA_BIN(fmod, T, KA_ST, KN(ka_irem)(x0, x1))
+KA_BIN(mod, T, KA_ST, KN(ka_imod)(x0, x1))
+KA_BIN(prelu, T, KA_ST, x0 < (T)0 ? (T)(x1 * x0) : x0)
+KA_BIN(min, T, KA_ST, x0 < x1 ? x0 : x1)
+KA_BIN(max, T, KA_ST, x0 > x1 ? x0 : x1)
+#undef KA_UNSIGNED
+#else
+KA_BIN(and, T, KA_ST, (x0 && x1) ? 1 : 0)
+KA_BIN(or, T, KA_ST, (x0 || x1) ? 1 : 0)
+KA_BIN(xor, T, KA_ST, ((x0 != 0) != (x1 != 0)) ? 1 : 0)
+#endif
+KA_BIN(equal, uchar, KA_STB, x0 == x1)
+KA_BIN(greater, uchar, KA_STB, x0 > x1)
+KA_BIN(greater_equal, uchar, KA_STB, x0 >= x1)
+KA_BIN(less, uchar, KA_STB, x0 < x1)
+KA_BIN(less_equal, uchar, KA_STB, x0 <= x1)
+__kernel void KN(copy)(__global const T *x, __global T *y, int n)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= n) return;
+    KA_ST(y, i, KA_LD(x, i));
+}
+#undef KA_BIN
+#undef KA_STB
+#undef KA_CT
+#undef KA_LD
+#undef KA_ST

@@ -1,0 +1,169 @@
+/* unary.cl — unary elementwise ops (ops.def family "unary"): y[i] = f(x[i]), x and y dense with
+ * n elements (n < 2^31), one work-item per element; gws may be rounded up (items i >= n exit).
+ *
+ * Kernels (all: (__global const T *x, __global OUT *y, int n, float alpha, float beta)):
+ *   float types (f32, f64, f16 stored as half and computed in float):
+ *     abs neg exp log sqrt reciprocal sigmoid tanh sin cos tan asin acos atan sinh cosh asinh
+ *     acosh atanh erf relu floor ceil round (half to even) sign softplus softsign
+ *     elu(alpha) selu(alpha, gamma=beta) celu(alpha) leaky_relu(alpha) thresholded_relu(alpha)
+ *     hard_sigmoid(alpha, beta) hard_swish mish gelu (exact, erf) gelu_tanh (approximate=tanh)
+ *     isnan, isinf (alpha != 0: detect negative, beta != 0: detect positive): OUT = uchar (bool)
+ *   signed integer types: abs neg sign relu;  unsigned: abs (identity) neg (wraps) sign relu;
+ *   bool (T = uchar, suffix b): not.
+ * NaN propagates through relu/sign/leaky_relu/elu/hard_sigmoid... (comparisons, not fmax/fmin).
+ *
+ * Erf (f32/f16): no erf() call (slow on PoCL). Rational minimax approximation on [-4, 4]
+ * (x * P(x^2) / Q(x^2), P degree 6 / Q degree 4 in x^2, coefficients as in Eigen's
+ * generic_fast_erf_float), clamped to +-1 outside; measured against C erf() in double over
+ * 2,000,001 points of [-6, 6]: max |error| 4.5e-7, max relative error 4.5e-7
+ * (tests/kernels_a: test_ka_kernels checks < 6e-7 on the device). f64 uses erf().
+ *
+ * Element-type block (same in every family file of this group): O2C_TID identifies T at
+ * preprocessing time (O2C_ID_<suffix>); KA_CT is the compute type (float for f16), KA_LD/KA_ST
+ * load/store one element (vload_half/vstore_half_rte for f16: core OpenCL 1.2, no cl_khr_fp16).
+ */
+#ifndef O2C_KA_TYPEIDS
+#define O2C_KA_TYPEIDS
+#define O2C_ID_f32 1
+#define O2C_ID_f64 2
+#define O2C_ID_f16 3
+#define O2C_ID_i8 4
+#define O2C_ID_u8 5
+#define O2C_ID_i16 6
+#define O2C_ID_u16 7
+#define O2C_ID_i32 8
+#define O2C_ID_u32 9
+#define O2C_ID_i64 10
+#define O2C_ID_u64 11
+#define O2C_ID_b 12
+#define O2C_TID KN2(O2C_ID, TS)
+#define O2C_T_FLOAT (O2C_TID <= 3)
+#endif
+#if O2C_TID == O2C_ID_f64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#if O2C_TID == O2C_ID_f16
+#define KA_CT float
+#define KA_LD(p, i) vload_half((i), (p))
+#define KA_ST(p, i, v) vstore_half_rte((v), (i), (p))
+#else
+#define KA_CT T
+#define KA_LD(p, i) ((p)[(i)])
+#define KA_ST(p, i, v) ((p)[(i)] = (T)(v))
+#endif
+
+#ifndef O2C_KA_ERF
+#define O2C_KA_ERF
+/* erf(x) for float: see the banner (max abs/rel error 4.5e-7). */
+static inline float ka_erf_f(float a)
+{
+    const float x = clamp(a, -4.0f, 4.0f);
+    const float x2 = x * x;
+    float p = -2.72614225801306e-10f;
+    p = p * x2 + 2.77068142495902e-08f;
+    p = p * x2 + -2.10102402082508e-06f;
+    p = p * x2 + -5.69250639462346e-05f;
+    p = p * x2 + -7.34990630326855e-04f;
+    p = p * x2 + -2.95459980854025e-03f;
+    p = p * x2 + -1.60960333262415e-02f;
+    p = p * x;
+    float q = -1.45660718464996e-05f;
+    q = q * x2 + -2.13374055278905e-04f;
+    q = q * x2 + -1.68282697438203e-03f;
+    q = q * x2 + -7.37332916720468e-03f;
+    q = q * x2 + -1.42647390514189e-02f;
+    return isnan(a) ? a : p / q;
+}
+#endif
+
+#define KC(c) ((KA_CT)(c))
+#define KA_UN(name, EXPR)                                                                     \
+    __kernel void KN(name)(__global const T *x, __global T *y, int n, float alpha, float beta) \
+    {                                                                                         \
+        const int i = (int)get_global_id(0);                                                  \
+        if (i >= n) return;                                                                   \
+        const KA_CT v = KA_LD(x, i);                                                          \
+        KA_ST(y, i, (EXPR));                                                                  \
+    }
+#define KA_UNB(name, EXPR)                                                                    \
+    __kernel void KN(name)(__global const T *x, __global uchar *y, int n, float alpha,        \
+                           float beta)                                                        \
+    {                                                                                         \
+        const int i = (int)get_global_id(0);                                                  \
+        if (i >= n) return;                                                                   \
+        const KA_CT v = KA_LD(x, i);                                                          \
+        y[i] = (uchar)((EXPR) ? 1 : 0);                                                       \
+    }
+
+#if O2C_T_FLOAT
+#if O2C_TID == O2C_ID_f64
+#define KA_ERF(v) erf(v)
+#else
+#define KA_ERF(v) ka_erf_f(v)
+#endif
+/* softplus(v) = log(1 + exp(v)), evaluated without overflow */
+/* clamp to [0, 1] keeping NaN (OpenCL clamp() leaves NaN undefined) */
+#define KA_CLAMP01(t) ((t) < KC(0) ? KC(0) : ((t) > KC(1) ? KC(1) : (t)))
+#define KA_SOFTPLUS(v) ((v) > KC(0) ? (v) + log1p(exp(-(v))) : log1p(exp(v)))
+KA_UN(abs, fabs(v))
+KA_UN(neg, -v)
+KA_UN(exp, exp(v))
+KA_UN(log, log(v))
+KA_UN(sqrt, sqrt(v))
+KA_UN(reciprocal, KC(1) / v)
+KA_UN(sigmoid, KC(1) / (KC(1) + exp(-v)))
+KA_UN(tanh, tanh(v))
+KA_UN(sin, sin(v))
+KA_UN(cos, cos(v))
+KA_UN(tan, tan(v))
+KA_UN(asin, asin(v))
+KA_UN(acos, acos(v))
+KA_UN(atan, atan(v))
+KA_UN(sinh, sinh(v))
+KA_UN(cosh, cosh(v))
+KA_UN(asinh, asinh(v))
+KA_UN(acosh, acosh(v))
+KA_UN(atanh, atanh(v))
+KA_UN(erf, KA_ERF(v))
+KA_UN(relu, v < KC(0) ? KC(0) : v)
+KA_UN(floor, floor(v))
+KA_UN(ceil, ceil(v))
+KA_UN(round, rint(v))
+KA_UN(sign, v > KC(0) ? KC(1) : (v < KC(0) ? KC(-1) : v))
+KA_UN(softplus, KA_SOFTPLUS(v))
+KA_UN(softsign, v / (KC(1) + fabs(v)))
+KA_UN(elu, v < KC(0) ? (KA_CT)alpha * expm1(v) : v)
+KA_UN(selu, v > KC(0) ? (KA_CT)beta * v : (KA_CT)beta * ((KA_CT)alpha * exp(v) - (KA_CT)alpha))
+KA_UN(celu, (v > KC(0) ? v : KC(0)) + (v < KC(0) ? (KA_CT)alpha * expm1(v / (KA_CT)alpha) : KC(0)))
+KA_UN(leaky_relu, v < KC(0) ? (KA_CT)alpha * v : v)
+KA_UN(thresholded_relu, v > (KA_CT)alpha ? v : KC(0))
+KA_UN(hard_sigmoid, KA_CLAMP01((KA_CT)alpha * v + (KA_CT)beta))
+KA_UN(hard_swish, v * KA_CLAMP01(v * KC(1.0 / 6.0) + KC(0.5)))
+KA_UN(mish, v * tanh(KA_SOFTPLUS(v)))
+KA_UN(gelu, KC(0.5) * v * (KC(1) + KA_ERF(v * KC(0.70710678118654752440))))
+KA_UN(gelu_tanh,
+      KC(0.5) * v * (KC(1) + tanh(KC(0.79788456080286535588) * (v + KC(0.044715) * v * v * v))))
+KA_UNB(isnan, isnan(v))
+KA_UNB(isinf, isinf(v) && ((v < KC(0) && alpha != 0.0f) || (v > KC(0) && beta != 0.0f)))
+#undef KA_ERF
+#undef KA_SOFTPLUS
+#undef KA_CLAMP01
+#elif O2C_TID == O2C_ID_b
+KA_UN(not, v ? 0 : 1)
+#elif O2C_TID == O2C_ID_u8 || O2C_TID == O2C_ID_u16 || O2C_TID == O2C_ID_u32 || O2C_TID == O2C_ID_u64
+KA_UN(abs, v)
+KA_UN(neg, (T)0 - v)
+KA_UN(sign, v > (T)0 ? (T)1 : (T)0)
+KA_UN(relu, v)
+#else
+KA_UN(abs, v < (T)0 ? (T)0 - v : v)
+KA_UN(neg, (T)0 - v)
+KA_UN(sign, v > (T)0 ? (T)1 : (v < (T)0 ? (T)-1 : (T)0))
+KA_UN(relu, v < (T)0 ? (T)0 : v)
+#endif
+#undef KA_UN
+#undef KA_UNB
+#undef KC
+#undef KA_CT
+#undef KA_LD
+#undef KA_ST
