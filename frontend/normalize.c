@@ -40,9 +40,11 @@
  *              scale_c[c] = scale_g[c / (C/G)]. Otherwise the node gets the int attribute
  *              `_per_group` = 1 and the shape pass (which knows C) must expand scale/bias the same
  *              way. From opset 21 nothing changes.
- *   Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less (opset < 7) with broadcast=1 and an `axis`
- *              attribute (legacy, non-numpy broadcasting) -> fatal "not supported". Without
- *              `axis`, legacy broadcast is suffix-aligned, the same as numpy's for these inputs.
+ *   Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less (opset < 7): `broadcast` and `axis` are
+ *              removed. broadcast=1 with `axis` (B aligned with A at axis) is accepted only when
+ *              it equals numpy broadcasting: both ranks known at import (graph inputs or
+ *              constants) and axis == rank(A) - rank(B); otherwise fatal "not supported".
+ *              Without `axis`, legacy broadcast is suffix-aligned, the same as numpy's.
  *   Dropout, BatchNormalization and everything else: unchanged.
  *
  * Guarantees: removed attributes are gone from the node; new constants are named
@@ -353,11 +355,22 @@ void fe_normalize_node(struct fe_ctx *c, uint32_t nid)
     case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_DIV: case IR_OP_POW:
     case IR_OP_AND: case IR_OP_OR: case IR_OP_XOR: case IR_OP_EQUAL: case IR_OP_GREATER:
     case IR_OP_LESS:
-        if (ir_attr_int(n, "broadcast", 0) != 0 && ir_attr_find(n, "axis"))
-            ir_fatal_node(g, n,
-                          "legacy broadcasting with broadcast=1, axis=%lld (opset < 7) is not "
-                          "supported",
-                          (long long)ir_attr_int(n, "axis", 0));
+        if (ir_attr_int(n, "broadcast", 0) != 0 && ir_attr_find(n, "axis")) {
+            /* Legacy: B's dims align with A's starting at `axis`. That is numpy broadcasting
+             * exactly when axis == rank(A) - rank(B); anything else is refused. */
+            uint32_t a = ir_input(n, 0), b = ir_input(n, 1);
+            int ra = a != IR_NONE ? g->values[a].rank : -1;
+            int rb = b != IR_NONE ? g->values[b].rank : -1;
+            int64_t axis = ir_attr_int(n, "axis", 0);
+            if (axis < 0) axis += ra;
+            if (ra < 0 || rb < 0 || axis != ra - rb)
+                ir_fatal_node(g, n,
+                              "legacy broadcasting with broadcast=1, axis=%lld (opset < 7) is "
+                              "only supported when axis == rank(A) - rank(B) and both ranks are "
+                              "known at import",
+                              (long long)ir_attr_int(n, "axis", 0));
+            attr_remove(g, nid, "axis");
+        }
         attr_remove(g, nid, "broadcast");
         break;
     default:
