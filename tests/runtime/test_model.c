@@ -1,0 +1,531 @@
+/* test_model.c — end-to-end tests of the OpenCL runtime with a hand-written model descriptor.
+ *
+ * What: a two-launch model (t = a*x + b; y = t*c + x, with a and c in the weights region, x, t,
+ * y in the arena at non-zero sub-buffer offsets, arguments of every kind: BUF, I32, I64, F32,
+ * LOCAL; one launch with an explicit local size) is initialized and run on the default OpenCL
+ * device (PoCL in CI). Checked: output values against a host computation (tolerance: abs 1e-5
+ * + rel 1e-5, both required to fail; the kernels use plain float mul/add), the program binary
+ * cache (miss + file written on first init, hit on the second, a corrupt entry is rebuilt and
+ * rewritten, an unusable cache folder is not an error), weights files (wrong checksum, wrong
+ * model hash, corrupt payload, truncated, bad magic, missing -> the right status and message),
+ * build failures (build log + options in the message), enqueue failures (CL error name + node),
+ * injected CL and allocation failures (clean error, no crash), device selection, profiling
+ * output and the o2r_main CLI (inputs/outputs, name checks, --output-dir, --bench, default
+ * weights path, exit codes).
+ * Assumes: an OpenCL device; RT_TEST_DATA unused; writes only under a mkdtemp folder and the
+ * test executable's own "<exe>.weights".
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "onnx2cl_rt.h"
+#include "rt_internal.h"
+#include "rt_test.h"
+
+#define N 1000
+#define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static const char k_source[] =
+    "__kernel void axpb(__global const float *x, __global const float *a, __global float *t,\n"
+    "                   float b, int n) {\n"
+    "    int i = get_global_id(0);\n"
+    "    if (i < n) t[i] = a[i] * x[i] + b;\n"
+    "}\n"
+    "__kernel void mul_add(__global const float *t, __global const float *c,\n"
+    "                      __global const float *x, __global float *y, long n,\n"
+    "                      __local float *scratch) {\n"
+    "    size_t i = get_global_id(0), l = get_local_id(0);\n"
+    "    scratch[l] = i < n ? t[i] * c[i] : 0.0f;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    if (i < n) y[i] = scratch[l] + x[i];\n"
+    "}\n";
+
+/* buffers: 0 x (arena 0), 1 t (arena 4096), 2 y (arena 8192), 3 a (weights 0), 4 c (weights 4096) */
+static const struct o2r_buffer k_buffers[] = {
+    {0, N * 4, O2R_SPACE_ARENA},    {4096, N * 4, O2R_SPACE_ARENA},
+    {8192, N * 4, O2R_SPACE_ARENA}, {0, N * 4, O2R_SPACE_WEIGHTS},
+    {4096, N * 4, O2R_SPACE_WEIGHTS},
+};
+static struct o2r_arg k_args[] = {
+    {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 3}}, {O2R_ARG_BUF, {.buf = 1}},
+    {O2R_ARG_F32, {.f32 = 0.5f}}, {O2R_ARG_I32, {.i32 = N}},
+    {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_BUF, {.buf = 4}}, {O2R_ARG_BUF, {.buf = 0}},
+    {O2R_ARG_BUF, {.buf = 2}}, {O2R_ARG_I64, {.i64 = N}}, {O2R_ARG_LOCAL, {.local_bytes = 8 * 4}},
+};
+static struct o2r_launch k_launches[] = {
+    {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "n1_mul_add_b", "Mul"},
+    {"mul_add", 1, {N, 0, 0}, {8, 0, 0}, 5, 6, "n2_mul_add_x", "Add"},
+};
+static const struct o2r_io k_inputs[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
+static const struct o2r_io k_outputs[] = {
+    {"y/out", O2R_F32, 2, {10, N / 10}, 2, N * 4},
+    {"t", O2R_F32, 1, {N}, 1, N * 4},
+};
+static struct o2r_model_desc g_desc = {
+    O2R_ABI_VERSION, "tiny", HASH, k_source, sizeof k_source - 1, "-cl-mad-enable -DUNUSED=1",
+    8192 + N * 4, 4096 + N * 4, 0 /* checksum, set in main */,
+    5, k_buffers, 11, k_args, 2, k_launches, 1, k_inputs, 2, k_outputs,
+};
+
+static char g_tmp[256];     /* temporary folder */
+static char g_wpath[512];   /* good weights file */
+static float g_x[N];        /* input */
+static float g_payload[2048]; /* weights payload: a at 0, c at 4096 bytes */
+
+static void expected(float *y, float *t)
+{
+    const float *a = g_payload, *c = g_payload + 1024;
+    for (int i = 0; i < N; i++) {
+        t[i] = a[i] * g_x[i] + 0.5f;
+        y[i] = t[i] * c[i] + g_x[i];
+    }
+}
+
+static int close_enough(const float *got, const float *want, int n)
+{
+    for (int i = 0; i < n; i++) {
+        float d = fabsf(got[i] - want[i]);
+        if (!(d <= 1e-5f || d <= 1e-5f * fabsf(want[i]))) {
+            fprintf(stderr, "  [%d] got %g want %g\n", i, got[i], want[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Writes a weights file with the given header fields and payload length. */
+static void write_weights(const char *path, const char *magic, uint32_t version, uint64_t payload,
+                          uint64_t checksum, const char *hash, size_t write_payload, int flip)
+{
+    unsigned char hdr[O2R_WEIGHTS_HEADER];
+    memset(hdr, 0, sizeof hdr);
+    memcpy(hdr, magic, 8);
+    memcpy(hdr + 8, &version, 4);
+    memcpy(hdr + 16, &payload, 8);
+    memcpy(hdr + 24, &checksum, 8);
+    memcpy(hdr + 32, hash, strlen(hash) < 64 ? strlen(hash) : 64);
+    FILE *f = fopen(path, "wb");
+    fwrite(hdr, 1, sizeof hdr, f);
+    unsigned char *p = malloc(write_payload + 1);
+    memcpy(p, g_payload, write_payload);
+    if (flip && write_payload)
+        p[write_payload / 2] ^= 1;
+    fwrite(p, 1, write_payload, f);
+    free(p);
+    fclose(f);
+}
+
+/* ctx + init + run + free; returns the first failing status, message in msg. */
+static o2r_status full_run(const struct o2r_model_desc *d, const char *wpath, char *msg,
+                           size_t cap, int *hit, float *y, float *t)
+{
+    struct o2r_ctx *ctx = NULL;
+    struct o2r_model *m = NULL;
+    o2r_status st = o2r_ctx_create(NULL, &ctx);
+    msg[0] = 0;
+    if (st != O2R_OK) {
+        snprintf(msg, cap, "%s", o2r_ctx_last_error(NULL));
+        return st;
+    }
+    st = o2r_model_init(ctx, d, wpath, &m);
+    if (st == O2R_OK) {
+        if (hit)
+            *hit = o2r_model_cache_hit(m);
+        const void *ins[1] = {g_x};
+        void *outs[2] = {y, t};
+        st = o2r_model_run(m, ins, outs);
+    }
+    if (st != O2R_OK)
+        snprintf(msg, cap, "%s", o2r_ctx_last_error(ctx));
+    o2r_model_free(m);
+    o2r_ctx_free(ctx);
+    return st;
+}
+
+static int count_clbin(const char *dir, off_t *size)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s'/*.clbin 2>/dev/null | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = -1;
+        pclose(p);
+    }
+    if (size) {
+        snprintf(cmd, sizeof cmd, "stat -c %%s '%s'/*.clbin 2>/dev/null | head -1", dir);
+        p = popen(cmd, "r");
+        long long s = 0;
+        if (p) {
+            if (fscanf(p, "%lld", &s) != 1)
+                s = -1;
+            pclose(p);
+        }
+        *size = (off_t)s;
+    }
+    return n;
+}
+
+static void test_run_and_cache(void)
+{
+    char dir[512], msg[O2R_ERR_CAP], cmd[700];
+    float y[N], t[N], ey[N], et[N];
+    int hit = -1;
+    expected(ey, et);
+    snprintf(dir, sizeof dir, "%s/cache", g_tmp);
+    setenv("ONNX2CL_CACHE_DIR", dir, 1);
+    memset(y, 0, sizeof y);
+    o2r_status st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK, "first run: %s", msg);
+    CHECK(hit == 0, "first init should miss the cache");
+    CHECK(close_enough(y, ey, N) && close_enough(t, et, N), "values (first run)");
+    off_t size1 = 0;
+    CHECK(count_clbin(dir, &size1) == 1 && size1 > 16, "cache file not written (%lld bytes)",
+          (long long)size1);
+    memset(y, 0, sizeof y);
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 1, "second init should hit the cache: %s", msg);
+    CHECK(close_enough(y, ey, N) && close_enough(t, et, N), "values (cached program)");
+    /* corrupt the cache entry: rebuilt from source, rewritten */
+    snprintf(cmd, sizeof cmd, "for f in '%s'/*.clbin; do head -c 40 \"$f\" > \"$f.x\"; "
+             "printf garbage >> \"$f.x\"; mv \"$f.x\" \"$f\"; done", dir);
+    CHECK(system(cmd) == 0, "corrupting the cache");
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 0, "corrupt cache entry should be rebuilt: %s", msg);
+    off_t size2 = 0;
+    /* (PoCL binaries differ in size between builds, so only check it is no longer the
+     * 47-byte corrupt file) */
+    CHECK(count_clbin(dir, &size2) == 1 && size2 > 100, "entry not rewritten (%lld bytes)",
+          (long long)size2);
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 1, "rewritten entry should hit: %s", msg);
+    /* different build options -> different key */
+    struct o2r_model_desc d2 = g_desc;
+    d2.build_options = "-cl-mad-enable -DUNUSED=2";
+    st = full_run(&d2, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 0 && count_clbin(dir, NULL) == 2, "options not in key");
+    /* unusable cache folder: no error */
+    setenv("ONNX2CL_CACHE_DIR", "/dev/null/cache", 1);
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 0, "unusable cache dir: %s", msg);
+    CHECK(close_enough(y, ey, N), "values (no cache)");
+    setenv("ONNX2CL_CACHE_DIR", dir, 1);
+}
+
+static void test_weights_errors(void)
+{
+    char path[600], msg[O2R_ERR_CAP];
+    float y[N], t[N];
+    uint64_t ck = g_desc.weights_checksum, pl = g_desc.weights_bytes;
+    static const struct {
+        const char *what, *magic, *hash;
+        uint32_t version;
+        int wrong_ck, flip, short_payload, tiny;
+        o2r_status want;
+        const char *expect;
+    } cases[] = {
+        {"checksum", O2R_WEIGHTS_MAGIC, HASH, 1, 1, 0, 0, 0, O2R_ERR_MISMATCH, "checksum"},
+        {"corrupt", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 1, 0, 0, O2R_ERR_FORMAT, "is corrupt"},
+        {"hash", O2R_WEIGHTS_MAGIC, "feedface", 1, 0, 0, 0, 0, O2R_ERR_MISMATCH,
+         "was written for another model"},
+        {"truncated", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 0, 1, 0, O2R_ERR_FORMAT, "truncated"},
+        {"magic", "NOTWTS!", HASH, 1, 0, 0, 0, 0, O2R_ERR_FORMAT, "bad magic"},
+        {"version", O2R_WEIGHTS_MAGIC, HASH, 7, 0, 0, 0, 0, O2R_ERR_FORMAT, "version 7"},
+        {"tiny", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 0, 0, 1, O2R_ERR_FORMAT, "shorter than"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/bad_%s.weights", g_tmp, cases[i].what);
+        write_weights(path, cases[i].magic, cases[i].version, pl, cases[i].wrong_ck ? ck ^ 1 : ck,
+                      cases[i].hash, cases[i].short_payload ? (size_t)pl - 100 : (size_t)pl,
+                      cases[i].flip);
+        if (cases[i].tiny)
+            CHECK(truncate(path, 100) == 0, "truncate");
+        o2r_status st = full_run(&g_desc, path, msg, sizeof msg, NULL, y, t);
+        CHECK(st == cases[i].want && strstr(msg, cases[i].expect) && strstr(msg, path),
+              "weights %s: status %d, '%s'", cases[i].what, st, msg);
+    }
+    o2r_status st = full_run(&g_desc, "/nonexistent/w.weights", msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_IO && strstr(msg, "/nonexistent/w.weights"), "missing: %s", msg);
+    st = full_run(&g_desc, NULL, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_ARG && strstr(msg, "needs a weights file"), "NULL path: %s", msg);
+}
+
+static void test_build_and_launch_errors(void)
+{
+    char msg[O2R_ERR_CAP];
+    float y[N], t[N];
+    struct o2r_model_desc d = g_desc;
+    static const char bad_src[] = "__kernel void axpb(__global float *x) { x[0] = undeclared_var; }\n";
+    d.kernel_source = bad_src;
+    d.kernel_source_len = sizeof bad_src - 1;
+    o2r_status st = full_run(&d, g_wpath, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_CL && strstr(msg, "CL_BUILD_PROGRAM_FAILURE") &&
+              strstr(msg, "-cl-mad-enable -DUNUSED=1") && strstr(msg, "build log") &&
+              strstr(msg, "undeclared_var"), "build failure: %s", msg);
+    /* kernel name missing from the program */
+    struct o2r_launch ls[2];
+    memcpy(ls, k_launches, sizeof ls);
+    ls[1].kernel = "no_such_kernel";
+    d = g_desc;
+    d.launches = ls;
+    st = full_run(&d, g_wpath, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_CL && strstr(msg, "clCreateKernel(no_such_kernel, node 'n2_mul_add_x')") &&
+              strstr(msg, "CL_INVALID_KERNEL_NAME"), "missing kernel: %s", msg);
+    /* local size larger than any device allows */
+    memcpy(ls, k_launches, sizeof ls);
+    ls[1].gws[0] = 1 << 20;
+    ls[1].lws[0] = 1 << 20;
+    d.launches = ls;
+    st = full_run(&d, g_wpath, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_CL &&
+              strstr(msg, "clEnqueueNDRangeKernel(mul_add, node 'n2_mul_add_x'): CL_INVALID_"),
+          "bad work-group: %s", msg);
+    /* descriptor validation */
+    struct o2r_buffer bs[5];
+    memcpy(bs, k_buffers, sizeof bs);
+    bs[1].offset = 100;
+    d = g_desc;
+    d.buffers = bs;
+    st = full_run(&d, g_wpath, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_ARG && strstr(msg, "buffer 1"), "unaligned buffer: %s", msg);
+    d = g_desc;
+    d.abi_version = 99;
+    st = full_run(&d, g_wpath, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_ARG && strstr(msg, "ABI 99"), "abi: %s", msg);
+}
+
+static void test_fault_injection(void)
+{
+    static const char *fns[] = {"clCreateContext",   "clCreateCommandQueue",
+                                "clCreateProgramWithSource", "clBuildProgram",
+                                "clCreateKernel",    "clCreateBuffer",
+                                "clCreateSubBuffer", "clEnqueueNDRangeKernel"};
+    char msg[O2R_ERR_CAP], spec[64];
+    float y[N], t[N], ey[N], et[N];
+    expected(ey, et);
+    setenv("ONNX2CL_NO_CACHE", "1", 1);
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+        int failures = 0;
+        for (int n = 1; n <= 6; n++) {
+            snprintf(spec, sizeof spec, "%s:%d", fns[f], n);
+            setenv("ONNX2CL_FAIL_CL", spec, 1);
+            o2r_fault_reset();
+            o2r_status st = full_run(&g_desc, g_wpath, msg, sizeof msg, NULL, y, t);
+            unsetenv("ONNX2CL_FAIL_CL");
+            if (st == O2R_OK) {
+                CHECK(close_enough(y, ey, N), "%s: wrong values", spec);
+                continue;
+            }
+            failures++;
+            CHECK(st == O2R_ERR_CL && strstr(msg, fns[f]) &&
+                      (strstr(msg, "CL_OUT_OF_RESOURCES") || strstr(msg, "CL_BUILD_PROGRAM_FAILURE")),
+                  "%s: status %d '%s'", spec, st, msg);
+        }
+        CHECK(failures >= 1, "%s: injection never fired", fns[f]);
+    }
+    /* host allocation failures: every allocation in ctx/init/run, one at a time */
+    int n, fired = 0;
+    for (n = 1; n < 200; n++) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", n);
+        setenv("ONNX2CL_FAIL_ALLOC", v, 1);
+        o2r_fault_reset();
+        o2r_status st = full_run(&g_desc, g_wpath, msg, sizeof msg, NULL, y, t);
+        unsetenv("ONNX2CL_FAIL_ALLOC");
+        if (st == O2R_OK) {
+            CHECK(close_enough(y, ey, N), "alloc %d: wrong values", n);
+            break;
+        }
+        fired++;
+        CHECK(st == O2R_ERR_NOMEM && strstr(msg, "out of host memory"), "alloc %d: %d '%s'", n,
+              st, msg);
+    }
+    CHECK(fired >= 5 && n < 200, "allocation injection: %d failures before success", fired);
+    o2r_fault_reset();
+    unsetenv("ONNX2CL_NO_CACHE");
+}
+
+static void test_device_and_profile(void)
+{
+    struct o2r_ctx *ctx = NULL;
+    struct o2r_model *m = NULL;
+    char spec[64];
+    CHECK(o2r_ctx_create("999", &ctx) == O2R_ERR_NODEVICE && !ctx &&
+              strstr(o2r_ctx_last_error(NULL), "available devices"), "index 999: %s",
+          o2r_ctx_last_error(NULL));
+    CHECK(o2r_ctx_create("no-such-device-name", &ctx) == O2R_ERR_NODEVICE, "bad name");
+    CHECK(o2r_ctx_create("0", &ctx) == O2R_OK, "index 0: %s", o2r_ctx_last_error(NULL));
+    if (!ctx)
+        return;
+    /* substring of the device part, upper-cased: matches case-insensitively */
+    const char *name = o2r_ctx_device_name(ctx);
+    const char *dev = strstr(name, " / ");
+    snprintf(spec, sizeof spec, "%.6s", dev ? dev + 3 : name);
+    for (char *p = spec; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    struct o2r_ctx *c2 = NULL;
+    CHECK(o2r_ctx_create(spec, &c2) == O2R_OK, "spec '%s' for '%s': %s", spec, name,
+          o2r_ctx_last_error(NULL));
+    o2r_ctx_free(c2);
+    setenv("ONNX2CL_DEVICE", "999", 1);
+    CHECK(o2r_ctx_create(NULL, &c2) == O2R_ERR_NODEVICE &&
+              strstr(o2r_ctx_last_error(NULL), "$ONNX2CL_DEVICE"), "env: %s",
+          o2r_ctx_last_error(NULL));
+    unsetenv("ONNX2CL_DEVICE");
+    CHECK(o2r_model_init(ctx, &g_desc, g_wpath, &m) == O2R_OK, "%s", o2r_ctx_last_error(ctx));
+    if (!m)
+        goto done;
+    float y[N], t[N];
+    const void *ins[1] = {g_x};
+    void *outs[2] = {y, t};
+    CHECK(o2r_model_set_profiling(m, 1) == O2R_OK, "profiling");
+    CHECK(o2r_model_run(m, ins, outs) == O2R_OK, "%s", o2r_ctx_last_error(ctx));
+    CHECK(o2r_model_run(m, ins, outs) == O2R_OK, "%s", o2r_ctx_last_error(ctx));
+    char path[600];
+    snprintf(path, sizeof path, "%s/profile.txt", g_tmp);
+    FILE *f = fopen(path, "w+");
+    o2r_model_print_profile(m, f);
+    rewind(f);
+    char text[8192] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    CHECK(strstr(text, "2 launches") && strstr(text, "Mul") && strstr(text, "Add") &&
+              strstr(text, "n1_mul_add_b") && strstr(text, "n2_mul_add_x") &&
+              strstr(text, "total"), "profile text:\n%s", text);
+    /* NULL input pointer -> O2R_ERR_ARG naming the input */
+    const void *nul[1] = {NULL};
+    CHECK(o2r_model_run(m, nul, outs) == O2R_ERR_ARG && strstr(o2r_ctx_last_error(ctx), "'x'"),
+          "NULL input: %s", o2r_ctx_last_error(ctx));
+done:
+    o2r_model_free(m);
+    o2r_ctx_free(ctx);
+}
+
+/* Runs o2r_main with a NULL-terminated argument list. */
+static int run_main(const char *first, ...)
+{
+    char *argv[32];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, first);
+    argv[argc++] = (char *)"tiny";
+    for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    fflush(stdout);
+    return o2r_main(&g_desc, argc, argv);
+}
+
+static void test_cli(void)
+{
+    char xin[600], xbad[600], yout[600], odir[600], arg_in[700], arg_out[700], arg_w[700],
+        err[512], exe[512], exe_w[600];
+    float ey[N], et[N];
+    expected(ey, et);
+    snprintf(xin, sizeof xin, "%s/x.npy", g_tmp);
+    snprintf(xbad, sizeof xbad, "%s/xbad.npy", g_tmp);
+    snprintf(yout, sizeof yout, "%s/y.npy", g_tmp);
+    snprintf(odir, sizeof odir, "%s/outs", g_tmp);
+    struct o2r_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = O2R_F32;
+    t.rank = 1;
+    t.dims[0] = N;
+    t.data = g_x;
+    t.nbytes = sizeof g_x;
+    CHECK(o2r_tensor_write_npy(xin, &t, err, sizeof err) == O2R_OK, "%s", err);
+    t.rank = 2;
+    t.dims[0] = 10;
+    t.dims[1] = N / 10;
+    CHECK(o2r_tensor_write_npy(xbad, &t, err, sizeof err) == O2R_OK, "%s", err);
+    snprintf(arg_in, sizeof arg_in, "x=%s", xin);
+    snprintf(arg_out, sizeof arg_out, "y/out=%s", yout);
+    snprintf(arg_w, sizeof arg_w, "--weights=%s", g_wpath);
+
+    CHECK(run_main("--input", arg_in, "--output", arg_out, arg_w, NULL) == 0, "basic");
+    struct o2r_tensor r;
+    CHECK(o2r_tensor_read(yout, &r, err, sizeof err) == O2R_OK && r.rank == 2 &&
+              r.dims[0] == 10 && r.dims[1] == N / 10 && close_enough(r.data, ey, N),
+          "output file: %s", err);
+    o2r_tensor_free(&r);
+    CHECK(run_main("--input", arg_in, "--output-dir", odir, arg_w, "--bench", "3", "--profile",
+                   "--verbose", NULL) == 0, "output-dir + bench");
+    char p1[700], p2[700];
+    snprintf(p1, sizeof p1, "%s/y_out.npy", odir);
+    snprintf(p2, sizeof p2, "%s/t.npy", odir);
+    CHECK(o2r_tensor_read(p1, &r, err, sizeof err) == O2R_OK && close_enough(r.data, ey, N),
+          "%s", err);
+    o2r_tensor_free(&r);
+    CHECK(o2r_tensor_read(p2, &r, err, sizeof err) == O2R_OK && close_enough(r.data, et, N),
+          "%s", err);
+    o2r_tensor_free(&r);
+    CHECK(run_main("--input", arg_in, arg_w, NULL) == 0, "summary");
+    CHECK(run_main("--help", NULL) == 0, "--help");
+    /* usage errors: exit 2 */
+    CHECK(run_main(arg_w, NULL) == 2, "missing input");
+    CHECK(run_main("--input", "nope=x.npy", arg_w, NULL) == 2, "unknown input");
+    CHECK(run_main("--input", arg_in, "--input", arg_in, arg_w, NULL) == 2, "duplicate input");
+    CHECK(run_main("--input", arg_in, "--output", "zz=a.npy", arg_w, NULL) == 2, "unknown output");
+    CHECK(run_main("--input", arg_in, "--bench", "0", arg_w, NULL) == 2, "bench 0");
+    CHECK(run_main("--input", arg_in, "--frobnicate", arg_w, NULL) == 2, "unknown flag");
+    CHECK(run_main("--input", arg_in, "--device", NULL) == 2, "flag without value");
+    /* runtime errors: exit 1, no output written */
+    char arg_bad[700], yout2[600], arg_out2[700];
+    snprintf(arg_bad, sizeof arg_bad, "x=%s", xbad);
+    snprintf(yout2, sizeof yout2, "%s/never.npy", g_tmp);
+    snprintf(arg_out2, sizeof arg_out2, "y/out=%s", yout2);
+    CHECK(run_main("--input", arg_bad, "--output", arg_out2, arg_w, NULL) == 1, "wrong shape");
+    CHECK(run_main("--input", arg_in, "--output", arg_out2, "--weights", "/nonexistent", NULL) == 1,
+          "missing weights");
+    CHECK(run_main("--input", arg_in, "--output", arg_out2, arg_w, "--device", "999", NULL) == 1,
+          "bad device");
+    CHECK(access(yout2, F_OK) != 0, "output written after a failure");
+    /* default weights path: <this executable>.weights */
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        snprintf(exe_w, sizeof exe_w, "%s.weights", exe);
+        char cmd[1400];
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", g_wpath, exe_w);
+        CHECK(system(cmd) == 0, "copy weights beside the executable");
+        CHECK(run_main("--input", arg_in, "--output", arg_out, NULL) == 0, "default weights");
+        unlink(exe_w);
+        CHECK(run_main("--input", arg_in, "--output", arg_out, NULL) == 1, "no default weights");
+    }
+}
+
+int main(void)
+{
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/o2r_model_XXXXXX");
+    if (!mkdtemp(g_tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    for (int i = 0; i < N; i++)
+        g_x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < 2048; i++)
+        g_payload[i] = (float)((i * 13) % 29) / 7.0f - 2.0f;
+    g_desc.weights_checksum = o2r_fnv1a64(g_payload, (size_t)g_desc.weights_bytes, O2R_FNV_SEED);
+    snprintf(g_wpath, sizeof g_wpath, "%s/tiny.weights", g_tmp);
+    write_weights(g_wpath, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, g_desc.weights_bytes,
+                  g_desc.weights_checksum, HASH, (size_t)g_desc.weights_bytes, 0);
+    unsetenv("ONNX2CL_DEVICE");
+    test_run_and_cache();
+    test_weights_errors();
+    test_build_and_launch_errors();
+    test_device_and_profile();
+    test_fault_injection();
+    test_cli();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", g_tmp);
+    return rt_test_done("test_model");
+}
