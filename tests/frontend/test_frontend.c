@@ -650,6 +650,39 @@ static void test_bad(void)
         fclose(f);
         expect_fail(tr, "not a valid ONNX model");
     }
+    /* deterministic byte mutations of a model using many features: load or fail cleanly */
+    FILE *fm = fopen(path_in(models_dir, "forms.onnx"), "rb");
+    CHECK(fm != NULL);
+    if (fm) {
+        static unsigned char orig[1 << 16], mut[1 << 16];
+        size_t n = fread(orig, 1, sizeof orig, fm);
+        fclose(fm);
+        uint32_t seed = 12345;
+        int bad = 0, loaded = 0;
+        char *mp = path_in(work_dir, "mutated.onnx");
+        for (int it = 0; it < 400; it++) {
+            memcpy(mut, orig, n);
+            int flips = 1 + it % 4;
+            for (int k = 0; k < flips; k++) {
+                seed = seed * 1664525u + 1013904223u;
+                size_t pos = (seed >> 8) % n;
+                seed = seed * 1664525u + 1013904223u;
+                mut[pos] = (unsigned char)(seed >> 24);
+            }
+            f = fopen(mp, "wb");
+            fwrite(mut, 1, n, f);
+            fclose(f);
+            char msg[4096];
+            int rc = run_child(mp, msg, sizeof msg);
+            if (rc == 0) loaded++;
+            else if (rc != 1 || !strstr(msg, mp)) {
+                fprintf(stderr, "mutation %d: exit %d: %s\n", it, rc, msg);
+                bad++;
+            }
+        }
+        printf("mutations: %d loaded, %d refused cleanly\n", loaded, 400 - loaded - bad);
+        CHECK(bad == 0);
+    }
     expect_fail(work_dir, "is a directory");
     expect_fail(path_in(work_dir, "does_not_exist.onnx"), "cannot open");
 
