@@ -1,0 +1,199 @@
+/* lower_norm.c — InstanceNormalization-6, GroupNormalization-18/21, LayerNormalization-17,
+ * BatchNormalization-15 (inference) -> kernels/norm.cl.
+ *
+ * Instance/Group/LayerNorm all become norm_rows: contiguous rows of R elements, per-row mean and
+ * biased variance (two passes, fp32), then an affine transform whose parameter index is
+ * a = (row % rmod) * rmul + (j / jdiv) % jmod (see kernels/norm.cl for the mapping per op).
+ * GroupNormalization: IR form is the opset-21 per-channel scale/bias [C]; with the int
+ * attribute "_per_group"=1 they are per group [G] (opset 18) — both are handled.
+ * LayerNormalization: only output 0 (Mean / InvStdDev outputs in use are rejected); scale (and
+ * bias) must broadcast as a trailing suffix of the normalized dims (leading 1s allowed).
+ * BatchNormalization: inference form only (training_mode=0, outputs 1.. unused).
+ * Assumes: shape inference ran. float32 only for now.
+ * Guarantees: fatal (ir_fatal_node) for anything else, naming op, attribute and value.
+ */
+#include "codegen/lower.h"
+
+#include <stdio.h>
+
+/* Work-group size of norm_rows (NM_LWS in kernels/norm.cl). */
+#define NORM_LWS 128
+
+static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
+{
+    if (v == IR_NONE) return;
+    int64_t e = ir_numel(g, v);
+    if (e >= ((int64_t)1 << 31))
+        ir_fatal_node(g, n, "%s: tensor '%s' has %lld elements; the kernels index with 32-bit "
+                      "ints (at most 2^31-1 elements)",
+                      ir_op_name(n->op), g->values[v].name, (long long)e);
+}
+
+/* Parameters of one norm_rows launch. */
+struct rows_params {
+    int64_t rows, R;               /* row count and row length */
+    int64_t rmod, rmul, jdiv, jmod; /* affine index mapping */
+    float eps;                     /* epsilon */
+    uint32_t scale, bias;          /* value ids (bias may be IR_NONE) */
+};
+
+static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, enum ir_dtype t,
+                      const struct rows_params *p)
+{
+    if (p->rows == 0 || p->R == 0) return;
+    const char *sfx = cg_use(cg, "norm", t);
+    char kname[64];
+    snprintf(kname, sizeof kname, "norm_rows_%s", sfx);
+    size_t gws[1] = {(size_t)(p->rows * NORM_LWS)}, lws[1] = {NORM_LWS};
+    cg_launch(cg, node, kname, 1, gws, lws);
+    cg_arg_buf(cg, x);
+    cg_arg_buf(cg, p->scale);
+    cg_arg_buf(cg, p->bias != IR_NONE ? p->bias : p->scale); /* dummy: has_bias = 0 */
+    cg_arg_buf(cg, y);
+    cg_arg_i32(cg, p->R);
+    cg_arg_f32(cg, p->eps);
+    cg_arg_i32(cg, p->rmod);
+    cg_arg_i32(cg, p->rmul);
+    cg_arg_i32(cg, p->jdiv);
+    cg_arg_i32(cg, p->jmod);
+    cg_arg_i32(cg, p->bias != IR_NONE);
+}
+
+/* True if output k of n exists and is read by something. */
+static bool output_used(const struct ir_graph *g, const struct ir_node *n, uint32_t k)
+{
+    return k < n->noutputs && n->outputs[k] != IR_NONE && g->values[n->outputs[k]].nuses > 0;
+}
+
+/* Number of elements of v after dropping leading 1s, and whether its remaining dims equal the
+ * trailing dims of x's dims[axis:]. */
+static bool suffix_of(const struct ir_value *v, const struct ir_value *xv, int axis, int64_t *numel)
+{
+    int lead = 0;
+    while (lead < v->rank && v->dims[lead] == 1) lead++;
+    int r = v->rank - lead;
+    int64_t e = 1;
+    for (int k = lead; k < v->rank; k++) e *= v->dims[k];
+    *numel = e;
+    if (r > xv->rank - axis) return false;
+    for (int k = 0; k < r; k++)
+        if (v->dims[v->rank - 1 - k] != xv->dims[xv->rank - 1 - k]) return false;
+    return true;
+}
+
+bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
+{
+    const struct ir_node *n = &g->nodes[node];
+    uint32_t x = n->inputs[0], y = n->outputs[0];
+    enum ir_dtype t = g->values[y].dtype;
+    if (t != IR_F32)
+        ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op),
+                      ir_dtype_name(t));
+    for (uint32_t k = 0; k < n->ninputs; k++) need_i32(g, n, n->inputs[k]);
+    need_i32(g, n, y);
+    const struct ir_value *xv = &g->values[x];
+    int rank = xv->rank;
+    int64_t total = ir_numel(g, x);
+    struct rows_params p = {0};
+    p.bias = IR_NONE;
+    switch (n->op) {
+    case IR_OP_INSTANCE_NORMALIZATION: {
+        if (rank < 3)
+            ir_fatal_node(g, n, "InstanceNormalization input '%s' must have rank >= 3, got %d",
+                          xv->name, rank);
+        int64_t C = xv->dims[1];
+        p.rows = xv->dims[0] * C;
+        p.R = p.rows ? total / p.rows : 0;
+        p.rmod = C, p.rmul = 1, p.jdiv = p.R, p.jmod = 1;
+        p.eps = ir_attr_float(n, "epsilon", 1e-5f);
+        p.scale = n->inputs[1];
+        p.bias = n->inputs[2];
+        emit_rows(cg, node, x, y, t, &p);
+        return true;
+    }
+    case IR_OP_GROUP_NORMALIZATION: {
+        if (rank < 3)
+            ir_fatal_node(g, n, "GroupNormalization input '%s' must have rank >= 3, got %d",
+                          xv->name, rank);
+        int64_t C = xv->dims[1], G = ir_attr_int(n, "num_groups", 0);
+        if (G <= 0 || C % G)
+            ir_fatal_node(g, n, "GroupNormalization num_groups=%lld does not divide C=%lld",
+                          (long long)G, (long long)C);
+        bool per_group = ir_attr_int(n, "_per_group", 0) != 0;
+        int64_t want = per_group ? G : C;
+        if (ir_numel(g, n->inputs[1]) != want || ir_numel(g, n->inputs[2]) != want)
+            ir_fatal_node(g, n, "GroupNormalization scale/bias must have %lld elements (%s)",
+                          (long long)want, per_group ? "per group" : "per channel");
+        int64_t NC = xv->dims[0] * C, S = NC ? total / NC : 0;
+        p.rows = xv->dims[0] * G;
+        p.R = (C / G) * S;
+        if (per_group) p.rmod = G, p.rmul = 1, p.jdiv = p.R, p.jmod = 1;
+        else p.rmod = G, p.rmul = C / G, p.jdiv = S, p.jmod = C / G;
+        p.eps = ir_attr_float(n, "epsilon", 1e-5f);
+        p.scale = n->inputs[1];
+        p.bias = n->inputs[2];
+        emit_rows(cg, node, x, y, t, &p);
+        return true;
+    }
+    case IR_OP_LAYER_NORMALIZATION: {
+        if (output_used(g, n, 1) || output_used(g, n, 2))
+            ir_fatal_node(g, n, "LayerNormalization with the Mean/InvStdDev outputs used is not "
+                          "supported yet");
+        int64_t axis = ir_attr_int(n, "axis", -1);
+        if (axis < -rank || axis >= rank)
+            ir_fatal_node(g, n, "LayerNormalization axis=%lld is out of range for rank %d",
+                          (long long)axis, rank);
+        if (axis < 0) axis += rank;
+        p.rows = 1;
+        for (int k = 0; k < axis; k++) p.rows *= xv->dims[k];
+        p.R = p.rows ? total / p.rows : 0;
+        if (p.R == 0) return true;
+        int64_t sn, bn = 0;
+        uint32_t sc = n->inputs[1], bi = ir_input(n, 2);
+        if (!suffix_of(&g->values[sc], xv, (int)axis, &sn))
+            ir_fatal_node(g, n, "LayerNormalization scale '%s' broadcasts to the normalized dims "
+                          "in a way that is not supported yet (only a trailing suffix)",
+                          g->values[sc].name);
+        if (bi != IR_NONE && (!suffix_of(&g->values[bi], xv, (int)axis, &bn) || bn != sn))
+            ir_fatal_node(g, n, "LayerNormalization bias '%s' must have the scale's shape (%lld "
+                          "elements) here; got %lld",
+                          g->values[bi].name, (long long)sn, (long long)bn);
+        p.rmod = 1, p.rmul = 0, p.jdiv = 1, p.jmod = sn;
+        p.eps = ir_attr_float(n, "epsilon", 1e-5f);
+        p.scale = sc;
+        p.bias = bi;
+        emit_rows(cg, node, x, y, t, &p);
+        return true;
+    }
+    case IR_OP_BATCH_NORMALIZATION: {
+        if (ir_attr_int(n, "training_mode", 0) != 0)
+            ir_fatal_node(g, n, "BatchNormalization with training_mode=%lld is not supported "
+                          "(inference only)",
+                          (long long)ir_attr_int(n, "training_mode", 0));
+        for (uint32_t k = 1; k < n->noutputs; k++)
+            if (output_used(g, n, k))
+                ir_fatal_node(g, n, "BatchNormalization output %u (running statistics) is not "
+                              "supported (inference only)", k);
+        if (rank < 2)
+            ir_fatal_node(g, n, "BatchNormalization input '%s' must have rank >= 2, got %d",
+                          xv->name, rank);
+        if (total == 0) return true;
+        int64_t C = xv->dims[1], S = total / (xv->dims[0] * C);
+        const char *sfx = cg_use(cg, "norm", t);
+        char kname[64];
+        snprintf(kname, sizeof kname, "batchnorm_%s", sfx);
+        size_t gws[1] = {(size_t)total};
+        cg_launch(cg, node, kname, 1, gws, NULL);
+        cg_arg_buf(cg, x);
+        for (uint32_t k = 1; k < 5; k++) cg_arg_buf(cg, n->inputs[k]);
+        cg_arg_buf(cg, y);
+        cg_arg_i32(cg, C);
+        cg_arg_i32(cg, S);
+        cg_arg_f32(cg, ir_attr_float(n, "epsilon", 1e-5f));
+        cg_arg_i32(cg, total);
+        return true;
+    }
+    default:
+        return false;
+    }
+}

@@ -1,0 +1,71 @@
+/* lower_softmax.c — Softmax / LogSoftmax / Hardmax -> kernels/softmax.cl.
+ *
+ * IR form (ir/ir.h): "_flatten"=1 marks the opset < 13 semantics: the input is coerced to 2-D
+ * [prod(dims[:axis]), prod(dims[axis:])] and normalized over the second dim (default axis 1);
+ * "_flatten"=0 (opset 13+) normalizes along dims[axis] alone (default axis -1). Both become the
+ * kernel's [outer, R, inner] view: flatten -> inner = 1, R = prod(dims[axis:]).
+ * Long rows use one work-group per row (softmax_wg, lws 128), short rows one work-item per row.
+ * Assumes: shape inference ran. float32 only for now.
+ * Guarantees: fatal (ir_fatal_node) for other dtypes, a bad axis, or >= 2^31 elements.
+ */
+#include "codegen/lower.h"
+
+#include <stdio.h>
+
+/* Work-group size of softmax_wg (SM_LWS in kernels/softmax.cl). */
+#define SOFTMAX_LWS 128
+
+bool lower_softmax(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
+{
+    const struct ir_node *n = &g->nodes[node];
+    int mode;
+    switch (n->op) {
+    case IR_OP_SOFTMAX: mode = 0; break;
+    case IR_OP_LOG_SOFTMAX: mode = 1; break;
+    case IR_OP_HARDMAX: mode = 2; break;
+    default: return false;
+    }
+    uint32_t x = n->inputs[0], y = n->outputs[0];
+    enum ir_dtype t = g->values[y].dtype;
+    if (t != IR_F32)
+        ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op),
+                      ir_dtype_name(t));
+    const struct ir_value *xv = &g->values[x];
+    int64_t total = ir_numel(g, x);
+    if (total >= ((int64_t)1 << 31))
+        ir_fatal_node(g, n, "%s: tensor '%s' has %lld elements; the kernels index with 32-bit "
+                      "ints (at most 2^31-1 elements)",
+                      ir_op_name(n->op), xv->name, (long long)total);
+    bool flatten = ir_attr_int(n, "_flatten", 0) != 0;
+    int rank = xv->rank;
+    int64_t axis = ir_attr_int(n, "axis", flatten ? 1 : -1);
+    int64_t outer = 1, R = 1, inner = 1;
+    if (rank > 0) {
+        if (axis < -rank || axis >= rank)
+            ir_fatal_node(g, n, "%s axis=%lld is out of range for rank %d", ir_op_name(n->op),
+                          (long long)axis, rank);
+        if (axis < 0) axis += rank;
+        for (int k = 0; k < axis; k++) outer *= xv->dims[k];
+        if (flatten) {
+            for (int k = (int)axis; k < rank; k++) R *= xv->dims[k];
+        } else {
+            R = xv->dims[axis];
+            for (int k = (int)axis + 1; k < rank; k++) inner *= xv->dims[k];
+        }
+    }
+    if (total == 0) return true;
+    int64_t rows = outer * inner;
+    bool wg = R >= 512 || (R >= 64 && rows < 256);
+    const char *sfx = cg_use(cg, "softmax", t);
+    char kname[64];
+    snprintf(kname, sizeof kname, "softmax_%s_%s", wg ? "wg" : "seq", sfx);
+    size_t gws[1] = {(size_t)(rows * (wg ? SOFTMAX_LWS : 1))}, lws[1] = {SOFTMAX_LWS};
+    cg_launch(cg, node, kname, 1, gws, wg ? lws : NULL);
+    cg_arg_buf(cg, x);
+    cg_arg_buf(cg, y);
+    cg_arg_i32(cg, R);
+    cg_arg_i32(cg, inner);
+    cg_arg_i32(cg, mode);
+    if (!wg) cg_arg_i32(cg, rows);
+    return true;
+}
