@@ -9,6 +9,7 @@
 #include "ref/ref_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- element access ------------------------------------------------------------------------ */
@@ -157,6 +158,25 @@ void ref_bcast_strides(const int64_t *in_dims, int in_rank, int out_rank, int64_
         int ik = k - (out_rank - in_rank);
         strides[k] = (ik < 0 || in_dims[ik] == 1) ? 0 : st[ik];
     }
+}
+
+void *ref_tmp(size_t bytes)
+{
+    void *p = calloc(1, bytes ? bytes : 1);
+    if (!p) ir_die("out of memory allocating %zu bytes in a reference op", bytes);
+    return p;
+}
+
+void ref_iter_init(struct ref_iter *it, const struct ir_value *out, const struct ir_value **ins,
+                   int nin)
+{
+    IR_ASSERT(nin <= REF_MAX_IT);
+    memset(it, 0, sizeof *it);
+    it->rank = out->rank;
+    it->nin = nin;
+    memcpy(it->dims, out->dims, sizeof(int64_t) * (size_t)out->rank);
+    for (int j = 0; j < nin; j++)
+        if (ins[j]) ref_bcast_strides(ins[j]->dims, ins[j]->rank, out->rank, it->st[j]);
 }
 
 /* ---- geometry --------------------------------------------------------------------------------- */
@@ -491,8 +511,8 @@ void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const 
             double s = ir_const_f64(g, vs, (int64_t)i);
             if (!(s > 0)) ir_fatal_node(g, n, "scales[%zu]=%g must be > 0", i, s);
             scales[axes[i]] = s;
-            /* float32 product, as the spec's reference and onnxruntime compute it */
-            out_dims[axes[i]] = (int64_t)floorf((float)dims[axes[i]] * (float)s);
+            /* the float32 scale times the dim, in double, as the ONNX reference does */
+            out_dims[axes[i]] = (int64_t)floor((double)dims[axes[i]] * s);
         }
         return;
     }
@@ -512,14 +532,14 @@ void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const 
     bool larger = !strcmp(pol, "not_larger");
     if (!larger && strcmp(pol, "not_smaller"))
         ir_fatal_node(g, n, "unsupported keep_aspect_ratio_policy '%s'", pol);
-    float sc = larger ? INFINITY : 0.0f;
+    double sc = larger ? INFINITY : 0.0;
     for (size_t i = 0; i < na; i++) {
-        float r = (float)sizes[i] / (float)dims[axes[i]];
-        sc = larger ? fminf(sc, r) : fmaxf(sc, r);
+        double r = (double)sizes[i] / (double)dims[axes[i]];
+        sc = larger ? fmin(sc, r) : fmax(sc, r);
     }
     for (size_t i = 0; i < na; i++) {
         scales[axes[i]] = sc;
-        out_dims[axes[i]] = (int64_t)floorf(sc * (float)dims[axes[i]] + 0.5f);
+        out_dims[axes[i]] = (int64_t)floor(sc * (double)dims[axes[i]] + 0.5);
     }
 }
 

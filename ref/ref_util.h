@@ -65,6 +65,34 @@ void ref_strides(const int64_t *dims, int rank, int64_t *strides);
  * tensor of rank out_rank: stride 0 on broadcast axes. */
 void ref_bcast_strides(const int64_t *in_dims, int in_rank, int out_rank, int64_t *strides);
 
+/* Temporary host buffer (malloc; fatal on out of memory). Free with free(). */
+void *ref_tmp(size_t bytes);
+
+/* Multi-operand broadcast iterator over the elements of an output, in row-major order, keeping
+ * the element offset of each (broadcast) input. */
+#define REF_MAX_IT 4
+struct ref_iter {
+    int rank;                              /* output rank */
+    int nin;                               /* number of operands */
+    int64_t dims[IR_MAX_RANK];             /* output dims */
+    int64_t idx[IR_MAX_RANK];              /* current output coordinate */
+    int64_t st[REF_MAX_IT][IR_MAX_RANK];   /* per-operand strides (0 on broadcast axes) */
+    int64_t off[REF_MAX_IT];               /* per-operand current element offset */
+};
+/* ins[j] == NULL gives an operand of one element (offset stays 0). */
+void ref_iter_init(struct ref_iter *it, const struct ir_value *out, const struct ir_value **ins,
+                   int nin);
+static inline void ref_iter_next(struct ref_iter *it)
+{
+    for (int k = it->rank - 1; k >= 0; k--) {
+        it->idx[k]++;
+        for (int j = 0; j < it->nin; j++) it->off[j] += it->st[j][k];
+        if (it->idx[k] < it->dims[k]) return;
+        for (int j = 0; j < it->nin; j++) it->off[j] -= it->st[j][k] * it->dims[k];
+        it->idx[k] = 0;
+    }
+}
+
 /* ---- geometry shared with shape inference ---------------------------------------------------- */
 /* Numpy multidirectional broadcast of a and b into out; false if incompatible. */
 bool ref_bcast_dims(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout);
