@@ -407,6 +407,47 @@ done:
     o2r_ctx_free(ctx);
 }
 
+/* A model without weights (weights_bytes 0, no file), plus a launch with gws 0 (skipped). */
+static void test_no_weights(void)
+{
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA},
+                                             {4608, N * 4, O2R_SPACE_ARENA}};
+    static const struct o2r_arg args[] = {
+        {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}},
+        {O2R_ARG_F32, {.f32 = -1.0f}}, {O2R_ARG_I32, {.i32 = N}},
+    };
+    static const struct o2r_launch launches[] = {
+        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "sq", "Mul"},
+        {"axpb", 2, {N, 0, 0}, {0, 0, 0}, 0, 5, "empty", "Mul"}, /* gws[1] == 0: skipped */
+    };
+    static const struct o2r_io ins[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
+    static const struct o2r_io outs[] = {{"t", O2R_F32, 1, {N}, 1, N * 4}};
+    struct o2r_model_desc d = {
+        O2R_ABI_VERSION, "noweights", HASH, k_source, sizeof k_source - 1, "", 4608 + N * 4, 0,
+        0, 2, bufs, 5, args, 2, launches, 1, ins, 1, outs,
+    };
+    char msg[O2R_ERR_CAP];
+    float t[N], want[N];
+    for (int i = 0; i < N; i++)
+        want[i] = g_x[i] * g_x[i] - 1.0f;
+    struct o2r_ctx *ctx = NULL;
+    struct o2r_model *m = NULL;
+    CHECK(o2r_ctx_create(NULL, &ctx) == O2R_OK, "%s", o2r_ctx_last_error(NULL));
+    if (!ctx)
+        return;
+    o2r_status st = o2r_model_init(ctx, &d, NULL, &m);
+    snprintf(msg, sizeof msg, "%s", o2r_ctx_last_error(ctx));
+    CHECK(st == O2R_OK, "init without weights: %s", msg);
+    if (m) {
+        const void *in[1] = {g_x};
+        void *out[1] = {t};
+        CHECK(o2r_model_run(m, in, out) == O2R_OK, "%s", o2r_ctx_last_error(ctx));
+        CHECK(close_enough(t, want, N), "values (no weights)");
+    }
+    o2r_model_free(m);
+    o2r_ctx_free(ctx);
+}
+
 /* Runs o2r_main with a NULL-terminated argument list. */
 static int run_main(const char *first, ...)
 {
@@ -522,6 +563,7 @@ int main(void)
     test_build_and_launch_errors();
     test_device_and_profile();
     test_fault_injection();
+    test_no_weights();
     test_cli();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
