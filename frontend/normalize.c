@@ -45,7 +45,10 @@
  *              it equals numpy broadcasting: both ranks known at import (graph inputs or
  *              constants) and axis == rank(A) - rank(B); otherwise fatal "not supported".
  *              Without `axis`, legacy broadcast is suffix-aligned, the same as numpy's.
- *   Dropout, BatchNormalization and everything else: unchanged.
+ *   BatchNormalization  `spatial` (< 9) removed; spatial=0 (per-element statistics) is fatal.
+ *   Concat     missing `axis` at opset < 4 -> axis = 1 (Concat-1 default); fatal from opset 4.
+ *   Cast       Cast-1's string `to` ("FLOAT", "INT64", ...) -> the int TensorProto type.
+ *   Dropout and everything else: unchanged.
  *
  * Guarantees: removed attributes are gone from the node; new constants are named
  * "<node or op_type>.<attribute>" (made unique) and flagged is_initializer; input use counts are
@@ -373,6 +376,31 @@ void fe_normalize_node(struct fe_ctx *c, uint32_t nid)
         }
         attr_remove(g, nid, "broadcast");
         break;
+    case IR_OP_BATCH_NORMALIZATION:
+        if (ir_attr_int(n, "spatial", 1) == 0)
+            ir_fatal_node(g, n, "spatial=0 (per-element statistics, opset < 9) is not supported");
+        attr_remove(g, nid, "spatial");
+        break;
+    case IR_OP_CONCAT:
+        if (!ir_attr_find(n, "axis")) {
+            if (opset >= 4) ir_fatal_node(g, n, "missing attribute 'axis'");
+            attr_put_int(g, nid, "axis", 1); /* Concat-1 default */
+        }
+        break;
+    case IR_OP_CAST: {
+        const struct ir_attr *to = ir_attr_find(n, "to");
+        if (to && to->type == IR_ATTR_STRING) { /* Cast-1: "to" is a type name */
+            static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16",
+                                          "INT16", "INT32", "INT64", "STRING", "BOOL",
+                                          "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
+            int64_t t = -1;
+            for (size_t k = 1; k < sizeof names / sizeof *names; k++)
+                if (strcmp(to->s, names[k]) == 0) t = (int64_t)k;
+            if (t < 0) ir_fatal_node(g, n, "unknown Cast type name to='%s'", to->s);
+            attr_put_int(g, nid, "to", t);
+        }
+        break;
+    }
     default:
         break;
     }

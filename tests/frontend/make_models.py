@@ -30,6 +30,7 @@ Files:
   squeeze11.onnx         opset 11: Squeeze/Unsqueeze/ReduceSum axes, ReduceMean without axes,
                          Split `split` attributes, Softmax without axis
   pad2_clip6.onnx        opset 6: Pad (pads, value attributes), Clip (min attribute only)
+  unsorted.onnx          nodes not in topological order, a Constant read before it is made
   bad_*.onnx             one error each (see the test for the expected messages)
 """
 import os
@@ -189,6 +190,15 @@ def main():
     save(model(nodes, [helper.make_tensor_value_info("x", F, [2, 2])],
                [helper.make_tensor_value_info("y", F, [2, 4])], opset=6), "pad2_clip6.onnx")
 
+    # nodes out of topological order (the loader sorts them), a Constant read before it is made
+    nodes = [
+        helper.make_node("Add", ["a", "c"], ["y"], name="add"),
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("Constant", [], ["c"], name="const", value_float=1.0),
+    ]
+    save(model(nodes, [helper.make_tensor_value_info("x", F, [2])],
+               [helper.make_tensor_value_info("y", F, [2])]), "unsorted.onnx")
+
     # ---- one error each ---------------------------------------------------------------------
     x = helper.make_tensor_value_info("x", F, [2])
     y = helper.make_tensor_value_info("y", F, [2])
@@ -237,6 +247,10 @@ def main():
     ss.dims.extend([2])
     save(model([helper.make_node("Constant", [], ["y"], name="csp", sparse_value=ss)], [], [y]),
          "bad_sparse.onnx")
+    save(model([helper.make_node("Relu", ["b"], ["a"], name="r1"),
+                helper.make_node("Relu", ["a"], ["b"], name="r2"),
+                helper.make_node("Add", ["a", "x"], ["y"], name="add")], [x], [y]),
+         "bad_cycle.onnx")
 
 
 if __name__ == "__main__":

@@ -323,6 +323,21 @@ static void test_forms(void)
     ir_graph_free(g);
 }
 
+/* Nodes out of order in the file are sorted; a Constant may be read before its node. */
+static void test_unsorted(void)
+{
+    struct ir_graph *g = onnx_load(path_in(models_dir, "unsorted.onnx"));
+    CHECK(g->nnodes == 2);
+    if (g->nnodes == 2) {
+        CHECK(strcmp(g->nodes[0].name, "relu") == 0 && g->nodes[0].onnx_index == 1);
+        CHECK(strcmp(g->nodes[1].name, "add") == 0 && g->nodes[1].onnx_index == 0);
+    }
+    uint32_t c = ir_value_find(g, "c");
+    CHECK(ir_is_const(g, c) && ir_const_f64(g, c, 0) == 1.0 && g->values[c].rank == 0);
+    check_uses(g);
+    ir_graph_free(g);
+}
+
 static struct ir_graph *load_backend(const char *rel)
 {
     char p[4096];
@@ -701,6 +716,7 @@ static void test_bad(void)
     expect_fail(path_in(models_dir, "bad_subgraph.onnx"),
                 "node 'withgraph' (Relu, #0): attribute 'then_branch' holds a subgraph");
     expect_fail(path_in(models_dir, "bad_sparse.onnx"), "sparse tensors are not supported");
+    expect_fail(path_in(models_dir, "bad_cycle.onnx"), "cycle");
 }
 
 /* Every backend test model loads or fails cleanly (exit 1, message naming the file). */
@@ -752,7 +768,10 @@ int main(int argc, char **argv)
     testdata_dir = argv[4];
     const char *grp = argv[1];
     if (strcmp(grp, "sha256") == 0) test_sha256();
-    else if (strcmp(grp, "forms") == 0) test_forms();
+    else if (strcmp(grp, "forms") == 0) {
+        test_forms();
+        test_unsorted();
+    }
     else if (strcmp(grp, "normalize") == 0) test_normalize();
     else if (strcmp(grp, "external") == 0) test_external();
     else if (strcmp(grp, "bad") == 0) test_bad();
