@@ -1,0 +1,493 @@
+/* main.c — o2r_main, the command-line interface of a generated per-model executable.
+ *
+ * What: parses --input/--output/--output-dir/--weights/--device/--bench/--profile/--verbose/
+ * --help, reads and checks the input tensors, runs the model (optionally timed or profiled),
+ * writes or summarizes the outputs. See o2r_usage for the text users see.
+ * Assumes: desc is the model's static descriptor; outputs fit in host memory.
+ * Guarantees: never exits; returns 0 (success), 1 (runtime error: bad file, OpenCL failure) or
+ * 2 (usage error); every message goes to stderr prefixed with the program name; output files
+ * are written only after every run succeeded, each atomically.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+#include "tensor_internal.h"
+
+/* Parsed command line. */
+struct cli {
+    const char **in_files;  /* [n_inputs] file per model input (NULL = not given) */
+    const char **out_files; /* [n_outputs] --output file per model output (NULL = none) */
+    const char *output_dir; /* --output-dir */
+    const char *weights;    /* --weights */
+    const char *device;     /* --device */
+    long bench;             /* --bench N (0 = off) */
+    int profile;            /* --profile */
+    int verbose;            /* --verbose */
+};
+
+/* Prints the usage text, with the model's inputs and outputs. */
+static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
+{
+    char shp[256];
+    fprintf(f,
+            "usage: %s --input NAME=FILE ... [--output NAME=FILE.npy ...] [--output-dir DIR]\n"
+            "          [--weights PATH] [--device SPEC] [--bench N] [--profile] [--verbose]\n"
+            "Runs model '%s' once through OpenCL.\n"
+            "  --input NAME=FILE   model input NAME from FILE (.npy, or ONNX TensorProto .pb);\n"
+            "                      every input exactly once; dtype and shape must match exactly\n"
+            "  --output NAME=FILE  write output NAME to FILE (.npy, atomic)\n"
+            "  --output-dir DIR    write every output as DIR/NAME.npy ('/' in names -> '_')\n"
+            "                      (with neither, a summary of each output is printed)\n"
+            "  --weights PATH      weights file (default: this executable's path + \".weights\")\n"
+            "  --device SPEC       OpenCL device: index N, or a substring of \"platform/device\"\n"
+            "                      (default: $ONNX2CL_DEVICE, else the first GPU, else the first)\n"
+            "  --bench N           one warm-up run, then N timed runs (median and min)\n"
+            "  --profile           print per-kernel device times of the (last) run\n"
+            "  --verbose           print the device and the init time split to stderr\n"
+            "  --help              this text\n"
+            "Environment: ONNX2CL_CACHE_DIR (program binary cache), ONNX2CL_NO_CACHE=1,\n"
+            "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE.\n"
+            "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
+            prog, d->name);
+    fprintf(f, "inputs:\n");
+    for (uint32_t i = 0; i < d->n_inputs; i++) {
+        o2r_shape_str(d->inputs[i].rank, d->inputs[i].dims, shp, sizeof shp);
+        fprintf(f, "  %s: %s %s\n", d->inputs[i].name, o2r_dtype_name(d->inputs[i].dtype), shp);
+    }
+    fprintf(f, "outputs:\n");
+    for (uint32_t i = 0; i < d->n_outputs; i++) {
+        o2r_shape_str(d->outputs[i].rank, d->outputs[i].dims, shp, sizeof shp);
+        fprintf(f, "  %s: %s %s\n", d->outputs[i].name, o2r_dtype_name(d->outputs[i].dtype),
+                shp);
+    }
+}
+
+/* Lists the model's inputs or outputs on stderr after an error about a name. */
+static void list_ios(const struct o2r_io *ios, uint32_t n, const char *what)
+{
+    char shp[256];
+    fprintf(stderr, "model %s:\n", what);
+    for (uint32_t i = 0; i < n; i++) {
+        o2r_shape_str(ios[i].rank, ios[i].dims, shp, sizeof shp);
+        fprintf(stderr, "  %s: %s %s\n", ios[i].name, o2r_dtype_name(ios[i].dtype), shp);
+    }
+}
+
+/* Matches "--flag VALUE" or "--flag=VALUE"; 1 = matched (*val set, NULL if missing). */
+static int opt_value(int argc, char **argv, int *i, const char *flag, const char **val)
+{
+    size_t n = strlen(flag);
+    if (strncmp(argv[*i], flag, n) != 0)
+        return 0;
+    if (argv[*i][n] == '=') {
+        *val = argv[*i] + n + 1;
+        return 1;
+    }
+    if (argv[*i][n] != 0)
+        return 0;
+    *val = *i + 1 < argc ? argv[++*i] : NULL;
+    return 1;
+}
+
+/* Finds the io named `name` (length len); -1 if none. */
+static int find_io(const struct o2r_io *ios, uint32_t n, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strlen(ios[i].name) == len && strncmp(ios[i].name, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Parses argv into c. Returns 0 ok, 2 usage error, 3 = --help printed. */
+static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, struct cli *c,
+                     const char *prog)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            o2r_usage(d, prog, stdout);
+            return 3;
+        } else if (strcmp(a, "--profile") == 0) {
+            c->profile = 1;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            c->verbose = 1;
+        } else if (opt_value(argc, argv, &i, "--input", &v) ||
+                   opt_value(argc, argv, &i, "--output", &v)) {
+            int is_in = strncmp(a, "--input", 7) == 0;
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v || !eq[1]) {
+                fprintf(stderr, "%s: %s expects NAME=FILE, got '%s'\n", prog,
+                        is_in ? "--input" : "--output", v ? v : "");
+                return 2;
+            }
+            const struct o2r_io *ios = is_in ? d->inputs : d->outputs;
+            uint32_t n = is_in ? d->n_inputs : d->n_outputs;
+            int k = find_io(ios, n, v, (size_t)(eq - v));
+            if (k < 0) {
+                fprintf(stderr, "%s: model '%s' has no %s named '%.*s'\n", prog, d->name,
+                        is_in ? "input" : "output", (int)(eq - v), v);
+                list_ios(ios, n, is_in ? "inputs" : "outputs");
+                return 2;
+            }
+            const char **slot = is_in ? &c->in_files[k] : &c->out_files[k];
+            if (*slot) {
+                fprintf(stderr, "%s: %s '%s' given twice\n", prog, is_in ? "input" : "output",
+                        ios[k].name);
+                return 2;
+            }
+            *slot = eq + 1;
+        } else if (opt_value(argc, argv, &i, "--output-dir", &v) ||
+                   opt_value(argc, argv, &i, "--weights", &v) ||
+                   opt_value(argc, argv, &i, "--device", &v) ||
+                   opt_value(argc, argv, &i, "--bench", &v)) {
+            if (!v || !*v) {
+                fprintf(stderr, "%s: %.*s needs a value\n", prog, (int)strcspn(a, "="), a);
+                return 2;
+            }
+            if (strncmp(a, "--output-dir", 12) == 0) {
+                c->output_dir = v;
+            } else if (strncmp(a, "--weights", 9) == 0) {
+                c->weights = v;
+            } else if (strncmp(a, "--device", 8) == 0) {
+                c->device = v;
+            } else {
+                char *end = NULL;
+                c->bench = strtol(v, &end, 10);
+                if (!end || *end || c->bench < 1 || c->bench > 1000000) {
+                    fprintf(stderr, "%s: --bench expects a run count >= 1, got '%s'\n", prog, v);
+                    return 2;
+                }
+            }
+        } else {
+            fprintf(stderr, "%s: unknown argument '%s' (see --help)\n", prog, a);
+            return 2;
+        }
+    }
+    int missing = 0;
+    for (uint32_t k = 0; k < d->n_inputs; k++)
+        if (!c->in_files[k]) {
+            char shp[256];
+            o2r_shape_str(d->inputs[k].rank, d->inputs[k].dims, shp, sizeof shp);
+            fprintf(stderr, "%s: missing --input %s=FILE (%s %s)\n", prog, d->inputs[k].name,
+                    o2r_dtype_name(d->inputs[k].dtype), shp);
+            missing = 1;
+        }
+    return missing ? 2 : 0;
+}
+
+/* Half (IEEE binary16 bits) to float, for output summaries. */
+static float half_to_float(uint16_t h)
+{
+    int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    float v;
+    if (e == 0)
+        v = ldexpf((float)m, -24);
+    else if (e == 31)
+        v = m ? NAN : INFINITY;
+    else
+        v = ldexpf((float)(m | 1024), e - 25);
+    return s ? -v : v;
+}
+
+/* Element i of a host buffer of dtype as double. */
+static double elem_as_double(const void *p, int32_t dtype, uint64_t i)
+{
+    switch (dtype) {
+    case O2R_F32: return ((const float *)p)[i];
+    case O2R_F64: return ((const double *)p)[i];
+    case O2R_F16: return half_to_float(((const uint16_t *)p)[i]);
+    case O2R_U8: case O2R_BOOL: return ((const uint8_t *)p)[i];
+    case O2R_I8: return ((const int8_t *)p)[i];
+    case O2R_U16: return ((const uint16_t *)p)[i];
+    case O2R_I16: return ((const int16_t *)p)[i];
+    case O2R_I32: return ((const int32_t *)p)[i];
+    case O2R_U32: return ((const uint32_t *)p)[i];
+    case O2R_I64: return (double)((const int64_t *)p)[i];
+    case O2R_U64: return (double)((const uint64_t *)p)[i];
+    default: return 0;
+    }
+}
+
+/* Prints name, shape, first values and mean/min/max of one output. */
+static void print_summary(const struct o2r_io *io, const void *data)
+{
+    char shp[256];
+    size_t es = o2r_dtype_size(io->dtype);
+    uint64_t n = es ? io->nbytes / es : 0;
+    o2r_shape_str(io->rank, io->dims, shp, sizeof shp);
+    printf("%s: %s %s\n  values:", io->name, o2r_dtype_name(io->dtype), shp);
+    for (uint64_t i = 0; i < n && i < 8; i++)
+        printf(" %.6g", elem_as_double(data, io->dtype, i));
+    printf("%s\n", n > 8 ? " ..." : "");
+    if (n == 0) {
+        printf("  (empty)\n");
+        return;
+    }
+    double sum = 0, mn = INFINITY, mx = -INFINITY;
+    uint64_t nan = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double v = elem_as_double(data, io->dtype, i);
+        if (isnan(v)) {
+            nan++;
+            continue;
+        }
+        sum += v;
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    printf("  mean %.6g  min %.6g  max %.6g", n > nan ? sum / (double)(n - nan) : NAN,
+           mn, mx);
+    if (nan)
+        printf("  (%llu NaN)", (unsigned long long)nan);
+    printf("\n");
+}
+
+/* Default weights path: the executable's path + ".weights" (or its extension replaced). */
+static char *default_weights(const char *argv0)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        if (!argv0)
+            return NULL;
+        snprintf(exe, sizeof exe, "%s", argv0);
+    } else {
+        exe[n] = 0;
+    }
+    char *p = o2r_malloc(strlen(exe) + 16);
+    if (!p)
+        return NULL;
+    sprintf(p, "%s.weights", exe);
+    if (access(p, F_OK) != 0) {
+        const char *slash = strrchr(exe, '/');
+        char *dot = strrchr(exe, '.');
+        if (dot && (!slash || dot > slash)) {
+            *dot = 0;
+            char alt[4200];
+            snprintf(alt, sizeof alt, "%s.weights", exe);
+            if (access(alt, F_OK) == 0)
+                strcpy(p, alt);
+        }
+    }
+    return p;
+}
+
+/* Output file name for --output-dir: DIR/NAME.npy, with unsafe characters replaced by '_'. */
+static void sanitize_name(const char *name, uint32_t idx, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (const char *s = name; *s && k + 1 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                 (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
+        out[k++] = ok ? (char)ch : '_';
+    }
+    out[k] = 0;
+    if (k == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0)
+        snprintf(out, cap, "output_%u", (unsigned)idx);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
+{
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
+    const char *slash = strrchr(prog, '/');
+    if (slash)
+        prog = slash + 1;
+    int rc = 1;
+    struct cli c;
+    struct o2r_tensor *ins = NULL;
+    const void **in_ptrs = NULL;
+    void **out_ptrs = NULL;
+    char *weights = NULL;
+    double *times = NULL;
+    char (*out_names)[512] = NULL;
+    struct o2r_ctx *ctx = NULL;
+    struct o2r_model *m = NULL;
+    char err[1024];
+    memset(&c, 0, sizeof c);
+    if (!desc) {
+        fprintf(stderr, "%s: no model descriptor\n", prog);
+        return 1;
+    }
+    c.in_files = o2r_calloc(desc->n_inputs, sizeof *c.in_files);
+    c.out_files = o2r_calloc(desc->n_outputs, sizeof *c.out_files);
+    ins = o2r_calloc(desc->n_inputs, sizeof *ins);
+    in_ptrs = o2r_calloc(desc->n_inputs, sizeof *in_ptrs);
+    out_ptrs = o2r_calloc(desc->n_outputs, sizeof *out_ptrs);
+    out_names = o2r_calloc(desc->n_outputs, sizeof *out_names);
+    if (!c.in_files || !c.out_files || !ins || !in_ptrs || !out_ptrs || !out_names) {
+        fprintf(stderr, "%s: out of host memory\n", prog);
+        goto cleanup;
+    }
+    int pr = parse_cli(desc, argc, argv, &c, prog);
+    if (pr == 3) {
+        rc = 0;
+        goto cleanup;
+    }
+    if (pr != 0) {
+        rc = 2;
+        goto cleanup;
+    }
+    /* output-dir file names, checked for collisions before any work */
+    if (c.output_dir) {
+        for (uint32_t i = 0; i < desc->n_outputs; i++) {
+            char base[400];
+            sanitize_name(desc->outputs[i].name, i, base, sizeof base);
+            snprintf(out_names[i], sizeof out_names[i], "%s/%s.npy", c.output_dir, base);
+            for (uint32_t j = 0; j < i; j++)
+                if (strcmp(out_names[i], out_names[j]) == 0) {
+                    fprintf(stderr, "%s: outputs '%s' and '%s' would both be written to %s; use "
+                            "--output NAME=FILE for them\n", prog, desc->outputs[j].name,
+                            desc->outputs[i].name, out_names[i]);
+                    rc = 2;
+                    goto cleanup;
+                }
+        }
+    }
+    /* inputs: read and check before touching the device */
+    for (uint32_t i = 0; i < desc->n_inputs; i++) {
+        const struct o2r_io *io = &desc->inputs[i];
+        if (o2r_tensor_read(c.in_files[i], &ins[i], err, sizeof err) != O2R_OK) {
+            fprintf(stderr, "%s: input '%s': %s\n", prog, io->name, err);
+            goto cleanup;
+        }
+        int same = ins[i].dtype == io->dtype && ins[i].rank == io->rank;
+        for (int k = 0; same && k < io->rank; k++)
+            same = ins[i].dims[k] == io->dims[k];
+        if (!same) {
+            char want[256], got[256];
+            o2r_shape_str(io->rank, io->dims, want, sizeof want);
+            o2r_shape_str(ins[i].rank, ins[i].dims, got, sizeof got);
+            fprintf(stderr, "%s: input '%s': %s holds %s %s, the model expects %s %s\n", prog,
+                    io->name, c.in_files[i], o2r_dtype_name(ins[i].dtype), got,
+                    o2r_dtype_name(io->dtype), want);
+            goto cleanup;
+        }
+        in_ptrs[i] = ins[i].data;
+    }
+    for (uint32_t i = 0; i < desc->n_outputs; i++) {
+        out_ptrs[i] = o2r_malloc((size_t)desc->outputs[i].nbytes);
+        if (!out_ptrs[i]) {
+            fprintf(stderr, "%s: out of host memory for output '%s'\n", prog,
+                    desc->outputs[i].name);
+            goto cleanup;
+        }
+    }
+    double t0 = o2r_now_ms();
+    if (o2r_ctx_create(c.device, &ctx) != O2R_OK) {
+        fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(NULL));
+        goto cleanup;
+    }
+    double t1 = o2r_now_ms();
+    if (c.verbose)
+        fprintf(stderr, "%s: device %s (context %.1f ms)\n", prog, o2r_ctx_device_name(ctx),
+                t1 - t0);
+    if (!c.weights && desc->weights_bytes > 0) {
+        weights = default_weights(argc > 0 ? argv[0] : NULL);
+        if (!weights) {
+            fprintf(stderr, "%s: cannot determine the default weights path; use --weights\n",
+                    prog);
+            goto cleanup;
+        }
+    }
+    if (o2r_model_init(ctx, desc, c.weights ? c.weights : weights, &m) != O2R_OK) {
+        fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));
+        goto cleanup;
+    }
+    if (c.verbose) {
+        double bms, wms;
+        o2r_model_timing(m, &bms, &wms);
+        fprintf(stderr, "%s: init %.1f ms (program %s %.1f ms, weights %.1f ms)\n", prog,
+                o2r_now_ms() - t1, o2r_model_cache_hit(m) ? "from cache" : "build", bms, wms);
+    }
+    if (c.profile && o2r_model_set_profiling(m, 1) != O2R_OK) {
+        fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));
+        goto cleanup;
+    }
+    long runs = c.bench ? c.bench + 1 : 1;
+    if (c.bench) {
+        times = o2r_calloc((size_t)c.bench, sizeof *times);
+        if (!times) {
+            fprintf(stderr, "%s: out of host memory\n", prog);
+            goto cleanup;
+        }
+    }
+    for (long r = 0; r < runs; r++) {
+        double s = o2r_now_ms();
+        if (o2r_model_run(m, (const void *const *)in_ptrs, (void *const *)out_ptrs) != O2R_OK) {
+            fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));
+            goto cleanup;
+        }
+        if (c.bench && r > 0)
+            times[r - 1] = o2r_now_ms() - s;
+    }
+    if (c.bench) {
+        qsort(times, (size_t)c.bench, sizeof *times, cmp_double);
+        double med = c.bench % 2 ? times[c.bench / 2]
+                                 : 0.5 * (times[c.bench / 2 - 1] + times[c.bench / 2]);
+        printf("median %.3f ms, min %.3f ms over %ld runs\n", med, times[0], c.bench);
+    }
+    if (c.profile)
+        o2r_model_print_profile(m, stdout);
+    /* outputs, only after every run succeeded */
+    if (c.output_dir) {
+        if (mkdir(c.output_dir, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "%s: cannot create --output-dir %s: %s\n", prog, c.output_dir,
+                    strerror(errno));
+            goto cleanup;
+        }
+    }
+    for (uint32_t i = 0; i < desc->n_outputs; i++) {
+        const struct o2r_io *io = &desc->outputs[i];
+        struct o2r_tensor t;
+        memset(&t, 0, sizeof t);
+        t.dtype = io->dtype;
+        t.rank = io->rank;
+        memcpy(t.dims, io->dims, sizeof t.dims);
+        t.data = out_ptrs[i];
+        t.nbytes = io->nbytes;
+        for (int pass = 0; pass < 2; pass++) {
+            const char *path = pass == 0 ? c.out_files[i] : c.output_dir ? out_names[i] : NULL;
+            if (path && o2r_tensor_write_npy(path, &t, err, sizeof err) != O2R_OK) {
+                fprintf(stderr, "%s: output '%s': %s\n", prog, io->name, err);
+                goto cleanup;
+            }
+        }
+        if (!c.output_dir) {
+            int any = 0;
+            for (uint32_t j = 0; j < desc->n_outputs; j++)
+                any |= c.out_files[j] != NULL;
+            if (!any)
+                print_summary(io, out_ptrs[i]);
+        }
+    }
+    rc = 0;
+cleanup:
+    o2r_model_free(m);
+    o2r_ctx_free(ctx);
+    for (uint32_t i = 0; ins && i < desc->n_inputs; i++)
+        o2r_tensor_free(&ins[i]);
+    for (uint32_t i = 0; out_ptrs && i < desc->n_outputs; i++)
+        o2r_free(out_ptrs[i]);
+    o2r_free(ins);
+    o2r_free(in_ptrs);
+    o2r_free(out_ptrs);
+    o2r_free(out_names);
+    o2r_free(c.in_files);
+    o2r_free(c.out_files);
+    o2r_free(weights);
+    o2r_free(times);
+    return rc;
+}
