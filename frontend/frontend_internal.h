@@ -39,11 +39,12 @@ void fe_tensor_fatal(const struct fe_ctx *c, const char *tensor, const char *fmt
     __attribute__((format(printf, 3, 4), noreturn));
 
 /* Converts a TensorProto into constant data in the IR's dense little-endian form.
- * Sets *dtype, *rank, dims[], *data (arena copy or pointer into a mapped external file, never
+ * Sets *dtype, *rank, dims[], *data (arena copy, pointer into a mapped external file, or a large
+ * raw_data buffer taken over from t — then cleared in t so freeing the message skips it; never
  * NULL, even for 0 elements) and *nbytes. `name` is used in messages. Fatal on: string/complex/
  * unsupported dtypes, segments, negative dims, rank > IR_MAX_RANK, element-count overflow, data
  * size not matching dims, external data problems (see tensor.c). */
-void fe_tensor_data(struct fe_ctx *c, const Onnx__TensorProto *t, const char *name,
+void fe_tensor_data(struct fe_ctx *c, Onnx__TensorProto *t, const char *name,
                     enum ir_dtype *dtype, int *rank, int64_t dims[IR_MAX_RANK],
                     const void **data, size_t *nbytes);
 

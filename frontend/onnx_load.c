@@ -437,7 +437,7 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
                      ? gp->sparse_initializer[0]->values->name
                      : "?");
     for (size_t i = 0; i < gp->n_initializer; i++) {
-        const Onnx__TensorProto *t = gp->initializer[i];
+        Onnx__TensorProto *t = gp->initializer[i];
         if (!t->name || !*t->name) ir_fatal(g, "initializer #%zu has no name", i);
         if (ir_value_find(g, t->name) != IR_NONE)
             ir_fatal(g, "initializer '%s' is listed twice", t->name);

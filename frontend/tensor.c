@@ -1,7 +1,8 @@
 /* tensor.c — TensorProto -> dense constant data for the IR.
  *
  * Data forms read (ONNX TensorProto, onnx.proto IR v8+):
- *   raw_data                       bytes, little-endian, natural element size (copied)
+ *   raw_data                       bytes, little-endian, natural element size (copied when small;
+ *                                  buffers >= 64 KiB are taken over from the unpacked message)
  *   float_data                     FLOAT
  *   int32_data                     INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16, BFLOAT16
  *                                  (16-bit floats as their bit patterns), narrowed with a range check
@@ -213,6 +214,33 @@ static const void *external_data(struct fe_ctx *c, const Onnx__TensorProto *t, c
     return p;
 }
 
+/* ---- inline raw_data ---------------------------------------------------------------------------- */
+
+/* Large raw_data buffers are taken over from the unpacked message instead of copied: protobuf-c
+ * allocated them with malloc (16-byte aligned), and protobuf_c_message_free_unpacked() skips a
+ * bytes field whose data is NULL. They stay allocated for the life of the process (like external
+ * data mappings); the list keeps them reachable for leak checkers. */
+#define STEAL_MIN_BYTES ((size_t)64 << 10)
+static void **kept;
+static size_t nkept, capkept;
+
+static const void *steal_raw(Onnx__TensorProto *t)
+{
+    if (nkept == capkept) {
+        size_t ncap = capkept ? 2 * capkept : 64;
+        void **nk = realloc(kept, ncap * sizeof *nk);
+        if (!nk) ir_die("out of memory");
+        kept = nk;
+        capkept = ncap;
+    }
+    void *p = t->raw_data.data;
+    kept[nkept++] = p;
+    t->raw_data.data = NULL;
+    t->raw_data.len = 0;
+    t->has_raw_data = 0;
+    return p;
+}
+
 /* ---- typed fields ------------------------------------------------------------------------------ */
 
 static const char *onnx_dtype_name(int32_t dt)
@@ -236,7 +264,7 @@ static void check_count(struct fe_ctx *c, const char *tname, const char *field, 
                         (long long)numel);
 }
 
-void fe_tensor_data(struct fe_ctx *c, const Onnx__TensorProto *t, const char *name,
+void fe_tensor_data(struct fe_ctx *c, Onnx__TensorProto *t, const char *name,
                     enum ir_dtype *dtype, int *rank, int64_t dims[IR_MAX_RANK],
                     const void **data, size_t *nbytes)
 {
@@ -278,16 +306,22 @@ void fe_tensor_data(struct fe_ctx *c, const Onnx__TensorProto *t, const char *na
     if (t->n_external_data > 0)
         fe_tensor_fatal(c, tname, "has external_data entries but data_location is not EXTERNAL");
 
-    uint8_t *out = ir_alloc(g, want ? want : 1);
-    *data = out;
     if (t->has_raw_data) {
         if (t->raw_data.len != want)
             fe_tensor_fatal(c, tname,
                             "raw_data holds %zu bytes but dims and dtype %s need %zu",
                             t->raw_data.len, onnx_dtype_name(dt), want);
+        if (want >= STEAL_MIN_BYTES) {
+            *data = steal_raw(t);
+            return;
+        }
+        uint8_t *out = ir_alloc(g, want ? want : 1);
         if (want) memcpy(out, t->raw_data.data, want);
+        *data = out;
         return;
     }
+    uint8_t *out = ir_alloc(g, want ? want : 1);
+    *data = out;
     if (t->n_string_data) fe_tensor_fatal(c, tname, "string tensors are not supported");
     switch (dt) {
     case IR_F32:

@@ -30,6 +30,7 @@ Files:
   squeeze11.onnx         opset 11: Squeeze/Unsqueeze/ReduceSum axes, ReduceMean without axes,
                          Split `split` attributes, Softmax without axis
   pad2_clip6.onnx        opset 6: Pad (pads, value attributes), Clip (min attribute only)
+  big_raw.onnx           raw_data initializers of 64 KiB (taken over) and 64 KiB - 4 (copied)
   unsorted.onnx          nodes not in topological order, a Constant read before it is made
   bad_*.onnx             one error each (see the test for the expected messages)
 """
@@ -189,6 +190,16 @@ def main():
     ]
     save(model(nodes, [helper.make_tensor_value_info("x", F, [2, 2])],
                [helper.make_tensor_value_info("y", F, [2, 4])], opset=6), "pad2_clip6.onnx")
+
+    # a raw_data initializer of 64 KiB (taken over from the message, not copied) and a small one
+    bigw = helper.make_tensor("bigw", F, [16384], np.arange(16384, dtype="<f4").tobytes(), raw=True)
+    smallw = helper.make_tensor("smallw", F, [16383], np.arange(16383, dtype="<f4").tobytes(),
+                                raw=True)
+    nodes = [helper.make_node("Add", ["x", "bigw"], ["y"], name="add"),
+             helper.make_node("Identity", ["smallw"], ["z"], name="id")]
+    save(model(nodes, [helper.make_tensor_value_info("x", F, [16384])],
+               [helper.make_tensor_value_info("y", F, [16384]),
+                helper.make_tensor_value_info("z", F, [16383])], [bigw, smallw]), "big_raw.onnx")
 
     # nodes out of topological order (the loader sorts them), a Constant read before it is made
     nodes = [

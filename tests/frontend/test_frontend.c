@@ -323,6 +323,22 @@ static void test_forms(void)
     ir_graph_free(g);
 }
 
+/* Large raw_data buffers are taken over from the message, small ones copied: same values. */
+static void test_big_raw(void)
+{
+    struct ir_graph *g = onnx_load(path_in(models_dir, "big_raw.onnx"));
+    uint32_t b = ir_value_find(g, "bigw"), s = ir_value_find(g, "smallw");
+    CHECK(ir_is_const(g, b) && g->values[b].nbytes == 65536);
+    CHECK(ir_is_const(g, s) && g->values[s].nbytes == 65532);
+    bool ok = true;
+    for (int i = 0; i < 16384; i++) ok &= ir_const_f64(g, b, i) == i;
+    for (int i = 0; i < 16383; i++) ok &= ir_const_f64(g, s, i) == i;
+    CHECK(ok);
+    CHECK(((uintptr_t)g->values[b].data & 15) == 0);
+    check_uses(g);
+    ir_graph_free(g);
+}
+
 /* Nodes out of order in the file are sorted; a Constant may be read before its node. */
 static void test_unsorted(void)
 {
@@ -771,6 +787,7 @@ int main(int argc, char **argv)
     else if (strcmp(grp, "forms") == 0) {
         test_forms();
         test_unsorted();
+        test_big_raw();
     }
     else if (strcmp(grp, "normalize") == 0) test_normalize();
     else if (strcmp(grp, "external") == 0) test_external();
