@@ -38,8 +38,9 @@
  *              constants and C (dim 1 of x) is known at import time (x is a graph input with a
  *              static dim 1, or graph.value_info gives it): new constants with
  *              scale_c[c] = scale_g[c / (C/G)]. Otherwise the node gets the int attribute
- *              `_per_group` = 1 and the shape pass (which knows C) must expand scale/bias the same
- *              way. From opset 21 nothing changes.
+ *              `_per_group` = 1: scale/bias stay [G] and later stages read them per group
+ *              (passes/infer.c, ref/ref_norm.c and codegen/lower_norm.c handle the flag). From
+ *              opset 21 nothing changes.
  *   Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less (opset < 7): `broadcast` and `axis` are
  *              removed. broadcast=1 with `axis` (B aligned with A at axis) is accepted only when
  *              it equals numpy broadcasting: both ranks known at import (graph inputs or

@@ -24,6 +24,7 @@ Files:
                          a ConstantOfShape TENSOR attribute
   gn18_static.onnx       GroupNormalization-18, x [1,4,2,2] static, scale/bias [2] constants
   gn18_dynamic.onnx      GroupNormalization-18, x [N,C,H,W] symbolic
+  gn18_hint.onnx         GroupNormalization-18 on an intermediate whose C=4 is in value_info
   resize10.onnx          Resize-10 (X, scales), mode linear
   upsample7.onnx         Upsample-7 with a `scales` attribute, mode nearest
   slice9.onnx            Slice-9 with starts/ends/axes attributes
@@ -158,6 +159,16 @@ def main():
                       helper.make_tensor("b", F, [2], [0.5, -0.5])], opset=18)
     save(gn(True), "gn18_static.onnx")
     save(gn(False), "gn18_dynamic.onnx")
+    # C known only from graph.value_info of an intermediate value
+    nodes = [helper.make_node("Identity", ["x"], ["t"], name="id"),
+             helper.make_node("GroupNormalization", ["t", "s", "b"], ["y"], name="gn",
+                              num_groups=2, epsilon=1e-5)]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", "C", 2, 2])],
+              [helper.make_tensor_value_info("y", F, ["N", 4, 2, 2])],
+              [helper.make_tensor("s", F, [2], [1.0, 2.0]),
+               helper.make_tensor("b", F, [2], [0.5, -0.5])], opset=18)
+    m.graph.value_info.append(helper.make_tensor_value_info("t", F, ["N", 4, 2, 2]))
+    save(m, "gn18_hint.onnx")
 
     n = helper.make_node("Resize", ["x", "sc"], ["y"], name="rs", mode="linear")
     save(model([n], [helper.make_tensor_value_info("x", F, [1, 1, 2, 2])],

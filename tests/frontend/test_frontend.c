@@ -549,6 +549,15 @@ static void test_normalize(void)
     }
     check_uses(g);
     ir_graph_free(g);
+    g = onnx_load(path_in(models_dir, "gn18_hint.onnx"));
+    n = node_op(g, IR_OP_GROUP_NORMALIZATION);
+    if (n) {
+        uint32_t s = ir_input(n, 1);
+        CHECK(ir_is_const(g, s) && g->values[s].dims[0] == 4 && ir_const_f64(g, s, 2) == 2.0 &&
+              !ir_attr_find(n, "_per_group"));
+    }
+    check_uses(g);
+    ir_graph_free(g);
     g = onnx_load(path_in(models_dir, "gn18_dynamic.onnx"));
     n = node_op(g, IR_OP_GROUP_NORMALIZATION);
     if (n) CHECK(ir_attr_int(n, "_per_group", 0) == 1 && n->inputs[1] == ir_value_find(g, "s"));
