@@ -63,6 +63,7 @@ static void set_out(struct ir_graph *g, const struct ir_node *n, uint32_t k, enu
 static void set_like(struct ir_graph *g, const struct ir_node *n, uint32_t k,
                      const struct ir_value *x, enum ir_dtype t)
 {
+    if (!x) return;
     int64_t d[IR_MAX_RANK];
     memcpy(d, x->dims, sizeof d);
     set_out(g, n, k, t, x->rank, d);
@@ -459,8 +460,8 @@ static void infer_constant(struct ir_graph *g, const struct ir_node *n)
         set_out(g, n, 0, c->dtype, c->rank, d);
         return;
     }
-    size_t cnt;
-    int64_t d[1];
+    size_t cnt = 0;
+    int64_t d[1] = {0};
     if (ir_attr_find(n, "value_float")) { set_out(g, n, 0, IR_F32, 0, d); return; }
     if (ir_attr_find(n, "value_int")) { set_out(g, n, 0, IR_I64, 0, d); return; }
     if (ir_attr_floats(n, "value_floats", &cnt) || ir_attr_find(n, "value_floats")) {

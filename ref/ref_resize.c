@@ -3,7 +3,8 @@
  * Follows the ONNX reference implementation (onnx/reference/ops/op_resize.py): separable, one
  * axis at a time in double; per output coordinate y the source coordinate x is given by
  * coordinate_transformation_mode (half_pixel, half_pixel_symmetric, pytorch_half_pixel,
- * align_corners, asymmetric, tf_crop_and_resize with roi + extrapolation_value), with
+ * align_corners, asymmetric, tf_crop_and_resize with roi + extrapolation_value, and Resize-11's
+ * tf_half_pixel_for_nn), with
  * output_width = scale * input_width (not rounded) as the spec writes it; then
  *   nearest: floor(x) or floor(x)+1 by nearest_mode (round_prefer_floor (default),
  *            round_prefer_ceil, floor, ceil); an integral x picks x;
@@ -19,7 +20,7 @@
 
 #include "ref/ref_util.h"
 
-enum { CT_HALF, CT_HALF_SYM, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TF_CROP };
+enum { CT_HALF, CT_HALF_SYM, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TF_CROP, CT_TF_NN };
 enum { NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
 
 static int parse(const struct ir_graph *g, const struct ir_node *n, const char *attr,
@@ -52,8 +53,9 @@ bool ref_eval_resize(struct ir_graph *g, uint32_t node)
     int mode = parse(g, n, "mode", "nearest", modes, 4);
     if (mode == 3) mode = 1;
     static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                      "align_corners", "asymmetric", "tf_crop_and_resize"};
-    int ct = legacy ? CT_ASYM : parse(g, n, "coordinate_transformation_mode", "half_pixel", cts, 6);
+                                      "align_corners", "asymmetric", "tf_crop_and_resize",
+                                      "tf_half_pixel_for_nn"};
+    int ct = legacy ? CT_ASYM : parse(g, n, "coordinate_transformation_mode", "half_pixel", cts, 7);
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     int nm = legacy ? NM_FLOOR : parse(g, n, "nearest_mode", "round_prefer_floor", nms, 4);
     if (ir_attr_int(n, "antialias", 0))
@@ -112,6 +114,7 @@ bool ref_eval_resize(struct ir_graph *g, uint32_t node)
             switch (ct) {
             case CT_ALIGN: xo = ow == 1 ? 0.0 : yy * (double)(in - 1) / (ow - 1); break;
             case CT_ASYM: xo = yy / s; break;
+            case CT_TF_NN: xo = (yy + 0.5) / s; break; /* Resize-11 only */
             case CT_TF_CROP:
                 xo = ow == 1 ? (r1[a] - r0[a]) * (double)(in - 1) / 2
                              : yy * (r1[a] - r0[a]) * (double)(in - 1) / (ow - 1);
