@@ -265,10 +265,8 @@ typedef bool (*lower_fn)(struct cg_ctx *, struct ir_graph *, uint32_t);
 
 static lower_fn find_lowering(const char *family)
 {
-#define F(fam) \
-    if (strcmp(family, #fam) == 0) return lower_##fam;
-    LOWER_FAMILIES(F)
-#undef F
+    for (const struct cg_lowering *l = cg_lowerings; l->family; l++)
+        if (strcmp(family, l->family) == 0) return l->fn;
     return NULL;
 }
 

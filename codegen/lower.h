@@ -52,16 +52,22 @@ uint32_t cg_temp(struct cg_ctx *cg, uint32_t node_id, enum ir_dtype dtype, int64
  * codegen cannot see, e.g. Identity inside a lowering). */
 void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in);
 
-/* Lowering entry points, one per family in ops.def (weak: a missing family is reported as
- * "no OpenCL kernel for op X yet" instead of a link error while the project grows). */
+/* Lowering entry points, one per family in ops.def, defined in codegen/lower_<family>.c.
+ * cmake/lower_table.cmake lists the ones that exist in cg_lowerings[]; a family without one is
+ * reported as "no OpenCL kernel for op X yet". */
 #define LOWER_FAMILIES(F)                                                                     \
     F(unary) F(binary) F(where) F(clip) F(cast) F(transpose) F(concat) F(split) F(slice)      \
     F(gather) F(expand) F(pad) F(resize) F(trilu) F(fill) F(matmul) F(conv) F(pool)          \
     F(softmax) F(norm) F(reduce)
-#define F(fam) bool lower_##fam(struct cg_ctx *cg, struct ir_graph *g, uint32_t node) \
-    __attribute__((weak));
+#define F(fam) bool lower_##fam(struct cg_ctx *cg, struct ir_graph *g, uint32_t node);
 LOWER_FAMILIES(F)
 #undef F
+
+struct cg_lowering {
+    const char *family;                                            /* ops.def FAMILY */
+    bool (*fn)(struct cg_ctx *cg, struct ir_graph *g, uint32_t node); /* its lowering */
+};
+extern const struct cg_lowering cg_lowerings[]; /* generated; ends with {0, 0} */
 
 /* Helpers shared by lowerings. */
 /* Row-major strides of value v (in elements) into out[rank]; returns rank. */

@@ -85,7 +85,7 @@ void kt_input(struct kt_case *c, enum ir_dtype dtype, int rank, const int64_t *d
         return;
     }
     for (int64_t i = 0; i < n; i++) {
-        double r = (rng() / (double)(1u << 21)) * 2.0 - 1.0; /* [-1, 1) */
+        double r = (rng() / 4294967296.0) * 2.0 - 1.0; /* [-1, 1) */
         int64_t iv = rng() % 4;
         char *p = (char *)in->data + (size_t)i * es;
         switch (dtype) {

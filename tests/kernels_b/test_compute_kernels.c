@@ -312,6 +312,7 @@ static int test_softmax(void)
     bad += run_softmax(p, 2, 77, 5, 0, true, "softmax wg R=77 inner=5");
     bad += run_softmax(p, 2, 300, 3, 1, true, "logsoftmax wg");
     bad += run_softmax(p, 2, 300, 3, 2, true, "hardmax wg (tie)");
+    bad += run_softmax(p, 2, 200, 1, 2, true, "hardmax wg R<lws");
     bad += run_softmax(p, 4, 13, 7, 0, false, "softmax seq");
     bad += run_softmax(p, 4, 13, 7, 1, false, "logsoftmax seq");
     bad += run_softmax(p, 4, 13, 7, 2, false, "hardmax seq (tie)");

@@ -14,10 +14,26 @@
 
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #define NDIMS(...) (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
-/* Adds a float32 input with the given dims (pseudo-random data). */
-#define IN_F(c, cst, ...) kt_input(c, IR_F32, NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__), NULL, cst)
+/* Adds a float32 input with the given dims (pseudo-random data in [-1, 1)). */
+#define IN_F(c, cst, ...) in_rand(c, NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__), cst)
 
 static int fails, runs;
+
+/* Float32 input of deterministic pseudo-random values in [-1, 1) (own generator, so the data
+ * range does not depend on the harness's default data). */
+static void in_rand(struct kt_case *c, int rank, const int64_t *dims, bool constant)
+{
+    static uint32_t s = 12345u;
+    int64_t n = 1;
+    for (int k = 0; k < rank; k++) n *= dims[k];
+    float *x = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)((s >> 8) & 0xffffff) / 8388608.0f - 1.0f;
+    }
+    kt_input(c, IR_F32, rank, dims, x, constant);
+    free(x);
+}
 
 static void run(struct kt_case *c, const char *label, double atol, double rtol)
 {

@@ -7,6 +7,7 @@
 #include "onnx2cl_rt.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
