@@ -48,8 +48,16 @@
 #define KA_ST(p, i, v) ((p)[(i)] = (T)(v))
 #endif
 
+/* Kernel names are built by pasting (name##_) so that a name which is also an OpenCL builtin
+ * implemented as a macro by the compiler (max, min, pow, ...) is never expanded. */
+#ifndef O2C_KA_KN
+#define O2C_KA_KN
+#define KA_KN3(p, s) p##s
+#define KA_KN2(p, s) KA_KN3(p, s)
+#define KA_KN(p) KA_KN2(p, TS)
+#endif
 #define KA_BIN(name, OT, STORE, EXPR)                                                         \
-    __kernel void KN(name)(__global const T *a, __global const T *b, __global OT *y, int n)   \
+    __kernel void KA_KN(name##_)(__global const T *a, __global const T *b, __global OT *y, int n)   \
     {                                                                                         \
         const int i = (int)get_global_id(0);                                                  \
         if (i >= n) return;                                                                   \
@@ -57,7 +65,7 @@
         const KA_CT x1 = KA_LD(b, i);                                                         \
         STORE(y, i, (EXPR));                                                                  \
     }                                                                                         \
-    __kernel void KN(name##_bc)(__global const T *a, __global const T *b, __global OT *y,     \
+    __kernel void KA_KN(name##_bc_)(__global const T *a, __global const T *b, __global OT *y,     \
                                 int n, int rank, int d0, int d1, int d2, int d3, int d4,      \
                                 int d5, int sa0, int sa1, int sa2, int sa3, int sa4, int sa5, \
                                 int sb0, int sb1, int sb2, int sb3, int sb4, int sb5)         \

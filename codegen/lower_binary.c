@@ -1,0 +1,157 @@
+/* lower_binary.c — binary and variadic elementwise ops with numpy broadcasting (ops.def family
+ * "binary") -> kernels/binary.cl.
+ *
+ * Each pairwise step is one launch over the output shape: the same-shape kernel <op>_<T> when
+ * both operands already have the output's dims, else <op>_bc_<T> with the iteration space
+ * collapsed (size-1 axes dropped, axes merged where output and both inputs are contiguous) and
+ * per-input strides (0 on broadcast axes). Variadic Min/Max/Sum/Mean chain the steps in place
+ * in the output (y = op(x0, x1); y = op(y, x2); ...); Mean then scales by 1/count; one input is
+ * a copy. Pow with a constant scalar exponent 2 becomes x*x.
+ * Types: all inputs share one element type (Pow with a different exponent type is refused);
+ * Mod fmod=0 is for integers only (spec); And/Or/Xor for bool; comparisons output bool.
+ * Fatal (located) for anything else, naming the op and the type.
+ */
+#include "lower_ka.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool is_float(enum ir_dtype t)
+{
+    return t == IR_F32 || t == IR_F64 || t == IR_F16;
+}
+
+static bool same_dims(const struct ir_value *a, const struct ir_value *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int k = 0; k < a->rank; k++)
+        if (a->dims[k] != b->dims[k]) return false;
+    return true;
+}
+
+/* One launch y = base(a, b) over y's shape. */
+static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const char *base,
+                      const char *sfx, uint32_t a, uint32_t b, uint32_t y, int64_t cnt)
+{
+    const struct ir_value *yv = &g->values[y];
+    char kname[64];
+    if (same_dims(&g->values[a], yv) && same_dims(&g->values[b], yv)) {
+        snprintf(kname, sizeof kname, "%s_%s", base, sfx);
+        ka_launch(cg, node, kname, cnt);
+        cg_arg_buf(cg, a);
+        cg_arg_buf(cg, b);
+        cg_arg_buf(cg, y);
+        cg_arg_i32(cg, cnt);
+        return;
+    }
+    int64_t dims[IR_MAX_RANK * 2];
+    int64_t s[3][IR_MAX_RANK * 2];
+    const int rank = yv->rank;
+    for (int k = 0; k < rank; k++) dims[k] = yv->dims[k];
+    ka_bcast_strides(g, node, a, rank, dims, s[0]);
+    ka_bcast_strides(g, node, b, rank, dims, s[1]);
+    ka_dense_strides(rank, dims, s[2]);
+    const int r = ka_collapse(rank, dims, 3, s);
+    if (r > KA_EW_RANK)
+        ir_fatal_node(g, &g->nodes[node], "%s: broadcasting needs %d non-mergeable axes (the "
+                      "kernels handle %d)", ir_op_name(g->nodes[node].op), r, KA_EW_RANK);
+    snprintf(kname, sizeof kname, "%s_bc_%s", base, sfx);
+    ka_launch(cg, node, kname, cnt);
+    cg_arg_buf(cg, a);
+    cg_arg_buf(cg, b);
+    cg_arg_buf(cg, y);
+    cg_arg_i32(cg, cnt);
+    cg_arg_i32(cg, r);
+    for (int which = 0; which < 3; which++)
+        for (int k = 0; k < KA_EW_RANK; k++) {
+            const int j = k - (KA_EW_RANK - r);
+            int64_t v = which == 0 ? (j >= 0 ? dims[j] : 1) : (j >= 0 ? s[which - 1][j] : 0);
+            cg_arg_i32(cg, v);
+        }
+}
+
+bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
+{
+    const struct ir_node *n = &g->nodes[node];
+    const uint32_t y = n->outputs[0];
+    const uint32_t a = n->inputs[0];
+    const enum ir_dtype dt = g->values[a].dtype;
+    for (uint32_t k = 1; k < n->ninputs; k++) {
+        const uint32_t v = n->inputs[k];
+        if (v == IR_NONE)
+            ir_fatal_node(g, n, "%s: input %u is absent", ir_op_name(n->op), k);
+        if (g->values[v].dtype != dt)
+            ir_fatal_node(g, n, "%s: input %u has element type %s but input 0 has %s (mixed "
+                          "types are not supported)", ir_op_name(n->op), k,
+                          ir_dtype_name(g->values[v].dtype), ir_dtype_name(dt));
+    }
+    const char *base = NULL;
+    bool need_bool = false, bool_ok = false, float_only = false;
+    switch (n->op) {
+    case IR_OP_ADD: case IR_OP_SUM: case IR_OP_MEAN: base = "add"; break;
+    case IR_OP_SUB: base = "sub"; break;
+    case IR_OP_MUL: base = "mul"; break;
+    case IR_OP_DIV: base = "div"; break;
+    case IR_OP_POW: base = "pow"; break;
+    case IR_OP_PRELU: base = "prelu"; break;
+    case IR_OP_MIN: base = "min"; break;
+    case IR_OP_MAX: base = "max"; break;
+    case IR_OP_MOD: {
+        const int64_t fm = ir_attr_int(n, "fmod", 0);
+        if (fm != 0 && fm != 1) ir_fatal_node(g, n, "Mod: fmod=%lld (must be 0 or 1)", (long long)fm);
+        if (is_float(dt) && fm == 0)
+            ir_fatal_node(g, n, "Mod: fmod=0 with element type %s (the spec requires fmod=1 "
+                          "for floating-point inputs)", ir_dtype_name(dt));
+        base = fm ? "fmod" : "mod";
+        break;
+    }
+    case IR_OP_EQUAL: base = "equal"; bool_ok = true; break;
+    case IR_OP_GREATER: base = "greater"; break;
+    case IR_OP_GREATER_OR_EQUAL: base = "greater_equal"; break;
+    case IR_OP_LESS: base = "less"; break;
+    case IR_OP_LESS_OR_EQUAL: base = "less_equal"; break;
+    case IR_OP_AND: base = "and"; need_bool = true; break;
+    case IR_OP_OR: base = "or"; need_bool = true; break;
+    case IR_OP_XOR: base = "xor"; need_bool = true; break;
+    default: return false;
+    }
+    if (n->op == IR_OP_MEAN) float_only = true;
+    bool ok = need_bool ? dt == IR_BOOL
+                        : (dt == IR_BOOL ? bool_ok : (ir_dtype_size(dt) > 0 && dt != IR_BF16 &&
+                                                      dt != IR_STRING));
+    if (ok && float_only) ok = is_float(dt);
+    if (!ok)
+        ir_fatal_node(g, n, "%s: element type %s is not supported by the OpenCL kernels",
+                      ir_op_name(n->op), ir_dtype_name(dt));
+    const int64_t cnt = ka_numel(g, node, y);
+    for (uint32_t k = 0; k < n->ninputs; k++) ka_numel(g, node, n->inputs[k]);
+    if (cnt == 0) return true;
+    const char *sfx = cg_use(cg, "binary", dt);
+    char kname[64];
+    if (n->ninputs == 1) {
+        snprintf(kname, sizeof kname, "copy_%s", sfx);
+        ka_launch(cg, node, kname, cnt);
+        cg_arg_buf(cg, a);
+        cg_arg_buf(cg, y);
+        cg_arg_i32(cg, cnt);
+        return true;
+    }
+    const uint32_t b = n->inputs[1];
+    if (n->op == IR_OP_POW && is_float(dt) && ir_is_const(g, b) && ir_numel(g, b) == 1 &&
+        ir_const_f64(g, b, 0) == 2.0 && same_dims(&g->values[a], &g->values[y])) {
+        emit_pair(cg, g, node, "mul", sfx, a, a, y, cnt);
+        return true;
+    }
+    emit_pair(cg, g, node, base, sfx, a, b, y, cnt);
+    for (uint32_t k = 2; k < n->ninputs; k++) emit_pair(cg, g, node, base, sfx, y, n->inputs[k], y, cnt);
+    if (n->op == IR_OP_MEAN) {
+        snprintf(kname, sizeof kname, "scale_%s", sfx);
+        ka_launch(cg, node, kname, cnt);
+        cg_arg_buf(cg, y);
+        cg_arg_i32(cg, cnt);
+        cg_arg_f32(cg, (float)(1.0 / (double)n->ninputs));
+        return true;
+    }
+    return true;
+}
