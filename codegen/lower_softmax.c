@@ -58,14 +58,15 @@ bool lower_softmax(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     bool wg = R >= 512 || (R >= 64 && rows < 256);
     const char *sfx = cg_use(cg, "softmax", t);
     char kname[64];
-    snprintf(kname, sizeof kname, "softmax_%s_%s", wg ? "wg" : "seq", sfx);
+    if (wg && mode == 2) snprintf(kname, sizeof kname, "hardmax_wg_%s", sfx);
+    else snprintf(kname, sizeof kname, "softmax_%s_%s", wg ? "wg" : "seq", sfx);
     size_t gws[1] = {(size_t)(rows * (wg ? SOFTMAX_LWS : 1))}, lws[1] = {SOFTMAX_LWS};
     cg_launch(cg, node, kname, 1, gws, wg ? lws : NULL);
     cg_arg_buf(cg, x);
     cg_arg_buf(cg, y);
     cg_arg_i32(cg, R);
     cg_arg_i32(cg, inner);
-    cg_arg_i32(cg, mode);
+    if (!(wg && mode == 2)) cg_arg_i32(cg, mode);
     if (!wg) cg_arg_i32(cg, rows);
     return true;
 }

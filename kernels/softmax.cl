@@ -4,12 +4,15 @@
  * Layout: X and Y dense, viewed as [outer, R, inner]; a "row" is the R elements
  * x[o, 0..R-1, i] (stride inner). Rows are numbered row = o*inner + i.
  * mode 0 softmax: y = exp(x - max) / sum(exp(x - max))      (max subtracted for stability)
- * mode 1 log-softmax: y = x - max - log(sum(exp(x - max)))
+ * mode 1 log-softmax: y = (x - max) - log(sum(exp(x - max)))
  * mode 2 hardmax: y = 1 at the first index of the row maximum, 0 elsewhere
  * Statistics in float. NaN in a row gives NaN (softmax/logsoftmax).
  *
  * softmax_wg:  one work-group of exactly SM_LWS work-items per row (gws[0] = rows*SM_LWS,
  *              lws[0] = SM_LWS), strided loads + __local tree reductions. For long rows.
+ *              Modes 0 and 1 only; hardmax_wg (same launch shape, no mode argument) is mode 2
+ *              (kept separate: PoCL 3.1 crashed on the barrier-containing mode branch when
+ *              some work-items had no elements).
  * softmax_seq: one work-item per row (gws[0] = rows), sequential loops. For short rows.
  */
 #ifndef SM_LWS
@@ -75,26 +78,11 @@ static int sm_wg_argmax(__local float *sv, __local int *si, float v, int idx)
 __kernel void KN(softmax_wg)(__global const T *X, __global T *Y, int R, int inner, int mode)
 {
     __local float sv[SM_LWS];
-    __local int si[SM_LWS];
     const int row = (int)get_group_id(0);
     const int lid = (int)get_local_id(0);
     const int base = (row / inner) * R * inner + row % inner;
     const __global T *x = X + base;
     __global T *y = Y + base;
-    if (mode == 2) {
-        float best = 0.0f;
-        int bi = -1;
-        for (int j = lid; j < R; j += SM_LWS) {
-            const float v = (float)x[j * inner];
-            if (bi < 0 || v > best) {
-                best = v;
-                bi = j;
-            }
-        }
-        const int am = sm_wg_argmax(sv, si, best, bi);
-        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(j == am ? 1.0f : 0.0f);
-        return;
-    }
     float m = -INFINITY;
     for (int j = lid; j < R; j += SM_LWS) {
         const float v = (float)x[j * inner];
@@ -108,9 +96,31 @@ __kernel void KN(softmax_wg)(__global const T *X, __global T *Y, int R, int inne
         const float inv = 1.0f / s;
         for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(exp((float)x[j * inner] - m) * inv);
     } else {
-        const float ls = m + log(s);
-        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)((float)x[j * inner] - ls);
+        const float ls = log(s);
+        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(((float)x[j * inner] - m) - ls);
     }
+}
+
+__kernel void KN(hardmax_wg)(__global const T *X, __global T *Y, int R, int inner)
+{
+    __local float sv[SM_LWS];
+    __local int si[SM_LWS];
+    const int row = (int)get_group_id(0);
+    const int lid = (int)get_local_id(0);
+    const int base = (row / inner) * R * inner + row % inner;
+    const __global T *x = X + base;
+    __global T *y = Y + base;
+    float best = 0.0f;
+    int bi = -1;
+    for (int j = lid; j < R; j += SM_LWS) {
+        const float v = (float)x[j * inner];
+        if (bi < 0 || v > best) {
+            best = v;
+            bi = j;
+        }
+    }
+    const int am = sm_wg_argmax(sv, si, best, bi);
+    for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(j == am ? 1.0f : 0.0f);
 }
 
 __kernel void KN(softmax_seq)(__global const T *X, __global T *Y, int R, int inner, int mode,
@@ -145,7 +155,7 @@ __kernel void KN(softmax_seq)(__global const T *X, __global T *Y, int R, int inn
         const float inv = 1.0f / s;
         for (int j = 0; j < R; j++) y[j * inner] = (T)(exp((float)x[j * inner] - m) * inv);
     } else {
-        const float ls = m + log(s);
-        for (int j = 0; j < R; j++) y[j * inner] = (T)((float)x[j * inner] - ls);
+        const float ls = log(s);
+        for (int j = 0; j < R; j++) y[j * inner] = (T)(((float)x[j * inner] - m) - ls);
     }
 }
