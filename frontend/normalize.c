@@ -46,6 +46,9 @@
  *              it equals numpy broadcasting: both ranks known at import (graph inputs or
  *              constants) and axis == rank(A) - rank(B); otherwise fatal "not supported".
  *              Without `axis`, legacy broadcast is suffix-aligned, the same as numpy's.
+ *   PRelu (< 7) a slope of shape [C] (C > 1) is per channel (axis 1): it becomes a constant of
+ *              shape [C, 1, ..., 1] (rank(X) - 1 dims) so numpy broadcasting (PRelu-7) matches;
+ *              fatal if the slope is not constant or rank(X) is unknown at import.
  *   BatchNormalization  `spatial` (< 9) removed; spatial=0 (per-element statistics) is fatal.
  *   Concat     missing `axis` at opset < 4 -> axis = 1 (Concat-1 default); fatal from opset 4.
  *   Cast       Cast-1's string `to` ("FLOAT", "INT64", ...) -> the int TensorProto type.
@@ -302,6 +305,29 @@ static void norm_group_norm_18(struct fe_ctx *c, uint32_t nid)
     }
 }
 
+/* PRelu-6: a slope of shape [C] (C > 1) applies per channel (axis 1), which numpy broadcasting
+ * (PRelu-7+) spells [C, 1, ..., 1] (rank(x) - 1 dims). */
+static void norm_prelu_6(struct ir_graph *g, uint32_t nid)
+{
+    const struct ir_node *n = &g->nodes[nid];
+    uint32_t x = ir_input(n, 0), s = ir_input(n, 1);
+    if (x == IR_NONE || s == IR_NONE) return;
+    const struct ir_value *sv = &g->values[s];
+    if (sv->rank != 1 || !sv->dims_known || sv->dims[0] <= 1) return; /* scalar-like: same */
+    int rx = g->values[x].rank;
+    if (!ir_is_const(g, s) || rx < 2)
+        ir_fatal_node(g, n,
+                      "PRelu (opset %lld) with a per-channel slope [%lld] needs a constant slope "
+                      "and the rank of X known at import",
+                      (long long)g->opset, (long long)sv->dims[0]);
+    int64_t dims[IR_MAX_RANK];
+    dims[0] = sv->dims[0];
+    for (int k = 1; k < rx - 1; k++) dims[k] = 1;
+    uint32_t v = fe_const_new(g, const_base(g, nid, "slope"), sv->dtype, rx - 1, dims, sv->data,
+                              sv->nbytes);
+    set_input(g, nid, 1, v);
+}
+
 void fe_normalize_node(struct fe_ctx *c, uint32_t nid)
 {
     struct ir_graph *g = c->g;
@@ -376,6 +402,9 @@ void fe_normalize_node(struct fe_ctx *c, uint32_t nid)
             attr_remove(g, nid, "axis");
         }
         attr_remove(g, nid, "broadcast");
+        break;
+    case IR_OP_PRELU:
+        if (opset < 7) norm_prelu_6(g, nid);
         break;
     case IR_OP_BATCH_NORMALIZATION:
         if (ir_attr_int(n, "spatial", 1) == 0)

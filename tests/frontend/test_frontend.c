@@ -484,6 +484,16 @@ static void test_normalize(void)
     if (n) CHECK(n->nattrs == 0);
     ir_graph_free(g);
 
+    /* PRelu-6 per-channel slope [3] on x [2,3,4] -> [3,1] */
+    g = load_backend("pytorch-converted/test_PReLU_1d_multiparam");
+    n = node_op(g, IR_OP_PRELU);
+    if (n) {
+        const struct ir_value *sl = &g->values[n->inputs[1]];
+        CHECK(ir_is_const(g, n->inputs[1]) && sl->rank == 2 && sl->dims[0] == 3 && sl->dims[1] == 1);
+    }
+    check_uses(g);
+    ir_graph_free(g);
+
     /* committed models */
     g = onnx_load(path_in(models_dir, "upsample7.onnx"));
     n = node_op(g, IR_OP_RESIZE);
