@@ -10,7 +10,8 @@
  *   lse (float types only): acc = max + log(sum exp(x - max)) (stable), pre/post unused.
  *   max/min propagate NaN. Accumulation: float for f32, T for integer types (wraps like T).
  * argmax/argmin_{seq,wg}(X, Yidx(long), R, inner, last, nout): index of the first (last when
- *   last != 0) extreme element; a NaN counts as the extreme (first NaN wins unless last).
+ *   last != 0) extreme element, NaN as onnxruntime does: ignored, except that a NaN at index 0
+ *   is the result (see rd_arg_better).
  * cumsum(X, Y, R, inner, exclusive, reverse, nlines): running sums along R, one work-item per
  *   line (gws[0] = nlines = outer*inner); Y has X's shape.
  * _seq: one work-item per output, gws[0] = nout.  _wg: one work-group of exactly RD_LWS items per
@@ -150,14 +151,20 @@ __kernel void KN(reduce_lse_wg)(__global const T *X, __global T *Y, int R, int i
 }
 #endif
 
-/* Is (v, i) a better arg-extreme than (bv, bi)? bi < 0 = nothing yet. */
+/* Is (v, i) a better arg-extreme than (bv, bi)? bi < 0 = nothing yet. onnxruntime semantics
+ * (a sequential scan "v > best"): a NaN at index 0 wins (it sticks as the running best), any
+ * other NaN never wins; ties go to the smaller index, or the larger with select_last_index. */
 static bool KN(rd_arg_better)(T v, int i, T bv, int bi, int ismax, int last)
 {
     if (i < 0) return false;
     if (bi < 0) return true;
     const bool vn = RD_ISNAN(v), bn = RD_ISNAN(bv);
-    if (vn != bn) return vn;
-    if (vn || v == bv) return last ? i > bi : i < bi;
+    if (vn || bn) {
+        if (vn && i == 0) return true;
+        if (bn && bi == 0) return false;
+        return !vn; /* a non-NaN beats a NaN that is not at index 0 */
+    }
+    if (v == bv) return last ? i > bi : i < bi;
     return ismax ? v > bv : v < bv;
 }
 

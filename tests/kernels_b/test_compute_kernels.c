@@ -462,6 +462,8 @@ static int test_reduce(void)
                 for (int i = 0; i < n; i++) x[i] = (float)((i * 7919) % 13), xi[i] = (long long)x[i] - 5;
                 x[(0 * R + 5) * inner + 1] = NAN;
                 x[(0 * R + 9) * inner + 1] = NAN;
+                x[(1 * R + 0) * inner + 0] = NAN; /* NaN at index 0: the answer is 0 */
+                x[(1 * R + 7) * inner + 0] = NAN;
                 for (int t = 0; t < 2; t++) {
                     long long got[6], want[6];
                     for (int o = 0; o < outer; o++)
@@ -471,10 +473,10 @@ static int test_reduce(void)
                             for (int j = 0; j < R; j++) {
                                 double v = t ? (double)xi[(o * R + j) * inner + i]
                                              : x[(o * R + j) * inner + i];
+                                /* onnxruntime: sequential scan, NaN never compares */
                                 bool better;
                                 if (bi < 0) better = true;
-                                else if (isnan(v) != isnan(bv)) better = isnan(v);
-                                else if (isnan(v) || v == bv) better = last;
+                                else if (v == bv) better = last;
                                 else better = ismax ? v > bv : v < bv;
                                 if (better) bv = v, bi = j;
                             }
