@@ -424,10 +424,56 @@ static void t_reduce(void)
     run(c, "CumSum int64 (scalar int32 axis)", 0, 0);
 }
 
+/* ---- full-size Stable Diffusion shapes (label slow) ------------------------------------------ */
+static void t_sd(void)
+{
+    struct kt_case *c;
+    c = kt_new("Conv", 17);
+    IN_F(c, false, 1, 320, 64, 64);
+    IN_F(c, true, 320, 320, 3, 3);
+    IN_F(c, true, 320);
+    kt_attr_ints(c, "pads", DIMS(1, 1, 1, 1), 4);
+    run(c, "SD Conv 320->320 3x3 on 64x64", 1e-4, 1e-4);
+    c = kt_new("Conv", 17);
+    IN_F(c, false, 1, 320, 64, 64);
+    IN_F(c, true, 320, 320, 3, 3);
+    IN_F(c, true, 320);
+    kt_attr_ints(c, "pads", DIMS(1, 1, 1, 1), 4);
+    kt_attr_ints(c, "strides", DIMS(2, 2), 2);
+    run(c, "SD Conv 320->320 3x3 stride 2 (downsample)", 1e-4, 1e-4);
+    c = kt_new("MatMul", 17);
+    IN_F(c, false, 2, 4096, 320);
+    IN_F(c, true, 320, 320);
+    run(c, "SD MatMul [2,4096,320]x[320,320]", 1e-4, 1e-4);
+    c = kt_new("MatMul", 17);
+    IN_F(c, false, 16, 4096, 40);
+    IN_F(c, false, 16, 40, 77);
+    run(c, "SD MatMul [16,4096,40]x[16,40,77] (cross-attention scores)", 1e-5, 1e-4);
+    c = kt_new("GroupNormalization", 21);
+    IN_F(c, false, 2, 320, 64, 64);
+    IN_F(c, true, 320);
+    IN_F(c, true, 320);
+    kt_attr_int(c, "num_groups", 32);
+    run(c, "SD GroupNorm 32 groups over [2,320,64,64]", 1e-5, 1e-4);
+    c = kt_new("InstanceNormalization", 6);
+    IN_F(c, false, 2, 32, 40960);
+    IN_F(c, true, 32);
+    IN_F(c, true, 32);
+    run(c, "SD InstanceNorm [2,32,40960] (GroupNorm export form)", 1e-5, 1e-4);
+    c = kt_new("Softmax", 13);
+    IN_F(c, false, 2, 8, 256, 4096);
+    run(c, "SD Softmax rows of 4096", 1e-6, 1e-4);
+    c = kt_new("LayerNormalization", 17);
+    IN_F(c, false, 2, 4096, 320);
+    IN_F(c, true, 320);
+    IN_F(c, true, 320);
+    run(c, "SD LayerNorm [2,4096,320]", 1e-5, 1e-4);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s matmul|conv|pool|softmax|norm|reduce\n", argv[0]);
+        fprintf(stderr, "usage: %s matmul|conv|pool|softmax|norm|reduce|sd\n", argv[0]);
         return 2;
     }
     const char *f = argv[1];
@@ -437,6 +483,7 @@ int main(int argc, char **argv)
     else if (!strcmp(f, "softmax")) t_softmax();
     else if (!strcmp(f, "norm")) t_norm();
     else if (!strcmp(f, "reduce")) t_reduce();
+    else if (!strcmp(f, "sd")) t_sd();
     else {
         fprintf(stderr, "unknown family %s\n", f);
         return 2;
