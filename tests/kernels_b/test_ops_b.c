@@ -470,6 +470,33 @@ static void t_sd(void)
     run(c, "SD LayerNorm [2,4096,320]", 1e-5, 1e-4);
 }
 
+/* ---- unsupported forms: must stop compilation with a located message (ctest checks the
+ * message with PASS_REGULAR_EXPRESSION; the process exits 1 from ir_fatal_node) ---------- */
+static void t_fatal(const char *what)
+{
+    struct kt_case *c;
+    if (!strcmp(what, "layernorm_stats")) {
+        c = kt_new("LayerNormalization", 17);
+        IN_F(c, false, 3, 8);
+        IN_F(c, true, 8);
+        kt_outputs(c, 3);
+    } else if (!strcmp(what, "maxpool_indices")) {
+        c = kt_new("MaxPool", 12);
+        IN_F(c, false, 1, 2, 6, 6);
+        kt_attr_ints(c, "kernel_shape", DIMS(2, 2), 2);
+        kt_outputs(c, 2);
+    } else if (!strcmp(what, "matmul_int")) {
+        c = kt_new("MatMul", 17);
+        kt_input(c, IR_I32, 2, DIMS(3, 4), NULL, false);
+        kt_input(c, IR_I32, 2, DIMS(4, 5), NULL, false);
+    } else {
+        fprintf(stderr, "unknown fatal case %s\n", what);
+        exit(2);
+    }
+    run(c, what, 0, 0);
+    fprintf(stderr, "%s: compiled although it should have been rejected\n", what);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -484,6 +511,10 @@ int main(int argc, char **argv)
     else if (!strcmp(f, "norm")) t_norm();
     else if (!strcmp(f, "reduce")) t_reduce();
     else if (!strcmp(f, "sd")) t_sd();
+    else if (!strncmp(f, "fatal:", 6)) {
+        t_fatal(f + 6);
+        return 3;
+    }
     else {
         fprintf(stderr, "unknown family %s\n", f);
         return 2;
