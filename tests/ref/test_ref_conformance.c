@@ -96,7 +96,7 @@ static int read_pb(const char *path, struct tensor *t)
             onnx__tensor_proto__free_unpacked(p, NULL);
             return RC_FAIL;
         }
-        memcpy(t->data, p->raw_data.data, t->nbytes);
+        if (t->nbytes) memcpy(t->data, p->raw_data.data, t->nbytes);
     } else {
         for (int64_t i = 0; i < numel; i++) {
             switch (t->dtype) {
