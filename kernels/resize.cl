@@ -15,7 +15,8 @@
  *   ctm 4 asymmetric            c / scale
  *   ctm 5 tf_crop_and_resize    roi p0..p1: ow == 1 ? (p1 - p0) * (in - 1) / 2 : c * (p1 - p0) *
  *                               (in - 1) / (ow - 1), plus p0 * (in - 1); outside [0, in - 1]
- *                               the output element is `extrap`.
+ *                               the output element is `extrap`;
+ *   ctm 6 tf_half_pixel_for_nn  (c + 0.5) / scale                  (Resize-11 only).
  * Taps (indices clamped into [0, in), i.e. edge padding as in the reference):
  *   nearest: one tap; integer x -> x, else by nm: 0 round_prefer_floor, 1 round_prefer_ceil,
  *            2 floor, 3 ceil;
@@ -72,6 +73,7 @@ static inline float ka_rs_coord(int ctm, int c, int in, float scale, float ow, f
     case 2: x = ow == 1.0f ? -0.5f : (fc + 0.5f) / scale - 0.5f; break;
     case 3: x = ow == 1.0f ? 0.0f : fc * (float)(in - 1) / (ow - 1.0f); break;
     case 4: x = fc / scale; break;
+    case 6: x = (fc + 0.5f) / scale; break;
     default:
         x = ow == 1.0f ? (p1 - p0) * (float)(in - 1) / 2.0f
                        : fc * (p1 - p0) * (float)(in - 1) / (ow - 1.0f);

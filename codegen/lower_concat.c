@@ -1,0 +1,44 @@
+/* lower_concat.c — Concat-13 (ops.def family "concat"): one strided copy per non-empty input
+ * into its slab of the output: with the output viewed as [outer, A, inner] (A = output dim on
+ * `axis`, negative axis counted from the end), input k [outer, a_k, inner] lands at offset
+ * (a_0 + .. + a_{k-1}) * inner. Inputs must share y's element type.
+ */
+#include "lower_ka.h"
+
+bool lower_concat(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
+{
+    const struct ir_node *n = &g->nodes[node];
+    const uint32_t y = n->outputs[0];
+    const struct ir_value *yv = &g->values[y];
+    const int r = yv->rank;
+    int64_t axis = ir_attr_int(n, "axis", 0);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r)
+        ir_fatal_node(g, n, "Concat: axis=%lld out of range for rank %d",
+                      (long long)ir_attr_int(n, "axis", 0), r);
+    ka_numel(g, node, y);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < axis; k++) outer *= yv->dims[k];
+    for (int k = (int)axis + 1; k < r; k++) inner *= yv->dims[k];
+    const int64_t A = yv->dims[axis];
+    int64_t off = 0;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const uint32_t x = n->inputs[i];
+        if (x == IR_NONE) continue;
+        const struct ir_value *xv = &g->values[x];
+        if (xv->dtype != yv->dtype)
+            ir_fatal_node(g, n, "Concat: input %u is %s, output is %s", i,
+                          ir_dtype_name(xv->dtype), ir_dtype_name(yv->dtype));
+        if (xv->rank != r)
+            ir_fatal_node(g, n, "Concat: input %u has rank %d, output %d", i, xv->rank, r);
+        const int64_t a = xv->dims[axis];
+        const int64_t dims[3] = {outer, a, inner};
+        const int64_t xs[3] = {a * inner, inner, 1};
+        const int64_t ys[3] = {A * inner, inner, 1};
+        ka_strided_copy(cg, g, node, x, y, 3, dims, xs, 0, ys, off * inner);
+        off += a;
+    }
+    if (off != A) ir_fatal_node(g, n, "Concat: inputs add up to %lld along axis %lld, output has %lld",
+                                (long long)off, (long long)axis, (long long)A);
+    return true;
+}
