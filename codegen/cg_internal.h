@@ -48,6 +48,8 @@ struct cg_ctx {
     int64_t step;              /* current schedule step */
     struct cg_use *uses;       /* kernel instances, first-use order */
     uint32_t nuses, cap_uses;
+    char **extra_src;          /* cg_add_source texts, in first-use order */
+    uint32_t nextra, cap_extra;
     struct cg_launch *launches;
     uint32_t nlaunches, cap_launches;
     struct cg_arg *args;

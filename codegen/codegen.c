@@ -126,6 +126,14 @@ const char *cg_use(struct cg_ctx *cg, const char *family, enum ir_dtype dtype)
     return sfx;
 }
 
+void cg_add_source(struct cg_ctx *cg, const char *src)
+{
+    for (uint32_t i = 0; i < cg->nextra; i++)
+        if (strcmp(cg->extra_src[i], src) == 0) return;
+    GROW(cg->extra_src, cg->nextra, cg->cap_extra);
+    cg->extra_src[cg->nextra++] = ir_strdup(cg->g, src);
+}
+
 /* ---- launches and arguments ---- */
 
 void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned work_dim,
@@ -467,6 +475,10 @@ static void build_source(struct cg_ctx *m)
         const char *src = kernel_source(m, m->uses[i].family, &plen);
         APPEND(src, plen);
         APPEND("\n#undef T\n#undef TS\n", 20);
+    }
+    for (uint32_t i = 0; i < m->nextra; i++) {
+        APPEND("\n", 1);
+        APPEND(m->extra_src[i], strlen(m->extra_src[i]));
     }
     s[len] = 0;
 #undef APPEND

@@ -33,6 +33,10 @@ struct cg_ctx;
 
 /* Includes kernels/<family>.cl instantiated for dtype; returns the kernel-name suffix ("f32"). */
 const char *cg_use(struct cg_ctx *cg, const char *family, enum ir_dtype dtype);
+/* Adds generated OpenCL source (e.g. one fused elementwise kernel) to the program, after the
+ * family sources; identical texts are included once. Kernel names inside must be unique per
+ * distinct text (e.g. derived from a hash of the text). */
+void cg_add_source(struct cg_ctx *cg, const char *src);
 /* OpenCL C type name for a dtype ("float", "long", "uchar" for bool); fatal if unsupported. */
 const char *cg_ctype(enum ir_dtype dtype);
 /* Starts a launch of `kernel` for node `node_id` (its name goes into comments and errors).

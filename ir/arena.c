@@ -24,9 +24,18 @@ struct ir_arena {
 
 #define ARENA_CHUNK (1u << 20)
 
+/* Optional hook run by every fatal user error just before exit(1) (see ir_set_fatal_hook). */
+static void (*fatal_hook)(void);
+
+void ir_set_fatal_hook(void (*fn)(void))
+{
+    fatal_hook = fn;
+}
+
 static void oom(size_t bytes)
 {
     fprintf(stderr, "onnx2cl: out of memory (allocating %zu bytes)\n", bytes);
+    if (fatal_hook) fatal_hook();
     exit(1);
 }
 
@@ -137,6 +146,7 @@ static void die_v(const char *prefix, const char *fmt, va_list ap)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     remove_tmps();
+    if (fatal_hook) fatal_hook();
     exit(1);
 }
 

@@ -13,7 +13,11 @@
  *     older attribute forms into constant inputs.
  *   - Softmax/LogSoftmax/Hardmax before opset 13 keep the attribute "axis" and get the int
  *     attribute "_flatten"=1 (coerce to 2-D at axis); from 13 on "_flatten"=0.
- *   - GroupNormalization-18 (per-group scale/bias) is rewritten to the -21 form (per-channel).
+ *   - GroupNormalization-18 (per-group scale/bias) is rewritten to the -21 form (per-channel)
+ *     when C is known at import, else it carries the int attribute "_per_group"=1.
+ * The attribute-form normalization lives in frontend/normalize.c.
+ * Fused ops (ops.def, flag IR_F_INTERNAL, names "o2c.*") are made only by fusion passes; their
+ * inputs/attributes are documented in ops.def.
  */
 #ifndef ONNX2CL_IR_H
 #define ONNX2CL_IR_H
@@ -52,6 +56,7 @@ enum {
     IR_F_VIEW = 1u << 3,      /* output aliases input memory (reshape-like) */
     IR_F_SHAPEOP = 1u << 4,   /* produces shape/constant data; must fold for codegen */
     IR_F_NOFOLD = 1u << 5,    /* never constant-folded */
+    IR_F_INTERNAL = 1u << 6,  /* made by a fusion pass; never accepted from a model file */
 };
 
 enum ir_op {
@@ -59,8 +64,7 @@ enum ir_op {
 #define X(id, name, min_in, max_in, flags, family) IR_OP_##id,
 #include "ops.def"
 #undef X
-    IR_OP_FUSED_FIRST, /* fused ops (issue 5) are appended here by passes */
-    IR_OP_COUNT = IR_OP_FUSED_FIRST
+    IR_OP_COUNT
 };
 
 enum ir_attr_type {
@@ -235,6 +239,11 @@ void ir_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 /* Registers a path removed by every fatal exit (temporary outputs); unregister after rename. */
 void ir_tmp_register(const char *path);
 void ir_tmp_unregister(const char *path);
+/* Test/fuzzing hook: fn is called by every fatal user error (ir_fatal*, ir_die, out of memory)
+ * after the message is printed and temporary files are removed, just before exit(1). A fuzzer's
+ * hook longjmps back to its loop instead of returning (the arena of the abandoned graph is then
+ * the caller's to free). NULL (the default) removes it. Not called by ir_assert_fail (abort). */
+void ir_set_fatal_hook(void (*fn)(void));
 /* Internal bug check that stays on in release builds: prints file:line and aborts. */
 #define IR_ASSERT(c)                                                                      \
     do {                                                                                  \

@@ -8,6 +8,7 @@
 #define ONNX2CL_PASSES_H
 
 #include "../ir/ir.h"
+#include <stdio.h>
 
 /* A user binding of a symbolic dim: --shape NAME=d0,d1,... binds every dim of input NAME. */
 struct pass_shape_binding {
@@ -35,6 +36,10 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt);
  * incompatible broadcast, bad axis, Reshape to an impossible size, ...  Spec: ONNX operators at
  * the model's opset, in the normalized IR form of ir/ir.h. */
 void infer_node(struct ir_graph *g, uint32_t node);
+
+/* Fusion statistics (passes/fuse.c): text for --stats, a JSON array for --stats-json. */
+void fuse_stats_print(FILE *f);
+void fuse_stats_json(FILE *f);
 
 /* Individual passes (in pipeline order). */
 bool pass_specialize_shapes(struct ir_graph *g, const struct pass_options *opt);

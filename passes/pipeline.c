@@ -1,15 +1,69 @@
 /* pipeline.c — the ordered pass table and its driver (verifier, --dump-after, --stats).
  *
  * Order: specialize_shapes -> infer_fold (shape inference + constant folding in one topological
- * sweep: shapes need folded values, folding needs shapes) -> remove_identity -> dce.
- * Fusion passes (issue 5) slot in after dce; memory planning happens in codegen (it needs the
- * lowered launch order).
+ * sweep: shapes need folded values, folding needs shapes) -> remove_identity -> dce -> the
+ * fusion passes of fusion_passes[] (each can be disabled by --no-fuse=NAME, all by
+ * --no-fuse=all), with a toposort + DCE after each. Memory planning happens in codegen (it needs
+ * the lowered launch order).
  */
-#include "passes.h"
+
+#include "fuse.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+/* The fusion passes, in order. */
+struct fusion_pass {
+    const char *name;                 /* --no-fuse name and stats key */
+    bool (*fn)(struct ir_graph *g);   /* the pass */
+};
+static const struct fusion_pass fusion_passes[] = {
+#define F(name, fn) {name, fn},
+    FUSION_PASSES(F)
+#undef F
+    {NULL, NULL},
+};
+
+void fuse_stats_register(const char *pass);
+
+static bool fusion_disabled(const struct pass_options *opt, const char *name)
+{
+    if (!opt->no_fuse) return false;
+    const char *p = opt->no_fuse;
+    size_t n = strlen(name);
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if ((len == 3 && strncmp(p, "all", 3) == 0) || (len == n && strncmp(p, name, n) == 0))
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
+/* Checks that every --no-fuse name is a known fusion pass. */
+static void check_no_fuse(const struct pass_options *opt)
+{
+    if (!opt->no_fuse) return;
+    const char *p = opt->no_fuse;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool ok = len == 3 && strncmp(p, "all", 3) == 0;
+        for (const struct fusion_pass *f = fusion_passes; f->name; f++)
+            ok |= strlen(f->name) == len && strncmp(p, f->name, len) == 0;
+        if (!ok) {
+            char known[512] = "all";
+            for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
+                strncat(known, ", ", sizeof known - strlen(known) - 1);
+                strncat(known, f->name, sizeof known - strlen(known) - 1);
+            }
+            ir_die("--no-fuse=%.*s: unknown fusion pass (known: %s)", (int)len, p, known);
+        }
+        p += len + (e ? 1 : 0);
+    }
+}
 
 static uint32_t live_nodes(const struct ir_graph *g)
 {
@@ -40,13 +94,21 @@ static double now_ms(void)
 void passes_run(struct ir_graph *g, const struct pass_options *opt)
 {
     static const char *const names[] = {"specialize_shapes", "infer_fold", "remove_identity", "dce"};
+    check_no_fuse(opt);
     if (opt->dump_after && strcmp(opt->dump_after, "all") && strcmp(opt->dump_after, "import")) {
         bool known = false;
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             known |= strcmp(opt->dump_after, names[i]) == 0;
-        if (!known)
-            ir_die("--dump-after=%s: unknown pass (passes: import, specialize_shapes, infer_fold, "
-                   "remove_identity, dce, all)", opt->dump_after);
+        for (const struct fusion_pass *f = fusion_passes; f->name; f++)
+            known |= strcmp(opt->dump_after, f->name) == 0;
+        if (!known) {
+            char list[512] = "import, specialize_shapes, infer_fold, remove_identity, dce";
+            for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
+                strncat(list, ", ", sizeof list - strlen(list) - 1);
+                strncat(list, f->name, sizeof list - strlen(list) - 1);
+            }
+            ir_die("--dump-after=%s: unknown pass (passes: %s, all)", opt->dump_after, list);
+        }
     }
     if (opt->dump_after && strcmp(opt->dump_after, "import") == 0) {
         printf("=== after import ===\n");
@@ -67,5 +129,16 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt)
     RUN("infer_fold", pass_infer_fold(g));
     RUN("remove_identity", pass_remove_identity(g));
     RUN("dce", pass_dce(g));
+    for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
+        if (fusion_disabled(opt, f->name)) continue;
+        fuse_stats_register(f->name);
+        before = live_nodes(g);
+        t = now_ms();
+        if (f->fn(g)) {
+            ir_toposort(g);
+            pass_dce(g);
+        }
+        after_pass(g, opt, f->name, before, now_ms() - t);
+    }
 #undef RUN
 }

@@ -1,0 +1,159 @@
+/* fuse.c — helpers shared by the fusion passes: legality, constants, rewriting, statistics. */
+#include "fuse.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PASS_STATS 32
+#define MAX_REASONS 8
+
+struct reason_count {
+    const char *reason; /* static string */
+    uint32_t count;
+};
+
+struct pass_stat {
+    const char *pass;
+    uint32_t applied, rejected;
+    struct reason_count reasons[MAX_REASONS];
+};
+
+static struct pass_stat stats[MAX_PASS_STATS];
+static int nstats;
+
+static struct pass_stat *stat_for(const char *pass)
+{
+    for (int i = 0; i < nstats; i++)
+        if (strcmp(stats[i].pass, pass) == 0) return &stats[i];
+    IR_ASSERT(nstats < MAX_PASS_STATS);
+    stats[nstats].pass = pass;
+    return &stats[nstats++];
+}
+
+void fuse_note(const char *pass, bool applied, const char *reason)
+{
+    struct pass_stat *s = stat_for(pass);
+    if (applied) {
+        s->applied++;
+        return;
+    }
+    s->rejected++;
+    for (int i = 0; i < MAX_REASONS; i++) {
+        if (!s->reasons[i].reason) s->reasons[i].reason = reason ? reason : "?";
+        if (strcmp(s->reasons[i].reason, reason ? reason : "?") == 0) {
+            s->reasons[i].count++;
+            return;
+        }
+    }
+}
+
+void fuse_stats_register(const char *pass)
+{
+    stat_for(pass);
+}
+
+void fuse_stats_print(FILE *f)
+{
+    for (int i = 0; i < nstats; i++) {
+        fprintf(f, "fusion %-16s applied %4u, rejected %4u", stats[i].pass, stats[i].applied,
+                stats[i].rejected);
+        for (int r = 0; r < MAX_REASONS && stats[i].reasons[r].reason; r++)
+            fprintf(f, "%s%u x %s", r ? "; " : " (", stats[i].reasons[r].count, stats[i].reasons[r].reason);
+        fputs(stats[i].rejected ? ")\n" : "\n", f);
+    }
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 32) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void fuse_stats_json(FILE *f)
+{
+    fputs("[", f);
+    for (int i = 0; i < nstats; i++) {
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        json_str(f, stats[i].pass);
+        fprintf(f, ", \"applied\": %u, \"rejected\": %u, \"reasons\": {", stats[i].applied, stats[i].rejected);
+        for (int r = 0; r < MAX_REASONS && stats[i].reasons[r].reason; r++) {
+            fputs(r ? ", " : "", f);
+            json_str(f, stats[i].reasons[r].reason);
+            fprintf(f, ": %u", stats[i].reasons[r].count);
+        }
+        fputs("}}", f);
+    }
+    fputs(nstats ? "\n  ]" : "]", f);
+}
+
+uint32_t fuse_producer(const struct ir_graph *g, uint32_t v, enum ir_op op)
+{
+    if (v == IR_NONE) return IR_NONE;
+    uint32_t p = g->values[v].producer;
+    if (p == IR_NONE || g->nodes[p].dead) return IR_NONE;
+    if (op != IR_OP_UNKNOWN && g->nodes[p].op != op) return IR_NONE;
+    return p;
+}
+
+bool fuse_chain_ok(const struct ir_graph *g, const uint32_t *inner, int ninner, const char **why)
+{
+    for (int i = 0; i < ninner; i++) {
+        const struct ir_value *v = &g->values[inner[i]];
+        if (v->is_output) {
+            *why = "an intermediate is a graph output";
+            return false;
+        }
+        if (v->nuses != 1) {
+            *why = "an intermediate has more than one use";
+            return false;
+        }
+    }
+    return true;
+}
+
+bool fuse_const_scalar(const struct ir_graph *g, uint32_t v, double *out)
+{
+    if (!ir_is_const(g, v)) return false;
+    const struct ir_value *val = &g->values[v];
+    if (val->dtype != IR_F32 && val->dtype != IR_F64 && val->dtype != IR_F16) return false;
+    int64_t n = ir_numel(g, v);
+    if (n < 1) return false;
+    double x = ir_const_f64(g, v, 0);
+    for (int64_t i = 1; i < n; i++) {
+        double y = ir_const_f64(g, v, i);
+        if (!(y == x || (isnan(x) && isnan(y)))) return false;
+    }
+    *out = x;
+    return true;
+}
+
+uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, int nold,
+                      const uint32_t *inputs, uint32_t ninputs, const uint32_t *outputs,
+                      uint32_t noutputs)
+{
+    IR_ASSERT(nold > 0);
+    const char *name = g->nodes[old[nold - 1]].name;
+    int32_t *from = ir_alloc(g, sizeof(int32_t) * (size_t)nold);
+    int32_t idx = g->nodes[old[nold - 1]].onnx_index;
+    uint32_t nf = 0;
+    for (int i = 0; i < nold; i++) {
+        const struct ir_node *o = &g->nodes[old[i]];
+        if (o->fused_from)
+            for (uint32_t k = 0; k < o->nfused && nf < (uint32_t)nold; k++) from[nf++] = o->fused_from[k];
+        else if (nf < (uint32_t)nold)
+            from[nf++] = o->onnx_index;
+    }
+    for (int i = 0; i < nold; i++) ir_node_erase(g, old[i]);
+    uint32_t id = ir_node_add(g, op, name, ir_op_name(op), inputs, ninputs, outputs, noutputs);
+    g->nodes[id].onnx_index = idx;
+    g->nodes[id].fused_from = from;
+    g->nodes[id].nfused = nf;
+    return id;
+}
