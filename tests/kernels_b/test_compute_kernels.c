@@ -83,7 +83,8 @@ struct convp {
     int opd, oph, opw; /* ConvTranspose output_padding */
 };
 
-static int run_conv(cl_program p, const struct convp *c, bool transpose, const char *what)
+static int run_conv(cl_program p, const struct convp *c, bool transpose, const char *what,
+                    bool oc4)
 {
     int OD, OH, OW;
     if (!transpose) {
@@ -159,14 +160,15 @@ static int run_conv(cl_program p, const struct convp *c, bool transpose, const c
                         }
     cl_mem X = kb_buf(x, 4 * nx), Wm = kb_buf(w, 4 * nw), Bm = kb_buf(b, 4 * c->OC),
            Y = kb_buf(NULL, 4 * ny);
-    size_t gws[1] = {(size_t)ny};
+    size_t gws[1] = {(size_t)(oc4 ? ny / 4 : ny)};
     struct kb_arg args[] = {KB_B(X),   KB_B(Wm),   KB_B(Bm),   KB_B(Y),   KB_I(c->C),
                             KB_I(c->D), KB_I(c->H), KB_I(c->W), KB_I(c->OC), KB_I(OD),
                             KB_I(OH),  KB_I(OW),   KB_I(c->KD), KB_I(c->KH), KB_I(c->KW),
                             KB_I(c->sd), KB_I(c->sh), KB_I(c->sw), KB_I(c->pd), KB_I(c->ph),
                             KB_I(c->pw), KB_I(c->dd), KB_I(c->dh), KB_I(c->dw), KB_I(cin_g),
-                            KB_I(cout_g), KB_I(c->bias), KB_I(ny)};
-    kb_run(p, transpose ? "conv_transpose_f32" : "conv_f32", 1, gws, NULL, 28, args);
+                            KB_I(cout_g), KB_I(c->bias), KB_I(oc4 ? ny / 4 : ny)};
+    kb_run(p, transpose ? "conv_transpose_f32" : oc4 ? "conv_oc4_f32" : "conv_f32", 1, gws, NULL,
+           28, args);
     kb_read(Y, y, 4 * ny);
     return kb_check(what, y, ref, ny, 1e-5, 1e-5);
 }
@@ -178,23 +180,35 @@ static int test_conv(void)
     struct convp c2 = {.N = 2, .C = 6, .D = 1, .H = 11, .W = 9, .OC = 4, .KD = 1, .KH = 3,
                        .KW = 3, .sd = 1, .sh = 2, .sw = 2, .pd = 0, .ph = 1, .pw = 1, .dd = 1,
                        .dh = 1, .dw = 1, .group = 2, .bias = 1};
-    bad += run_conv(p, &c2, false, "conv2d 3x3 s2 p1 group2 bias");
+    bad += run_conv(p, &c2, false, "conv2d 3x3 s2 p1 group2 bias", false);
+    struct convp c4 = {.N = 2, .C = 6, .D = 1, .H = 11, .W = 9, .OC = 16, .KD = 1, .KH = 3,
+                       .KW = 3, .sd = 1, .sh = 2, .sw = 1, .pd = 0, .ph = 1, .pw = 1, .dd = 1,
+                       .dh = 1, .dw = 2, .group = 2, .bias = 1};
+    bad += run_conv(p, &c4, false, "conv_oc4 2D group2 OC16 bias", true);
+    c4.bias = 0;
+    c4.group = 1;
+    c4.OC = 8;
+    bad += run_conv(p, &c4, false, "conv_oc4 2D OC8 nobias", true);
+    struct convp c5 = {.N = 1, .C = 3, .D = 4, .H = 5, .W = 6, .OC = 4, .KD = 2, .KH = 3,
+                       .KW = 2, .sd = 1, .sh = 2, .sw = 1, .pd = 1, .ph = 1, .pw = 0, .dd = 2,
+                       .dh = 1, .dw = 1, .group = 1, .bias = 1};
+    bad += run_conv(p, &c5, false, "conv_oc4 3D", true);
     struct convp c1 = {.N = 1, .C = 5, .D = 1, .H = 1, .W = 17, .OC = 3, .KD = 1, .KH = 1,
                        .KW = 4, .sd = 1, .sh = 1, .sw = 1, .pd = 0, .ph = 0, .pw = 2, .dd = 1,
                        .dh = 1, .dw = 2, .group = 1, .bias = 0};
-    bad += run_conv(p, &c1, false, "conv1d k4 dil2 pad2 nobias");
+    bad += run_conv(p, &c1, false, "conv1d k4 dil2 pad2 nobias", false);
     struct convp c3 = {.N = 1, .C = 2, .D = 5, .H = 6, .W = 7, .OC = 3, .KD = 3, .KH = 2,
                        .KW = 3, .sd = 2, .sh = 1, .sw = 2, .pd = 1, .ph = 0, .pw = 1, .dd = 1,
                        .dh = 2, .dw = 1, .group = 1, .bias = 1};
-    bad += run_conv(p, &c3, false, "conv3d mixed strides/dilations");
+    bad += run_conv(p, &c3, false, "conv3d mixed strides/dilations", false);
     struct convp t2 = {.N = 2, .C = 4, .D = 1, .H = 5, .W = 7, .OC = 6, .KD = 1, .KH = 3,
                        .KW = 3, .sd = 1, .sh = 2, .sw = 2, .pd = 0, .ph = 1, .pw = 1, .dd = 1,
                        .dh = 1, .dw = 1, .group = 2, .bias = 1, .oph = 1, .opw = 1};
-    bad += run_conv(p, &t2, true, "convtranspose2d s2 p1 outpad1 group2");
+    bad += run_conv(p, &t2, true, "convtranspose2d s2 p1 outpad1 group2", false);
     struct convp t3 = {.N = 1, .C = 3, .D = 1, .H = 4, .W = 5, .OC = 2, .KD = 1, .KH = 4,
                        .KW = 2, .sd = 1, .sh = 3, .sw = 1, .pd = 0, .ph = 0, .pw = 0, .dd = 1,
                        .dh = 1, .dw = 2, .group = 1, .bias = 0};
-    bad += run_conv(p, &t3, true, "convtranspose2d s3 dil2");
+    bad += run_conv(p, &t3, true, "convtranspose2d s3 dil2", false);
     return bad;
 }
 
