@@ -337,6 +337,20 @@ static void misc_tests(void)
     struct kt_case *c = kt_new("Trilu", 14);
     kt_input(c, IR_BOOL, 3, d, NULL, false);
     RUN(c, "Trilu bool default", 0, 0);
+    /* fill family: EyeLike's output depends only on its input's shape */
+    const int64_t ks2[] = {0, 2, -3};
+    for (int k = 0; k < 3; k++) {
+        c = kt_new("EyeLike", 22);
+        kt_attr_int(c, "k", ks2[k]);
+        kt_input(c, IR_F32, 2, (const int64_t[]){5, 7}, NULL, false);
+        char label[64];
+        snprintf(label, sizeof label, "EyeLike f32 [5,7] k=%lld", (long long)ks2[k]);
+        RUN(c, label, 0, 0);
+    }
+    c = kt_new("EyeLike", 22);
+    kt_attr_int(c, "dtype", IR_I64);
+    kt_input(c, IR_F32, 2, (const int64_t[]){6, 4}, NULL, false);
+    RUN(c, "EyeLike -> int64 [6,4]", 0, 0);
 }
 
 int main(int argc, char **argv)
