@@ -363,6 +363,19 @@ static void t_reduce(void)
         run(c, label, 1e-5, 1e-4);
         free(x);
     }
+    c = kt_new("ReduceL2", 18);
+    IN_F(c, false, 2, 3, 4, 5, 6);
+    i64_const(c, (int64_t[]){0, 2, 4}, 3);
+    run(c, "ReduceL2 axes [0,2,4] (3 passes)", 1e-5, 1e-4);
+    c = kt_new("ReduceLogSumExp", 18);
+    IN_F(c, false, 2, 3, 4, 5, 6);
+    i64_const(c, (int64_t[]){1, 3}, 2);
+    kt_attr_int(c, "keepdims", 0);
+    run(c, "ReduceLogSumExp axes [1,3] (2 passes)", 1e-5, 1e-4);
+    c = kt_new("ReduceL2", 18);
+    IN_F(c, false, 3, 1, 5);
+    i64_const(c, (int64_t[]){1}, 1);
+    run(c, "ReduceL2 over a size-1 axis", 1e-6, 1e-5);
     c = kt_new("ReduceSum", 18);
     IN_F(c, false, 3, 4, 5);
     kt_attr_int(c, "noop_with_empty_axes", 1);
