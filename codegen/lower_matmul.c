@@ -44,7 +44,7 @@ static void emit(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint3
     char kname[64];
     snprintf(kname, sizeof kname, "matmul_%s", sfx);
     int64_t batch = p->bd[0] * p->bd[1] * p->bd[2];
-    size_t gws[3] = {(size_t)((p->N + 3) / 4), (size_t)p->M, (size_t)batch};
+    size_t gws[3] = {(size_t)p->N, (size_t)((p->M + 3) / 4), (size_t)batch}; /* MM_TM = 4 */
     cg_launch(cg, node, kname, 3, gws, NULL);
     cg_arg_buf(cg, a);
     cg_arg_buf(cg, b);

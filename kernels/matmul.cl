@@ -9,17 +9,19 @@
  * C(m, n) = C[m*c_rs + n*c_cs] (stride 0 = broadcast), used only when has_c != 0.
  * Y is dense row-major [batch, M, N].
  *
- * Work: one work-item computes MM_TN consecutive columns n of one row m (gws[0] = ceil(N/MM_TN),
- * gws[1] = M, gws[2] = batch); the K loop accumulates in float (ACC). A naive but correct
- * kernel: each A element loaded once per MM_TN outputs.
+ * Work: one work-item computes MM_TM consecutive rows m of one column n (gws[0] = N,
+ * gws[1] = ceil(M/MM_TM), gws[2] = batch): neighbouring work-items read neighbouring B columns
+ * (contiguous when b_cs == 1, which vectorizes across work-items on PoCL) and share the A
+ * rows; the K loop accumulates in float. Naive but correct; each B element feeds MM_TM
+ * multiply-adds.
  *
- *        n ->  [n0 .. n0+MM_TN)
- *   m  [ A row ] x [ B columns ]  -> MM_TN accumulators
+ *        n (one per work-item)
+ *   rows [m0 .. m0+MM_TM) of A  x  column n of B  -> MM_TM accumulators
  *
  * Assumes every index fits in int (the lowering checks numel < 2^31).
  */
-#ifndef MM_TN
-#define MM_TN 4
+#ifndef MM_TM
+#define MM_TM 4
 #endif
 
 __kernel void KN(matmul)(__global const T *A, __global const T *B, __global const T *C,
@@ -28,36 +30,35 @@ __kernel void KN(matmul)(__global const T *A, __global const T *B, __global cons
                          int b_s1, int b_s2, float alpha, float beta, int c_rs, int c_cs,
                          int has_c)
 {
-    const int n0 = (int)get_global_id(0) * MM_TN;
-    const int m = (int)get_global_id(1);
+    const int n = (int)get_global_id(0);
+    const int m0 = (int)get_global_id(1) * MM_TM;
     const int b = (int)get_global_id(2);
-    if (n0 >= N || m >= M) return;
+    if (n >= N || m0 >= M) return;
     const int b2 = b % bd2;
     const int t = b / bd2;
     const int b1 = t % bd1;
     const int b0 = t / bd1;
-    const __global T *a = A + (b0 * a_s0 + b1 * a_s1 + b2 * a_s2 + m * a_rs);
-    const __global T *bb = B + (b0 * b_s0 + b1 * b_s1 + b2 * b_s2 + n0 * b_cs);
-    float acc[MM_TN];
-    for (int j = 0; j < MM_TN; j++) acc[j] = 0.0f;
-    if (n0 + MM_TN <= N) {
+    const __global T *a = A + (b0 * a_s0 + b1 * a_s1 + b2 * a_s2 + m0 * a_rs);
+    const __global T *bb = B + (b0 * b_s0 + b1 * b_s1 + b2 * b_s2 + n * b_cs);
+    float acc[MM_TM];
+    for (int i = 0; i < MM_TM; i++) acc[i] = 0.0f;
+    if (m0 + MM_TM <= M) {
         for (int k = 0; k < K; k++) {
-            const float av = (float)a[k * a_cs];
-            const __global T *br = bb + k * b_rs;
-            for (int j = 0; j < MM_TN; j++) acc[j] += av * (float)br[j * b_cs];
+            const float bv = (float)bb[k * b_rs];
+            const __global T *ak = a + k * a_cs;
+            for (int i = 0; i < MM_TM; i++) acc[i] += (float)ak[i * a_rs] * bv;
         }
     } else {
-        const int nn = N - n0;
+        const int mm = M - m0;
         for (int k = 0; k < K; k++) {
-            const float av = (float)a[k * a_cs];
-            const __global T *br = bb + k * b_rs;
-            for (int j = 0; j < nn; j++) acc[j] += av * (float)br[j * b_cs];
+            const float bv = (float)bb[k * b_rs];
+            const __global T *ak = a + k * a_cs;
+            for (int i = 0; i < mm; i++) acc[i] += (float)ak[i * a_rs] * bv;
         }
     }
-    __global T *y = Y + ((b * M + m) * N + n0);
-    for (int j = 0; j < MM_TN && n0 + j < N; j++) {
-        float v = alpha * acc[j];
-        if (has_c) v += beta * (float)C[m * c_rs + (n0 + j) * c_cs];
-        y[j] = (T)v;
+    for (int i = 0; i < MM_TM && m0 + i < M; i++) {
+        float v = alpha * acc[i];
+        if (has_c) v += beta * (float)C[(m0 + i) * c_rs + n * c_cs];
+        Y[(b * M + m0 + i) * N + n] = (T)v;
     }
 }

@@ -39,7 +39,7 @@ static int test_matmul(void)
                     }
         cl_mem A = kb_buf(a, 4 * B0 * B1 * M * K), Bm = kb_buf(b, 4 * B1 * K * N),
                Y = kb_buf(NULL, 4 * B0 * B1 * M * N);
-        size_t gws[3] = {(N + 3) / 4, M, B0 * B1};
+        size_t gws[3] = {N, (M + 3) / 4, B0 * B1};
         struct kb_arg args[] = {KB_B(A), KB_B(Bm), KB_B(A), KB_B(Y), KB_I(M), KB_I(N), KB_I(K),
                                 KB_I(K), KB_I(1), KB_I(N), KB_I(1), KB_I(1), KB_I(B1),
                                 KB_I(B1 * M * K), KB_I(0), KB_I(M * K), KB_I(0), KB_I(0),
@@ -65,7 +65,7 @@ static int test_matmul(void)
             }
         cl_mem A = kb_buf(a, 4 * M * K), Bm = kb_buf(b, 4 * K * N), C = kb_buf(c, 4 * N),
                Y = kb_buf(NULL, 4 * M * N);
-        size_t gws[3] = {(N + 3) / 4, M, 1};
+        size_t gws[3] = {N, (M + 3) / 4, 1};
         struct kb_arg args[] = {KB_B(A), KB_B(Bm), KB_B(C), KB_B(Y), KB_I(M), KB_I(N), KB_I(K),
                                 KB_I(1), KB_I(M), KB_I(1), KB_I(K), KB_I(1), KB_I(1),
                                 KB_I(0), KB_I(0), KB_I(0), KB_I(0), KB_I(0), KB_I(0),
