@@ -25,4 +25,13 @@
  * used but never produced, values produced twice. */
 struct ir_graph *onnx_load(const char *path);
 
+/* As onnx_load, from `size` bytes in memory (not retained). `path` names the model in messages
+ * and its folder is the root for external data; the file itself is not read. Used by the
+ * fuzzer (tests/fuzz). */
+struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t size);
+
+/* For fuzzing only: after an ir_set_fatal_hook() hook has longjmp'ed out of onnx_load*(), frees
+ * the half-built graph and the unpacked protobuf message. No-op when no load is in flight. */
+void onnx_load_abandon(void);
+
 #endif

@@ -213,7 +213,8 @@ int ref_const_ints(const struct ir_graph *g, const struct ir_node *n, uint32_t k
                    int cap, const char *what)
 {
     uint32_t v = ir_input(n, k);
-    IR_ASSERT(v != IR_NONE);
+    if (v == IR_NONE) /* optional in ops.def's arity, but this form of the op needs it */
+        ir_fatal_node(g, n, "input %u (%s) is missing", k, what);
     const struct ir_value *val = &g->values[v];
     if (!val->data)
         ir_fatal_node(g, n,
