@@ -148,7 +148,8 @@ struct o2r_model;
  * "platform/device" name contains it (case-insensitive). */
 o2r_status o2r_ctx_create(const char *device_spec, struct o2r_ctx **out);
 void o2r_ctx_free(struct o2r_ctx *ctx);
-/* Last error message of this context ("" if none); valid until the next call. */
+/* Last error message of this context ("" if none); valid until the next call. With ctx NULL it
+ * returns the message of the last failed o2r_ctx_create (which leaves no context behind). */
 const char *o2r_ctx_last_error(const struct o2r_ctx *ctx);
 /* Human-readable device name ("Portable Computing Language / pthread-..."). */
 const char *o2r_ctx_device_name(const struct o2r_ctx *ctx);
