@@ -457,6 +457,15 @@ void ref_convt_geom(const struct ir_graph *g, const struct ir_node *n, const int
     }
 }
 
+/* floor(x) as an output dim; fatal unless it is a non-negative int64 (huge/NaN/negative scales). */
+static int64_t resize_dim(const struct ir_graph *g, const struct ir_node *n, double x, int axis)
+{
+    x = floor(x);
+    if (!(x >= 0.0 && x < 9.2e18))
+        ir_fatal_node(g, n, "output dim %d would be %g (scales/sizes out of range)", axis, x);
+    return (int64_t)x;
+}
+
 void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const int64_t *dims,
                        int rank, double *scales, int64_t *out_dims)
 {
@@ -492,7 +501,7 @@ void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const 
                 ir_fatal_node(g, n, "scales has %zu entries for rank %d", fc, rank);
             for (int k = 0; k < rank; k++) {
                 scales[k] = fs[k];
-                out_dims[k] = (int64_t)floor((double)dims[k] * fs[k]);
+                out_dims[k] = resize_dim(g, n, (double)dims[k] * fs[k], k);
             }
             return;
         }
@@ -513,7 +522,7 @@ void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const 
             if (!(s > 0)) ir_fatal_node(g, n, "scales[%zu]=%g must be > 0", i, s);
             scales[axes[i]] = s;
             /* the float32 scale times the dim, in double, as the ONNX reference does */
-            out_dims[axes[i]] = (int64_t)floor((double)dims[axes[i]] * s);
+            out_dims[axes[i]] = resize_dim(g, n, (double)dims[axes[i]] * s, axes[i]);
         }
         return;
     }
@@ -540,7 +549,7 @@ void ref_resize_params(const struct ir_graph *g, const struct ir_node *n, const 
     }
     for (size_t i = 0; i < na; i++) {
         scales[axes[i]] = sc;
-        out_dims[axes[i]] = (int64_t)floor(sc * (double)dims[axes[i]] + 0.5);
+        out_dims[axes[i]] = resize_dim(g, n, sc * (double)dims[axes[i]] + 0.5, axes[i]);
     }
 }
 
