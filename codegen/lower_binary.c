@@ -56,18 +56,25 @@ static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, cons
     if (r > KA_EW_RANK)
         ir_fatal_node(g, &g->nodes[node], "%s: broadcasting needs %d non-mergeable axes (the "
                       "kernels handle %d)", ir_op_name(g->nodes[node].op), r, KA_EW_RANK);
+    /* rows of the innermost axis, split in KA_CH-element chunks (kernels/binary.cl) */
+    const int64_t inner = dims[r - 1], nch = (inner + KA_CH - 1) / KA_CH;
+    const int64_t nitems = nch * (cnt / inner);
     snprintf(kname, sizeof kname, "%s_bc_%s", base, sfx);
-    ka_launch(cg, node, kname, cnt);
+    ka_launch(cg, node, kname, nitems);
     cg_arg_buf(cg, a);
     cg_arg_buf(cg, b);
     cg_arg_buf(cg, y);
-    cg_arg_i32(cg, cnt);
-    cg_arg_i32(cg, r);
-    for (int which = 0; which < 3; which++)
+    cg_arg_i32(cg, nitems);
+    cg_arg_i32(cg, inner);
+    cg_arg_i32(cg, nch);
+    for (int k = 0; k < KA_EW_RANK - 1; k++) {
+        const int j = k - (KA_EW_RANK - r);
+        cg_arg_i32(cg, j >= 0 ? dims[j] : 1);
+    }
+    for (int which = 0; which < 2; which++)
         for (int k = 0; k < KA_EW_RANK; k++) {
             const int j = k - (KA_EW_RANK - r);
-            int64_t v = which == 0 ? (j >= 0 ? dims[j] : 1) : (j >= 0 ? s[which - 1][j] : 0);
-            cg_arg_i32(cg, v);
+            cg_arg_i32(cg, j >= 0 ? s[which][j] : 0);
         }
 }
 

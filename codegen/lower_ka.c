@@ -129,18 +129,24 @@ void ka_strided_copy(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint3
         cg_arg_i32(cg, yoff);
         return;
     }
+    const int64_t inner = d[r - 1], nch = (inner + KA_CH - 1) / KA_CH;
+    const int64_t nitems = nch * (n / inner);
     snprintf(kname, sizeof kname, "copy_strided_%s", sfx);
-    ka_launch(cg, node, kname, n);
+    ka_launch(cg, node, kname, nitems);
     cg_arg_buf(cg, x);
     cg_arg_buf(cg, y);
-    cg_arg_i32(cg, n);
-    cg_arg_i32(cg, r);
+    cg_arg_i32(cg, nitems);
+    cg_arg_i32(cg, inner);
+    cg_arg_i32(cg, nch);
     cg_arg_i32(cg, xoff);
     cg_arg_i32(cg, yoff);
-    for (int which = 0; which < 3; which++)
+    for (int k = 0; k < KA_COPY_RANK - 1; k++) {
+        const int j = k - (KA_COPY_RANK - r);
+        cg_arg_i32(cg, j >= 0 ? d[j] : 1);
+    }
+    for (int which = 0; which < 2; which++)
         for (int k = 0; k < KA_COPY_RANK; k++) {
-            int j = k - (KA_COPY_RANK - r);
-            int64_t v = which == 0 ? (j >= 0 ? d[j] : 1) : (j >= 0 ? s[which - 1][j] : 0);
-            cg_arg_i32(cg, v);
+            const int j = k - (KA_COPY_RANK - r);
+            cg_arg_i32(cg, j >= 0 ? s[which][j] : 0);
         }
 }

@@ -13,6 +13,9 @@
 #define KA_COPY_RANK 8
 /* Most operands one collapse handles (output + 3 inputs). */
 #define KA_MAX_OPS 4
+/* Elements of the innermost axis one work-item handles in the chunked broadcast / strided-copy
+ * kernels (KA_CH in kernels/binary.cl and kernels/transpose.cl: keep equal). */
+#define KA_CH 256
 
 /* Element count of value v; fatal (naming node and value) if it is >= 2^31, the kernels'
  * int indexing limit. */

@@ -134,6 +134,12 @@ void ka_read(cl_mem b, size_t bytes, void *host)
 
 void ka_run(const char *name, size_t gws, const struct ka_arg *args, int nargs)
 {
+    ka_run_nd(name, 1, &gws, NULL, args, nargs);
+}
+
+void ka_run_nd(const char *name, unsigned dims, const size_t *gws, const size_t *lws,
+               const struct ka_arg *args, int nargs)
+{
     cl_int e;
     cl_kernel k = clCreateKernel(g_prog, name, &e);
     if (e != CL_SUCCESS) {
@@ -156,7 +162,7 @@ void ka_run(const char *name, size_t gws, const struct ka_arg *args, int nargs)
         case KA_F32: CK(clSetKernelArg(k, (cl_uint)i, sizeof(float), &args[i].f)); break;
         }
     }
-    CK(clEnqueueNDRangeKernel(g_q, k, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    CK(clEnqueueNDRangeKernel(g_q, k, dims, NULL, gws, lws, 0, NULL, NULL));
     CK(clFinish(g_q));
     clReleaseKernel(k);
 }

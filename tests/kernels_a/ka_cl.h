@@ -40,6 +40,9 @@ struct ka_arg {
 #define KF(v) ((struct ka_arg){KA_F32, NULL, 0, (v)})
 /* Runs kernel `name` over gws work-items (1-D, driver-chosen lws) and waits. */
 void ka_run(const char *name, size_t gws, const struct ka_arg *args, int nargs);
+/* Same with work_dim dims, gws/lws arrays (lws NULL = driver's choice). */
+void ka_run_nd(const char *name, unsigned dims, const size_t *gws, const size_t *lws,
+               const struct ka_arg *args, int nargs);
 
 /* Test bookkeeping: ka_check records a failure with a message; ka_failures counts them. */
 extern int ka_failures;

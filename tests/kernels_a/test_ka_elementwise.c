@@ -155,6 +155,18 @@ static void binary_tests(void)
             snprintf(label, sizeof label, "%s f32 shapes #%zu", fops[k], s);
             RUN(c, label, 1e-6, 1e-5);
         }
+    /* rows longer than one 256-element chunk of the broadcast kernel */
+    {
+        const int64_t a[] = {2, 5, 601}, b[] = {5, 1}, c1[] = {601};
+        struct kt_case *c = kt_new("Add", 14);
+        kt_input(c, IR_F32, 3, a, NULL, false);
+        kt_input(c, IR_F32, 2, b, NULL, false);
+        RUN(c, "Add [2,5,601]+[5,1] (3 chunks per row)", 1e-6, 1e-5);
+        c = kt_new("Sub", 14);
+        kt_input(c, IR_F32, 1, c1, NULL, false);
+        kt_input(c, IR_F32, 3, a, NULL, false);
+        RUN(c, "Sub [601]-[2,5,601]", 1e-6, 1e-5);
+    }
     /* Pow with positive bases and a constant exponent 2 (x*x path) and 0.5 */
     {
         const int64_t d[] = {4, 9}, d1[] = {1};

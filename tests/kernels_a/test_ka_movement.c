@@ -139,6 +139,33 @@ static void copy_tests(void)
     }
 }
 
+/* rows longer than one 256-element chunk of copy_strided */
+static void long_row_tests(void)
+{
+    const int64_t a[] = {2, 3, 401}, b[] = {2, 2, 401};
+    struct kt_case *c = kt_new("Concat", 13);
+    kt_attr_int(c, "axis", 1);
+    kt_input(c, IR_F32, 3, a, NULL, false);
+    kt_input(c, IR_F32, 3, b, NULL, false);
+    RUN(c, "Concat [2,3,401]++[2,2,401] axis 1", 0, 0);
+    const int64_t t[] = {3, 700};
+    c = kt_new("Transpose", 13);
+    kt_input(c, IR_F32, 2, t, NULL, false);
+    RUN(c, "Transpose [3,700]", 0, 0);
+    const int64_t t2[] = {700, 3};
+    c = kt_new("Transpose", 13);
+    kt_input(c, IR_F32, 2, t2, NULL, false);
+    RUN(c, "Transpose [700,3]", 0, 0);
+    const int64_t one[] = {1}, st[] = {-2}, en[] = {INT64_MIN}, ax[] = {1}, sp[] = {-1};
+    c = kt_new("Slice", 13);
+    kt_input(c, IR_F32, 2, t, NULL, false);
+    kt_input(c, IR_I64, 1, one, st, true);
+    kt_input(c, IR_I64, 1, one, en, true);
+    kt_input(c, IR_I64, 1, one, ax, true);
+    kt_input(c, IR_I64, 1, one, sp, true);
+    RUN(c, "Slice [3,700] axis 1 reversed from -2", 0, 0);
+}
+
 static void gather_tests(void)
 {
     {
@@ -357,7 +384,7 @@ int main(int argc, char **argv)
 {
     const char *grp = argc > 1 ? argv[1] : "all";
     const bool all = strcmp(grp, "all") == 0;
-    if (all || strcmp(grp, "copy") == 0) copy_tests();
+    if (all || strcmp(grp, "copy") == 0) copy_tests(), long_row_tests();
     if (all || strcmp(grp, "gather") == 0) gather_tests();
     if (all || strcmp(grp, "pad") == 0) pad_tests();
     if (all || strcmp(grp, "resize") == 0) resize_tests();
