@@ -5,6 +5,7 @@
 #include "codegen/codegen.h"
 #include "onnx2cl_rt.h"
 #include "passes/passes.h"
+#include "ref/ref.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -193,6 +194,13 @@ static double elem(const void *p, enum ir_dtype t, int64_t i)
     case IR_U8: case IR_BOOL: return ((const uint8_t *)p)[i];
     case IR_U32: return ((const uint32_t *)p)[i];
     case IR_U64: return (double)((const uint64_t *)p)[i];
+    case IR_F16: return ref_f16_to_f32(((const uint16_t *)p)[i]);
+    case IR_BF16: {
+        uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
     default: return NAN;
     }
 }
@@ -255,7 +263,8 @@ int kt_run(struct kt_case *c, const char *label, double atol, double rtol)
         int64_t n = ir_numel(ge, ev);
         double maxabs = 0, maxrel = 0;
         int64_t bad = -1;
-        bool is_float = e->dtype == IR_F32 || e->dtype == IR_F64;
+        bool is_float = e->dtype == IR_F32 || e->dtype == IR_F64 || e->dtype == IR_F16 ||
+                        e->dtype == IR_BF16;
         for (int64_t i = 0; i < n; i++) {
             double x = elem(outp[o], e->dtype, i), y = elem(e->data, e->dtype, i);
             bool ok;
