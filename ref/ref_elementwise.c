@@ -86,9 +86,9 @@ static double unary_f(const struct ir_node *n, double x, bool *ok)
     }
     case IR_OP_HARD_SIGMOID: {
         double a = ir_attr_float(n, "alpha", 0.2f), b = ir_attr_float(n, "beta", 0.5f);
-        return fmax(0.0, fmin(1.0, a * x + b));
+        return isnan(x) ? x : fmax(0.0, fmin(1.0, a * x + b)); /* NaN propagates (spec) */
     }
-    case IR_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    case IR_OP_HARD_SWISH: return isnan(x) ? x : x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
     case IR_OP_MISH: return x * tanh(softplus(x));
     case IR_OP_GELU: {
         const char *ap = ir_attr_string(n, "approximate", "none");
