@@ -497,6 +497,62 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
     if (forward) ir_toposort(g);
 }
 
+/* protobuf-c unpacks nested messages recursively with no depth limit: a small file nesting
+ * TypeProto.sequence_type (or subgraphs) 100000 deep overflows the stack. wire_nesting_ok() walks
+ * the wire format with the schema's descriptors and refuses nesting deeper than MAX_NESTING before
+ * anything is unpacked (ONNX models nest a handful of levels). Its own recursion is bounded by
+ * that limit; malformed wire data is left for protobuf-c to reject. */
+#define MAX_NESTING 64
+
+static bool wire_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && *i < n; shift += 7) {
+        uint8_t b = p[(*i)++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+static bool wire_nesting_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n,
+                            int depth)
+{
+    if (depth > MAX_NESTING) return false;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t key, v;
+        if (!wire_varint(p, n, &i, &key)) return true;
+        switch (key & 7) {
+        case 0:
+            if (!wire_varint(p, n, &i, &v)) return true;
+            break;
+        case 1:
+            if (n - i < 8) return true;
+            i += 8;
+            break;
+        case 5:
+            if (n - i < 4) return true;
+            i += 4;
+            break;
+        case 2: {
+            if (!wire_varint(p, n, &i, &v) || v > n - i) return true;
+            const ProtobufCFieldDescriptor *f =
+                (key >> 3) <= UINT32_MAX
+                    ? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
+                    : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+                !wire_nesting_ok(f->descriptor, p + i, (size_t)v, depth + 1))
+                return false;
+            i += (size_t)v;
+            break;
+        }
+        default: return true; /* groups / invalid wire types: protobuf-c refuses them */
+        }
+    }
+    return true;
+}
+
 /* The load in progress (for onnx_load_abandon after a fatal-error hook longjmps out). */
 static struct ir_graph *inflight_graph;
 static Onnx__ModelProto *inflight_msg;
@@ -515,6 +571,9 @@ struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t si
     struct ir_graph *g = ir_graph_new(path);
     inflight_graph = g;
     fe_sha256(bytes, size, g->model_hash);
+    if (!wire_nesting_ok(&onnx__model_proto__descriptor, bytes, size, 0))
+        ir_die("%s: not a valid ONNX model (messages nested more than %d levels deep)", path,
+               MAX_NESTING);
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, bytes);
     if (!m) ir_die("%s: not a valid ONNX model (protobuf parse failed)", path);
     inflight_msg = m;
