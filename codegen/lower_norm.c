@@ -6,8 +6,9 @@
  * a = (row % rmod) * rmul + (j / jdiv) % jmod (see kernels/norm.cl for the mapping per op).
  * GroupNormalization: IR form is the opset-21 per-channel scale/bias [C]; with the int
  * attribute "_per_group"=1 they are per group [G] (opset 18) — both are handled.
- * LayerNormalization: only output 0 (Mean / InvStdDev outputs in use are rejected); scale (and
- * bias) must broadcast as a trailing suffix of the normalized dims (leading 1s allowed).
+ * LayerNormalization: outputs Mean / InvStdDev (float32 stash type) are written when used;
+ * scale (and bias) must broadcast as a trailing suffix of the normalized dims (leading 1s
+ * allowed).
  * BatchNormalization: inference form only (training_mode=0, outputs 1.. unused).
  * Assumes: shape inference ran. float32 only for now.
  * Guarantees: fatal (ir_fatal_node) for anything else, naming op, attribute and value.
@@ -37,13 +38,16 @@ struct rows_params {
     uint32_t scale, bias;          /* value ids (bias may be IR_NONE) */
 };
 
+/* mean/invstd: value ids of the optional per-row statistics outputs (IR_NONE: not wanted;
+ * both or neither). */
 static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, enum ir_dtype t,
-                      const struct rows_params *p)
+                      const struct rows_params *p, uint32_t mean, uint32_t invstd)
 {
     if (p->rows == 0 || p->R == 0) return;
     const char *sfx = cg_use(cg, "norm", t);
     char kname[64];
-    snprintf(kname, sizeof kname, "norm_rows_%s", sfx);
+    bool stats = mean != IR_NONE;
+    snprintf(kname, sizeof kname, "%s_%s", stats ? "norm_rows_stats" : "norm_rows", sfx);
     size_t gws[1] = {(size_t)(p->rows * NORM_LWS)}, lws[1] = {NORM_LWS};
     cg_launch(cg, node, kname, 1, gws, lws);
     cg_arg_buf(cg, x);
@@ -57,6 +61,10 @@ static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, 
     cg_arg_i32(cg, p->jdiv);
     cg_arg_i32(cg, p->jmod);
     cg_arg_i32(cg, p->bias != IR_NONE);
+    if (stats) {
+        cg_arg_buf(cg, mean);
+        cg_arg_buf(cg, invstd);
+    }
 }
 
 /* True if output k of n exists and is read by something. */
@@ -108,7 +116,7 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         p.eps = ir_attr_float(n, "epsilon", 1e-5f);
         p.scale = n->inputs[1];
         p.bias = n->inputs[2];
-        emit_rows(cg, node, x, y, t, &p);
+        emit_rows(cg, node, x, y, t, &p, IR_NONE, IR_NONE);
         return true;
     }
     case IR_OP_GROUP_NORMALIZATION: {
@@ -132,13 +140,19 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         p.eps = ir_attr_float(n, "epsilon", 1e-5f);
         p.scale = n->inputs[1];
         p.bias = n->inputs[2];
-        emit_rows(cg, node, x, y, t, &p);
+        emit_rows(cg, node, x, y, t, &p, IR_NONE, IR_NONE);
         return true;
     }
     case IR_OP_LAYER_NORMALIZATION: {
-        if (output_used(g, n, 1) || output_used(g, n, 2))
-            ir_fatal_node(g, n, "LayerNormalization with the Mean/InvStdDev outputs used is not "
-                          "supported yet");
+        /* Mean / InvStdDev outputs: written by norm_rows_stats (float32 statistics); an
+         * unused one gets a scratch buffer */
+        bool stats = output_used(g, n, 1) || output_used(g, n, 2);
+        for (uint32_t k = 1; k < 3 && stats; k++)
+            if (output_used(g, n, k) && g->values[n->outputs[k]].dtype != IR_F32)
+                ir_fatal_node(g, n, "LayerNormalization output %u as %s (stash_type=%lld) is not "
+                              "supported (float32 only)",
+                              k, ir_dtype_name(g->values[n->outputs[k]].dtype),
+                              (long long)ir_attr_int(n, "stash_type", 1));
         int64_t axis = ir_attr_int(n, "axis", -1);
         if (axis < -rank || axis >= rank)
             ir_fatal_node(g, n, "LayerNormalization axis=%lld is out of range for rank %d",
@@ -162,7 +176,12 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         p.eps = ir_attr_float(n, "epsilon", 1e-5f);
         p.scale = sc;
         p.bias = bi;
-        emit_rows(cg, node, x, y, t, &p);
+        uint32_t st[2] = {IR_NONE, IR_NONE};
+        for (uint32_t k = 1; k < 3 && stats; k++) {
+            n = &g->nodes[node];
+            st[k - 1] = output_used(g, n, k) ? n->outputs[k] : cg_temp(cg, node, IR_F32, p.rows);
+        }
+        emit_rows(cg, node, x, y, t, &p, st[0], st[1]);
         return true;
     }
     case IR_OP_BATCH_NORMALIZATION: {

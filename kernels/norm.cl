@@ -11,6 +11,8 @@
  *     LayerNorm         rows = prod(dims[:axis]):   a = j % numel(scale) (rmod 1, rmul 0, jdiv 1)
  *   has_bias == 0: no bias (the pointer is not read).
  *   One work-group of exactly NM_LWS items per row: gws[0] = rows*NM_LWS, lws[0] = NM_LWS.
+ * norm_rows_stats: the same, and Mean[r], InvStd[r] = 1/sqrt(var + eps) as float32 (the
+ *   LayerNormalization Mean / InvStdDev outputs, stash_type float32).
  * batchnorm: one work-item per element of X [N, C, S] (gws[0] = N*C*S):
  *     y = (x - mean[c]) * rsqrt(var[c] + eps) * scale[c] + bias[c]
  */
@@ -36,11 +38,12 @@ static float nm_wg_sum(__local float *s, float v)
 }
 #endif
 
-__kernel void KN(norm_rows)(__global const T *X, __global const T *Scale,
-                            __global const T *Bias, __global T *Y, int R, float eps, int rmod,
-                            int rmul, int jdiv, int jmod, int has_bias)
+/* Shared body of norm_rows / norm_rows_stats; writes the row's mean and 1/sqrt(var+eps). */
+static void KN(nm_rows_body)(__global const T *X, __global const T *Scale,
+                             __global const T *Bias, __global T *Y, int R, float eps, int rmod,
+                             int rmul, int jdiv, int jmod, int has_bias, __local float *s,
+                             float *mean_out, float *inv_out)
 {
-    __local float s[NM_LWS];
     const int row = (int)get_group_id(0);
     const int lid = (int)get_local_id(0);
     const __global T *x = X + row * R;
@@ -61,6 +64,33 @@ __kernel void KN(norm_rows)(__global const T *X, __global const T *Scale,
         float v = ((float)x[j] - mean) * inv * (float)Scale[a];
         if (has_bias) v += (float)Bias[a];
         y[j] = (T)v;
+    }
+    *mean_out = mean;
+    *inv_out = inv;
+}
+
+__kernel void KN(norm_rows)(__global const T *X, __global const T *Scale,
+                            __global const T *Bias, __global T *Y, int R, float eps, int rmod,
+                            int rmul, int jdiv, int jmod, int has_bias)
+{
+    __local float s[NM_LWS];
+    float mean, inv;
+    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, s, &mean, &inv);
+}
+
+/* norm_rows that also stores each row's mean and inverse standard deviation (float32,
+ * LayerNormalization outputs 1 and 2). */
+__kernel void KN(norm_rows_stats)(__global const T *X, __global const T *Scale,
+                                  __global const T *Bias, __global T *Y, int R, float eps,
+                                  int rmod, int rmul, int jdiv, int jmod, int has_bias,
+                                  __global float *Mean, __global float *InvStd)
+{
+    __local float s[NM_LWS];
+    float mean, inv;
+    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, s, &mean, &inv);
+    if (get_local_id(0) == 0) {
+        Mean[get_group_id(0)] = mean;
+        InvStd[get_group_id(0)] = inv;
     }
 }
 

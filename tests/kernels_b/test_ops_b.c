@@ -317,6 +317,13 @@ static void t_norm(void)
     IN_F(c, true, 1100);
     IN_F(c, true, 1100);
     run(c, "LayerNormalization long rows", 1e-5, 1e-4);
+    c = kt_new("LayerNormalization", 17);
+    IN_F(c, false, 3, 7, 33);
+    IN_F(c, true, 7, 33);
+    IN_F(c, true, 7, 33);
+    kt_attr_int(c, "axis", -2);
+    kt_outputs(c, 3);
+    run(c, "LayerNormalization with Mean/InvStdDev outputs", 1e-5, 1e-4);
     c = kt_new("BatchNormalization", 15);
     IN_F(c, false, 2, 3, 5, 7);
     IN_F(c, true, 3);
@@ -501,11 +508,10 @@ static void t_sd(void)
 static void t_fatal(const char *what)
 {
     struct kt_case *c;
-    if (!strcmp(what, "layernorm_stats")) {
-        c = kt_new("LayerNormalization", 17);
-        IN_F(c, false, 3, 8);
-        IN_F(c, true, 8);
-        kt_outputs(c, 3);
+    if (!strcmp(what, "conv_f64")) {
+        c = kt_new("Conv", 17);
+        kt_input(c, IR_F64, 4, DIMS(1, 2, 5, 5), NULL, false);
+        kt_input(c, IR_F64, 4, DIMS(3, 2, 3, 3), NULL, true);
     } else if (!strcmp(what, "maxpool_indices")) {
         c = kt_new("MaxPool", 12);
         IN_F(c, false, 1, 2, 6, 6);
