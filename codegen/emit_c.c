@@ -185,9 +185,14 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
         const struct ir_node *n = &g->nodes[m->launches[l].node];
         fprintf(f, "    /* %u: ONNX node '", l);
         put_comment_text(f, n->name);
-        fprintf(f, "' (%s, #%d) */\n    {\"%s\", %u, {%" PRIu64 ", %" PRIu64 ", %" PRIu64 "}, {%" PRIu64
+        fprintf(f, "' (%s, #%d)", n->op_type, (int)n->onnx_index);
+        if (n->nfused) {
+            fprintf(f, ", fused from %u nodes #", n->nfused);
+            for (uint32_t k = 0; k < n->nfused; k++) fprintf(f, "%s%d", k ? ",#" : "", (int)n->fused_from[k]);
+        }
+        fprintf(f, " */\n    {\"%s\", %u, {%" PRIu64 ", %" PRIu64 ", %" PRIu64 "}, {%" PRIu64
                    ", %" PRIu64 ", %" PRIu64 "}, %u, %u, ",
-                n->op_type, (int)n->onnx_index, la->kernel, la->work_dim, la->gws[0], la->gws[1],
+                la->kernel, la->work_dim, la->gws[0], la->gws[1],
                 la->gws[2], la->lws[0], la->lws[1], la->lws[2], la->first_arg, la->nargs);
         put_cstring(f, la->node, strlen(la->node));
         fputs(", ", f);
