@@ -1,0 +1,78 @@
+/* gnorm.cl — o2c.GroupNorm (fused GroupNorm + optional SiLU), see passes/fuse_gnorm.c.
+ *
+ * Layout: X, Y [N, C, S] dense (S = product of the spatial dims), G groups of CPG = C/G
+ * consecutive channels; group (n, g) is the contiguous run of R = CPG*S elements starting at
+ * (n*C + g*CPG)*S. Gamma/Beta: [C] (per_group == 0) or [G] (per_group == 1).
+ *   y[n,c,s] = act((x[n,c,s] - mean) * rsqrt(var + eps) * gamma[a] + beta[a]),  a = c or g,
+ *   act: 0 identity, 1 silu (v * sigmoid(v) = v / (1 + exp(-v))).
+ * gnorm: ONE launch, one work-group of exactly GN_LWS items per (n, g):
+ *   gws[0] = N*G*GN_LWS, lws[0] = GN_LWS. The work-group reads its group twice for the
+ *   statistics (mean, then the sum of squared deviations: two-pass, float, stable for any group
+ *   size — the work-item partial sums run over R/GN_LWS elements, then a __local tree) and a
+ *   third time to write the normalized, scaled, activated result, channel by channel (so the
+ *   affine parameters are loaded once per channel and the inner loop has no division).
+ *   Why one launch and not stats + apply kernels: on PoCL a work-group is a loop on one core,
+ *   __local memory is ordinary cache, and N*G work-groups (32+ for SD) already fill the cores;
+ *   a second launch would add its latency and a scratch buffer for nothing. Groups of any size
+ *   work (the loops stride by GN_LWS; indices are int: the lowering checks numel < 2^31).
+ */
+#ifndef GN_LWS
+#define GN_LWS 256
+#endif
+
+#ifndef O2C_GNORM_HELPERS
+#define O2C_GNORM_HELPERS
+/* Sum over a work-group of GN_LWS items; every item gets the result. */
+static float gn_wg_sum(__local float *s, float v)
+{
+    const int lid = (int)get_local_id(0);
+    s[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = GN_LWS / 2; off > 0; off >>= 1) {
+        if (lid < off) s[lid] += s[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r = s[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+#endif
+
+__kernel void KN(gnorm)(__global const T *X, __global const T *Gamma, __global const T *Beta,
+                        __global T *Y, int C, int S, int G, float eps, int per_group, int act)
+{
+    __local float s[GN_LWS];
+    const int wg = (int)get_group_id(0);
+    const int lid = (int)get_local_id(0);
+    const int g = wg % G;
+    const int n = wg / G;
+    const int cpg = C / G;
+    const int R = cpg * S;
+    const int base = (n * C + g * cpg) * S;
+    const __global T *x = X + base;
+    __global T *y = Y + base;
+    float sum = 0.0f;
+    for (int j = lid; j < R; j += GN_LWS) sum += (float)x[j];
+    const float mean = gn_wg_sum(s, sum) / (float)R;
+    float sq = 0.0f;
+    for (int j = lid; j < R; j += GN_LWS) {
+        const float d = (float)x[j] - mean;
+        sq += d * d;
+    }
+    const float inv = rsqrt(gn_wg_sum(s, sq) / (float)R + eps);
+    for (int c = 0; c < cpg; c++) {
+        const int a = per_group ? g : g * cpg + c;
+        const float sc = inv * (float)Gamma[a];
+        const float sh = (float)Beta[a] - mean * sc;
+        const __global T *xc = x + c * S;
+        __global T *yc = y + c * S;
+        if (act == 1) {
+            for (int j = lid; j < S; j += GN_LWS) {
+                const float v = (float)xc[j] * sc + sh;
+                yc[j] = (T)(v / (1.0f + exp(-v)));
+            }
+        } else {
+            for (int j = lid; j < S; j += GN_LWS) yc[j] = (T)((float)xc[j] * sc + sh);
+        }
+    }
+}
