@@ -51,8 +51,8 @@ static void lower_global(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, e
     cg_arg_i32(cg, R);
     cg_arg_i32(cg, 1);                                   /* inner */
     cg_arg_i32(cg, 0);                                   /* pre: none */
-    cg_arg_i32(cg, avg ? 1 : 0);                         /* post: scale */
-    cg_arg_f32(cg, avg ? (float)(1.0 / (double)R) : 1.0f); /* 1/R */
+    cg_arg_i32(cg, avg ? 1 : 0); /* post: divide by scale */
+    cg_arg_f32(cg, (float)R);    /* the element count */
     cg_arg_i32(cg, rows);
 }
 

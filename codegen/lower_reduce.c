@@ -4,7 +4,7 @@
  * Reduce*: the input dims are split into maximal runs of kept / reduced axes (size-1 dims
  *   dropped). Each reduced run is one pass over an [outer, R, inner] view, innermost run first,
  *   through scratch buffers (cg_temp) when there are several runs. The first pass applies the
- *   element transform (|x|, x*x), the last one the final transform (scale by 1/count for Mean,
+ *   element transform (|x|, x*x), the last one the final transform (divide by the count for Mean,
  *   sqrt, log); the combine op (sum/prod/max/min/logsumexp) composes across passes. Axes come
  *   from ref_reduce_axes (constant input 1; absent = all axes unless noop_with_empty_axes=1,
  *   which gives an identity copy). keepdims only changes the output shape, not the layout.
@@ -12,8 +12,8 @@
  * CumSum: axis from constant input 1; exclusive, reverse; one work-item per line.
  * Rows of >= 256 elements use the work-group kernels (lws 128), shorter ones one work-item per
  * output.
- * Assumes: shape inference ran. Data types: float32, int32, int64 (Mean/L2/LogSum/LogSumExp
- * float32 only).
+ * Assumes: shape inference ran. Data types: float32, float64 (accumulated in double), int32,
+ * int64 (Mean/L2/LogSum/LogSumExp: float types only).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, reductions over an empty axis with a
  * non-empty output, or tensors of >= 2^31 elements.
  */
@@ -40,9 +40,9 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
 static void need_dtype(const struct ir_graph *g, const struct ir_node *n, enum ir_dtype t,
                        bool float_only)
 {
-    if (t == IR_F32 || (!float_only && (t == IR_I32 || t == IR_I64))) return;
+    if (t == IR_F32 || t == IR_F64 || (!float_only && (t == IR_I32 || t == IR_I64))) return;
     ir_fatal_node(g, n, "%s on %s is not supported yet (%s)", ir_op_name(n->op), ir_dtype_name(t),
-                  float_only ? "float32 only" : "float32, int32, int64");
+                  float_only ? "float32, float64" : "float32, float64, int32, int64");
 }
 
 /* One reduce_<op> pass over [outer, R, inner] of x into y. */
@@ -121,7 +121,7 @@ static void lower_reduce_op(struct cg_ctx *cg, struct ir_graph *g, uint32_t node
     }
     int npass = 0;
     for (int i = 0; i < nr; i++) npass += rr[i];
-    float scale = (float)(1.0 / (double)count);
+    float scale = (float)count; /* post 1 divides by it (Mean) */
     if (npass == 0) {
         /* every reduced axis has size 1: element transforms only */
         emit_pass(cg, node, op, sfx, x, y, nout, 1, 1, pre, post, scale);

@@ -6,9 +6,11 @@
  *
  * reduce_<op>_{seq,wg}(X, Y, R, inner, pre, post, scale, nout), op in sum, max, min, prod, lse:
  *   acc = op over j of pre(x[o, j, i]);  y = post(acc)
- *   pre:  0 x, 1 |x|, 2 x*x                 post: 0 acc, 1 acc*scale, 2 sqrt(acc), 3 log(acc)
+ *   pre:  0 x, 1 |x|, 2 x*x                 post: 0 acc, 1 acc/scale, 2 sqrt(acc), 3 log(acc)
+ *   (Mean passes the element count as scale: exact in float up to 2^24, so f64 means are exact)
  *   lse (float types only): acc = max + log(sum exp(x - max)) (stable), pre/post unused.
- *   max/min propagate NaN. Accumulation: float for f32, T for integer types (wraps like T).
+ *   max/min propagate NaN. Accumulation: float for f32, double for f64, T for integer types
+ *   (wraps like T).
  * argmax/argmin_{seq,wg}(X, Yidx(long), R, inner, last, nout): index of the first (last when
  *   last != 0) extreme element, NaN as onnxruntime does: ignored, except that a NaN at index 0
  *   is the result (see rd_arg_better).
@@ -51,7 +53,7 @@ static ACC KN(rd_pre)(ACC v, int pre)
 static ACC KN(rd_post)(ACC v, int post, float scale)
 {
 #if RD_FLOAT
-    if (post == 1) return v * (ACC)scale;
+    if (post == 1) return v / (ACC)scale;
     if (post == 2) return sqrt(v);
     if (post == 3) return log(v);
 #endif

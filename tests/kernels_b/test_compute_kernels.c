@@ -434,7 +434,7 @@ static int run_reduce(cl_program p, const char *op, int outer, int R, int inner,
                 acc = m + log(s);
             }
             if (nan) acc = NAN;
-            acc = post == 1 ? acc * scale : post == 2 ? sqrt(acc) : post == 3 ? log(acc) : acc;
+            acc = post == 1 ? acc / scale : post == 2 ? sqrt(acc) : post == 3 ? log(acc) : acc;
             ref[o * inner + i] = acc;
         }
     cl_mem X = kb_buf(x, 4 * n), Y = kb_buf(NULL, 4 * nout);
@@ -452,8 +452,8 @@ static int test_reduce(void)
 {
     cl_program p = kb_program("reduce", "float", "f32");
     int bad = 0;
-    bad += run_reduce(p, "sum", 3, 517, 2, 0, 1, 1.0f / 517, true, "reducemean wg");
-    bad += run_reduce(p, "sum", 3, 50, 1, 0, 1, 1.0f / 50, true, "reducemean wg R<lws");
+    bad += run_reduce(p, "sum", 3, 517, 2, 0, 1, 517, true, "reducemean wg");
+    bad += run_reduce(p, "sum", 3, 50, 1, 0, 1, 50, true, "reducemean wg R<lws");
     bad += run_reduce(p, "sum", 3, 17, 5, 2, 2, 1, false, "reduceL2 seq");
     bad += run_reduce(p, "sum", 3, 300, 5, 1, 0, 1, true, "reduceL1 wg");
     bad += run_reduce(p, "sum", 3, 300, 5, 0, 3, 1, false, "reducelogsum seq");

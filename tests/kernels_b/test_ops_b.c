@@ -391,6 +391,18 @@ static void t_reduce(void)
     IN_F(c, false, 2, 77, 768);
     i64_const(c, (int64_t[]){-1}, 1);
     run(c, "ReduceMean [2,77,768] axis -1", 1e-6, 1e-5);
+    c = kt_new("ReduceLogSumExp", 18);
+    kt_input(c, IR_F64, 3, DIMS(3, 2, 300), NULL, false);
+    i64_const(c, (int64_t[]){0, 2}, 2);
+    run(c, "ReduceLogSumExp float64 axes [0,2]", 1e-12, 1e-12);
+    c = kt_new("ReduceMean", 18);
+    kt_input(c, IR_F64, 2, DIMS(3, 7), NULL, false);
+    i64_const(c, (int64_t[]){1}, 1);
+    run(c, "ReduceMean float64", 1e-12, 1e-12);
+    c = kt_new("CumSum", 14);
+    kt_input(c, IR_F64, 2, DIMS(3, 17), NULL, false);
+    i64_const(c, (int64_t[]){1}, 1);
+    run(c, "CumSum float64", 1e-12, 1e-12);
     c = kt_new("ReduceSum", 18);
     kt_input(c, IR_I64, 2, DIMS(5, 301), NULL, false);
     i64_const(c, (int64_t[]){1}, 1);
