@@ -39,7 +39,33 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
 /* One declaration per pass; one "F(...) \\" line each in FUSION_PASSES, in pipeline order. */
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
 
+/* batched_linear + gemm_epilogue (passes/fuse_batched_linear.c, fuse_gemm_epilogue.c) */
+bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
+bool pass_fuse_gemm_epilogue(struct ir_graph *g);  /* linear + bias/act/residual -> o2c.Gemm */
+/* A MatMul(x, W) or Gemm(x, B, C){transA=0} with a constant 2-D float32 weight, as the linear
+ * y = x * Wkn + bias that an o2c.Gemm computes. */
+struct fuse_linear {
+    uint32_t node;  /* the MatMul/Gemm node */
+    uint32_t x;     /* input [.., K] */
+    uint32_t w;     /* constant weight value as in the file ([K,N], or [N,K] when trans_w) */
+    uint32_t y;     /* output value [.., N] */
+    uint32_t c;     /* Gemm C (constant, N or 1 elements) or IR_NONE */
+    bool trans_w;   /* Gemm transB=1 */
+    float alpha;    /* Gemm alpha (1 for MatMul), folded into the weight */
+    float beta;     /* Gemm beta, folded into the bias */
+    int64_t K, N;   /* inner and output width */
+};
+/* Fills *l if node is such a linear; else false with *why set (static string). */
+bool fuse_linear_match(const struct ir_graph *g, uint32_t node, struct fuse_linear *l,
+                       const char **why);
+/* Writes alpha * W as [K, N] into dst (row length ld) at columns col0 .. col0+N-1. */
+void fuse_linear_write_w(const struct ir_graph *g, const struct fuse_linear *l, float *dst,
+                         int64_t ld, int64_t col0);
+/* Adds beta * C (broadcast to [N]) into dst[0..N); false (nothing added) without C. */
+bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l, float *dst);
 #define FUSION_PASSES(F)                                                                      \
     F("gnorm", pass_fuse_gnorm)                                                               \
+    F("batched_linear", pass_fuse_batched_linear)                                             \
+    F("gemm_epilogue", pass_fuse_gemm_epilogue)                                               \
     /* end of FUSION_PASSES */
 #endif
