@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""make_extra.py — writes tests/conformance/extra/<test>/: the known troublemakers as ONNX backend
+test folders (model.onnx, test_data_set_0/{input,output}_K.pb), for the ones the backend data
+lacks or covers only partly.
+
+Run by a developer (python3 with numpy, onnx, onnxruntime); the generated folders are committed,
+so nothing runs Python at test time. Expected outputs: onnxruntime, cross-checked against
+onnx.reference.ReferenceEvaluator (or against a numpy formula given with the case, where the
+reference implements only the newest semantics, e.g. Softmax-11 or GroupNormalization-18). The
+script refuses to write a case where the two disagree (atol 1e-6 + rtol 1e-5; NaN must match).
+Optional files: tolerance.txt ("ATOL RTOL") overrides the runner's float tolerance (0 0 = bit
+exact); expected_error.txt holds a text the compile error must contain (the model must be
+rejected by onnx2cl with exit status 1; no data set then).
+"""
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "extra")
+I64_MAX = np.iinfo(np.int64).max
+I64_MIN = np.iinfo(np.int64).min
+written = []
+
+
+def tdt(a):
+    return helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype)
+
+
+def build(name, nodes, inputs, outputs, inits=(), opset=13):
+    """inputs: [(name, array)]; outputs: [(name, dtype)]; inits: [(name, array)]."""
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, tdt(a), np.asarray(a).shape) for n, a in inputs],
+        [helper.make_tensor_value_info(n, dt, None) for n, dt in outputs],
+        [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f":
+        na, nb = np.isnan(a), np.isnan(b)
+        if (na != nb).any():
+            return False
+        a, b = a[~na].astype(np.float64), b[~nb].astype(np.float64)
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        if (fa != fb).any() or (a[~fa] != b[~fb]).any():
+            return False
+        a, b = a[fa], b[fb]
+        return bool(np.all(np.abs(a - b) <= 1e-6 + 1e-5 * np.abs(b)))
+    return bool((a == b).all())
+
+
+def write(name, model, inputs, expected, tolerance=None):
+    d = os.path.join(OUT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for k, (n, a) in enumerate(inputs):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(a), n).SerializeToString())
+    for k, (o, a) in enumerate(zip(model.graph.output, expected)):
+        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(a), o.name).SerializeToString())
+    if tolerance is not None:
+        with open(os.path.join(d, "tolerance.txt"), "w") as f:
+            f.write("%g %g\n" % tolerance)
+    written.append(name)
+
+
+def case(name, nodes, inputs, outputs, inits=(), opset=13, numpy_ref=None, tolerance=None, trust_ref=False):
+    """numpy_ref: expected outputs computed by a formula, used instead of onnx.reference.
+    trust_ref: onnxruntime is known to deviate from the spec here (e.g. ReduceMax skips NaN where
+    the spec says "like numpy", which propagates it): the reference result is written instead."""
+    model = build(name, nodes, inputs, outputs, inits, opset)
+    feeds = {n: np.asarray(a) for n, a in inputs}
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, feeds)
+    other = numpy_ref if numpy_ref is not None else ReferenceEvaluator(model).run(None, feeds)
+    if trust_ref:
+        if all(same(a, b) for a, b in zip(got, other)):
+            sys.exit(f"{name}: trust_ref set but onnxruntime agrees: drop trust_ref")
+        print(f"{name}: onnxruntime deviates; the onnx reference (numpy semantics) is written", file=sys.stderr)
+        got = other
+    for k, (a, b) in enumerate(zip(got, other)):
+        if not same(a, b):
+            sys.exit(f"{name}: output {k}: onnxruntime and the cross-check disagree:\n{a}\n{b}")
+    write(name, model, inputs, got, tolerance)
+
+
+def error_case(name, nodes, inputs, outputs, inits=(), opset=13, message=()):
+    """A model onnx2cl must reject at compile time with a message containing every text in
+    `message` (op, attribute, node name)."""
+    model = build(name, nodes, inputs, outputs, inits, opset)
+    d = os.path.join(OUT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    with open(os.path.join(d, "expected_error.txt"), "w") as f:
+        f.write("".join(m + "\n" for m in message))
+    written.append(name)
+
+
+def ramp(*shape):
+    return np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
+def nearest_ref(x, scales, ctm, mode):
+    """numpy nearest resize over the last two axes (ONNX Resize-13 formulas, float64)."""
+    idx = []
+    for ax in (2, 3):
+        n_in, sc = x.shape[ax], float(scales[ax])
+        n_out = int(np.floor(n_in * sc))
+        ii = []
+        for i in range(n_out):
+            if ctm == "half_pixel":
+                c = (i + 0.5) / sc - 0.5
+            elif ctm == "pytorch_half_pixel":
+                c = (i + 0.5) / sc - 0.5 if n_out > 1 else 0.0
+            elif ctm == "align_corners":
+                c = 0.0 if n_out == 1 else i * (n_in - 1) / (n_out - 1)
+            elif ctm == "asymmetric":
+                c = i / sc
+            else:  # tf_half_pixel_for_nn
+                c = (i + 0.5) / sc
+            f = np.floor(c)
+            if mode == "floor":
+                r = f
+            elif mode == "ceil":
+                r = np.ceil(c)
+            elif mode == "round_prefer_floor":
+                r = f if c - f <= 0.5 else f + 1
+            else:
+                r = f + 1 if c - f >= 0.5 else f
+            ii.append(int(min(max(r, 0), n_in - 1)))
+        idx.append(ii)
+    return x[:, :, idx[0], :][:, :, :, idx[1]]
+
+
+def resize_cases():
+    # Nearest resize: every nearest_mode x coordinate transform on the sizes that trip
+    # floating-point index arithmetic (bit-exact: nearest only copies input values).
+    grids = [("s3_4x4", ramp(1, 1, 4, 4), [1, 1, 3, 3]),
+             ("s2_7x7", ramp(1, 1, 7, 7), [1, 1, 2, 2]),
+             ("s1p5_8x8", ramp(1, 1, 8, 8), [1, 1, 1.5, 1.5]),
+             ("s2x3_4x4", ramp(1, 1, 4, 4), [1, 1, 2, 3]),
+             ("s0p6_7x7", ramp(1, 1, 7, 7), [1, 1, 0.6, 0.6])]
+    modes = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+    ctms = ["asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"]
+    for gname, x, scales in grids:
+        for mode in modes:
+            for ctm in ctms:
+                name = f"resize_nearest_{ctm}_{mode}_{gname}"
+                node = helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="nearest",
+                                        coordinate_transformation_mode=ctm, nearest_mode=mode)
+                # tf_half_pixel_for_nn exists up to opset 12 only
+                case(name, [node], [("x", x)], [("y", TP.FLOAT)],
+                     inits=[("roi", np.array([], np.float32)), ("scales", np.array(scales, np.float32))],
+                     opset=11 if ctm == "tf_half_pixel_for_nn" else 13, tolerance=(0, 0),
+                     numpy_ref=[nearest_ref(x, scales, ctm, mode)])
+    # sizes given, roi and scales empty: opset 11 (empty tensors) and 13 (absent and empty)
+    x = ramp(1, 1, 4, 4)
+    sizes = np.array([1, 1, 7, 5], np.int64)
+    empty = np.array([], np.float32)
+    n11 = helper.make_node("Resize", ["x", "roi", "scales", "sizes"], ["y"], mode="nearest")
+    case("resize_sizes_empty_roi_scales_opset11", [n11], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("roi", empty), ("scales", empty), ("sizes", sizes)], opset=11, tolerance=(0, 0))
+    n13 = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")
+    case("resize_sizes_absent_roi_scales_opset13", [n13], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("sizes", sizes)], opset=13, tolerance=(0, 0))
+    case("resize_sizes_empty_roi_scales_opset13", [n11], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("roi", empty), ("scales", empty), ("sizes", sizes)], opset=13, tolerance=(0, 0))
+    nl = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")
+    case("resize_linear_sizes_opset13", [nl], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("sizes", sizes)], opset=13)
+    # both scales and sizes given: invalid (the spec allows exactly one)
+    nb = helper.make_node("Resize", ["x", "roi", "scales", "sizes"], ["y"], mode="nearest", name="up0")
+    error_case("resize_scales_and_sizes_rejected", [nb], [("x", x)], [("y", TP.FLOAT)],
+               inits=[("roi", empty), ("scales", np.array([1, 1, 2, 2], np.float32)), ("sizes", sizes)],
+               opset=13, message=["Resize", "up0", "scales", "sizes", "opset 13"])
+
+
+def softmax_cases():
+    x = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.0) / 3.0
+    for op in ["Softmax", "LogSoftmax", "Hardmax"]:
+        n = helper.make_node(op, ["x"], ["y"], axis=1)
+        # opset 11: coerce to 2-D [2, 12] at axis 1, normalize over the 12
+        flat = x.reshape(2, 12).astype(np.float64)
+        if op == "Softmax":
+            e = np.exp(flat - flat.max(1, keepdims=True))
+            ref11 = (e / e.sum(1, keepdims=True)).astype(np.float32).reshape(2, 3, 4)
+        elif op == "LogSoftmax":
+            s = flat - flat.max(1, keepdims=True)
+            ref11 = (s - np.log(np.exp(s).sum(1, keepdims=True))).astype(np.float32).reshape(2, 3, 4)
+        else:
+            ref11 = np.zeros((2, 12), np.float32)
+            ref11[np.arange(2), flat.argmax(1)] = 1
+            ref11 = ref11.reshape(2, 3, 4)
+        lname = op.lower()
+        case(f"{lname}_axis1_3d_opset11", [n], [("x", x)], [("y", TP.FLOAT)], opset=11, numpy_ref=[ref11])
+        case(f"{lname}_axis1_3d_opset13", [n], [("x", x)], [("y", TP.FLOAT)], opset=13)
+
+
+def slice_cases():
+    x = ramp(4, 5)
+    def sl(name, starts, ends, axes, steps):
+        n = helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])
+        case(name, [n], [("x", x)], [("y", TP.FLOAT)],
+             inits=[("starts", np.array(starts, np.int64)), ("ends", np.array(ends, np.int64)),
+                    ("axes", np.array(axes, np.int64)), ("steps", np.array(steps, np.int64))])
+    sl("slice_neg_step_int64_min_end", [-1], [I64_MIN], [1], [-1])
+    sl("slice_neg_step2_int64_min_end", [I64_MAX], [I64_MIN], [0], [-2])
+    sl("slice_neg_step_int64_max_start", [I64_MAX, 3], [-10, I64_MIN], [0, 1], [-1, -2])
+    sl("slice_pos_step_int64_max_end", [1, -3], [I64_MAX, I64_MAX], [0, 1], [2, 1])
+    sl("slice_neg_step_clamped_start", [100], [0], [1], [-1])
+
+
+def shape_cases():
+    n = helper.make_node("Expand", ["x", "shape"], ["y"])
+    case("expand_3x1_to_2x1x6", [n], [("x", ramp(3, 1))], [("y", TP.FLOAT)],
+         inits=[("shape", np.array([2, 1, 6], np.int64))])
+    x = ramp(2, 3, 4)
+    n = helper.make_node("Reshape", ["x", "shape"], ["y"])
+    case("reshape_zero_and_minus1", [n], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("shape", np.array([0, -1], np.int64))])
+    case("reshape_zero_middle_minus1", [n], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("shape", np.array([-1, 0, 2], np.int64))])
+    n = helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1)
+    case("reshape_allowzero_empty", [n], [("x", np.zeros((0, 3, 4), np.float32))], [("y", TP.FLOAT)],
+         inits=[("shape", np.array([3, 0, 4], np.int64))], opset=14)
+    case("reshape_allowzero_nonzero_dims", [n], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("shape", np.array([4, 3, 2], np.int64))], opset=14)
+
+
+def cast_cases():
+    x = np.array([65504, 65520, 65536, 1e-8, np.nan, -65520, 6e-8, 2.9802322e-08, -0.0, np.inf],
+                 np.float32)
+    n = helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT16)
+    case("cast_f32_to_f16_edges", [n], [("x", x)], [("y", TP.FLOAT16)], tolerance=(0, 0))
+    n = helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT)
+    h = np.array([65504, -65504, 6e-8, np.nan, np.inf, 1.0009765625], np.float16)
+    case("cast_f16_to_f32_edges", [n], [("x", h)], [("y", TP.FLOAT)], tolerance=(0, 0))
+
+
+def nan_cases():
+    a = np.array([1.0, np.nan, 3.0, -np.inf, np.nan, 0.5], np.float32)
+    b = np.array([np.nan, 2.0, 1.0, 5.0, np.nan, 0.25], np.float32)
+    for op in ["Min", "Max"]:
+        n = helper.make_node(op, ["a", "b"], ["y"])
+        case(f"{op.lower()}_nan", [n], [("a", a), ("b", b)], [("y", TP.FLOAT)])
+    n = helper.make_node("Relu", ["a"], ["y"])
+    case("relu_nan", [n], [("a", a)], [("y", TP.FLOAT)])
+    x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0], [-np.inf, -1.0, np.nan]], np.float32)
+    n = helper.make_node("ReduceMax", ["x"], ["y"], axes=[1], keepdims=1)
+    case("reducemax_nan_opset13", [n], [("x", x)], [("y", TP.FLOAT)], trust_ref=True)
+    n = helper.make_node("ReduceMin", ["x"], ["y"], axes=[1], keepdims=0)
+    case("reducemin_nan_opset13", [n], [("x", x)], [("y", TP.FLOAT)], trust_ref=True)
+
+
+def reduce_cases():
+    x = (ramp(2, 3, 4) - 7.0) / 5.0
+    n = helper.make_node("ReduceMean", ["x"], ["y"], axes=[0, 2], keepdims=1)
+    case("reducemean_axes_attr_opset13", [n], [("x", x)], [("y", TP.FLOAT)], opset=13)
+    n = helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=1)
+    case("reducemean_axes_input_opset18", [n], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("axes", np.array([0, 2], np.int64))], opset=18)
+    for noop in (0, 1):
+        n = helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0, noop_with_empty_axes=noop)
+        case(f"reducemean_empty_axes_noop{noop}_opset18", [n], [("x", x)], [("y", TP.FLOAT)],
+             inits=[("axes", np.array([], np.int64))], opset=18)
+        n = helper.make_node("ReduceMean", ["x"], ["y"], keepdims=1, noop_with_empty_axes=noop)
+        case(f"reducemean_absent_axes_noop{noop}_opset18", [n], [("x", x)], [("y", TP.FLOAT)], opset=18)
+
+
+def split_cases():
+    x = ramp(7, 2)
+    n = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, split=[2, 4, 1])
+    out3 = [("a", TP.FLOAT), ("b", TP.FLOAT), ("c", TP.FLOAT)]
+    case("split_attr_opset11", [n], [("x", x)], out3, opset=11)
+    n = helper.make_node("Split", ["x", "split"], ["a", "b", "c"], axis=0)
+    case("split_input_opset13", [n], [("x", x)], out3, inits=[("split", np.array([2, 4, 1], np.int64))], opset=13)
+    n = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0)
+    case("split_equal_default_opset13", [n], [("x", ramp(6, 2))], out3, opset=13)
+    n = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3)
+    case("split_num_outputs_uneven_opset18", [n], [("x", x)], out3, opset=18)
+    n = helper.make_node("Split", ["x"], ["a", "b", "c", "d"], axis=-1, num_outputs=4)
+    case("split_num_outputs_uneven_last_axis_opset18", [n], [("x", ramp(2, 10))],
+         out3 + [("d", TP.FLOAT)], opset=18)
+
+
+def groupnorm_cases():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 6, 3, 3)).astype(np.float32)
+    G, C, eps = 3, 6, 1e-5
+    xg = x.reshape(2, G, -1).astype(np.float64)
+    norm = ((xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)).reshape(x.shape)
+    # opset 18: scale/bias per group [G]; opset 21: per channel [C]
+    s18, b18 = np.array([0.5, 2.0, -1.0], np.float32), np.array([0.1, -0.2, 0.3], np.float32)
+    s21, b21 = np.repeat(s18, C // G), np.repeat(b18, C // G)
+    ref = (norm * s21.reshape(1, C, 1, 1) + b21.reshape(1, C, 1, 1)).astype(np.float32)
+    n = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=G, epsilon=eps)
+    # onnxruntime implements only -21 (and -18 as a function); both cross-checked with numpy
+    for opset, s, b in ((18, s18, b18), (21, s21, b21)):
+        name = f"groupnorm_opset{opset}_same_input"
+        model = build(name, [n], [("x", x)], [("y", TP.FLOAT)], inits=[("s", s), ("b", b)], opset=opset)
+        try:
+            sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            got = sess.run(None, {"x": x})[0]
+            if not same(got, ref):
+                sys.exit(f"{name}: onnxruntime disagrees with the numpy formula")
+        except Exception as e:  # noqa: BLE001 — ort may lack the opset; numpy stays the reference
+            print(f"{name}: onnxruntime unavailable ({type(e).__name__}); numpy reference", file=sys.stderr)
+        write(name, model, [("x", x)], [ref])
+
+
+def scalar_cases():
+    x = ramp(2, 3)
+    n = helper.make_node("Mul", ["x", "k"], ["y"])
+    case("rank0_initializer_mul", [n], [("x", x)], [("y", TP.FLOAT)], inits=[("k", np.array(2.5, np.float32))])
+    c = helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array(-1.5, np.float32)))
+    case("rank0_constant_mul", [c, n], [("x", x)], [("y", TP.FLOAT)])
+    # a rank-0 tensor reshaped to [1,1] and back to rank 0 (shape [] = empty shape input)
+    n1 = helper.make_node("Reshape", ["x", "s11"], ["t"])
+    n2 = helper.make_node("Reshape", ["t", "s0"], ["y"])
+    case("rank0_input_reshape", [n1, n2], [("x", np.array(3.25, np.float32))], [("y", TP.FLOAT)],
+         inits=[("s11", np.array([1, 1], np.int64)), ("s0", np.array([], np.int64))])
+    c = helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array(4.0, np.float32)))
+    r = helper.make_node("Reshape", ["k", "s1"], ["k1"])
+    m = helper.make_node("Mul", ["x", "k1"], ["y"])
+    case("rank0_constant_reshape_mul", [c, r, m], [("x", x)], [("y", TP.FLOAT)],
+         inits=[("s1", np.array([1], np.int64))])
+
+
+def gemm_cases():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 4)).astype(np.float32)
+    c = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    for ta in (0, 1):
+        for tb in (0, 1):
+            n = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=ta, transB=tb, alpha=0.5, beta=-1.5)
+            case(f"gemm_bias1d_m_eq_n_ta{ta}_tb{tb}", [n], [("a", a), ("b", b)], [("y", TP.FLOAT)],
+                 inits=[("c", c)])
+    a = rng.standard_normal((3, 5)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    n = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1, alpha=2.0, beta=0.25)
+    case("gemm_bias1d_n_input", [n], [("a", a), ("b", b), ("c", c)], [("y", TP.FLOAT)])
+
+
+def error_cases():
+    x = ramp(1, 2, 3)
+    n = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="top")
+    error_case("error_unsupported_op_topk", [n], [("x", x)], [("v", TP.FLOAT), ("i", TP.INT64)],
+               inits=[("k", np.array([2], np.int64))], opset=13, message=["TopK", "top", "opset 13"])
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", antialias=1, name="down")
+    error_case("error_resize_antialias", [n], [("x", ramp(1, 1, 4, 4))], [("y", TP.FLOAT)],
+               inits=[("scales", np.array([1, 1, 0.5, 0.5], np.float32))], opset=18,
+               message=["Resize", "antialias", "down", "opset 18"])
+    n = helper.make_node("Gelu", ["x"], ["y"], approximate="fast", name="act")
+    error_case("error_gelu_bad_approximate", [n], [("x", x)], [("y", TP.FLOAT)], opset=20,
+               message=["Gelu", "approximate", "fast", "act", "opset 20"])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    resize_cases()
+    softmax_cases()
+    slice_cases()
+    shape_cases()
+    cast_cases()
+    nan_cases()
+    reduce_cases()
+    split_cases()
+    groupnorm_cases()
+    scalar_cases()
+    gemm_cases()
+    error_cases()
+    keep = set(written)
+    for d in os.listdir(OUT):
+        if d not in keep:
+            shutil.rmtree(os.path.join(OUT, d))
+    print(f"{len(written)} tests in {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
