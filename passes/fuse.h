@@ -38,8 +38,8 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
  * epilogue, elementwise. */
 /* One declaration per pass; one "F(...) \\" line each in FUSION_PASSES, in pipeline order. */
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
+bool pass_fuse_conv_epilogue(struct ir_graph *g); /* Conv + bias/act/residual/div -> o2c.Conv */
 bool pass_fuse_attention(struct ir_graph *g); /* fuse_attention.c: QKᵀ→scale→[mask]→Softmax→V -> o2c.Attention */
-
 /* batched_linear + gemm_epilogue (passes/fuse_batched_linear.c, fuse_gemm_epilogue.c) */
 bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
 bool pass_fuse_gemm_epilogue(struct ir_graph *g);  /* linear + bias/act/residual -> o2c.Gemm */
@@ -64,10 +64,12 @@ void fuse_linear_write_w(const struct ir_graph *g, const struct fuse_linear *l, 
                          int64_t ld, int64_t col0);
 /* Adds beta * C (broadcast to [N]) into dst[0..N); false (nothing added) without C. */
 bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l, float *dst);
+
 #define FUSION_PASSES(F)                                                                      \
     F("gnorm", pass_fuse_gnorm)                                                               \
     F("attention", pass_fuse_attention)                                                       \
     F("batched_linear", pass_fuse_batched_linear)                                             \
     F("gemm_epilogue", pass_fuse_gemm_epilogue)                                               \
+    F("conv_epilogue", pass_fuse_conv_epilogue)                                               \
     /* end of FUSION_PASSES */
 #endif

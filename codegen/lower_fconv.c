@@ -1,0 +1,133 @@
+/* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl, one
+ * launch: direct convolution with bias, activation, residual and divisor applied in the store.
+ *
+ * Inputs: x [N, C, spatial] float32, w [OC, C/group, k...], optional bias [OC] (any shape with
+ * OC elements), optional residual broadcasting to y per (n, oc, position) (see the pass).
+ * Attributes: the Conv's (pads/auto_pad, strides, dilations, group, kernel_shape), activation
+ * (0 none, 1 silu, 2 relu), output_divisor (1 = none).
+ * Geometry comes from ref_conv_geom, as for the plain Conv (codegen/lower_conv.c).
+ * Guarantees: fatal (ir_fatal_node) for other dtypes, ranks, residual shapes or activations, and
+ * tensors of >= 2^31 elements (the kernels index with int).
+ */
+#include "codegen/lower.h"
+#include "ref/ref_util.h"
+
+#include <stdio.h>
+
+static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
+{
+    if (v == IR_NONE) return;
+    int64_t e = ir_numel(g, v);
+    if (e >= ((int64_t)1 << 31))
+        ir_fatal_node(g, n, "o2c.Conv: tensor '%s' has %lld elements; the kernels index with "
+                      "32-bit ints (at most 2^31-1 elements)",
+                      g->values[v].name, (long long)e);
+}
+
+/* Residual element strides over (n, oc, p) of r broadcast to y; false if unsupported. */
+static bool res_strides(const struct ir_value *r, const struct ir_value *y, int64_t *rn,
+                        int64_t *rc, int64_t *rp)
+{
+    if (r->rank > y->rank) return false;
+    int off = y->rank - r->rank;
+    int64_t d[IR_MAX_RANK];
+    for (int k = 0; k < y->rank; k++) d[k] = k - off >= 0 ? r->dims[k - off] : 1;
+    bool eq = true, one = true;
+    int64_t P = 1;
+    for (int k = 2; k < y->rank; k++) {
+        eq &= d[k] == y->dims[k];
+        one &= d[k] == 1;
+        P *= y->dims[k];
+    }
+    if (!eq && !one) return false;
+    for (int k = 0; k < 2; k++)
+        if (d[k] != 1 && d[k] != y->dims[k]) return false;
+    int64_t sp = eq ? P : 1; /* elements per (n, c) of r */
+    *rp = eq && P > 1 ? 1 : 0;
+    *rc = d[1] == y->dims[1] && d[1] > 1 ? sp : 0;
+    *rn = d[0] == y->dims[0] && d[0] > 1 ? d[1] * sp : 0;
+    return true;
+}
+
+bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
+{
+    const struct ir_node *n = &g->nodes[node];
+    if (n->op != IR_OP_FUSED_CONV) return false;
+    uint32_t x = n->inputs[0], w = n->inputs[1], b = ir_input(n, 2), r = ir_input(n, 3);
+    uint32_t y = n->outputs[0];
+    enum ir_dtype t = g->values[y].dtype;
+    if (t != IR_F32)
+        ir_fatal_node(g, n, "o2c.Conv on %s is not supported (float32 only)", ir_dtype_name(t));
+    need_i32(g, n, x);
+    need_i32(g, n, w);
+    need_i32(g, n, y);
+    need_i32(g, n, r);
+    const struct ir_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[y];
+    int rank = xv->rank;
+    if (rank < 3 || rank > 5)
+        ir_fatal_node(g, n, "o2c.Conv with %d spatial dims is not supported (1 to 3)", rank - 2);
+    struct ref_conv_geom geo;
+    ref_conv_geom(g, n, xv->dims, rank, wv->dims + 2, false, &geo);
+    const int64_t group = ir_attr_int(n, "group", 1);
+    const int64_t C = xv->dims[1], OC = yv->dims[1];
+    if (group <= 0 || C % group || OC % group)
+        ir_fatal_node(g, n, "o2c.Conv: group=%lld does not divide C_in=%lld and C_out=%lld",
+                      (long long)group, (long long)C, (long long)OC);
+    if (b != IR_NONE && ir_numel(g, b) != OC)
+        ir_fatal_node(g, n, "o2c.Conv: bias '%s' must have %lld elements", g->values[b].name,
+                      (long long)OC);
+    int64_t act = ir_attr_int(n, "activation", 0);
+    if (act < 0 || act > 2)
+        ir_fatal_node(g, n, "o2c.Conv activation=%lld is not supported (0 none, 1 silu, 2 relu)",
+                      (long long)act);
+    int64_t rn = 0, rc = 0, rp = 0;
+    if (r != IR_NONE && !res_strides(&g->values[r], yv, &rn, &rc, &rp))
+        ir_fatal_node(g, n, "o2c.Conv: residual '%s' does not broadcast to the output per "
+                      "(n, channel, position)", g->values[r].name);
+    float div = ir_attr_float(n, "output_divisor", 1.0f);
+    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
+            d[3] = {1, 1, 1}, p[3] = {0, 0, 0};
+    int nsp = rank - 2;
+    for (int i = 0; i < nsp; i++) {
+        int j = 3 - nsp + i;
+        in[j] = xv->dims[2 + i];
+        out[j] = yv->dims[2 + i];
+        k[j] = wv->dims[2 + i];
+        s[j] = geo.s[i];
+        d[j] = geo.d[i];
+        p[j] = geo.pb[i];
+    }
+    int64_t total = ir_numel(g, y);
+    if (total == 0) return true;
+    const char *sfx = cg_use(cg, "fconv", t);
+    char kname[64];
+    bool oc4 = (OC / group) % 4 == 0;
+    snprintf(kname, sizeof kname, "%s_%s", oc4 ? "fconv_oc4" : "fconv", sfx);
+    size_t gws[1] = {(size_t)(oc4 ? total / 4 : total)};
+    cg_launch(cg, node, kname, 1, gws, NULL);
+    cg_arg_buf(cg, x);
+    cg_arg_buf(cg, w);
+    cg_arg_buf(cg, b != IR_NONE ? b : w); /* dummies when absent: never read */
+    cg_arg_buf(cg, r != IR_NONE ? r : w);
+    cg_arg_buf(cg, y);
+    cg_arg_i32(cg, C);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, in[i]);
+    cg_arg_i32(cg, OC);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, out[i]);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, k[i]);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, s[i]);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, p[i]);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
+    cg_arg_i32(cg, C / group);
+    cg_arg_i32(cg, OC / group);
+    cg_arg_i32(cg, b != IR_NONE);
+    cg_arg_i32(cg, act);
+    cg_arg_i32(cg, r != IR_NONE);
+    cg_arg_i32(cg, rn);
+    cg_arg_i32(cg, rc);
+    cg_arg_i32(cg, rp);
+    cg_arg_i32(cg, div != 1.0f);
+    cg_arg_f32(cg, div);
+    cg_arg_i32(cg, oc4 ? total / 4 : total);
+    return true;
+}
