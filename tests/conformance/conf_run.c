@@ -873,6 +873,19 @@ static int cmd_report(const char *root, const char *lists, const char *out)
         return 1;
     }
     qsort(results, (size_t)n_results, sizeof *results, cmp_result);
+    /* The lists as they are now decide (a result may predate a list edit). */
+    for (int i = 0; i < n_results; i++) {
+        struct result *r = &results[i];
+        const char *e = list_find(&excl, r->id), *k = list_find(&known, r->id);
+        if (e && strcmp(r->status, "PASS") != 0) {
+            r->status = "EXCLUDED";
+            r->msg = (char *)e;
+        } else if (!e && strcmp(r->status, "EXCLUDED") == 0) {
+            r->status = "NOT_RUN";
+            r->msg = "excluded when it ran, no longer listed: run it again";
+        }
+        r->known = k ? (char *)k : "";
+    }
     int tot = 0, pass = 0, fail = 0, kn = 0, ex = 0, plain_tot = 0, plain_pass = 0, plain_ex = 0;
     for (int i = 0; i < n_results; i++) {
         struct result *r = &results[i];
