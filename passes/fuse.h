@@ -37,12 +37,15 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
  * commit that adds its file. Planned order: layernorm, gelu, gnorm, attention, batched_linear,
  * epilogue, elementwise. */
 /* One declaration per pass; one "F(...) \\" line each in FUSION_PASSES, in pipeline order. */
+bool pass_fuse_layernorm(struct ir_graph *g); /* fuse_layernorm.c: decomposed LN -> LayerNormalization */
+bool pass_fuse_gelu(struct ir_graph *g); /* fuse_gelu.c: erf/tanh GELU decompositions -> Gelu */
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
 bool pass_fuse_conv_epilogue(struct ir_graph *g); /* Conv + bias/act/residual/div -> o2c.Conv */
 bool pass_fuse_attention(struct ir_graph *g); /* fuse_attention.c: QKᵀ→scale→[mask]→Softmax→V -> o2c.Attention */
 /* batched_linear + gemm_epilogue (passes/fuse_batched_linear.c, fuse_gemm_epilogue.c) */
 bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
 bool pass_fuse_gemm_epilogue(struct ir_graph *g);  /* linear + bias/act/residual -> o2c.Gemm */
+bool pass_fuse_elementwise(struct ir_graph *g);    /* elementwise chains -> o2c.Elementwise */
 /* A MatMul(x, W) or Gemm(x, B, C){transA=0} with a constant 2-D float32 weight, as the linear
  * y = x * Wkn + bias that an o2c.Gemm computes. */
 struct fuse_linear {
@@ -66,10 +69,13 @@ void fuse_linear_write_w(const struct ir_graph *g, const struct fuse_linear *l, 
 bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l, float *dst);
 
 #define FUSION_PASSES(F)                                                                      \
+    F("layernorm", pass_fuse_layernorm)                                                       \
+    F("gelu", pass_fuse_gelu)                                                                 \
     F("gnorm", pass_fuse_gnorm)                                                               \
     F("attention", pass_fuse_attention)                                                       \
     F("batched_linear", pass_fuse_batched_linear)                                             \
     F("gemm_epilogue", pass_fuse_gemm_epilogue)                                               \
     F("conv_epilogue", pass_fuse_conv_epilogue)                                               \
+    F("elementwise", pass_fuse_elementwise)                                                   \
     /* end of FUSION_PASSES */
 #endif
