@@ -5,7 +5,7 @@
  * ref_conv_geom, the code shape inference and the reference use. 1-D/2-D pools are passed to
  * the kernel as 3-D ones with unit leading dims. AveragePool count_include_pad selects the
  * divisor (see kernels/pool.cl).
- * Assumes: shape inference ran. float32 only for now.
+ * Assumes: shape inference ran. float32; MaxPool also (u)int8/(u)int16 (exact in float).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, more than 3 spatial dims, a used MaxPool
  * Indices output, or tensors of >= 2^31 elements.
  */
@@ -61,9 +61,12 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     const struct ir_node *n = &g->nodes[node];
     uint32_t x = n->inputs[0], y = n->outputs[0];
     enum ir_dtype t = g->values[y].dtype;
-    if (t != IR_F32)
-        ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op),
-                      ir_dtype_name(t));
+    /* MaxPool of 8/16-bit integers is exact through the kernel's float arithmetic */
+    bool small_int = t == IR_U8 || t == IR_I8 || t == IR_U16 || t == IR_I16;
+    if (t != IR_F32 && !(small_int && n->op == IR_OP_MAX_POOL))
+        ir_fatal_node(g, n, "%s on %s is not supported yet (float32%s)", ir_op_name(n->op),
+                      ir_dtype_name(t),
+                      n->op == IR_OP_MAX_POOL ? "; MaxPool also 8/16-bit integers" : " only");
     need_i32(g, n, x);
     need_i32(g, n, y);
     if (n->op == IR_OP_GLOBAL_AVERAGE_POOL || n->op == IR_OP_GLOBAL_MAX_POOL) {

@@ -210,6 +210,21 @@ static void t_pool(void)
     kt_attr_ints(c, "dilations", DIMS(2, 1), 2);
     kt_attr_int(c, "ceil_mode", 1);
     run(c, "MaxPool dilations ceil_mode", 0, 0);
+    uint8_t u8[189];
+    int16_t i16[189];
+    for (int i = 0; i < 189; i++) {
+        u8[i] = (uint8_t)((i * 97 + 13) % 256);
+        i16[i] = (int16_t)((i * 7919) % 65536 - 32768);
+    }
+    c = kt_new("MaxPool", 12);
+    kt_input(c, IR_U8, 4, DIMS(1, 3, 9, 7), u8, false);
+    kt_attr_ints(c, "kernel_shape", DIMS(3, 2), 2);
+    kt_attr_ints(c, "pads", DIMS(1, 0, 1, 1), 4);
+    run(c, "MaxPool uint8", 0, 0);
+    c = kt_new("MaxPool", 12);
+    kt_input(c, IR_I16, 4, DIMS(1, 3, 9, 7), i16, false);
+    kt_attr_ints(c, "kernel_shape", DIMS(2, 2), 2);
+    run(c, "MaxPool int16", 0, 0);
     c = kt_new("MaxPool", 12);
     IN_F(c, false, 1, 2, 17);
     kt_attr_ints(c, "kernel_shape", DIMS(4), 1);
