@@ -387,20 +387,22 @@ def fmt(v, spec):
 
 
 def table(results):
-    hdr = ["model", "variant", "ms/inf median", "ms/inf min", "runs", "× ORT (median)",
+    hdr = ["model", "variant", "ms/inf median", "ms/inf min", "runs", "× ORT median (min)",
            "launches", "arena MiB", "weights MiB", "compile s (C cc s)", "onnx2cl peak RSS MiB",
            "1st start s (init ms)", "2nd start s (init ms)", "max abs err vs PyTorch",
            "max rel err", "tol ok"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for mres in results:
-        ort_med = None
+        ort_med = ort_min = None
         for v in mres["variants"]:
             if v["variant"] == "onnxruntime" and "bench" in v:
-                ort_med = v["bench"]["median_ms"]
+                ort_med, ort_min = v["bench"]["median_ms"], v["bench"]["min_ms"]
         for v in mres["variants"]:
             b = v.get("bench", {})
             med = b.get("median_ms")
-            ratio = med / ort_med if med is not None and ort_med else None
+            ratio = None
+            if med is not None and ort_med:
+                ratio = f"{med / ort_med:.2f} ({b['min_ms'] / ort_min:.2f})"
             c = v.get("compile", {})
             comp = None
             if c:
@@ -424,7 +426,7 @@ def table(results):
             ok = all(e.get("ok") for e in acc.values()) if acc else None
             runs = b.get("runs")
             row = [mres["model"], v["variant"], fmt(med, ".2f"), fmt(b.get("min_ms"), ".2f"),
-                   fmt(runs, "d"), fmt(ratio, ".2f"), fmt(v.get("launches"), "d"),
+                   fmt(runs, "d"), ratio or "—", fmt(v.get("launches"), "d"),
                    fmt(v["arena_bytes"] / 2**20 if v.get("arena_bytes") is not None else None,
                        ".2f"),
                    fmt(v["weights_bytes"] / 2**20 if v.get("weights_bytes") is not None
@@ -439,7 +441,7 @@ def table(results):
     return "\n".join(lines)
 
 
-def details(results, args):
+def details(results):
     out = []
     for mres in results:
         out.append(f"\n### {mres['model']} ({mres['folder']})\n")
@@ -479,6 +481,31 @@ def details(results, args):
     return "\n".join(out)
 
 
+def render(info, results, notes=None):
+    """The markdown report (header, table, details, notes, log) and the table alone."""
+    tab = table(results)
+    head = (f"# bench_sd {info['date']}\n\n"
+            f"- machine: {info.get('cpu', info['machine'])}, {info['cpus']} CPUs (shared with "
+            f"other jobs: timings are noisy)\n"
+            f"- load average (1/5/15 min) at start "
+            f"{' '.join(f'{x:.2f}' for x in info['loadavg_start'])}, at end "
+            f"{' '.join(f'{x:.2f}' for x in info['loadavg_end'])}\n"
+            f"- onnx2cl: {info['onnx2cl']} ({info['onnx2cl_version']}), git {info['git']}\n"
+            f"- tolerance: |d| <= {info['atol']:g} + {info['rtol']:g}·|ref| vs PyTorch fp32 refs\n"
+            f"- × ORT = onnx2cl time / onnxruntime time of the same model in this run, on the "
+            f"medians and on the mins (> 1: slower than onnxruntime)\n")
+    if any(v.get("bench", {}).get("folded_into_second_start") for m in results
+           for v in m["variants"]):
+        head += ("- †: --fold-bench: the 2nd start run also did the --bench runs, so its wall time "
+                 "includes N+1 extra inferences; use its init ms for start-up\n")
+    md = head + "\n" + tab + "\n"
+    if notes:
+        md += "\n## Notes\n\n" + notes.strip() + "\n"
+    md += "\n## Details\n" + details(results) + "\n\n## Log\n```\n" + \
+        "\n".join(info.get("log", [])) + "\n```\n"
+    return md, tab
+
+
 # ----------------------------------------------------------------------------------------------
 
 
@@ -506,12 +533,25 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep executables and weights")
     ap.add_argument("--json", help="write the results as JSON")
     ap.add_argument("--md", help="write the markdown report")
+    ap.add_argument("--from-json", help="re-render the report of an earlier --json FILE "
+                    "(with --md; --notes FILE adds a Notes section)")
+    ap.add_argument("--notes", help="markdown file added as a Notes section of the report")
     ap.add_argument("--ort-worker", help=argparse.SUPPRESS)
     ap.add_argument("--ort-out", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.ort_worker:
         ort_worker(args.ort_worker, args.ort_runs, args.ort_out)
+        return 0
+
+    notes = open(args.notes).read() if args.notes else None
+    if args.from_json:
+        d = json.load(open(args.from_json))
+        md, tab = render(d["info"], d["results"], notes)
+        print(tab)
+        if args.md:
+            with open(args.md, "w") as f:
+                f.write(md)
         return 0
 
     folders = args.folders or sorted(glob.glob(os.path.join(ROOT, "models/tiny/*/")))
@@ -594,21 +634,8 @@ def main():
         results.append(mres)
     info["loadavg_end"] = os.getloadavg()
 
-    tab = table(results)
-    head = (f"# bench_sd {info['date']}\n\n"
-            f"- machine: {info.get('cpu', info['machine'])}, {info['cpus']} CPUs (shared with "
-            f"other jobs: timings are noisy)\n"
-            f"- load average (1/5/15 min) at start {' '.join(f'{x:.2f}' for x in info['loadavg_start'])}, "
-            f"at end {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}\n"
-            f"- onnx2cl: {info['onnx2cl']} ({info['onnx2cl_version']}), git {info['git']}\n"
-            f"- tolerance: |d| <= {args.atol:g} + {args.rtol:g}·|ref| vs PyTorch fp32 refs\n"
-            f"- × ORT = onnx2cl median / onnxruntime median (> 1: slower than onnxruntime)\n")
-    if any(v.get("bench", {}).get("folded_into_second_start") for m in results
-           for v in m["variants"]):
-        head += ("- †: --fold-bench: the 2nd start run also did the --bench runs, so its wall time "
-                 "includes N+1 extra inferences; use its init ms for start-up\n")
-    md = head + "\n" + tab + "\n\n## Details\n" + details(results, args) + \
-        "\n\n## Log\n```\n" + "\n".join(report) + "\n```\n"
+    info["log"] = report
+    md, tab = render(info, results, notes)
     print("\n" + tab)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}; work dir "
           f"{work}")
