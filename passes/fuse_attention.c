@@ -289,6 +289,7 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
     }
     /* backward: scores chain down to MatMul(Q, Kᵀ) */
     double scale = 1.0;
+    bool late_scale = false; /* a scale found between the Softmax and a (later) mask */
     uint32_t cur = smn->inputs[0], mm1 = IR_NONE;
     for (;;) {
         uint32_t p = fuse_producer(g, cur, IR_OP_UNKNOWN);
@@ -306,10 +307,7 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
         uint32_t next;
         double f;
         if (scalar_scale(g, n, &next, &f)) {
-            if (m->mask != IR_NONE && f != 1.0) {
-                *why = "scale applied after the mask";
-                return false;
-            }
+            if (m->mask == IR_NONE && f != 1.0) late_scale = true; /* nearer the Softmax */
             scale *= f;
         } else if (noop_cast(g, n)) {
             next = n->inputs[0];
@@ -343,6 +341,9 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
                 /* Add(zeros) of baddbmm(beta=0): dropped */
             } else if (m->mask != IR_NONE) {
                 *why = "two additive masks";
+                return false;
+            } else if (late_scale) {
+                *why = "scale applied after the mask";
                 return false;
             } else if (g->values[mk].dtype != IR_F32) {
                 *why = "mask is not float32";
