@@ -45,6 +45,7 @@ bool pass_fuse_attention(struct ir_graph *g); /* fuse_attention.c: QKᵀ→scale
 /* batched_linear + gemm_epilogue (passes/fuse_batched_linear.c, fuse_gemm_epilogue.c) */
 bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
 bool pass_fuse_gemm_epilogue(struct ir_graph *g);  /* linear + bias/act/residual -> o2c.Gemm */
+bool pass_fuse_elementwise(struct ir_graph *g);    /* elementwise chains -> o2c.Elementwise */
 /* A MatMul(x, W) or Gemm(x, B, C){transA=0} with a constant 2-D float32 weight, as the linear
  * y = x * Wkn + bias that an o2c.Gemm computes. */
 struct fuse_linear {
@@ -75,5 +76,6 @@ bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l,
     F("batched_linear", pass_fuse_batched_linear)                                             \
     F("gemm_epilogue", pass_fuse_gemm_epilogue)                                               \
     F("conv_epilogue", pass_fuse_conv_epilogue)                                               \
+    F("elementwise", pass_fuse_elementwise)                                                   \
     /* end of FUSION_PASSES */
 #endif

@@ -3,7 +3,9 @@
  *
  * Patterns (y = the linear's output; every intermediate single-use and not a graph output):
  *   Add(y, b[N])                          -> o2c.Gemm(x, W, b)
- *   act(y [+ b])                          -> o2c.Gemm{activation}: Relu (1), Mul(z, Sigmoid(z))
+ *   Mul(y [+ b], s) / Div(y [+ b], s), s a constant scalar
+ *                                         -> weights and bias scaled by s (1/s) at compile time
+ *   act(y [+ b] [* s])                    -> o2c.Gemm{activation}: Relu (1), Mul(z, Sigmoid(z))
  *                                            = SiLU (2; z used by exactly the Sigmoid and the
  *                                            Mul), Gelu approximate=none (3) / tanh (4)
  *   Add(act(y [+ b]), r), r of y's dims   -> o2c.Gemm(x, W, b, r) (residual, after activation)
@@ -19,6 +21,7 @@
  */
 #include "fuse.h"
 
+#include <math.h>
 #include <string.h>
 
 #ifndef PLAIN_LINEARS_TO_FGEMM
@@ -88,6 +91,7 @@ struct ep {
     uint32_t out[EP_MAX_OUT];      /* final output value per output */
     int64_t width[EP_MAX_OUT];     /* N_s */
     uint32_t nout;
+    double scale;                  /* Mul/Div by a constant scalar after the bias (1 = none) */
     int act;                       /* activation code */
     uint32_t res;                  /* residual or IR_NONE */
 };
@@ -111,6 +115,23 @@ static void match_chain(const struct ir_graph *g, const struct uses *u, struct e
         e->bias[0] = c;
         e->old[e->nold++] = nx;
         cur = g->nodes[nx].outputs[0];
+    }
+    /* scale: (x W + b) * s = x (W s) + b s, folded into the constants */
+    double sv;
+    if ((nx = sole_user(g, u, cur)) != IR_NONE &&
+        (g->nodes[nx].op == IR_OP_MUL || g->nodes[nx].op == IR_OP_DIV) &&
+        g->nodes[nx].ninputs == 2) {
+        const struct ir_node *a = &g->nodes[nx];
+        uint32_t other = a->inputs[0] == cur ? a->inputs[1] : a->inputs[0];
+        bool ok = other != cur && (a->op == IR_OP_MUL || a->inputs[0] == cur) &&
+                  g->values[other].dtype == IR_F32 && ir_numel(g, other) == 1 &&
+                  g->values[other].rank <= g->values[cur].rank &&
+                  fuse_const_scalar(g, other, &sv) && sv != 0.0 && isfinite(sv);
+        if (ok) {
+            e->scale = a->op == IR_OP_MUL ? sv : 1.0 / sv;
+            e->old[e->nold++] = nx;
+            cur = a->outputs[0];
+        }
     }
     /* activation */
     if ((nx = sole_user(g, u, cur)) != IR_NONE) {
@@ -167,11 +188,13 @@ static void rewrite(struct ir_graph *g, const struct ep *e)
     if (e->is_lin) {
         x = e->lin.x;
         K = e->lin.K;
-        if (!e->lin.trans_w && e->lin.alpha == 1.0f) {
+        if (!e->lin.trans_w && e->lin.alpha == 1.0f && e->scale == 1.0) {
             w = e->lin.w;
         } else {
             float *wd = ir_alloc(g, sizeof(float) * (size_t)(K * N));
             fuse_linear_write_w(g, &e->lin, wd, N, 0);
+            if (e->scale != 1.0)
+                for (int64_t i = 0; i < K * N; i++) wd[i] = (float)(wd[i] * e->scale);
             const int64_t dims[2] = {K, N};
             w = ir_const_add(g, ir_sprintf(g, "%s/o2c_w", g->values[e->lin.y].name), IR_F32, 2,
                              dims, wd, sizeof(float) * (size_t)(K * N));
@@ -182,6 +205,13 @@ static void rewrite(struct ir_graph *g, const struct ep *e)
         w = b->inputs[1];
         oldbias = ir_input(b, 2);
         K = g->values[w].dims[0];
+        if (e->scale != 1.0) {
+            float *wd = ir_alloc(g, sizeof(float) * (size_t)(K * N));
+            for (int64_t i = 0; i < K * N; i++) wd[i] = (float)(ir_const_f64(g, w, i) * e->scale);
+            const int64_t dims[2] = {K, N};
+            w = ir_const_add(g, ir_sprintf(g, "%s/o2c_w", g->values[e->out[0]].name), IR_F32, 2,
+                             dims, wd, sizeof(float) * (size_t)(K * N));
+        }
     }
     (void)K;
     bool any = oldbias != IR_NONE || (e->is_lin && e->lin.c != IR_NONE);
@@ -199,6 +229,8 @@ static void rewrite(struct ir_graph *g, const struct ep *e)
                     bd[off + j] += (float)ir_const_f64(g, e->bias[s], j);
             off += e->width[s];
         }
+        if (e->scale != 1.0)
+            for (int64_t j = 0; j < N; j++) bd[j] = (float)(bd[j] * e->scale);
         bid = ir_const_add(g, ir_sprintf(g, "%s/o2c_bias", g->values[e->out[0]].name), IR_F32, 1,
                            &N, bd, sizeof(float) * (size_t)N);
     }
@@ -222,6 +254,7 @@ bool pass_fuse_gemm_epilogue(struct ir_graph *g)
         memset(&e, 0, sizeof e);
         e.base = i;
         e.res = IR_NONE;
+        e.scale = 1.0;
         e.old[e.nold++] = i;
         for (int s = 0; s < EP_MAX_OUT; s++) e.bias[s] = IR_NONE;
         const char *why;
