@@ -294,7 +294,8 @@ def bench_onnx2cl(folder, variant, no_fuse, args, work, refs, log):
         cmd = [exe] + ins + ["--output-dir", out_dir, "--verbose"] + extra
         log(f"  [{variant}] {label} start: {' '.join(cmd)}")
         r = run_child(cmd, args.timeout, env=env, log_prefix=os.path.join(vdir, f"run{k}"))
-        st = {"wall_s": r["wall_s"], "peak_rss_mib": r["maxrss_mib"], "rc": r["rc"]}
+        st = {"wall_s": r["wall_s"], "peak_rss_mib": r["maxrss_mib"], "rc": r["rc"],
+              "cpu_s": r["user_s"] + r["sys_s"]}
         st.update(parse_verbose(r["stderr"]))
         rec[f"{label}_start"] = st
         if k == 0 and args.profile:
@@ -325,7 +326,12 @@ def bench_onnx2cl(folder, variant, no_fuse, args, work, refs, log):
                 f"(max|ref| {e['max_ref']:.3g}), {e['violations']}/{e['elements']} outside "
                 f"{args.atol:g}+{args.rtol:g}|ref| -> {'ok' if e['ok'] else 'FAIL'}")
 
-    if not args.fold_bench:
+    if args.bench_n(folder) == 0:  # no bench run: one inference's time from the 2nd start
+        s2 = rec["second_start"]
+        est = s2["wall_s"] * 1e3 - s2.get("init_ms", 0.0) - s2.get("context_ms", 0.0)
+        rec["bench"] = {"median_ms": est, "min_ms": est, "runs": 0,
+                        "estimated_from_second_start": True}
+    elif not args.fold_bench:
         n = args.bench_n(folder)
         cmd = [exe] + ins + ["--bench", str(n)]
         log(f"  [{variant}] bench: {' '.join(cmd)}")
@@ -336,7 +342,8 @@ def bench_onnx2cl(folder, variant, no_fuse, args, work, refs, log):
             log("    FAILED " + rec["errors"][-1])
         else:
             rec["bench"] = {"median_ms": float(m.group(1)), "min_ms": float(m.group(2)),
-                            "runs": int(m.group(3)), "wall_s": r["wall_s"]}
+                            "runs": int(m.group(3)), "wall_s": r["wall_s"],
+                            "cpu_s": r["user_s"] + r["sys_s"]}
     if "bench" in rec:
         b = rec["bench"]
         log(f"    bench: median {b['median_ms']:.2f} ms, min {b['min_ms']:.2f} ms over "
@@ -425,8 +432,12 @@ def table(results):
             mrel = [e["max_rel"] for e in acc.values() if "max_rel" in e]
             ok = all(e.get("ok") for e in acc.values()) if acc else None
             runs = b.get("runs")
+            if b.get("estimated_from_second_start"):
+                runs = "1‡"
+            else:
+                runs = fmt(runs, "d")
             row = [mres["model"], v["variant"], fmt(med, ".2f"), fmt(b.get("min_ms"), ".2f"),
-                   fmt(runs, "d"), ratio or "—", fmt(v.get("launches"), "d"),
+                   runs, ratio or "—", fmt(v.get("launches"), "d"),
                    fmt(v["arena_bytes"] / 2**20 if v.get("arena_bytes") is not None else None,
                        ".2f"),
                    fmt(v["weights_bytes"] / 2**20 if v.get("weights_bytes") is not None
@@ -471,7 +482,12 @@ def details(results):
                                f"{fmt(s.get('context_ms'), '.0f')} ms + program "
                                f"{s.get('program')} {fmt(s.get('program_ms'), '.0f')} ms + "
                                f"weights {fmt(s.get('weights_ms'), '.0f')} ms; peak RSS "
-                               f"{s['peak_rss_mib']:.0f} MiB")
+                               f"{s['peak_rss_mib']:.0f} MiB; CPU time (user+sys, all threads) "
+                               f"{fmt(s.get('cpu_s'), '.1f')} s")
+            b = v.get("bench", {})
+            if b.get("cpu_s") is not None:
+                out.append(f"  - bench process ({b['runs']} + 1 warm-up inferences): "
+                           f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU (user+sys)")
             st = [l for l in v.get("stats_text", []) if not l.startswith("time")]
             if st:
                 out.append("  - --stats:\n```\n" + "\n".join(st) + "\n```")
@@ -498,6 +514,11 @@ def render(info, results, notes=None):
            for v in m["variants"]):
         head += ("- †: --fold-bench: the 2nd start run also did the --bench runs, so its wall time "
                  "includes N+1 extra inferences; use its init ms for start-up\n")
+    if any(v.get("bench", {}).get("estimated_from_second_start") for m in results
+           for v in m["variants"]):
+        head += ("- ‡: no --bench run (--bench-full 0, one inference takes minutes here): the time "
+                 "of the one inference of the 2nd start, = its wall time − init − context (so it "
+                 "also holds process start and the .npy I/O)\n")
     md = head + "\n" + tab + "\n"
     if notes:
         md += "\n## Notes\n\n" + notes.strip() + "\n"
@@ -517,7 +538,8 @@ def main():
     ap.add_argument("--onnx2cl", help="onnx2cl binary")
     ap.add_argument("--bench", type=int, default=10, help="--bench N for tiny models (>=5)")
     ap.add_argument("--bench-full", type=int, default=2,
-                    help="--bench N for folders under models/full")
+                    help="--bench N for folders under models/full (0: no bench run, the time of "
+                    "the 2nd start's one inference is reported instead)")
     ap.add_argument("--ort-runs", type=int, default=20, help="onnxruntime timed runs (tiny)")
     ap.add_argument("--ort-runs-full", type=int, default=3, help="onnxruntime runs (full)")
     ap.add_argument("--variants", default="fused,unfused,ort",
