@@ -180,6 +180,33 @@ static int attr_type(const Onnx__AttributeProto *a)
     return 0;
 }
 
+/* Attribute names whose type is the same in every ONNX operator that has them: a model giving
+ * another type (group=1.5, strides="11", perm=1) is refused here, since the IR's typed lookups
+ * (ir_attr_int, ...) would otherwise silently use the default. */
+static const struct {
+    const char *name;       /* attribute name */
+    enum ir_attr_type type; /* its type in every operator that defines it */
+} attr_types[] = {
+    {"axis", IR_ATTR_INT},        {"axes", IR_ATTR_INTS},         {"group", IR_ATTR_INT},
+    {"strides", IR_ATTR_INTS},    {"pads", IR_ATTR_INTS},         {"dilations", IR_ATTR_INTS},
+    {"kernel_shape", IR_ATTR_INTS}, {"output_padding", IR_ATTR_INTS},
+    {"output_shape", IR_ATTR_INTS}, {"perm", IR_ATTR_INTS},       {"keepdims", IR_ATTR_INT},
+    {"epsilon", IR_ATTR_FLOAT},     {"auto_pad", IR_ATTR_STRING},
+    {"mode", IR_ATTR_STRING},     {"num_groups", IR_ATTR_INT},    {"blocksize", IR_ATTR_INT},
+    {"transA", IR_ATTR_INT},      {"transB", IR_ATTR_INT},        {"split", IR_ATTR_INTS},
+    {"ceil_mode", IR_ATTR_INT},   {"count_include_pad", IR_ATTR_INT},
+    {"coordinate_transformation_mode", IR_ATTR_STRING},           {"upper", IR_ATTR_INT},
+    {"num_outputs", IR_ATTR_INT}, {"allowzero", IR_ATTR_INT},     {"exclusive", IR_ATTR_INT},
+    {"reverse", IR_ATTR_INT},     {"select_last_index", IR_ATTR_INT},
+};
+
+static const char *attr_type_name(int t)
+{
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH",
+                                        "FLOATS", "INTS", "STRINGS", "TENSORS", "GRAPHS"};
+    return t >= 0 && t <= 10 ? names[t] : "?";
+}
+
 static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np)
 {
     struct ir_graph *g = c->g;
@@ -201,6 +228,10 @@ static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np
         o->name = ir_strdup(g, a->name);
         o->tensor = IR_NONE;
         int t = attr_type(a);
+        for (size_t k = 0; k < sizeof attr_types / sizeof attr_types[0]; k++)
+            if (strcmp(a->name, attr_types[k].name) == 0 && t != (int)attr_types[k].type)
+                ir_fatal_node(g, n, "attribute '%s' has type %s (%d), expected %s", a->name,
+                              attr_type_name(t), t, attr_type_name(attr_types[k].type));
         switch (t) {
         case IR_ATTR_FLOAT: o->f = a->f; break;
         case IR_ATTR_INT: o->i = a->i; break;

@@ -97,7 +97,8 @@ static const struct ext_map *ext_map_get(struct fe_ctx *c, const char *tname, co
 {
     for (struct ext_map *m = ext_maps; m; m = m->next)
         if (strcmp(m->real, real) == 0) return m;
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must not block the compiler (it is refused below as not regular) */
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         fe_tensor_fatal(c, tname, "cannot open external data file '%s': %s", loc, strerror(errno));
     struct stat st;

@@ -50,6 +50,15 @@ static void set_out(struct ir_graph *g, const struct ir_node *n, uint32_t k, enu
             ir_fatal_node(g, n, "output '%s' would have a negative dim: %s", g->values[o].name,
                           buf);
         }
+    /* byte size must fit in int64 (and so size_t): later passes compute numel * dtype size */
+    int64_t numel;
+    size_t esz = ir_dtype_size(t);
+    if (!ir_dims_numel(dims, rank, &numel) || (esz && numel > INT64_MAX / (int64_t)esz)) {
+        char buf[200];
+        dims_to_str(dims, rank, buf, sizeof buf);
+        ir_fatal_node(g, n, "output '%s' %s would be too large (size overflows 64 bits)",
+                      g->values[o].name, buf);
+    }
     struct ir_value *v = &g->values[o];
     v->dtype = t;
     v->rank = rank;
