@@ -21,7 +21,7 @@
  * The head dim is contiguous (stride 1) in q, k, v and y (the lowering guarantees it).
  *
  * Compile-time specialization: the head dim D, the output chunk DC (D = NC·DC; DC < D only for
- * big heads, e.g. the VAE's 512, which then recompute q·k once per chunk) and the rows per
+ * heads over 512 dims, which then recompute q·k once per chunk; the VAE's 512 is one chunk) and the rows per
  * work-item RB are macro arguments: the lowering emits one line
  *     ATT_DEFINE(attention_d40_c40_r4, 40, 40, 4)
  * per distinct (D, DC, RB) through cg_add_source(), so loops over D have constant trip counts

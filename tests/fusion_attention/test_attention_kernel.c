@@ -265,6 +265,8 @@ int main(int argc, char **argv)
         {"split_h2_n3_s5_d7", 1, 2, 3, 5, 7, true, 0, false, 0.37f},
         {"split_h2_n1_s1_d16", 1, 2, 1, 1, 16, true, 0, false, 0.25f},
         {"dense_h1_n37_s77_d320_mask_ns", 1, 1, 37, 77, 320, false, 1, false, 0.056f},
+        {"split_h2_n5_s9_d1024_chunked", 1, 2, 5, 9, 1024, true, 0, false, 0.03f},
+        {"dense_h1_n6_s6_d520_causal", 1, 1, 6, 6, 520, false, 0, true, 0.04f},
     };
     int fail = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) fail |= run_case(&cases[i], 0);
