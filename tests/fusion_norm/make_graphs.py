@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""make_graphs.py — small ONNX graphs for the layernorm / gelu / gnorm / conv_epilogue fusions.
+
+Writes graphs/<name>/{model.onnx, inputs/<input>.npy, ref/<output>.npy}; the references are
+onnxruntime (CPU, all graph optimizations disabled) outputs on the committed inputs
+(numpy default_rng(seed)). Needs numpy, onnx, onnxruntime; CI only reads the committed files.
+Run from anywhere: python3 tests/fusion_norm/make_graphs.py
+"""
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as TP
+from onnx import helper as oh
+from onnx import numpy_helper as nh
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphs")
+rng = np.random.default_rng(20260529)
+
+
+class G:
+    """A tiny graph builder: nodes, initializers, inputs, outputs."""
+
+    def __init__(self, opset=17):
+        self.nodes, self.inits, self.ins, self.outs, self.feeds = [], [], [], [], {}
+        self.opset, self.k, self.check = opset, 0, True
+
+    def inp(self, name, arr):
+        self.ins.append(oh.make_tensor_value_info(name, TP.FLOAT, arr.shape))
+        self.feeds[name] = arr.astype(np.float32)
+        return name
+
+    def const(self, arr, dtype=np.float32):
+        self.k += 1
+        name = f"c{self.k}"
+        self.inits.append(nh.from_array(np.asarray(arr, dtype=dtype), name))
+        return name
+
+    def op(self, op_type, *inputs, **attrs):
+        self.k += 1
+        out = f"t{self.k}"
+        self.nodes.append(oh.make_node(op_type, list(inputs), [out], name=f"n{self.k}_{op_type}", **attrs))
+        return out
+
+    def save(self, name, outputs):
+        d = os.path.join(ROOT, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, "inputs"))
+        os.makedirs(os.path.join(d, "ref"))
+        for i, o in enumerate(outputs):
+            self.nodes.append(oh.make_node("Identity", [o], [f"y{i}"], name=f"out{i}"))
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+
+        def build(shapes):
+            outs = [oh.make_tensor_value_info(f"y{i}", TP.FLOAT, s) for i, s in enumerate(shapes)]
+            graph = oh.make_graph(self.nodes, name, self.ins, outs, self.inits)
+            model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", self.opset)],
+                                  producer_name="make_graphs.py")
+            model.ir_version = 8
+            return model
+
+        # first run (output shapes unknown) gives the shapes the saved model declares
+        tmp = build([[] for _ in outputs])
+        sess = ort.InferenceSession(tmp.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        res = sess.run(None, self.feeds)
+        model = build([list(r.shape) for r in res])
+        if self.check:  # GroupNormalization-18 is deprecated: the checker refuses it
+            onnx.checker.check_model(model, full_check=True)
+        onnx.save(model, os.path.join(d, "model.onnx"))
+        for k, v in self.feeds.items():
+            np.save(os.path.join(d, "inputs", k + ".npy"), v)
+        for i, r in enumerate(res):
+            np.save(os.path.join(d, "ref", f"y{i}.npy"), r)
+
+
+def randn(*s):
+    return rng.standard_normal(s).astype(np.float32)
+
+
+# ---- layernorm -------------------------------------------------------------------------
+def layernorm(name, shape, axes, square, eps, gamma, beta, eps_first=False):
+    g = G(17)
+    x = g.inp("x", randn(*shape) * 2 + 0.5)
+    m = g.op("ReduceMean", x, axes=axes)
+    d = g.op("Sub", x, m)
+    q = g.op("Pow", d, g.const(2.0)) if square == "pow" else g.op("Mul", d, d)
+    v = g.op("ReduceMean", q, axes=axes)
+    e = g.op("Add", g.const(eps), v) if eps_first else g.op("Add", v, g.const(eps))
+    n = g.op("Div", d, g.op("Sqrt", e))
+    if gamma is not None:
+        n = g.op("Mul", g.const(gamma), n)
+    if beta is not None:
+        n = g.op("Add", n, g.const(beta))
+    g.save(name, [n])
+
+
+layernorm("ln_pow", (2, 5, 24), [-1], "pow", 1e-5, 1 + 0.1 * randn(24), 0.1 * randn(24))
+layernorm("ln_mulsq_nogb", (3, 7, 10), [2], "mul", 1e-6, None, None, eps_first=True)
+layernorm("ln_2axes", (2, 3, 4, 5), [-2, -1], "pow", 1e-5, np.float32(2.0), 0.1 * randn(5))
+layernorm("ln_reject_mid", (2, 6, 5), [1], "pow", 1e-5, None, None)  # not trailing: not fused
+
+
+# ---- gelu ------------------------------------------------------------------------------
+def gelu_erf(name, scale_op, order, shape=(4, 33), geglu=False):
+    g = G(17)
+    if geglu:
+        h = g.inp("h", randn(*shape) * 2)
+        half = shape[-1] // 2
+        st, mid, en, ax = (g.const([v], np.int64) for v in (0, half, shape[-1], -1))
+        xs = g.op("Slice", h, st, mid, ax)
+        x = g.op("Slice", h, mid, en, ax)
+    else:
+        x = g.inp("x", randn(*shape) * 2)
+    t = g.op("Div", x, g.const(1.4142135381698608)) if scale_op == "div" else \
+        g.op("Mul", g.const(0.7071067690849304), x)
+    a = g.op("Add", g.op("Erf", t), g.const(1.0))
+    y = tail(g, x, a, order)
+    if geglu:
+        y = g.op("Mul", xs, y)
+    g.save(name, [y])
+
+
+def tail(g, x, a, order):
+    if order == 1:
+        return g.op("Mul", g.op("Mul", x, a), g.const(0.5))
+    if order == 2:
+        return g.op("Mul", g.op("Mul", x, g.const(0.5)), a)
+    return g.op("Mul", x, g.op("Mul", a, g.const(0.5)))
+
+
+def gelu_tanh(name, cube, order):
+    g = G(17)
+    x = g.inp("x", randn(5, 19) * 2)
+    c = g.op("Pow", x, g.const(3.0)) if cube == "pow" else g.op("Mul", g.op("Mul", x, x), x)
+    u = g.op("Add", x, g.op("Mul", g.const(0.044715), c))
+    t = g.op("Tanh", g.op("Mul", u, g.const(0.7978845608028654)))
+    a = g.op("Add", g.const(1.0), t)
+    g.save(name, [tail(g, x, a, order)])
+
+
+gelu_erf("gelu_erf_div", "div", 1)
+gelu_erf("gelu_erf_mul", "mul", 2)
+gelu_erf("gelu_erf_v3", "div", 3)
+gelu_erf("geglu", "div", 1, shape=(2, 10, 16), geglu=True)
+gelu_tanh("gelu_tanh_pow", "pow", 2)
+gelu_tanh("gelu_tanh_mul", "mul", 1)
+
+
+# ---- gnorm -------------------------------------------------------------------------------
+def gn_inst(name, shape, G_, eps, gshape, silu, offset=0.0):
+    g = G(17)
+    x = g.inp("x", randn(*shape) + offset)
+    C = shape[1]
+    r = g.op("Reshape", x, g.const([shape[0], G_, -1], np.int64))
+    i = g.op("InstanceNormalization", r, g.const(np.ones(G_)), g.const(np.zeros(G_)), epsilon=eps)
+    y = g.op("Reshape", i, g.const(list(shape), np.int64))
+    if gshape is not None:
+        y = g.op("Mul", y, g.const((1 + 0.1 * randn(C)).reshape(gshape)))
+        y = g.op("Add", g.const((0.1 * randn(C)).reshape(gshape)), y)
+    if silu:
+        y = g.op("Mul", y, g.op("Sigmoid", y))
+    g.save(name, [y])
+
+
+def gn_op(name, opset, shape, G_, silu):
+    g = G(opset)
+    g.check = opset >= 21
+    x = g.inp("x", randn(*shape))
+    n = shape[1] if opset >= 21 else G_
+    y = g.op("GroupNormalization", x, g.const(1 + 0.1 * randn(n)), g.const(0.1 * randn(n)),
+             num_groups=G_, epsilon=1e-5)
+    if silu:
+        y = g.op("Mul", g.op("Sigmoid", y), y)
+    g.save(name, [y])
+
+
+gn_inst("gn_inst_silu", (2, 12, 5, 7), 4, 1e-5, (12, 1, 1), True)
+gn_inst("gn_inst_rank3", (1, 16, 20), 8, 1e-6, (16, 1), False)
+gn_inst("gn_inst_nogb", (2, 6, 3, 3), 3, 1e-5, None, True)
+gn_inst("gn_large", (1, 4, 128, 128), 1, 1e-6, (4, 1, 1), True, offset=3.0)
+gn_op("gn_op21", 21, (2, 12, 5, 7), 3, True)
+gn_op("gn_op18", 18, (2, 12, 5, 7), 4, False)
+
+
+# ---- conv_epilogue ---------------------------------------------------------------------
+def conv_full():
+    g = G(17)
+    x = g.inp("x", randn(1, 8, 9, 11))
+    r = g.inp("r", randn(1, 8, 9, 11))
+    y = g.op("Conv", x, g.const(randn(8, 8, 3, 3) / 8), pads=[1, 1, 1, 1])
+    y = g.op("Add", y, g.const(0.1 * randn(8, 1, 1)))
+    y = g.op("Mul", g.op("Sigmoid", y), y)
+    y = g.op("Add", r, y)
+    y = g.op("Div", y, g.const(2.0))
+    g.save("conv_bias_silu_res_div", [y])
+
+
+def conv_temb():
+    g = G(17)
+    x = g.inp("x", randn(2, 5, 10, 10))
+    t = g.inp("temb", randn(2, 6, 1, 1))
+    y = g.op("Conv", x, g.const(randn(6, 5, 3, 3) / 6), g.const(0.1 * randn(6)), pads=[1, 1, 1, 1],
+             strides=[2, 2])
+    g.save("conv_temb", [g.op("Add", y, t)])
+
+
+def conv_relu_1d():
+    g = G(17)
+    x = g.inp("x", randn(1, 3, 17))
+    y = g.op("Conv", x, g.const(randn(8, 3, 5) / 4), g.const(0.1 * randn(8)), pads=[2, 2])
+    g.save("conv_relu_1d", [g.op("Relu", y)])
+
+
+def conv_add_conv():
+    g = G(17)
+    x = g.inp("x", randn(1, 4, 6, 6))
+    a = g.op("Conv", x, g.const(randn(8, 4, 3, 3) / 6), g.const(0.1 * randn(8)), pads=[1, 1, 1, 1])
+    b = g.op("Conv", x, g.const(randn(8, 4, 1, 1) / 2), g.const(0.1 * randn(8)))
+    g.save("conv_add_conv", [g.op("Div", g.op("Add", a, b), g.const(1.0))])
+
+
+def conv_shared():
+    g = G(17)
+    x = g.inp("x", randn(1, 4, 6, 6))
+    y = g.op("Conv", x, g.const(randn(4, 4, 3, 3) / 6), pads=[1, 1, 1, 1])
+    g.save("conv_shared", [g.op("Relu", y), g.op("Add", y, x)])
+
+
+conv_full()
+conv_temb()
+conv_relu_1d()
+conv_add_conv()
+conv_shared()
