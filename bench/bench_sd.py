@@ -555,8 +555,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep executables and weights")
     ap.add_argument("--json", help="write the results as JSON")
     ap.add_argument("--md", help="write the markdown report")
-    ap.add_argument("--from-json", help="re-render the report of an earlier --json FILE "
-                    "(with --md; --notes FILE adds a Notes section)")
+    ap.add_argument("--from-json", action="append",
+                    help="re-render the report of an earlier --json FILE (repeat to merge several "
+                    "runs into one report; with --md; --notes FILE adds a Notes section)")
     ap.add_argument("--notes", help="markdown file added as a Notes section of the report")
     ap.add_argument("--ort-worker", help=argparse.SUPPRESS)
     ap.add_argument("--ort-out", help=argparse.SUPPRESS)
@@ -567,9 +568,13 @@ def main():
         return 0
 
     notes = open(args.notes).read() if args.notes else None
-    if args.from_json:
-        d = json.load(open(args.from_json))
-        md, tab = render(d["info"], d["results"], notes)
+    if args.from_json:  # several files: one report, info of the first, load at end of the last
+        ds = [json.load(open(f)) for f in args.from_json]
+        info = dict(ds[0]["info"])
+        info["loadavg_end"] = ds[-1]["info"]["loadavg_end"]
+        info["log"] = [l for d in ds for l in d["info"].get("log", [])]
+        results = [m for d in ds for m in d["results"]]
+        md, tab = render(info, results, notes)
         print(tab)
         if args.md:
             with open(args.md, "w") as f:
