@@ -116,9 +116,10 @@ static void find_runtime(char *inc, char *lib, size_t cap)
         char *up = strrchr(exe, '/');
         if (up) {
             *up = 0; /* prefix */
-            snprintf(inc, cap, "%s/%s", exe, ONNX2CL_INSTALL_RT_INCLUDE);
-            snprintf(lib, cap, "%s/%s", exe, ONNX2CL_INSTALL_RT_LIB);
-            char h[PATH_MAX + 32];
+            if ((size_t)snprintf(inc, cap, "%s/%s", exe, ONNX2CL_INSTALL_RT_INCLUDE) >= cap ||
+                (size_t)snprintf(lib, cap, "%s/%s", exe, ONNX2CL_INSTALL_RT_LIB) >= cap)
+                ir_die("installation path too long: %s", exe);
+            char h[2 * PATH_MAX + 32];
             snprintf(h, sizeof h, "%s/onnx2cl_rt.h", inc);
             if (file_exists(h) && file_exists(lib)) return;
         }
@@ -131,7 +132,7 @@ static void find_runtime(char *inc, char *lib, size_t cap)
 
 static int compile_executable(const char *cc, const char *c_path, const char *exe_path)
 {
-    char inc[PATH_MAX], lib[PATH_MAX];
+    char inc[2 * PATH_MAX], lib[2 * PATH_MAX];
     find_runtime(inc, lib, sizeof inc);
     size_t n = strlen(exe_path) + 16;
     char *tmp = malloc(n);
@@ -140,7 +141,7 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     if (fd < 0) ir_die("%s: cannot create a temporary file beside it: %s", exe_path, strerror(errno));
     close(fd);
     ir_tmp_register(tmp);
-    char incflag[PATH_MAX + 4];
+    char incflag[2 * PATH_MAX + 4];
     snprintf(incflag, sizeof incflag, "-I%s", inc);
     const char *san = ONNX2CL_SANITIZE_FLAGS;
     const char *argv[16];
