@@ -10,6 +10,9 @@ Output, under tests/hostile/corpus/:
   <case>/model.onnx       one malformed or hostile model per case (+ the data files it names)
   <case>/SETUP            optional: lines "symlink TARGET NAME" / "fifo NAME" / "outside NAME"
                           run_corpus.sh performs in the case's sandbox before compiling
+  ../runtime/             model_a.onnx (Relu(x + c)), model_b.onnx (Relu(x * c)), both x f32[2,3] with
+                          a 3-float weight, and inputs x_2x3.{npy,pb} + truncated copies, for the
+                          generated-executable tests (weights of another model, truncated files)
   cases.txt               one line per case: NAME<TAB>ERE the single error line must match
                           [<TAB>extra onnx2cl args]
 The cases by category: wire (raw protobuf: wrong wire types, negative / huge / past-the-end
@@ -372,6 +375,25 @@ def main():
     attr_case("resize_huge_scale", helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rz0"), [X4],
               [arr("sc", np.array([1, 1, 1e30, 1e30], np.float32))], ".*(out of range|too large|overflow)")
     attr_case("unknown_op", helper.make_node("NotAnOp", ["x"], ["y"], name="n0"), [X23], [], "unsupported operator 'NotAnOp'")
+
+    # ---- generated-executable inputs (tests/hostile/runtime) ----------------------------------
+    rt = os.path.join(HERE, "runtime")
+    os.makedirs(rt, exist_ok=True)
+    for op, c, fn in (("Add", [0.5, -1.0, 2.0], "model_a.onnx"), ("Mul", [1.0, 2.0, 3.0], "model_b.onnx")):
+        m = mk([helper.make_node(op, ["x", "c"], ["t"], name=op.lower() + "0"),
+                helper.make_node("Relu", ["t"], ["y"], name="relu0")], [X23], [tv("y", [2, 3])],
+               [arr("c", np.array(c, np.float32))])
+        m.producer_name = "make_corpus.py"
+        with open(os.path.join(rt, fn), "wb") as f:
+            f.write(m.SerializeToString())
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    pb = numpy_helper.from_array(xs, "x").SerializeToString()
+    np.save(os.path.join(rt, "x_2x3.npy"), xs)
+    with open(os.path.join(rt, "x_2x3.npy"), "rb") as f:
+        npy = f.read()
+    for fn, data in (("x_2x3.pb", pb), ("x_2x3_truncated.pb", pb[:-7]), ("x_2x3_truncated.npy", npy[:-5])):
+        with open(os.path.join(rt, fn), "wb") as f:
+            f.write(data)
 
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write("# NAME<TAB>ERE the one error line must match<TAB>extra args — written by make_corpus.py\n")

@@ -11,14 +11,15 @@
 #   - (cases mode, when strace is installed) no file opened outside the model's folder, out/ and
 #     the system's libraries, and nothing created, renamed or removed outside out/.
 # MODE: cases      every case of CORPUS/cases.txt (made by make_corpus.py) and CORPUS/../fuzz_found
-#       truncate   CORPUS/base/model.onnx cut at every 3rd offset
-#       flip       CORPUS/base/model.onnx with 1-4 bytes replaced, 300 deterministic variants;
+#       truncate   CORPUS/base/model.onnx cut at every 4th offset
+#       flip       CORPUS/base/model.onnx with 1-4 bytes replaced, 200 deterministic variants;
 #                  here (and for truncations) success is allowed too if out/m.c and out/m.weights
 #                  are both written.
 # Prints one line per case; exits 1 if any failed.
 set -u
 mode=$1; o2c=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); corpus=$(cd "$3" && pwd); work=$4
 mkdir -p "$work"; work=$(cd "$work" && pwd)
+export LC_ALL=C  # hostile names in messages may hold any byte: grep them as text
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87"
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}exitcode=86"
@@ -60,7 +61,7 @@ check() {
   (cd "$d/cwd" && [ $have_strace = 1 ] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
    timeout 30 "${pre[@]}" "$o2c" "$model" -o "$d/out/m.c" "$@") > "$d/stdout" 2> "$d/stderr"
   local st=$? msg
-  msg=$(grep -v 'warning' "$d/stderr" | grep -v '^[[:space:]]*$')
+  msg=$(grep -av 'warning' "$d/stderr" | grep -av '^[[:space:]]*$')
   n=$((n + 1))
   if [ $st = 0 ] && [ "$allow_ok" = 1 ]; then
     [ -s "$d/out/m.c" ] && [ -f "$d/out/m.weights" ] || why="exit 0 but outputs missing"
@@ -69,9 +70,9 @@ check() {
     why="exit status $st (want 1 or 2)"
   elif [ "$(printf '%s\n' "$msg" | wc -l)" != 1 ] || [ -z "$msg" ]; then
     why="want exactly one error line"
-  elif ! grep -qF -- "$model" <<<"$msg"; then
+  elif ! grep -aqF -- "$model" <<<"$msg"; then
     why="message does not name the model file"
-  elif ! grep -Eq -- "$re" <<<"$msg"; then
+  elif ! grep -aEq -- "$re" <<<"$msg"; then
     why="message does not match /$re/"
   fi
   if [ -z "$why" ]; then
@@ -126,13 +127,13 @@ truncate|flip)
   base=$corpus/base/model.onnx
   size=$(stat -c %s "$base")
   seed=12345
-  if [ $mode = truncate ]; then count=$(( (size + 2) / 3 )); else count=300; fi
+  if [ $mode = truncate ]; then count=$(( (size + 3) / 4 )); else count=200; fi
   for ((i = 0; i < count; i++)); do
     name=$mode.$i
     sandbox "$name" "$corpus/base"
     m=$work/$name/model/model.onnx
     if [ $mode = truncate ]; then
-      head -c $((i * 3)) "$base" > "$m"
+      head -c $((i * 4)) "$base" > "$m"
     else
       for ((k = 0; k <= i % 4; k++)); do
         seed=$(( (seed * 1103515245 + 12345) % 2147483648 )); pos=$(( seed % size ))
