@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 /* Work-group size of gnorm (GN_LWS in kernels/gnorm.cl). */
-#define GNORM_LWS 256
+#define GNORM_LWS 128
 
 bool lower_gnorm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {

@@ -10,14 +10,15 @@
  *   statistics (mean, then the sum of squared deviations: two-pass, float, stable for any group
  *   size — the work-item partial sums run over R/GN_LWS elements, then a __local tree) and a
  *   third time to write the normalized, scaled, activated result, channel by channel (so the
- *   affine parameters are loaded once per channel and the inner loop has no division).
+ *   affine parameters are loaded once per channel and the inner loop has no division); planes
+ *   smaller than GN_LWS (tiny models, low resolutions) use one flat loop instead.
  *   Why one launch and not stats + apply kernels: on PoCL a work-group is a loop on one core,
  *   __local memory is ordinary cache, and N*G work-groups (32+ for SD) already fill the cores;
  *   a second launch would add its latency and a scratch buffer for nothing. Groups of any size
  *   work (the loops stride by GN_LWS; indices are int: the lowering checks numel < 2^31).
  */
 #ifndef GN_LWS
-#define GN_LWS 256
+#define GN_LWS 128
 #endif
 
 #ifndef O2C_GNORM_HELPERS
@@ -60,6 +61,18 @@ __kernel void KN(gnorm)(__global const T *X, __global const T *Gamma, __global c
         sq += d * d;
     }
     const float inv = rsqrt(gn_wg_sum(s, sq) / (float)R + eps);
+    if (S < GN_LWS) {
+        /* small planes (S < GN_LWS): one flat loop over the group, so no work-item idles; the
+         * division j / S is then cheaper than cpg mostly-idle channel loops */
+        for (int j = lid; j < R; j += GN_LWS) {
+            const int a = per_group ? g : g * cpg + j / S;
+            const float sc = inv * (float)Gamma[a];
+            float v = ((float)x[j] - mean) * sc + (float)Beta[a];
+            if (act == 1) v = v / (1.0f + exp(-v));
+            y[j] = (T)v;
+        }
+        return;
+    }
     for (int c = 0; c < cpg; c++) {
         const int a = per_group ? g : g * cpg + c;
         const float sc = inv * (float)Gamma[a];
