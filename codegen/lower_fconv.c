@@ -13,6 +13,8 @@
 #include "ref/ref_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
 {
@@ -101,9 +103,16 @@ bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (total == 0) return true;
     const char *sfx = cg_use(cg, "fconv", t);
     char kname[64];
+    /* 4 channels x 4 columns per work-item where channels come in fours (every SD conv);
+     * ONNX2CL_FCONV=oc4 selects the older 4-channel kernel (for comparisons) */
     bool oc4 = (OC / group) % 4 == 0;
-    snprintf(kname, sizeof kname, "%s_%s", oc4 ? "fconv_oc4" : "fconv", sfx);
-    size_t gws[1] = {(size_t)(oc4 ? total / 4 : total)};
+    const char *env = getenv("ONNX2CL_FCONV");
+    bool w4 = oc4 && !(env && strcmp(env, "oc4") == 0);
+    int64_t items = total;
+    if (w4) items = yv->dims[0] * (OC / 4) * out[0] * out[1] * ((out[2] + 3) / 4);
+    else if (oc4) items = total / 4;
+    snprintf(kname, sizeof kname, "%s_%s", w4 ? "fconv_oc4w4" : oc4 ? "fconv_oc4" : "fconv", sfx);
+    size_t gws[1] = {(size_t)items};
     cg_launch(cg, node, kname, 1, gws, NULL);
     cg_arg_buf(cg, x);
     cg_arg_buf(cg, w);
@@ -128,6 +137,6 @@ bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     cg_arg_i32(cg, rp);
     cg_arg_i32(cg, div != 1.0f);
     cg_arg_f32(cg, div);
-    cg_arg_i32(cg, oc4 ? total / 4 : total);
+    cg_arg_i32(cg, items);
     return true;
 }

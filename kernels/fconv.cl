@@ -129,3 +129,82 @@ __kernel void KN(fconv_oc4)(__global const T *X, __global const T *Wt, __global 
     y[2 * P] = (T)KN(fc_epi)(a2, act, has_res, Res, r + 2 * rc, has_div, div);
     y[3 * P] = (T)KN(fc_epi)(a3, act, has_res, Res, r + 3 * rc, has_div, div);
 }
+
+/* fconv_oc4w4: 4 consecutive output channels x 4 consecutive output columns per work-item
+ * (cout_g % 4 == 0), float4 accumulators over the columns: each (ci, kd, kh, kw) step loads 4
+ * input values and 4 weights for 16 multiply-adds (conv_oc4: 1 input, 4 weights, 4 FMAs).
+ * Work-item gid = ((n*(OC/4) + cb)*OD*OH + (od*OH + oh))*OWB + owb, OWB = ceil(OW/4); columns
+ * past OW (the last block) are computed from zero padding and not stored.
+ * gws[0] = N*(OC/4)*OD*OH*OWB. */
+__kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __global const T *Bias,
+                              __global const T *Res, __global T *Y, int C, int D, int H, int W,
+                              int OC, int OD, int OH, int OW, int KD, int KH, int KW, int sd,
+                              int sh, int sw, int pd, int ph, int pw, int dd, int dh, int dw,
+                              int cin_g, int cout_g, int has_bias, int act, int has_res, int rn,
+                              int rc, int rp, int has_div, float div, int total)
+{
+    const int gid = (int)get_global_id(0);
+    if (gid >= total) return;
+    const int OWB = (OW + 3) / 4;
+    const int owb = gid % OWB;
+    int t = gid / OWB;
+    const int oh = t % OH;
+    t /= OH;
+    const int od = t % OD;
+    t /= OD;
+    const int OC4 = OC / 4;
+    const int oc0 = (t % OC4) * 4;
+    const int n = t / OC4;
+    const int g = oc0 / cout_g;
+    const int ow0 = owb * 4;
+    float4 a0 = (float4)(0.0f), a1 = (float4)(0.0f), a2 = (float4)(0.0f), a3 = (float4)(0.0f);
+    if (has_bias) {
+        a0 = (float4)((float)Bias[oc0]);
+        a1 = (float4)((float)Bias[oc0 + 1]);
+        a2 = (float4)((float)Bias[oc0 + 2]);
+        a3 = (float4)((float)Bias[oc0 + 3]);
+    }
+    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow0 * sw - pw;
+    const int HW = H * W, KHW = KH * KW, KSZ = KD * KHW;
+    const int wstride = cin_g * KSZ;
+    for (int ci = 0; ci < cin_g; ci++) {
+        const __global T *xc = X + (n * C + g * cin_g + ci) * D * HW;
+        const __global T *wc = Wt + (oc0 * cin_g + ci) * KSZ;
+        for (int kd = 0; kd < KD; kd++) {
+            const int id = id0 + kd * dd;
+            if (id < 0 || id >= D) continue;
+            for (int kh = 0; kh < KH; kh++) {
+                const int ih = ih0 + kh * dh;
+                if (ih < 0 || ih >= H) continue;
+                const __global T *xr = xc + id * HW + ih * W;
+                const __global T *wr = wc + kd * KHW + kh * KW;
+                for (int kw = 0; kw < KW; kw++) {
+                    const int c0 = iw0 + kw * dw;
+                    const int c1 = c0 + sw, c2 = c0 + 2 * sw, c3 = c0 + 3 * sw;
+                    const float4 xv = (float4)(c0 >= 0 && c0 < W ? (float)xr[c0] : 0.0f,
+                                               c1 >= 0 && c1 < W ? (float)xr[c1] : 0.0f,
+                                               c2 >= 0 && c2 < W ? (float)xr[c2] : 0.0f,
+                                               c3 >= 0 && c3 < W ? (float)xr[c3] : 0.0f);
+                    a0 += xv * (float)wr[kw];
+                    a1 += xv * (float)wr[wstride + kw];
+                    a2 += xv * (float)wr[2 * wstride + kw];
+                    a3 += xv * (float)wr[3 * wstride + kw];
+                }
+            }
+        }
+    }
+    const int P = OD * OH * OW;
+    const int pbase = (od * OH + oh) * OW + ow0;
+    float acc[4][4];
+    vstore4(a0, 0, acc[0]);
+    vstore4(a1, 0, acc[1]);
+    vstore4(a2, 0, acc[2]);
+    vstore4(a3, 0, acc[3]);
+    for (int j = 0; j < 4; j++) {
+        const int oc = oc0 + j;
+        __global T *y = Y + (n * OC + oc) * P + pbase;
+        const int r = n * rn + oc * rc + pbase * rp;
+        for (int i = 0; i < 4 && ow0 + i < OW; i++)
+            y[i] = (T)KN(fc_epi)(acc[j][i], act, has_res, Res, r + i * rp, has_div, div);
+    }
+}

@@ -229,7 +229,16 @@ def conv_shared():
     g.save("conv_shared", [g.op("Relu", y), g.op("Add", y, x)])
 
 
+def conv_strided():
+    g = G(17)
+    x = g.inp("x", randn(2, 4, 11, 13))
+    y = g.op("Conv", x, g.const(randn(8, 2, 3, 3) / 4), g.const(0.1 * randn(8)), pads=[1, 2, 1, 0],
+             strides=[2, 3], dilations=[1, 2], group=2)
+    g.save("conv_strided_relu", [g.op("Relu", y)])
+
+
 conv_full()
+conv_strided()
 conv_temb()
 conv_relu_1d()
 conv_add_conv()
