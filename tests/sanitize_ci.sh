@@ -1,0 +1,19 @@
+#!/bin/bash
+# sanitize_ci.sh [BUILD_DIR] — the CI sanitizer job.
+# Configures BUILD_DIR (default: <repo>/build-asan) with ONNX2CL_SANITIZE=ON: ASan + UBSan
+# (-fno-sanitize-recover) for the compiler, the runtime and the tests, and — through
+# ONNX2CL_SANITIZE_FLAGS — for the executables onnx2cl generates in the tests. Builds everything,
+# then runs the unit, bad-input and models tiers (not slow). LeakSanitizer stays on for our code;
+# tests/lsan.supp only silences leaks inside the OpenCL ICD loader / PoCL / LLVM.
+# Exit status: ctest's.
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+b=${1:-$src/build-asan}
+jobs=$(nproc)
+cmake -S "$src" -B "$b" -DONNX2CL_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$b" -j"$jobs"
+export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$src/tests/lsan.supp:print_suppressions=0"
+cd "$b"
+ctest -L 'unit|bad-input|models' -LE slow -j"$jobs" --output-on-failure --timeout 900
