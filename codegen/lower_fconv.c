@@ -1,5 +1,8 @@
 /* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl, one
  * launch: direct convolution with bias, activation, residual and divisor applied in the store.
+ * fconv_emit (codegen/lower_fconv.h) also serves the plain Conv (codegen/lower_conv.c), so both
+ * use the fastest direct-convolution kernel: fconv_oc4w4 (4 channels x 4 columns per work-item)
+ * where output channels per group are a multiple of 4, else the scalar fconv.
  *
  * Inputs: x [N, C, spatial] float32, w [OC, C/group, k...], optional bias [OC] (any shape with
  * OC elements), optional residual broadcasting to y per (n, oc, position) (see the pass).
@@ -9,7 +12,7 @@
  * Guarantees: fatal (ir_fatal_node) for other dtypes, ranks, residual shapes or activations, and
  * tensors of >= 2^31 elements (the kernels index with int).
  */
-#include "codegen/lower.h"
+#include "codegen/lower_fconv.h"
 #include "ref/ref_util.h"
 
 #include <stdio.h>
@@ -21,9 +24,9 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
     if (v == IR_NONE) return;
     int64_t e = ir_numel(g, v);
     if (e >= ((int64_t)1 << 31))
-        ir_fatal_node(g, n, "o2c.Conv: tensor '%s' has %lld elements; the kernels index with "
+        ir_fatal_node(g, n, "%s: tensor '%s' has %lld elements; the kernels index with "
                       "32-bit ints (at most 2^31-1 elements)",
-                      g->values[v].name, (long long)e);
+                      ir_op_name(n->op), g->values[v].name, (long long)e);
 }
 
 /* Residual element strides over (n, oc, p) of r broadcast to y; false if unsupported. */
@@ -55,11 +58,20 @@ bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
     if (n->op != IR_OP_FUSED_CONV) return false;
-    uint32_t x = n->inputs[0], w = n->inputs[1], b = ir_input(n, 2), r = ir_input(n, 3);
+    fconv_emit(cg, g, node, ir_attr_int(n, "activation", 0), ir_input(n, 3),
+               ir_attr_float(n, "output_divisor", 1.0f));
+    return true;
+}
+
+void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t act, uint32_t r,
+                float div)
+{
+    const struct ir_node *n = &g->nodes[node];
+    uint32_t x = n->inputs[0], w = n->inputs[1], b = ir_input(n, 2);
     uint32_t y = n->outputs[0];
     enum ir_dtype t = g->values[y].dtype;
     if (t != IR_F32)
-        ir_fatal_node(g, n, "o2c.Conv on %s is not supported (float32 only)", ir_dtype_name(t));
+        ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op), ir_dtype_name(t));
     need_i32(g, n, x);
     need_i32(g, n, w);
     need_i32(g, n, y);
@@ -67,26 +79,24 @@ bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     const struct ir_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[y];
     int rank = xv->rank;
     if (rank < 3 || rank > 5)
-        ir_fatal_node(g, n, "o2c.Conv with %d spatial dims is not supported (1 to 3)", rank - 2);
+        ir_fatal_node(g, n, "%s with %d spatial dims is not supported (1 to 3)", ir_op_name(n->op), rank - 2);
     struct ref_conv_geom geo;
     ref_conv_geom(g, n, xv->dims, rank, wv->dims + 2, false, &geo);
     const int64_t group = ir_attr_int(n, "group", 1);
     const int64_t C = xv->dims[1], OC = yv->dims[1];
     if (group <= 0 || C % group || OC % group)
-        ir_fatal_node(g, n, "o2c.Conv: group=%lld does not divide C_in=%lld and C_out=%lld",
-                      (long long)group, (long long)C, (long long)OC);
+        ir_fatal_node(g, n, "%s: group=%lld does not divide C_in=%lld and C_out=%lld",
+                      ir_op_name(n->op), (long long)group, (long long)C, (long long)OC);
     if (b != IR_NONE && ir_numel(g, b) != OC)
-        ir_fatal_node(g, n, "o2c.Conv: bias '%s' must have %lld elements", g->values[b].name,
+        ir_fatal_node(g, n, "%s: bias '%s' must have %lld elements", ir_op_name(n->op), g->values[b].name,
                       (long long)OC);
-    int64_t act = ir_attr_int(n, "activation", 0);
     if (act < 0 || act > 2)
-        ir_fatal_node(g, n, "o2c.Conv activation=%lld is not supported (0 none, 1 silu, 2 relu)",
-                      (long long)act);
+        ir_fatal_node(g, n, "%s activation=%lld is not supported (0 none, 1 silu, 2 relu)",
+                      ir_op_name(n->op), (long long)act);
     int64_t rn = 0, rc = 0, rp = 0;
     if (r != IR_NONE && !res_strides(&g->values[r], yv, &rn, &rc, &rp))
-        ir_fatal_node(g, n, "o2c.Conv: residual '%s' does not broadcast to the output per "
-                      "(n, channel, position)", g->values[r].name);
-    float div = ir_attr_float(n, "output_divisor", 1.0f);
+        ir_fatal_node(g, n, "%s: residual '%s' does not broadcast to the output per "
+                      "(n, channel, position)", ir_op_name(n->op), g->values[r].name);
     int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
             d[3] = {1, 1, 1}, p[3] = {0, 0, 0};
     int nsp = rank - 2;
@@ -100,7 +110,7 @@ bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         p[j] = geo.pb[i];
     }
     int64_t total = ir_numel(g, y);
-    if (total == 0) return true;
+    if (total == 0) return;
     const char *sfx = cg_use(cg, "fconv", t);
     char kname[64];
     /* 4 channels x 4 columns per work-item where channels come in fours (every SD conv);
@@ -138,5 +148,4 @@ bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     cg_arg_i32(cg, div != 1.0f);
     cg_arg_f32(cg, div);
     cg_arg_i32(cg, items);
-    return true;
 }
