@@ -182,16 +182,19 @@ def ort_worker(folder, runs, out_dir):
     outs = sess.run(names, feeds)  # warm-up
     t_first = time.perf_counter() - t0
     times = []
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
     for _ in range(runs):
         t0 = time.perf_counter()
         outs = sess.run(names, feeds)
         times.append(time.perf_counter() - t0)
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime) / max(runs, 1)
     os.makedirs(out_dir, exist_ok=True)
     for n, o in zip(names, outs):
         np.save(os.path.join(out_dir, n.replace("/", "_") + ".npy"), o)
     rec = {"session_s": t_sess, "first_run_ms": t_first * 1e3,
            "median_ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
-           "runs": runs, "ort_version": ort.__version__,
+           "runs": runs, "ort_version": ort.__version__, "cpu_s_per_run": cpu,
            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     print("ORT_RESULT " + json.dumps(rec))
 
@@ -371,7 +374,8 @@ def bench_ort(folder, args, work, refs, log):
         log("    FAILED " + rec["errors"][-1])
         return rec
     o = json.loads(m.group(1))
-    rec["bench"] = {"median_ms": o["median_ms"], "min_ms": o["min_ms"], "runs": o["runs"]}
+    rec["bench"] = {"median_ms": o["median_ms"], "min_ms": o["min_ms"], "runs": o["runs"],
+                    "cpu_s_per_run": o.get("cpu_s_per_run")}
     rec["session_s"] = o["session_s"]
     rec["first_run_ms"] = o["first_run_ms"]
     rec["peak_rss_mib"] = o["peak_rss_mib"]
@@ -462,9 +466,12 @@ def details(results):
                            "\n```")
             if v["variant"] == "onnxruntime":
                 if "session_s" in v:
+                    cpu = v["bench"].get("cpu_s_per_run")
                     out.append(f"- onnxruntime {v.get('ort_version')}: session {v['session_s']:.2f}"
                                f" s, first (warm-up) run {v['first_run_ms']:.1f} ms, peak RSS "
-                               f"{v['peak_rss_mib']:.0f} MiB")
+                               f"{v['peak_rss_mib']:.0f} MiB" +
+                               (f", CPU time per timed run (user+sys, all threads) {cpu:.2f} s"
+                                if cpu is not None else ""))
                 continue
             c = v.get("compile", {})
             if c:
