@@ -152,7 +152,7 @@ static void die_v(const char *prefix, const char *fmt, va_list ap)
 
 void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char *fmt, ...)
 {
-    char prefix[1024];
+    char prefix[1024], msg[4096];
     const char *model = g && g->model_path ? g->model_path : "model";
     if (n)
         snprintf(prefix, sizeof prefix, "%s: node '%s' (%s, #%d): ", model,
@@ -162,8 +162,18 @@ void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char
         snprintf(prefix, sizeof prefix, "%s: ", model);
     va_list ap;
     va_start(ap, fmt);
-    die_v(prefix, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* Every located error names the opset the node's semantics were taken from. */
+    if (n && g && !strstr(msg, "opset")) {
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof msg - l, " (opset %lld)", (long long)g->opset);
+    }
+    fflush(stdout);
+    fputs(prefix, stderr);
+    fputs(msg, stderr);
+    fputc('\n', stderr);
+    remove_tmps();
     exit(1);
 }
 

@@ -1,7 +1,7 @@
 /* remove_identity.c — Identity and inference-mode Dropout forward their input.
  *
  * Identity(x) -> x;  Dropout(x, ratio, training_mode=false) -> x (the optional mask output, if
- * used, is replaced by a constant all-true tensor). Nodes whose output is a graph output are
+ * present, becomes a constant all-true tensor of the same name). Nodes whose output is a graph output are
  * kept (codegen makes them views), so graph output names never change.
  */
 #include "passes.h"
@@ -18,18 +18,20 @@ bool pass_remove_identity(struct ir_graph *g)
             uint32_t tm = ir_input(n, 2);
             if (tm != IR_NONE && (!ir_is_const(g, tm) || ir_const_i64(g, tm, 0) != 0))
                 ir_fatal_node(g, n, "Dropout with training_mode=true is not supported (inference only)");
-            if (n->noutputs > 1 && n->outputs[1] != IR_NONE && g->values[n->outputs[1]].nuses) {
+            if (n->noutputs > 1 && n->outputs[1] != IR_NONE) {
+                /* The mask of an inference Dropout is all true: the mask value itself becomes a
+                 * constant (keeping its name, which may be a graph output's). */
                 uint32_t m = n->outputs[1];
-                struct ir_value *mv = &g->values[m];
                 int64_t cnt = ir_numel(g, n->inputs[0]);
                 void *ones = ir_alloc(g, (size_t)cnt);
                 memset(ones, 1, (size_t)cnt);
-                const struct ir_value *xv = &g->values[n->inputs[0]];
-                uint32_t c = ir_const_add(g, NULL, IR_BOOL, xv->rank, xv->dims, ones, (size_t)cnt);
-                mv = &g->values[m];
-                (void)mv;
-                ir_replace_uses(g, m, c);
-                n = &g->nodes[i];
+                struct ir_value *mv = &g->values[m];
+                mv->data = ones;
+                mv->nbytes = (size_t)cnt;
+                mv->dtype = IR_BOOL;
+                mv->producer = IR_NONE;
+                n->outputs[1] = IR_NONE;
+                changed = true;
             }
         }
         uint32_t out = n->outputs[0], in = n->inputs[0];
