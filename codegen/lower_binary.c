@@ -8,7 +8,7 @@
  * in the output (y = op(x0, x1); y = op(y, x2); ...); Mean then scales by 1/count; one input is
  * a copy. Pow with a constant scalar exponent 2 becomes x*x.
  * Types: all inputs share one element type (Pow with a different exponent type is refused);
- * Mod fmod=0 is for integers only (spec); And/Or/Xor for bool; comparisons output bool.
+ * Mod fmod=0 on floats is numpy.mod (opset 28 allows it; sign of the divisor); And/Or/Xor for bool; comparisons output bool.
  * Fatal (located) for anything else, naming the op and the type.
  */
 #include "lower_ka.h"
@@ -107,9 +107,6 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     case IR_OP_MOD: {
         const int64_t fm = ir_attr_int(n, "fmod", 0);
         if (fm != 0 && fm != 1) ir_fatal_node(g, n, "Mod: fmod=%lld (must be 0 or 1)", (long long)fm);
-        if (is_float(dt) && fm == 0)
-            ir_fatal_node(g, n, "Mod: fmod=0 with element type %s (the spec requires fmod=1 "
-                          "for floating-point inputs)", ir_dtype_name(dt));
         base = fm ? "fmod" : "mod";
         break;
     }

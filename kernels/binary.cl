@@ -13,8 +13,9 @@
  *       (per-element div/mod made broadcasting ~15x slower than same-shape on PoCL).
  * Output type: T, except comparisons (equal greater greater_equal less less_equal): uchar (bool).
  * Semantics: ONNX-13/14 (Pow-15): integer div truncates toward zero (x/0 -> 0, no trap);
- *   mod = Python-style remainder (sign of divisor, Mod fmod=0), fmod = C remainder (sign of
- *   dividend; the only float form); pow on integers by repeated squaring (negative exponent:
+ *   mod = Python-style remainder (sign of divisor, Mod fmod=0; on floats numpy.mod: a zero result
+ *   takes the divisor's sign, x mod ±inf is x or ±inf by sign, x mod 0 and inf mod y are NaN),
+ *   fmod = C remainder (sign of dividend, Mod fmod=1); pow on integers by repeated squaring (negative exponent:
  *   1, -1 or 0 as integer division would give); min/max propagate NaN; prelu(x, s) = x<0 ? s*x : x.
  *   and/or/xor exist for bool only.
  * Helpers: scale(y, n, s): y[i] *= s (Mean's final division, float types);
@@ -110,6 +111,16 @@ KA_BIN(mul, T, KA_ST, x0 * x1)
 KA_BIN(div, T, KA_ST, x0 / x1)
 KA_BIN(pow, T, KA_ST, pow(x0, x1))
 KA_BIN(fmod, T, KA_ST, fmod(x0, x1))
+/* numpy.mod / Python %: r = fmod(a, b) moved into b's sign (r + b), 0 -> copysign(0, b). NaN
+ * (b == 0, a = ±inf, NaN operands) passes through: NaN < 0 is false on both sides of the test. */
+static inline KA_CT KN(ka_fmod0)(KA_CT a, KA_CT b)
+{
+    KA_CT r = fmod(a, b);
+    if (r == (KA_CT)0) return copysign((KA_CT)0, b);
+    if ((r < (KA_CT)0) != (b < (KA_CT)0)) r += b;
+    return r;
+}
+KA_BIN(mod, T, KA_ST, KN(ka_fmod0)(x0, x1))
 KA_BIN(prelu, T, KA_ST, x0 < KC(0) ? x1 * x0 : x0)
 KA_BIN(min, T, KA_ST, (x0 < x1 || isnan(x0)) ? x0 : x1)
 KA_BIN(max, T, KA_ST, (x0 > x1 || isnan(x0)) ? x0 : x1)

@@ -7,7 +7,8 @@
  *   - Min/Max/Relu/Clip propagate NaN; Round is half-to-even;
  *   - integer Add/Sub/Mul wrap, Div truncates toward zero, Mod follows the divisor's sign
  *     (fmod=0) or the dividend's (fmod=1); uint64 compares/divides as unsigned;
- *     integer division by zero is a fatal user error;
+ *     integer division by zero is a fatal user error; float Mod fmod=0 is numpy.mod (a zero
+ *     result takes the divisor's sign, x mod 0 is NaN);
  *   - Pow keeps the dtype of the base (integer exponent by repeated squaring);
  *   - Cast: float -> int truncates toward zero (then wraps to the width), -> bool is x != 0,
  *     f32 -> f16 RNE with subnormals and overflow to inf.
@@ -177,8 +178,11 @@ static double binary_f(const struct ir_node *n, double a, double b, bool fmod_at
     case IR_OP_DIV: return a / b;
     case IR_OP_POW: return pow(a, b);
     case IR_OP_MOD: {
+        /* fmod=0: numpy.mod (zero takes b's sign; NaN for b == 0, a = ±inf, NaN in) */
         double r = fmod(a, b);
-        if (!fmod_attr && r != 0 && ((r < 0) != (b < 0))) r += b;
+        if (fmod_attr) return r;
+        if (r == 0) return copysign(0.0, b);
+        if ((r < 0) != (b < 0)) r += b;
         return r;
     }
     case IR_OP_PRELU: return a < 0 ? a * b : a;
@@ -257,8 +261,6 @@ static bool eval_binary(struct ir_graph *g, const struct ir_node *n)
     if (n->op != IR_OP_POW && n->op != IR_OP_PRELU && ta != tb) return false;
     if (ta == IR_BOOL && !logic && n->op != IR_OP_EQUAL) return false;
     bool fmod_attr = ir_attr_int(n, "fmod", 0) != 0;
-    if (n->op == IR_OP_MOD && ref_is_float(ta) && !fmod_attr)
-        ir_fatal_node(g, n, "Mod of floating-point inputs requires fmod=1");
     const struct ir_value *ins[2] = {a, b};
     struct ref_iter it;
     ref_iter_init(&it, o, ins, 2);
