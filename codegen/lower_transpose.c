@@ -1,9 +1,10 @@
-/* lower_transpose.c — Transpose-13, DepthToSpace-13 (DCR, CRD), SpaceToDepth-13 (ops.def family
+/* lower_transpose.c — Transpose-13, DepthToSpace-13 (DCR, CRD), SpaceToDepth (DCR, CRD) (ops.def family
  * "transpose") as one strided copy each (kernels/transpose.cl, per element size):
  *   Transpose:     y[c] = x[c permuted]; perm attribute (default: reversed axes);
  *   DepthToSpace:  x [N,C,H,W] viewed DCR [N,b,b,C/b²,H,W] perm (0,3,4,1,5,2), or
  *                  CRD [N,C/b²,b,b,H,W] perm (0,1,4,2,5,3) -> y [N,C/b²,H*b,W*b];
- *   SpaceToDepth:  x viewed [N,C,H/b,b,W/b,b] perm (0,3,5,1,2,4) -> y [N,C*b²,H/b,W/b].
+ *   SpaceToDepth:  x viewed [N,C,H/b,b,W/b,b] perm DCR (0,3,5,1,2,4) or CRD (0,1,3,5,2,4)
+ *                  -> y [N,C*b²,H/b,W/b] (mode: opset 26+, default DCR).
  * Axes contiguous in both x and y are merged before launch (e.g. [0,2,3,1] of NCHW is a 3-axis
  * copy). Fatal (located) on a bad perm, blocksize or mode.
  */
@@ -75,8 +76,15 @@ bool lower_transpose(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         if (H % b != 0 || W % b != 0)
             ir_fatal_node(g, n, "SpaceToDepth: blocksize=%lld does not divide H=%lld, W=%lld",
                           (long long)b, (long long)H, (long long)W);
-        const int64_t v[6] = {N, C, H / b, b, W / b, b}, perm[6] = {0, 3, 5, 1, 2, 4};
-        permuted_copy(cg, g, node, x, y, 6, v, perm);
+        const char *mode = ir_attr_string(n, "mode", "DCR");
+        const int64_t v[6] = {N, C, H / b, b, W / b, b};
+        const int64_t dcr[6] = {0, 3, 5, 1, 2, 4}, crd[6] = {0, 1, 3, 5, 2, 4};
+        if (strcmp(mode, "DCR") == 0)
+            permuted_copy(cg, g, node, x, y, 6, v, dcr);
+        else if (strcmp(mode, "CRD") == 0)
+            permuted_copy(cg, g, node, x, y, 6, v, crd);
+        else
+            ir_fatal_node(g, n, "SpaceToDepth: mode='%s' is not supported (DCR, CRD)", mode);
         return true;
     }
     return false;

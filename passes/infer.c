@@ -672,6 +672,10 @@ void infer_node(struct ir_graph *g, uint32_t node)
         need_rank(g, n, req(g, n, 0), 4, 4);
         int64_t b = ir_attr_int(n, "blocksize", 0);
         if (b <= 0) ir_fatal_node(g, n, "blocksize=%lld must be > 0", (long long)b);
+        const char *mode = ir_attr_string(n, "mode", "DCR");
+        if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+            ir_fatal_node(g, n, "%s: mode='%s' is not supported (DCR, CRD)", ir_op_name(n->op),
+                          mode);
         memcpy(out, x->dims, sizeof(int64_t) * 4);
         if (n->op == IR_OP_DEPTH_TO_SPACE) {
             if (x->dims[1] % (b * b))

@@ -1,7 +1,7 @@
 /* ref_movement.c — reference data-movement and shape ops: views (Identity, Dropout, Reshape,
  * Squeeze, Unsqueeze, Flatten), Transpose, Concat, Split, Slice, Gather, GatherElements,
  * GatherND, Expand, Tile, Pad (constant/reflect/edge/wrap), Trilu, DepthToSpace (DCR/CRD),
- * SpaceToDepth, Shape, Size, Constant.
+ * SpaceToDepth (DCR/CRD), Shape, Size, Constant.
  *
  * Assumes: outputs shaped by infer_node (the geometry helpers of ref_util.c are reused here);
  * inputs constant (Shape/Size read dims only).
@@ -322,7 +322,9 @@ static bool eval_d2s(struct ir_graph *g, const struct ir_node *n)
                         int64_t ic = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
                         src = ((nn * xC + ic) * xH + h / b) * xW + w / b;
                     } else {
-                        int64_t blk = c / xC, ic = c % xC, bh = blk / b, bw = blk % b;
+                        /* DCR: c = (bh*b + bw)*xC + ic; CRD: c = ic*b*b + bh*b + bw */
+                        int64_t blk = crd ? c % (b * b) : c / xC, ic = crd ? c / (b * b) : c % xC;
+                        int64_t bh = blk / b, bw = blk % b;
                         src = ((nn * xC + ic) * xH + h * b + bh) * xW + w * b + bw;
                     }
                     ref_copy_elem(out, i, x->data, src, es);
