@@ -5,7 +5,7 @@
  * "_flatten"=0 (opset 13+) normalizes along dims[axis] alone (default axis -1). Both become the
  * kernel's [outer, R, inner] view: flatten -> inner = 1, R = prod(dims[axis:]).
  * Long rows use one work-group per row (softmax_wg, lws 128), short rows one work-item per row.
- * Assumes: shape inference ran. float32 only for now.
+ * Assumes: shape inference ran. float32 and float64 (statistics in double, cl_khr_fp64).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, a bad axis, or >= 2^31 elements.
  */
 #include "codegen/lower.h"
@@ -27,8 +27,8 @@ bool lower_softmax(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     }
     uint32_t x = n->inputs[0], y = n->outputs[0];
     enum ir_dtype t = g->values[y].dtype;
-    if (t != IR_F32)
-        ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op),
+    if (t != IR_F32 && t != IR_F64)
+        ir_fatal_node(g, n, "%s on %s is not supported yet (float32, float64)", ir_op_name(n->op),
                       ir_dtype_name(t));
     const struct ir_value *xv = &g->values[x];
     int64_t total = ir_numel(g, x);

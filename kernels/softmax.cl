@@ -6,7 +6,8 @@
  * mode 0 softmax: y = exp(x - max) / sum(exp(x - max))      (max subtracted for stability)
  * mode 1 log-softmax: y = (x - max) - log(sum(exp(x - max)))
  * mode 2 hardmax: y = 1 at the first index of the row maximum, 0 elsewhere
- * Statistics in float. NaN in a row gives NaN (softmax/logsoftmax).
+ * Statistics in SMT: double for T = double (f64, cl_khr_fp64), float otherwise. NaN in a row
+ * gives NaN (softmax/logsoftmax).
  *
  * softmax_wg:  one work-group of exactly SM_LWS work-items per row (gws[0] = rows*SM_LWS,
  *              lws[0] = SM_LWS), strided loads + __local tree reductions. For long rows.
@@ -19,26 +20,34 @@
 #define SM_LWS 128
 #endif
 
-#ifndef O2C_SOFTMAX_HELPERS
-#define O2C_SOFTMAX_HELPERS
+/* SMT: statistics type, per instantiation (#undef at the end of the file). The type test is on
+ * the suffix (T is a macro for a type name, which the preprocessor cannot compare). */
+#define O2C_SM_ID_f64 1
+#define O2C_SM_CAT3(a, b) a##b
+#define O2C_SM_CAT2(a, b) O2C_SM_CAT3(a, b)
+#if O2C_SM_CAT2(O2C_SM_ID_, TS) == 1
+#define SMT double
+#else
+#define SMT float
+#endif
 /* Tree reductions over a work-group of SM_LWS items; every item gets the result. */
-static float sm_wg_max(__local float *s, float v)
+static SMT KN(sm_wg_max)(__local SMT *s, SMT v)
 {
     const int lid = (int)get_local_id(0);
     s[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int off = SM_LWS / 2; off > 0; off >>= 1) {
         if (lid < off) {
-            const float o = s[lid + off];
+            const SMT o = s[lid + off];
             if (o > s[lid] || isnan(o)) s[lid] = isnan(s[lid]) ? s[lid] : o;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r = s[0];
+    const SMT r = s[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }
-static float sm_wg_sum(__local float *s, float v)
+static SMT KN(sm_wg_sum)(__local SMT *s, SMT v)
 {
     const int lid = (int)get_local_id(0);
     s[lid] = v;
@@ -47,12 +56,12 @@ static float sm_wg_sum(__local float *s, float v)
         if (lid < off) s[lid] += s[lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r = s[0];
+    const SMT r = s[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }
 /* Index of the first maximum: ties go to the smaller index. */
-static int sm_wg_argmax(__local float *sv, __local int *si, float v, int idx)
+static int KN(sm_wg_argmax)(__local SMT *sv, __local int *si, SMT v, int idx)
 {
     const int lid = (int)get_local_id(0);
     sv[lid] = v;
@@ -60,7 +69,7 @@ static int sm_wg_argmax(__local float *sv, __local int *si, float v, int idx)
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int off = SM_LWS / 2; off > 0; off >>= 1) {
         if (lid < off) {
-            const float ov = sv[lid + off];
+            const SMT ov = sv[lid + off];
             const int oi = si[lid + off];
             if (oi >= 0 && (si[lid] < 0 || ov > sv[lid] || (ov == sv[lid] && oi < si[lid]))) {
                 sv[lid] = ov;
@@ -73,54 +82,53 @@ static int sm_wg_argmax(__local float *sv, __local int *si, float v, int idx)
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }
-#endif
 
 __kernel void KN(softmax_wg)(__global const T *X, __global T *Y, int R, int inner, int mode)
 {
-    __local float sv[SM_LWS];
+    __local SMT sv[SM_LWS];
     const int row = (int)get_group_id(0);
     const int lid = (int)get_local_id(0);
     const int base = (row / inner) * R * inner + row % inner;
     const __global T *x = X + base;
     __global T *y = Y + base;
-    float m = -INFINITY;
+    SMT m = -INFINITY;
     for (int j = lid; j < R; j += SM_LWS) {
-        const float v = (float)x[j * inner];
+        const SMT v = (SMT)x[j * inner];
         if (v > m || isnan(v)) m = isnan(m) ? m : v;
     }
-    m = sm_wg_max(sv, m);
-    float s = 0.0f;
-    for (int j = lid; j < R; j += SM_LWS) s += exp((float)x[j * inner] - m);
-    s = sm_wg_sum(sv, s);
+    m = KN(sm_wg_max)(sv, m);
+    SMT s = 0;
+    for (int j = lid; j < R; j += SM_LWS) s += exp((SMT)x[j * inner] - m);
+    s = KN(sm_wg_sum)(sv, s);
     if (mode == 0) {
-        const float inv = 1.0f / s;
-        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(exp((float)x[j * inner] - m) * inv);
+        const SMT inv = (SMT)1 / s;
+        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(exp((SMT)x[j * inner] - m) * inv);
     } else {
-        const float ls = log(s);
-        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(((float)x[j * inner] - m) - ls);
+        const SMT ls = log(s);
+        for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(((SMT)x[j * inner] - m) - ls);
     }
 }
 
 __kernel void KN(hardmax_wg)(__global const T *X, __global T *Y, int R, int inner)
 {
-    __local float sv[SM_LWS];
+    __local SMT sv[SM_LWS];
     __local int si[SM_LWS];
     const int row = (int)get_group_id(0);
     const int lid = (int)get_local_id(0);
     const int base = (row / inner) * R * inner + row % inner;
     const __global T *x = X + base;
     __global T *y = Y + base;
-    float best = 0.0f;
+    SMT best = 0;
     int bi = -1;
     for (int j = lid; j < R; j += SM_LWS) {
-        const float v = (float)x[j * inner];
+        const SMT v = (SMT)x[j * inner];
         if (bi < 0 || v > best) {
             best = v;
             bi = j;
         }
     }
-    const int am = sm_wg_argmax(sv, si, best, bi);
-    for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(j == am ? 1.0f : 0.0f);
+    const int am = KN(sm_wg_argmax)(sv, si, best, bi);
+    for (int j = lid; j < R; j += SM_LWS) y[j * inner] = (T)(j == am ? 1 : 0);
 }
 
 __kernel void KN(softmax_seq)(__global const T *X, __global T *Y, int R, int inner, int mode,
@@ -132,30 +140,31 @@ __kernel void KN(softmax_seq)(__global const T *X, __global T *Y, int R, int inn
     const __global T *x = X + base;
     __global T *y = Y + base;
     if (mode == 2) {
-        float best = (float)x[0];
+        SMT best = (SMT)x[0];
         int bi = 0;
         for (int j = 1; j < R; j++) {
-            const float v = (float)x[j * inner];
+            const SMT v = (SMT)x[j * inner];
             if (v > best) {
                 best = v;
                 bi = j;
             }
         }
-        for (int j = 0; j < R; j++) y[j * inner] = (T)(j == bi ? 1.0f : 0.0f);
+        for (int j = 0; j < R; j++) y[j * inner] = (T)(j == bi ? 1 : 0);
         return;
     }
-    float m = -INFINITY;
+    SMT m = -INFINITY;
     for (int j = 0; j < R; j++) {
-        const float v = (float)x[j * inner];
+        const SMT v = (SMT)x[j * inner];
         if (v > m || isnan(v)) m = isnan(m) ? m : v;
     }
-    float s = 0.0f;
-    for (int j = 0; j < R; j++) s += exp((float)x[j * inner] - m);
+    SMT s = 0;
+    for (int j = 0; j < R; j++) s += exp((SMT)x[j * inner] - m);
     if (mode == 0) {
-        const float inv = 1.0f / s;
-        for (int j = 0; j < R; j++) y[j * inner] = (T)(exp((float)x[j * inner] - m) * inv);
+        const SMT inv = (SMT)1 / s;
+        for (int j = 0; j < R; j++) y[j * inner] = (T)(exp((SMT)x[j * inner] - m) * inv);
     } else {
-        const float ls = log(s);
-        for (int j = 0; j < R; j++) y[j * inner] = (T)(((float)x[j * inner] - m) - ls);
+        const SMT ls = log(s);
+        for (int j = 0; j < R; j++) y[j * inner] = (T)(((SMT)x[j * inner] - m) - ls);
     }
 }
+#undef SMT
