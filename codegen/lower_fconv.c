@@ -54,6 +54,114 @@ static bool res_strides(const struct ir_value *r, const struct ir_value *y, int6
     return true;
 }
 
+/* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant):
+ * [ceil(OC/OCB)][cin][KH][KW][OCB], zero where oc >= OC; shared by every node using w. */
+static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb)
+{
+    const char *name = ir_sprintf(g, "%s.fconv_v%d", g->values[w].name, ocb);
+    uint32_t pv = ir_value_find(g, name);
+    if (pv != IR_NONE) return pv;
+    const struct ir_value *wv = &g->values[w];
+    const int64_t OC = wv->dims[0], cin = wv->dims[1];
+    int64_t kk = 1;
+    for (int i = 2; i < wv->rank; i++) kk *= wv->dims[i];
+    const int64_t nb = (OC + ocb - 1) / ocb;
+    const int64_t numel = nb * cin * kk * ocb;
+    float *dst = ir_alloc(g, sizeof(float) * (size_t)numel); /* zeroed */
+    const float *src = wv->data;
+    for (int64_t o = 0; o < OC; o++)
+        for (int64_t ci = 0; ci < cin; ci++)
+            for (int64_t q = 0; q < kk; q++)
+                dst[(((o / ocb) * cin + ci) * kk + q) * ocb + o % ocb] = src[(o * cin + ci) * kk + q];
+    const int64_t dims[1] = {numel};
+    return ir_const_add(g, name, IR_F32, 1, dims, dst, sizeof(float) * (size_t)numel);
+}
+
+/* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs.
+ * Returns false (nothing emitted) where it does not apply. Geometry in 3-D form (index 0 = D). */
+static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const int64_t *in,
+                        const int64_t *out, const int64_t *k, const int64_t *s, const int64_t *d,
+                        const int64_t *p, int64_t group, int64_t act, uint32_t r, int64_t rn,
+                        int64_t rc, int64_t rp, float div)
+{
+    const struct ir_node *n = &g->nodes[node];
+    uint32_t x = n->inputs[0], w = n->inputs[1], b = ir_input(n, 2), y = n->outputs[0];
+    const char *env = getenv("ONNX2CL_FCONV");
+    if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return false;
+    if (!ir_is_const(g, w) || !g->values[w].data) return false;
+    if (in[0] != 1 || k[0] != 1 || out[0] != 1) return false; /* 3-D */
+    const struct ir_value *xv = &g->values[x], *yv = &g->values[y];
+    const int64_t N = xv->dims[0], C = xv->dims[1], OC = yv->dims[1];
+    const int64_t cin = C / group, cout = OC / group;
+    int ocb;
+    if (group == 1) ocb = OC % 8 == 0 || OC > 32 ? 8 : 4;
+    else if (cout % 8 == 0) ocb = 8;
+    else if (cout % 4 == 0) ocb = 4;
+    else return false;
+    int64_t H = in[1], W = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
+    int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = p[1], pw = p[2];
+    if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
+        /* pointwise: one long row of H*W positions */
+        W = H * W;
+        OW = OH * OW;
+        H = OH = 1;
+    }
+    if (sw > 4 || KH * KW > 64) return false;
+    const int nv = OW >= 32 ? 2 : 1;
+    const int64_t tile = 16 * nv, owt = (OW + tile - 1) / tile;
+    const int64_t need = (owt * tile - 1) * sw + (KW - 1) * dw + 1;
+    uint32_t xp = x;
+    int64_t XW = W;
+    if (pw != 0 || need > W) {
+        XW = need;
+        xp = cg_temp(cg, node, IR_F32, N * C * H * XW);
+        size_t pg[2] = {(size_t)XW, (size_t)(N * C * H)};
+        cg_launch(cg, node, "fconv_padw", 2, pg, NULL);
+        cg_arg_buf(cg, x);
+        cg_arg_buf(cg, xp);
+        cg_arg_i32(cg, W);
+        cg_arg_i32(cg, XW);
+        cg_arg_i32(cg, pw);
+    }
+    need_i32(g, n, xp);
+    uint32_t wk = packed_weights(g, w, ocb);
+    char kname[96], src[160];
+    snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d", (long long)KH,
+             (long long)KW, (long long)sw, (long long)dw, ocb, nv);
+    snprintf(src, sizeof src, "FCONV_V_DEFINE(%s, %lld, %lld, %lld, %lld, %d, %d)\n", kname,
+             (long long)KH, (long long)KW, (long long)sw, (long long)dw, ocb, nv);
+    cg_add_source(cg, src);
+    const int64_t ocblk = (OC + ocb - 1) / ocb;
+    size_t gws[3] = {(size_t)owt, (size_t)OH, (size_t)(N * ocblk)};
+    size_t lws[3] = {1, 1, 1};
+    cg_launch(cg, node, kname, 3, gws, lws);
+    cg_arg_buf(cg, xp);
+    cg_arg_buf(cg, wk);
+    cg_arg_buf(cg, b != IR_NONE ? b : wk); /* dummies when absent: never read */
+    cg_arg_buf(cg, r != IR_NONE ? r : wk);
+    cg_arg_buf(cg, y);
+    cg_arg_i32(cg, cin);
+    cg_arg_i32(cg, C);
+    cg_arg_i32(cg, H);
+    cg_arg_i32(cg, XW);
+    cg_arg_i32(cg, OH);
+    cg_arg_i32(cg, OW);
+    cg_arg_i32(cg, sh);
+    cg_arg_i32(cg, ph);
+    cg_arg_i32(cg, dh);
+    cg_arg_i32(cg, OC);
+    cg_arg_i32(cg, cout);
+    cg_arg_i32(cg, b != IR_NONE);
+    cg_arg_i32(cg, act);
+    cg_arg_i32(cg, r != IR_NONE);
+    cg_arg_i32(cg, rn);
+    cg_arg_i32(cg, rc);
+    cg_arg_i32(cg, rp);
+    cg_arg_i32(cg, div != 1.0f);
+    cg_arg_f32(cg, div);
+    return true;
+}
+
 bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
@@ -112,6 +220,7 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     int64_t total = ir_numel(g, y);
     if (total == 0) return;
     const char *sfx = cg_use(cg, "fconv", t);
+    if (try_fconv_v(cg, g, node, in, out, k, s, d, p, group, act, r, rn, rc, rp, div)) return;
     char kname[64];
     /* 4 channels x 4 columns per work-item where channels come in fours (every SD conv);
      * ONNX2CL_FCONV=oc4 selects the older 4-channel kernel (for comparisons) */

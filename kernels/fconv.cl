@@ -208,3 +208,125 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
             y[i] = (T)KN(fc_epi)(acc[j][i], act, has_res, Res, r + i * rp, has_div, div);
     }
 }
+
+/* ---- fconv_v: register-tiled direct convolution for CPUs (PoCL) -----------------------------
+ * One work-item computes OCB output channels x NV*16 consecutive output columns of one output
+ * row, in NV*OCB float16 accumulators: each (ci, kh, kw) tap loads NV float16 input vectors and
+ * OCB weights (broadcast) for NV*OCB vector multiply-adds.
+ *   Xp: the input with every row padded (codegen/lower_fconv.c, fconv_padw): [N, Ctot, H, XW],
+ *       the left padding already applied, so output column ow of tap kw reads column
+ *       ow*SW + kw*DW; every read of the tile is inside the row (XW is sized for it).
+ *   Wk: weights repacked at compile time to [OCtot/OCB][cin_g][KH][KW][OCB] (zero-padded where
+ *       OC is not a multiple of OCB; then group == 1).
+ * Rows (H) are not padded: taps outside [0, H) are skipped.
+ * KH, KW, SW, DW, OCB, NV are compile-time constants of each specialization (FCONV_V_DEFINE),
+ * so the tap loops unroll and the accumulators stay in registers.
+ * Launch: gws = {OWT, OH, N*OCBLK} (OWT = ceil(OW / (16*NV)), OCBLK = ceil(OC / OCB)),
+ * lws = {1, 1, 1} (each work-item is a large explicitly vectorized tile). */
+#ifndef O2C_FCONV_V
+#define O2C_FCONV_V
+
+/* the input vector of 16 output columns starting at p (input stride SW between columns) */
+#define FV_LOAD16(p, SW)                                                                         \
+    ((SW) == 1 ? vload16(0, (p))                                                                 \
+     : (SW) == 2 ? (float16)(vload16(0, (p)).even, vload16(1, (p)).even)                         \
+                 : (float16)((p)[0], (p)[(SW)], (p)[2 * (SW)], (p)[3 * (SW)], (p)[4 * (SW)],       \
+                             (p)[5 * (SW)], (p)[6 * (SW)], (p)[7 * (SW)], (p)[8 * (SW)],           \
+                             (p)[9 * (SW)], (p)[10 * (SW)], (p)[11 * (SW)], (p)[12 * (SW)],        \
+                             (p)[13 * (SW)], (p)[14 * (SW)], (p)[15 * (SW)]))
+
+static inline void fconv_v_body(__global const float *restrict Xp, __global const float *restrict Wk,
+                                __global const float *restrict Bias,
+                                __global const float *restrict Res, __global float *restrict Y,
+                                int cin, int Ctot, int H, int XW, int OH, int OW, int sh, int ph,
+                                int dh, int OC, int cout_g, int has_bias, int act, int has_res,
+                                int rn, int rc, int rp, int has_div, float div, const int KH,
+                                const int KW, const int SW, const int DW, const int OCB,
+                                const int NV)
+{
+    const int owt = (int)get_global_id(0), oh = (int)get_global_id(1);
+    const int OCBLK = (OC + OCB - 1) / OCB;
+    const int t = (int)get_global_id(2);
+    const int ob = t % OCBLK, n = t / OCBLK;
+    const int oc0 = ob * OCB;
+    const int g = oc0 / cout_g;
+    const int ow0 = owt * 16 * NV;
+    float16 acc[2][8];
+    for (int v = 0; v < NV; v++)
+        for (int j = 0; j < OCB; j++) acc[v][j] = (float16)(0.0f);
+    __global const float *xb = Xp + (size_t)(n * Ctot + g * cin) * H * XW + ow0 * SW;
+    __global const float *wb = Wk + (size_t)ob * cin * KH * KW * OCB;
+    const int ih0 = oh * sh - ph;
+    for (int ci = 0; ci < cin; ci++) {
+        __global const float *xc = xb + ci * H * XW;
+        __global const float *wc = wb + ci * KH * KW * OCB;
+        for (int kh = 0; kh < KH; kh++) {
+            const int ih = ih0 + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            __global const float *xr = xc + ih * XW;
+            __global const float *wr = wc + kh * KW * OCB;
+            for (int kw = 0; kw < KW; kw++) {
+                float16 xv[2];
+                for (int v = 0; v < NV; v++) xv[v] = FV_LOAD16(xr + kw * DW + v * 16 * SW, SW);
+                for (int j = 0; j < OCB; j++) {
+                    const float16 wv = (float16)(wr[kw * OCB + j]);
+                    for (int v = 0; v < NV; v++) acc[v][j] = fma(xv[v], wv, acc[v][j]);
+                }
+            }
+        }
+    }
+    const int P = OH * OW;
+    for (int j = 0; j < OCB; j++) {
+        const int oc = oc0 + j;
+        if (oc >= OC) break;
+        const float bv = has_bias ? Bias[oc] : 0.0f;
+        __global float *y = Y + (size_t)(n * OC + oc) * P + oh * OW;
+        const int r = n * rn + oc * rc + oh * OW * rp;
+        for (int v = 0; v < NV; v++) {
+            const int c0 = ow0 + v * 16;
+            if (c0 >= OW) break;
+            float16 a = acc[v][j] + bv;
+            if (act == 1) a = a / (1.0f + exp(-a));
+            else if (act == 2) a = fmax(a, 0.0f);
+            if (c0 + 16 <= OW) {
+                if (has_res) a += rp ? vload16(0, Res + r + c0) : (float16)(Res[r]);
+                if (has_div) a = a / div;
+                vstore16(a, 0, y + c0);
+            } else {
+                float tmp[16];
+                vstore16(a, 0, tmp);
+                for (int i = 0; i < 16 && c0 + i < OW; i++) {
+                    float e = tmp[i];
+                    if (has_res) e += Res[r + (c0 + i) * rp];
+                    if (has_div) e = e / div;
+                    y[c0 + i] = e;
+                }
+            }
+        }
+    }
+}
+
+/* One specialization: FCONV_V_DEFINE(fconv_v_k3x3_s1_d1_o8_v2, 3, 3, 1, 1, 8, 2). */
+#define FCONV_V_DEFINE(NAME, KH, KW, SW, DW, OCB, NV)                                            \
+    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void NAME(                            \
+        __global const float *restrict Xp, __global const float *restrict Wk,                   \
+        __global const float *restrict Bias, __global const float *restrict Res,                \
+        __global float *restrict Y, int cin, int Ctot, int H, int XW, int OH, int OW, int sh,   \
+        int ph, int dh, int OC, int cout_g, int has_bias, int act, int has_res, int rn, int rc, \
+        int rp, int has_div, float div)                                                         \
+    {                                                                                            \
+        fconv_v_body(Xp, Wk, Bias, Res, Y, cin, Ctot, H, XW, OH, OW, sh, ph, dh, OC, cout_g,    \
+                     has_bias, act, has_res, rn, rc, rp, has_div, div, KH, KW, SW, DW, OCB, NV); \
+    }
+
+/* Xp[r][c] = c - pw in [0, W) ? X[r][c - pw] : 0 for rows r of [N*Ctot*H] and c < XW.
+ * gws = {XW, rows}. */
+__kernel void fconv_padw(__global const float *restrict X, __global float *restrict Xp, int W,
+                         int XW, int pw)
+{
+    const int c = (int)get_global_id(0), r = (int)get_global_id(1);
+    const int s = c - pw;
+    Xp[(size_t)r * XW + c] = s >= 0 && s < W ? X[(size_t)r * W + s] : 0.0f;
+}
+
+#endif
