@@ -174,6 +174,7 @@ void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char
     fputs(msg, stderr);
     fputc('\n', stderr);
     remove_tmps();
+    if (fatal_hook) fatal_hook();
     exit(1);
 }
 

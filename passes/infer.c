@@ -280,7 +280,8 @@ static void infer_reshape(struct ir_graph *g, const struct ir_node *n)
             continue;
         }
         if (sh[k] < 0) ir_fatal_node(g, n, "shape %s has a negative dim %lld", b2, (long long)sh[k]);
-        prod *= sh[k];
+        if (__builtin_mul_overflow(prod, sh[k], &prod))
+            ir_fatal_node(g, n, "shape %s: element count overflows 64 bits", b2);
     }
     if (neg >= 0) {
         if (prod == 0 || total % prod)
@@ -655,7 +656,11 @@ void infer_node(struct ir_graph *g, uint32_t node)
         req(g, n, 0);
         int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK];
         ref_pad_amounts(g, n, x->rank, pb, pe);
-        for (int k = 0; k < x->rank; k++) out[k] = x->dims[k] + pb[k] + pe[k];
+        for (int k = 0; k < x->rank; k++)
+            if (__builtin_add_overflow(x->dims[k], pb[k], &out[k]) ||
+                __builtin_add_overflow(out[k], pe[k], &out[k]))
+                ir_fatal_node(g, n, "pads %lld, %lld on axis %d overflow the dim %lld",
+                              (long long)pb[k], (long long)pe[k], k, (long long)x->dims[k]);
         set_out(g, n, 0, x->dtype, x->rank, out);
         return;
     }
