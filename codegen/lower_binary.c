@@ -7,7 +7,11 @@
  * per-input strides (0 on broadcast axes). Variadic Min/Max/Sum/Mean chain the steps in place
  * in the output (y = op(x0, x1); y = op(y, x2); ...); Mean then scales by 1/count; one input is
  * a copy. Pow with a constant scalar exponent 2 becomes x*x.
- * Types: all inputs share one element type (Pow with a different exponent type is refused);
+ * Types: all inputs share one element type, except Pow-12+'s exponent (output: the base's type):
+ * an exponent of another type is cast on the device into a scratch buffer when needed (cast
+ * family) and read by powl_<T> (integer exponents as long; uint64 as its bits, flag uns),
+ * pow_<T> (float T = f32/f64, float exponents cast to T) or powf_<T> (f16 and integer T, float
+ * exponents as float; a float64 exponent is rounded to float there);
  * Mod fmod=0 on floats is numpy.mod (opset 28 allows it; sign of the divisor); And/Or/Xor for bool; comparisons output bool.
  * Fatal (located) for anything else, naming the op and the type.
  */
@@ -30,9 +34,11 @@ static bool same_dims(const struct ir_value *a, const struct ir_value *b)
     return true;
 }
 
-/* One launch y = base(a, b) over y's shape. */
-static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const char *base,
-                      const char *sfx, uint32_t a, uint32_t b, uint32_t y, int64_t cnt)
+/* One launch y = base(a, b) over y's shape; b's data is read from the buffer of value bbuf
+ * (b itself, or a converted copy of b with b's element count). */
+static void emit_pair_buf(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const char *base,
+                          const char *sfx, uint32_t a, uint32_t b, uint32_t bbuf, uint32_t y,
+                          int64_t cnt)
 {
     const struct ir_value *yv = &g->values[y];
     char kname[64];
@@ -40,7 +46,7 @@ static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, cons
         snprintf(kname, sizeof kname, "%s_%s", base, sfx);
         ka_launch(cg, node, kname, cnt);
         cg_arg_buf(cg, a);
-        cg_arg_buf(cg, b);
+        cg_arg_buf(cg, bbuf);
         cg_arg_buf(cg, y);
         cg_arg_i32(cg, cnt);
         return;
@@ -62,7 +68,7 @@ static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, cons
     snprintf(kname, sizeof kname, "%s_bc_%s", base, sfx);
     ka_launch(cg, node, kname, nitems);
     cg_arg_buf(cg, a);
-    cg_arg_buf(cg, b);
+    cg_arg_buf(cg, bbuf);
     cg_arg_buf(cg, y);
     cg_arg_i32(cg, nitems);
     cg_arg_i32(cg, inner);
@@ -78,6 +84,57 @@ static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, cons
         }
 }
 
+/* One launch y = base(a, b) over y's shape. */
+static void emit_pair(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const char *base,
+                      const char *sfx, uint32_t a, uint32_t b, uint32_t y, int64_t cnt)
+{
+    emit_pair_buf(cg, g, node, base, sfx, a, b, b, y, cnt);
+}
+
+/* Kernel-name suffix of the cast destinations used below. */
+static const char *cast_sfx(enum ir_dtype t)
+{
+    return t == IR_I64 ? "i64" : t == IR_F64 ? "f64" : "f32";
+}
+
+/* Pow-12+ with an exponent type other than the base's dt (see the banner): converts the
+ * exponent when needed, then one powl/pow/powf launch. */
+static void emit_pow_mixed(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const char *sfx,
+                           enum ir_dtype dt, int64_t cnt)
+{
+    const struct ir_node *n = &g->nodes[node];
+    const uint32_t a = n->inputs[0], b = n->inputs[1], y = n->outputs[0];
+    const enum ir_dtype et = g->values[b].dtype;
+    if (et == IR_BOOL || et == IR_BF16 || et == IR_STRING || ir_dtype_size(et) == 0)
+        ir_fatal_node(g, n, "Pow: exponent element type %s is not supported (base %s)",
+                      ir_dtype_name(et), ir_dtype_name(dt));
+    enum ir_dtype want;
+    const char *base;
+    if (!is_float(et)) {
+        want = et == IR_U64 ? IR_U64 : IR_I64;
+        base = "powl";
+    } else if (dt == IR_F32 || dt == IR_F64) {
+        want = dt;
+        base = "pow";
+    } else {
+        want = IR_F32;
+        base = "powf";
+    }
+    uint32_t bbuf = b;
+    if (et != want) {
+        const int64_t bn = ka_numel(g, node, b);
+        bbuf = cg_temp(cg, node, want, bn); /* may move g->values; n stays valid */
+        char kname[64];
+        snprintf(kname, sizeof kname, "cast_to_%s_%s", cast_sfx(want), cg_use(cg, "cast", et));
+        ka_launch(cg, node, kname, bn);
+        cg_arg_buf(cg, b);
+        cg_arg_buf(cg, bbuf);
+        cg_arg_i32(cg, bn);
+    }
+    emit_pair_buf(cg, g, node, base, sfx, a, b, bbuf, y, cnt);
+    if (strcmp(base, "powl") == 0) cg_arg_i32(cg, et == IR_U64);
+}
+
 bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
@@ -88,7 +145,7 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         const uint32_t v = n->inputs[k];
         if (v == IR_NONE)
             ir_fatal_node(g, n, "%s: input %u is absent", ir_op_name(n->op), k);
-        if (g->values[v].dtype != dt)
+        if (g->values[v].dtype != dt && n->op != IR_OP_POW)
             ir_fatal_node(g, n, "%s: input %u has element type %s but input 0 has %s (mixed "
                           "types are not supported)", ir_op_name(n->op), k,
                           ir_dtype_name(g->values[v].dtype), ir_dtype_name(dt));
@@ -145,6 +202,10 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (n->op == IR_OP_POW && is_float(dt) && ir_is_const(g, b) && ir_numel(g, b) == 1 &&
         ir_const_f64(g, b, 0) == 2.0 && same_dims(&g->values[a], &g->values[y])) {
         emit_pair(cg, g, node, "mul", sfx, a, a, y, cnt);
+        return true;
+    }
+    if (n->op == IR_OP_POW && g->values[b].dtype != dt) {
+        emit_pow_mixed(cg, g, node, sfx, dt, cnt);
         return true;
     }
     emit_pair(cg, g, node, base, sfx, a, b, y, cnt);

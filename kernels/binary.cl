@@ -18,6 +18,10 @@
  *   fmod = C remainder (sign of dividend, Mod fmod=1); pow on integers by repeated squaring (negative exponent:
  *   1, -1 or 0 as integer division would give); min/max propagate NaN; prelu(x, s) = x<0 ? s*x : x.
  *   and/or/xor exist for bool only.
+ * Pow with another exponent type (Pow-12+, output T): powl(a, long *b, y, n, int uns) (+ _bc, uns
+ *   last): integer exponents widened to long (uns: b holds uint64 bits); powf(a, float *b, ...)
+ *   for f16 and integer T: float exponents. Float T: |x|**e with the sign of x for odd e;
+ *   integer T: exact repeated squaring for integral e, else pow in float truncated (saturating).
  * Helpers: scale(y, n, s): y[i] *= s (Mean's final division, float types);
  *          copy(x, y, n): y[i] = x[i] (one-input Min/Max/Sum/Mean).
  * Element-type block: see unary.cl.
@@ -63,20 +67,24 @@
 #define KA_KN2(p, s) KA_KN3(p, s)
 #define KA_KN(p) KA_KN2(p, TS)
 #endif
-#define KA_BIN(name, OT, STORE, EXPR)                                                         \
-    __kernel void KA_KN(name##_)(__global const T *a, __global const T *b, __global OT *y, int n)   \
+/* KA_BINX: b is a __global const BT * read with LDB into an XT1 (Pow with another exponent
+ * type); XARGS: a function-like macro giving extra trailing parameters (KA_NOX: none; a macro
+ * name, so that its comma appears only in the final expansion). KA_BIN: b has a's type. */
+#define KA_BINX_(kn, kbc, BT, XT1, LDB, XARGS, OT, STORE, EXPR)                              \
+    __kernel void KA_KN(kn)(__global const T *a, __global const BT *b, __global OT *y,  \
+                                 int n XARGS())                                                 \
     {                                                                                         \
         const int i = (int)get_global_id(0);                                                  \
         if (i >= n) return;                                                                   \
         const KA_CT x0 = KA_LD(a, i);                                                         \
-        const KA_CT x1 = KA_LD(b, i);                                                         \
+        const XT1 x1 = LDB(b, i);                                                             \
         STORE(y, i, (EXPR));                                                                  \
     }                                                                                         \
-    __kernel void KA_KN(name##_bc_)(__global const T *a, __global const T *b, __global OT *y, \
+    __kernel void KA_KN(kbc)(__global const T *a, __global const BT *b, __global OT *y,      \
                                     int nitems, int inner, int nch, int d0, int d1, int d2,    \
                                     int d3, int d4, int sa0, int sa1, int sa2, int sa3,        \
                                     int sa4, int sa5, int sb0, int sb1, int sb2, int sb3,      \
-                                    int sb4, int sb5)                                          \
+                                    int sb4, int sb5 XARGS())                                    \
     {                                                                                         \
         const int id = (int)get_global_id(0);                                                 \
         if (id >= nitems) return;                                                             \
@@ -97,10 +105,19 @@
         const int oy = o * inner;                                                             \
         for (int j = j0; j < j1; j++) {                                                       \
             const KA_CT x0 = KA_LD(a, oa + j * sa5);                                          \
-            const KA_CT x1 = KA_LD(b, ob + j * sb5);                                          \
+            const XT1 x1 = LDB(b, ob + j * sb5);                                              \
             STORE(y, oy + j, (EXPR));                                                         \
         }                                                                                     \
     }
+#define KA_NOX()
+#define KA_UNSX() , int uns
+#define KA_LDP(p, i) ((p)[(i)])
+/* The names are pasted here, before any expansion of `name` (pow, min, max are builtins that a
+ * compiler may implement as macros). */
+#define KA_BINX(name, BT, XT1, LDB, XARGS, OT, STORE, EXPR)                                  \
+    KA_BINX_(name##_, name##_bc_, BT, XT1, LDB, XARGS, OT, STORE, EXPR)
+#define KA_BIN(name, OT, STORE, EXPR)                                                         \
+    KA_BINX_(name##_, name##_bc_, T, KA_CT, KA_LD, KA_NOX, OT, STORE, EXPR)
 #define KA_STB(p, i, v) ((p)[(i)] = (uchar)((v) ? 1 : 0))
 
 #if O2C_T_FLOAT
@@ -121,6 +138,17 @@ static inline KA_CT KN(ka_fmod0)(KA_CT a, KA_CT b)
     return r;
 }
 KA_BIN(mod, T, KA_ST, KN(ka_fmod0)(x0, x1))
+/* x ** e, e an integer exponent (a long; uns: the bits of a uint64): |x| ** e, negated for an odd
+ * e and a negative x (sign bit), so the sign stays right beyond the float's integer range. */
+static inline KA_CT KN(ka_powl)(KA_CT x, long e, int uns)
+{
+    const KA_CT m = pow(fabs(x), uns ? (KA_CT)(ulong)e : (KA_CT)e);
+    return ((e & 1) && signbit(x)) ? -m : m;
+}
+KA_BINX(powl, long, long, KA_LDP, KA_UNSX, T, KA_ST, KN(ka_powl)(x0, x1, uns))
+#if O2C_TID == O2C_ID_f16
+KA_BINX(powf, float, float, KA_LDP, KA_NOX, T, KA_ST, pow(x0, x1))
+#endif
 KA_BIN(prelu, T, KA_ST, x0 < KC(0) ? x1 * x0 : x0)
 KA_BIN(min, T, KA_ST, (x0 < x1 || isnan(x0)) ? x0 : x1)
 KA_BIN(max, T, KA_ST, (x0 > x1 || isnan(x0)) ? x0 : x1)
@@ -182,6 +210,36 @@ static inline T KN(ka_ipow)(T a, T b)
     }
     return r;
 }
+/* a ** e for a long exponent e (uns: the bits of a uint64, never negative); negative e: 1, -1
+ * or 0 as for ka_ipow. */
+static inline T KN(ka_ipowl)(T a, long e, int uns)
+{
+    if (!uns && e < 0) {
+        if (a == (T)1) return (T)1;
+#if !KA_UNSIGNED
+        if (a == (T)-1) return (e & 1) ? (T)-1 : (T)1;
+#endif
+        return (T)0;
+    }
+    ulong b = (ulong)e;
+    T r = (T)1;
+    while (b != 0) {
+        if (b & 1) r = (T)(r * a);
+        a = (T)(a * a);
+        b >>= 1;
+    }
+    return r;
+}
+/* a ** e for a float exponent: an integral e (|e| < 2^63) exactly as ka_ipowl (wrapping), any
+ * other e as pow() in float truncated toward zero (saturating to int64, NaN -> 0, then wrapping
+ * to T like Cast): exact while |result| < 2^24. */
+static inline T KN(ka_ipowf)(T a, float e)
+{
+    if (e == floor(e) && fabs(e) < 0x1p63f) return KN(ka_ipowl)(a, (long)e, 0);
+    return (T)convert_long_sat(pow((float)a, e));
+}
+KA_BINX(powl, long, long, KA_LDP, KA_UNSX, T, KA_ST, KN(ka_ipowl)(x0, x1, uns))
+KA_BINX(powf, float, float, KA_LDP, KA_NOX, T, KA_ST, KN(ka_ipowf)(x0, x1))
 KA_BIN(add, T, KA_ST, x0 + x1)
 KA_BIN(sub, T, KA_ST, x0 - x1)
 KA_BIN(mul, T, KA_ST, x0 * x1)
@@ -210,6 +268,11 @@ __kernel void KN(copy)(__global const T *x, __global T *y, int n)
     KA_ST(y, i, KA_LD(x, i));
 }
 #undef KA_BIN
+#undef KA_BINX
+#undef KA_BINX_
+#undef KA_NOX
+#undef KA_UNSX
+#undef KA_LDP
 #undef KA_STB
 #undef KA_CT
 #undef KA_LD

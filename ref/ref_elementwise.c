@@ -9,7 +9,9 @@
  *     (fmod=0) or the dividend's (fmod=1); uint64 compares/divides as unsigned;
  *     integer division by zero is a fatal user error; float Mod fmod=0 is numpy.mod (a zero
  *     result takes the divisor's sign, x mod 0 is NaN);
- *   - Pow keeps the dtype of the base (integer exponent by repeated squaring);
+ *   - Pow keeps the dtype of the base; integer exponents by repeated squaring (integer base)
+ *     or |x|**e with x's sign for odd e (float base); integer base with a float exponent:
+ *     integral e by repeated squaring, else pow truncated (saturating to int64, then wrapping);
  *   - Cast: float -> int truncates toward zero (then wraps to the width), -> bool is x != 0,
  *     f32 -> f16 RNE with subnormals and overflow to inf.
  * Returns false for op/dtype combinations the spec does not define (e.g. Sqrt of int).
@@ -211,6 +213,36 @@ static int64_t ipow(int64_t a, int64_t b)
     return (int64_t)r;
 }
 
+/* ipow with the exponent's bits b read as a uint64 when uns (never negative then). */
+static int64_t ipow_u(int64_t a, int64_t b, bool uns)
+{
+    if (!uns || b >= 0) return ipow(a, b);
+    uint64_t r = 1, base = (uint64_t)a, e = (uint64_t)b;
+    while (e) {
+        if (e & 1) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* x ** e for an integer exponent (uns: e holds uint64 bits): |x| ** e with the sign of x for
+ * odd e, so parity survives exponents beyond double's integer range (as kernels/binary.cl). */
+static double pow_f_int(double x, int64_t e, bool uns)
+{
+    double m = pow(fabs(x), uns ? (double)(uint64_t)e : (double)e);
+    return ((e & 1) && signbit(x)) ? -m : m;
+}
+
+/* Truncation toward zero into int64, saturating, NaN -> 0 (Cast's float -> int first step). */
+static int64_t sat_i64(double v)
+{
+    if (isnan(v)) return 0;
+    if (v >= 0x1p63) return INT64_MAX;
+    if (v < -0x1p63) return INT64_MIN;
+    return (int64_t)v;
+}
+
 /* Integer binary op on int64 (uint64 bit patterns when uns). */
 static int64_t binary_i(const struct ir_graph *g, const struct ir_node *n, int64_t a, int64_t b,
                         bool uns, bool fmod_attr)
@@ -269,14 +301,25 @@ static bool eval_binary(struct ir_graph *g, const struct ir_node *n)
     const void *ap = a->data, *bp = b->data;
     bool flt = ref_is_float(ta);
     bool uns = ref_is_unsigned(ta);
-    if (n->op == IR_OP_POW && !flt) {
+    if (n->op == IR_OP_POW && (!flt || ta != tb)) {
         for (int64_t i = 0; i < cnt; i++, ref_iter_next(&it)) {
-            int64_t x = ref_get_i(ap, ta, it.off[0]), r;
-            if (ref_is_float(tb))
-                r = (int64_t)pow((double)x, ref_get_f(bp, tb, it.off[1]));
-            else
-                r = ipow(x, ref_get_i(bp, tb, it.off[1]));
-            ref_set_i(out, to, i, r);
+            if (flt) {
+                double x = ref_get_f(ap, ta, it.off[0]);
+                double r = ref_is_float(tb) ? pow(x, ref_get_f(bp, tb, it.off[1]))
+                                            : pow_f_int(x, ref_get_i(bp, tb, it.off[1]),
+                                                        tb == IR_U64);
+                ref_set_f(out, to, i, r);
+            } else {
+                int64_t x = ref_get_i(ap, ta, it.off[0]), r;
+                if (ref_is_float(tb)) {
+                    double e = ref_get_f(bp, tb, it.off[1]);
+                    r = (e == floor(e) && fabs(e) < 0x1p63) ? ipow_u(x, (int64_t)e, false)
+                                                           : sat_i64(pow((double)x, e));
+                } else {
+                    r = ipow_u(x, ref_get_i(bp, tb, it.off[1]), tb == IR_U64);
+                }
+                ref_set_i(out, to, i, r);
+            }
         }
         return true;
     }
