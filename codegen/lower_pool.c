@@ -6,8 +6,10 @@
  * the kernel as 3-D ones with unit leading dims. AveragePool count_include_pad selects the
  * divisor (see kernels/pool.cl).
  * Assumes: shape inference ran. float32; MaxPool also (u)int8/(u)int16 (exact in float).
- * Guarantees: fatal (ir_fatal_node) for other dtypes, more than 3 spatial dims, a used MaxPool
- * Indices output, or tensors of >= 2^31 elements.
+ * MaxPool with its Indices output used -> pool_max_idx (flat int64 indices into X, storage_order
+ * 0 or, for 2-D pools, 1), as ref/ref_linalg.c.
+ * Guarantees: fatal (ir_fatal_node) for other dtypes, more than 3 spatial dims, storage_order=1
+ * on a non-2-D pool with Indices, or tensors of >= 2^31 elements.
  */
 #include "codegen/lower.h"
 #include "ref/ref_util.h"
@@ -74,9 +76,10 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         return true;
     }
     if (n->op != IR_OP_MAX_POOL && n->op != IR_OP_AVERAGE_POOL) return false;
-    if (n->op == IR_OP_MAX_POOL && n->noutputs > 1 && n->outputs[1] != IR_NONE &&
-        g->values[n->outputs[1]].nuses > 0)
-        ir_fatal_node(g, n, "MaxPool with the Indices output used is not supported yet");
+    const uint32_t iv = n->op == IR_OP_MAX_POOL && n->noutputs > 1 &&
+                                n->outputs[1] != IR_NONE && g->values[n->outputs[1]].nuses > 0
+                            ? n->outputs[1]
+                            : IR_NONE;
     const struct ir_value *xv = &g->values[x], *yv = &g->values[y];
     int rank = xv->rank;
     if (rank < 3 || rank > 5)
@@ -97,12 +100,33 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         pb[j] = geo.pb[i];
         pe[j] = geo.pe[i];
     }
+    const int64_t so = ir_attr_int(n, "storage_order", 0);
+    if (iv != IR_NONE && so != 0 && (so != 1 || nsp != 2))
+        ir_fatal_node(g, n, "MaxPool: storage_order=%lld with the Indices output is supported for "
+                      "2-D pooling only (0 or 1)", (long long)so);
     int mode = 0;
     if (n->op == IR_OP_AVERAGE_POOL) mode = ir_attr_int(n, "count_include_pad", 0) ? 2 : 1;
     int64_t total = ir_numel(g, y);
     if (total == 0) return true;
     const char *sfx = cg_use(cg, "pool", t);
     char kname[64];
+    if (iv != IR_NONE) {
+        snprintf(kname, sizeof kname, "pool_max_idx_%s", sfx);
+        size_t gws[1] = {(size_t)total};
+        cg_launch(cg, node, kname, 1, gws, NULL);
+        cg_arg_buf(cg, x);
+        cg_arg_buf(cg, y);
+        cg_arg_buf(cg, iv);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, in[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, out[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, k[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, s[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, pb[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
+        cg_arg_i32(cg, so);
+        cg_arg_i32(cg, total);
+        return true;
+    }
     snprintf(kname, sizeof kname, "pool_%s", sfx);
     size_t gws[1] = {(size_t)total};
     cg_launch(cg, node, kname, 1, gws, NULL);

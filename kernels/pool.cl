@@ -10,6 +10,12 @@
  *         counted).
  * The output size (ceil_mode) is decided by shape inference; the kernel only clips windows.
  * Accumulation in float.
+ *
+ * pool_max_idx: MaxPool with its Indices output I (int64, same dims as Y): the max as mode 0 and
+ * the flat index into X of the first tap that holds it (ties: the first tap in window order; the
+ * first NaN once one is met; all taps -inf: the first in-bounds tap), X counted as
+ * p*D*H*W + (id*H + ih)*W + iw (so = 0, row major) or p*D*H*W + iw*H + ih (so = 1, column
+ * major; 2-D pools only, id = 0 there).
  */
 
 __kernel void KN(pool)(__global const T *X, __global T *Y, int D, int H, int W, int OD, int OH,
@@ -60,4 +66,43 @@ __kernel void KN(pool)(__global const T *X, __global T *Y, int D, int H, int W, 
         acc /= (float)cnt;
     }
     Y[gid] = (T)acc;
+}
+
+__kernel void KN(pool_max_idx)(__global const T *X, __global T *Y, __global long *I, int D, int H,
+                               int W, int OD, int OH, int OW, int KD, int KH, int KW, int sd,
+                               int sh, int sw, int pd, int ph, int pw, int dd, int dh, int dw,
+                               int so, int total)
+{
+    const int gid = (int)get_global_id(0);
+    if (gid >= total) return;
+    const int ow = gid % OW;
+    int t = gid / OW;
+    const int oh = t % OH;
+    t /= OH;
+    const int od = t % OD;
+    const int p = t / OD;
+    const __global T *x = X + p * D * H * W;
+    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow * sw - pw;
+    float acc = -INFINITY;
+    int best = -1;
+    for (int kd = 0; kd < KD; kd++) {
+        const int id = id0 + kd * dd;
+        if (id < 0 || id >= D) continue;
+        for (int kh = 0; kh < KH; kh++) {
+            const int ih = ih0 + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            const __global T *xr = x + (id * H + ih) * W;
+            for (int kw = 0; kw < KW; kw++) {
+                const int iw = iw0 + kw * dw;
+                if (iw < 0 || iw >= W) continue;
+                const float v = (float)xr[iw];
+                if (!isnan(acc) && (best < 0 || v > acc || isnan(v))) {
+                    acc = v;
+                    best = so ? iw * H + ih : (id * H + ih) * W + iw;
+                }
+            }
+        }
+    }
+    Y[gid] = (T)acc;
+    I[gid] = (long)p * D * H * W + (best < 0 ? 0 : best);
 }
