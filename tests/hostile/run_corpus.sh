@@ -113,13 +113,14 @@ cases)
   done < "$corpus/cases.txt"
   found=$(dirname "$corpus")/fuzz_found
   if [ -f "$found/cases.txt" ]; then
-    while IFS=$'\t' read -r file re; do
+    while IFS=$'\t' read -r file re args; do
       case $file in ''|'#'*) continue ;; esac
       name=fuzz_${file%.onnx}
       rm -rf "$work/src.$name"; mkdir -p "$work/src.$name"
       cp "$found/$file" "$work/src.$name/model.onnx"
       sandbox "$name" "$work/src.$name"; rm -rf "$work/src.$name"
-      check "$name" "$re" 0
+      # shellcheck disable=SC2086
+      check "$name" "$re" 0 $args
     done < "$found/cases.txt"
   fi
   ;;
