@@ -235,6 +235,67 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
                              (p)[9 * (SW)], (p)[10 * (SW)], (p)[11 * (SW)], (p)[12 * (SW)],        \
                              (p)[13 * (SW)], (p)[14 * (SW)], (p)[15 * (SW)]))
 
+/* The 16 accumulators of one column vector (OCB <= 16 used; the rest are dead code). */
+#define FV_DECL(a) float16 a##0 = 0.0f, a##1 = 0.0f, a##2 = 0.0f, a##3 = 0.0f, a##4 = 0.0f,       \
+    a##5 = 0.0f, a##6 = 0.0f, a##7 = 0.0f, a##8 = 0.0f, a##9 = 0.0f, a##10 = 0.0f, a##11 = 0.0f,  \
+    a##12 = 0.0f, a##13 = 0.0f, a##14 = 0.0f, a##15 = 0.0f
+/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4) */
+#define FV_FMA(a, xv, w, OCB)                                                                    \
+    do {                                                                                         \
+        a##0 = fma((xv), (float16)((w)[0]), a##0);                                               \
+        a##1 = fma((xv), (float16)((w)[1]), a##1);                                               \
+        a##2 = fma((xv), (float16)((w)[2]), a##2);                                               \
+        a##3 = fma((xv), (float16)((w)[3]), a##3);                                               \
+        if ((OCB) > 4) {                                                                         \
+            a##4 = fma((xv), (float16)((w)[4]), a##4);                                           \
+            a##5 = fma((xv), (float16)((w)[5]), a##5);                                           \
+            a##6 = fma((xv), (float16)((w)[6]), a##6);                                           \
+            a##7 = fma((xv), (float16)((w)[7]), a##7);                                           \
+        }                                                                                        \
+        if ((OCB) > 8) {                                                                         \
+            a##8 = fma((xv), (float16)((w)[8]), a##8);                                           \
+            a##9 = fma((xv), (float16)((w)[9]), a##9);                                           \
+            a##10 = fma((xv), (float16)((w)[10]), a##10);                                        \
+            a##11 = fma((xv), (float16)((w)[11]), a##11);                                        \
+        }                                                                                        \
+        if ((OCB) > 12) {                                                                        \
+            a##12 = fma((xv), (float16)((w)[12]), a##12);                                        \
+            a##13 = fma((xv), (float16)((w)[13]), a##13);                                        \
+            a##14 = fma((xv), (float16)((w)[14]), a##14);                                        \
+            a##15 = fma((xv), (float16)((w)[15]), a##15);                                        \
+        }                                                                                        \
+    } while (0)
+/* accumulator j of vector v (j, v compile-time after unrolling by the caller's macro) */
+#define FV_STORE_ALL(F)                                                                          \
+    F(0, a0, b0) F(1, a1, b1) F(2, a2, b2) F(3, a3, b3) F(4, a4, b4) F(5, a5, b5) F(6, a6, b6)    \
+    F(7, a7, b7) F(8, a8, b8) F(9, a9, b9) F(10, a10, b10) F(11, a11, b11) F(12, a12, b12)        \
+    F(13, a13, b13) F(14, a14, b14) F(15, a15, b15)
+
+/* The epilogue and store of 16 columns c0.. of output channel oc (row y, residual base r). */
+static inline void fconv_v_store(float16 a, __global float *restrict y,
+                                 __global const float *restrict Res, int r, int c0, int OW,
+                                 float bv, int act, int has_res, int rp, int has_div, float div)
+{
+    if (c0 >= OW) return;
+    a += bv;
+    if (act == 1) a = a / (1.0f + exp(-a));
+    else if (act == 2) a = fmax(a, 0.0f);
+    if (c0 + 16 <= OW) {
+        if (has_res) a += rp ? vload16(0, Res + r + c0) : (float16)(Res[r]);
+        if (has_div) a = a / div;
+        vstore16(a, 0, y + c0);
+        return;
+    }
+    float tmp[16];
+    vstore16(a, 0, tmp);
+    for (int i = 0; i < 16 && c0 + i < OW; i++) {
+        float e = tmp[i];
+        if (has_res) e += Res[r + (c0 + i) * rp];
+        if (has_div) e = e / div;
+        y[c0 + i] = e;
+    }
+}
+
 static inline void fconv_v_body(__global const float *restrict Xp, __global const float *restrict Wk,
                                 __global const float *restrict Bias,
                                 __global const float *restrict Res, __global float *restrict Y,
@@ -251,9 +312,8 @@ static inline void fconv_v_body(__global const float *restrict Xp, __global cons
     const int oc0 = ob * OCB;
     const int g = oc0 / cout_g;
     const int ow0 = owt * 16 * NV;
-    float16 acc[2][8];
-    for (int v = 0; v < NV; v++)
-        for (int j = 0; j < OCB; j++) acc[v][j] = (float16)(0.0f);
+    FV_DECL(a);
+    FV_DECL(b);
     __global const float *xb = Xp + (size_t)(n * Ctot + g * cin) * H * XW + ow0 * SW;
     __global const float *wb = Wk + (size_t)ob * cin * KH * KW * OCB;
     const int ih0 = oh * sh - ph;
@@ -266,44 +326,27 @@ static inline void fconv_v_body(__global const float *restrict Xp, __global cons
             __global const float *xr = xc + ih * XW;
             __global const float *wr = wc + kh * KW * OCB;
             for (int kw = 0; kw < KW; kw++) {
-                float16 xv[2];
-                for (int v = 0; v < NV; v++) xv[v] = FV_LOAD16(xr + kw * DW + v * 16 * SW, SW);
-                for (int j = 0; j < OCB; j++) {
-                    const float16 wv = (float16)(wr[kw * OCB + j]);
-                    for (int v = 0; v < NV; v++) acc[v][j] = fma(xv[v], wv, acc[v][j]);
+                const float16 x0 = FV_LOAD16(xr + kw * DW, SW);
+                FV_FMA(a, x0, wr + kw * OCB, OCB);
+                if (NV > 1) {
+                    const float16 x1 = FV_LOAD16(xr + kw * DW + 16 * SW, SW);
+                    FV_FMA(b, x1, wr + kw * OCB, OCB);
                 }
             }
         }
     }
     const int P = OH * OW;
-    for (int j = 0; j < OCB; j++) {
-        const int oc = oc0 + j;
-        if (oc >= OC) break;
-        const float bv = has_bias ? Bias[oc] : 0.0f;
-        __global float *y = Y + (size_t)(n * OC + oc) * P + oh * OW;
-        const int r = n * rn + oc * rc + oh * OW * rp;
-        for (int v = 0; v < NV; v++) {
-            const int c0 = ow0 + v * 16;
-            if (c0 >= OW) break;
-            float16 a = acc[v][j] + bv;
-            if (act == 1) a = a / (1.0f + exp(-a));
-            else if (act == 2) a = fmax(a, 0.0f);
-            if (c0 + 16 <= OW) {
-                if (has_res) a += rp ? vload16(0, Res + r + c0) : (float16)(Res[r]);
-                if (has_div) a = a / div;
-                vstore16(a, 0, y + c0);
-            } else {
-                float tmp[16];
-                vstore16(a, 0, tmp);
-                for (int i = 0; i < 16 && c0 + i < OW; i++) {
-                    float e = tmp[i];
-                    if (has_res) e += Res[r + (c0 + i) * rp];
-                    if (has_div) e = e / div;
-                    y[c0 + i] = e;
-                }
-            }
-        }
+#define FV_ST(j, A, B)                                                                           \
+    if ((j) < OCB && oc0 + (j) < OC) {                                                           \
+        const int oc = oc0 + (j);                                                                \
+        const float bv = has_bias ? Bias[oc] : 0.0f;                                             \
+        __global float *y = Y + (size_t)(n * OC + oc) * P + oh * OW;                             \
+        const int r = n * rn + oc * rc + oh * OW * rp;                                           \
+        fconv_v_store(A, y, Res, r, ow0, OW, bv, act, has_res, rp, has_div, div);                \
+        if (NV > 1) fconv_v_store(B, y, Res, r, ow0 + 16, OW, bv, act, has_res, rp, has_div, div); \
     }
+    FV_STORE_ALL(FV_ST)
+#undef FV_ST
 }
 
 /* One specialization: FCONV_V_DEFINE(fconv_v_k3x3_s1_d1_o8_v2, 3, 3, 1, 1, 8, 2). */
