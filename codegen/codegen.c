@@ -596,6 +596,23 @@ struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
     return m;
 }
 
+void cg_free(struct cg_ctx *m)
+{
+    if (!m) return;
+    free(m->uses);
+    free(m->extra_src);
+    free(m->launches);
+    free(m->args);
+    free(m->alias);
+    free(m->first);
+    free(m->last);
+    free(m->buf);
+    free(m->bufs);
+    free(m->source);
+    free(m->payload);
+    /* the struct itself and the descriptor arrays live in the graph arena */
+}
+
 const struct o2r_model_desc *cg_desc(const struct cg_ctx *m)
 {
     return &m->desc;

@@ -28,6 +28,8 @@ struct cg_options {
 
 /* Lowers and plans g (after passes_run). Fatal (ir_fatal_node) for a node no kernel handles. */
 struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt);
+/* Frees what cg_build allocated outside the graph arena; call before ir_graph_free(g). */
+void cg_free(struct cg_ctx *m);
 /* The descriptor (valid while g lives). */
 const struct o2r_model_desc *cg_desc(const struct cg_ctx *m);
 /* Weights payload (weights_bytes bytes) in host memory. */

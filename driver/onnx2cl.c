@@ -318,6 +318,7 @@ int main(int argc, char **argv)
         compile_executable(cc, c_path, out);
         if (opt.stats) fprintf(stderr, "time: C compile %.2f s\n", now_s() - t5);
     }
+    cg_free(m);
     ir_graph_free(g);
     free(c_path);
     free(w_path);

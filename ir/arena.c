@@ -139,11 +139,24 @@ static void remove_tmps(void)
         }
 }
 
+/* Writes s to stderr with control bytes escaped (\xNN): names in a model file are untrusted and
+ * must not reach the terminal raw. UTF-8 text passes unchanged. */
+static void put_escaped(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) fprintf(stderr, "\\x%02x", c);
+        else fputc(c, stderr);
+    }
+}
+
 static void die_v(const char *prefix, const char *fmt, va_list ap)
 {
+    char msg[4096];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     fflush(stdout);
-    if (prefix) fputs(prefix, stderr);
-    vfprintf(stderr, fmt, ap);
+    if (prefix) put_escaped(prefix);
+    put_escaped(msg);
     fputc('\n', stderr);
     remove_tmps();
     if (fatal_hook) fatal_hook();
@@ -170,8 +183,8 @@ void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char
         snprintf(msg + l, sizeof msg - l, " (opset %lld)", (long long)g->opset);
     }
     fflush(stdout);
-    fputs(prefix, stderr);
-    fputs(msg, stderr);
+    put_escaped(prefix);
+    put_escaped(msg);
     fputc('\n', stderr);
     remove_tmps();
     if (fatal_hook) fatal_hook();

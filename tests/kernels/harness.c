@@ -294,6 +294,7 @@ int kt_run(struct kt_case *c, const char *label, double atol, double rtol)
     }
     for (uint32_t o = 0; o < d->n_outputs; o++) free(outp[o]);
     o2r_model_free(rm);
+    cg_free(m);
     ir_graph_free(ge);
     ir_graph_free(ga);
     for (int i = 0; i < c->nin; i++) free(c->in[i].data);
