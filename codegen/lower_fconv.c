@@ -55,24 +55,27 @@ static bool res_strides(const struct ir_value *r, const struct ir_value *y, int6
 }
 
 /* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant):
- * [ceil(OC/OCB)][cin][KH][KW][OCB], zero where oc >= OC; shared by every node using w. */
-static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb)
+ * [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
+ * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w. */
+static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb, bool flat)
 {
-    const char *name = ir_sprintf(g, "%s.fconv_v%d", g->values[w].name, ocb);
+    const char *name = ir_sprintf(g, "%s.fconv_v%d%s", g->values[w].name, ocb, flat ? "f" : "");
     uint32_t pv = ir_value_find(g, name);
     if (pv != IR_NONE) return pv;
     const struct ir_value *wv = &g->values[w];
     const int64_t OC = wv->dims[0], cin = wv->dims[1];
-    int64_t kk = 1;
-    for (int i = 2; i < wv->rank; i++) kk *= wv->dims[i];
+    const int64_t KH = wv->rank > 3 ? wv->dims[wv->rank - 2] : 1, KW = wv->dims[wv->rank - 1];
     const int64_t nb = (OC + ocb - 1) / ocb;
-    const int64_t numel = nb * cin * kk * ocb;
+    const int64_t numel = nb * KH * cin * KW * ocb;
     float *dst = ir_alloc(g, sizeof(float) * (size_t)numel); /* zeroed */
     const float *src = wv->data;
     for (int64_t o = 0; o < OC; o++)
         for (int64_t ci = 0; ci < cin; ci++)
-            for (int64_t q = 0; q < kk; q++)
-                dst[(((o / ocb) * cin + ci) * kk + q) * ocb + o % ocb] = src[(o * cin + ci) * kk + q];
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    dst[(flat ? (((o / ocb) * cin + ci) * KH + kh) * KW + kw
+                              : (((o / ocb) * KH + kh) * cin + ci) * KW + kw) * ocb + o % ocb] =
+                        src[((o * cin + ci) * KH + kh) * KW + kw];
     const int64_t dims[1] = {numel};
     return ir_const_add(g, name, IR_F32, 1, dims, dst, sizeof(float) * (size_t)numel);
 }
@@ -100,31 +103,82 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     else return false;
     int64_t H = in[1], W = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
     int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = p[1], pw = p[2];
-    if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
-        /* pointwise: one long row of H*W positions */
-        W = H * W;
-        OW = OH * OW;
-        H = OH = 1;
-    }
-    if (sw > 4 || KH * KW > 64) return false;
-    const int nv = OW >= 32 ? 2 : 1;
-    const int64_t tile = 16 * nv, owt = (OW + tile - 1) / tile;
-    const int64_t need = (owt * tile - 1) * sw + (KW - 1) * dw + 1;
-    uint32_t xp = x;
-    int64_t XW = W;
-    if (pw != 0 || need > W) {
-        XW = need;
-        xp = cg_temp(cg, node, IR_F32, N * C * H * XW);
-        size_t pg[2] = {(size_t)XW, (size_t)(N * C * H)};
-        cg_launch(cg, node, "fconv_padw", 2, pg, NULL);
+    const int64_t lim = ((int64_t)1 << 31) - 1;
+    /* direct form: tiles of 16*nv columns of one row; lanes past OW are wasted */
+    int nv = OW >= 32 ? 2 : 1;
+    int64_t tile = 16 * nv, owt = (OW + tile - 1) / tile;
+    const double lanes_direct = (double)OW / (double)(owt * tile);
+    /* im2col form: tiles of 16*nv output positions of the flattened plane, K = cin*KH*KW taps
+     * per position written out (KH*KW times the input); for pointwise convs, small or odd
+     * widths (MTCNN, SD's 8x8 level), and where the direct form cannot run (large strides) */
+    const int64_t P = OH * OW;
+    const int64_t K = C * KH * KW;
+    const bool pointwise = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+    const int nvc = P >= 32 ? 2 : 1;
+    const int64_t tilec = 16 * nvc, pt = (P + tilec - 1) / tilec;
+    const int64_t colnumel = N * pt * K * tilec;
+    const bool col_ok = colnumel <= lim && colnumel * 4 <= ((int64_t)256 << 20);
+    const bool direct_ok = sw <= 4 && KH * KW <= 64;
+    /* rough cost model (PoCL, 2 cores): multiply-adds at ~150 GFLOP/s on the used lanes, plus
+     * the copy kernel: ~0.2 ns per element of the tiled input, ~1 ns per im2col element */
+    const double flop = 2.0 * (double)N * OC * P * cin * KH * KW;
+    const double lanes_col = (double)P / (double)(pt * tilec);
+    const double xt_numel = (double)N * H * owt * C * ((tile - 1) * sw + (KW - 1) * dw + 1);
+    const double t_direct = flop / lanes_direct / 150e9 + xt_numel * 0.2e-9;
+    const double t_col = flop / lanes_col / 150e9 + (double)colnumel * 1e-9;
+    bool im2col = col_ok && (pointwise || !direct_ok || t_col < t_direct);
+    if (env && strcmp(env, "direct") == 0 && direct_ok) im2col = false;
+    if (env && strcmp(env, "im2col") == 0 && col_ok) im2col = true;
+    if (!im2col && !direct_ok) return false;
+    uint32_t xp;
+    if (im2col) {
+        xp = cg_temp(cg, node, IR_F32, colnumel);
+        size_t pg[2] = {(size_t)K, (size_t)(N * pt)};
+        cg_launch(cg, node, "fconv_im2col", 2, pg, NULL);
         cg_arg_buf(cg, x);
         cg_arg_buf(cg, xp);
+        cg_arg_i32(cg, C);
+        cg_arg_i32(cg, H);
         cg_arg_i32(cg, W);
-        cg_arg_i32(cg, XW);
+        cg_arg_i32(cg, OW);
+        cg_arg_i32(cg, P);
+        cg_arg_i32(cg, pt);
+        cg_arg_i32(cg, tilec);
+        cg_arg_i32(cg, KH);
+        cg_arg_i32(cg, KW);
+        cg_arg_i32(cg, sh);
+        cg_arg_i32(cg, sw);
+        cg_arg_i32(cg, ph);
+        cg_arg_i32(cg, pw);
+        cg_arg_i32(cg, dh);
+        cg_arg_i32(cg, dw);
+        /* the direct kernel on one row of P positions with 1x1 taps over K channels */
+        nv = nvc;
+        tile = tilec;
+        owt = pt;
+        H = OH = 1;
+        W = OW = P;
+        KH = KW = sh = sw = dh = dw = 1;
+        ph = pw = 0;
+    } else {
+        const int64_t XT = (tile - 1) * sw + (KW - 1) * dw + 1;
+        if (N * H * owt * C * XT > lim) return false;
+        xp = cg_temp(cg, node, IR_F32, N * H * owt * C * XT);
+        size_t pg[2] = {(size_t)C, (size_t)(N * H * owt)};
+        cg_launch(cg, node, "fconv_tile", 2, pg, NULL);
+        cg_arg_buf(cg, x);
+        cg_arg_buf(cg, xp);
+        cg_arg_i32(cg, C);
+        cg_arg_i32(cg, H);
+        cg_arg_i32(cg, W);
+        cg_arg_i32(cg, owt);
+        cg_arg_i32(cg, XT);
+        cg_arg_i32(cg, tile * sw);
         cg_arg_i32(cg, pw);
     }
+    const int64_t XT = im2col ? tile : (tile - 1) * sw + (KW - 1) * dw + 1;
     need_i32(g, n, xp);
-    uint32_t wk = packed_weights(g, w, ocb);
+    uint32_t wk = packed_weights(g, w, ocb, im2col);
     char kname[96], src[160];
     snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d", (long long)KH,
              (long long)KW, (long long)sw, (long long)dw, ocb, nv);
@@ -132,7 +186,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
              (long long)KH, (long long)KW, (long long)sw, (long long)dw, ocb, nv);
     cg_add_source(cg, src);
     const int64_t ocblk = (OC + ocb - 1) / ocb;
-    size_t gws[3] = {(size_t)owt, (size_t)OH, (size_t)(N * ocblk)};
+    size_t gws[3] = {(size_t)OH, (size_t)owt, (size_t)(N * ocblk)};
     size_t lws[3] = {1, 1, 1};
     cg_launch(cg, node, kname, 3, gws, lws);
     cg_arg_buf(cg, xp);
@@ -140,10 +194,10 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     cg_arg_buf(cg, b != IR_NONE ? b : wk); /* dummies when absent: never read */
     cg_arg_buf(cg, r != IR_NONE ? r : wk);
     cg_arg_buf(cg, y);
-    cg_arg_i32(cg, cin);
-    cg_arg_i32(cg, C);
+    cg_arg_i32(cg, im2col ? cin * k[1] * k[2] : cin);
+    cg_arg_i32(cg, im2col ? K : C);
     cg_arg_i32(cg, H);
-    cg_arg_i32(cg, XW);
+    cg_arg_i32(cg, XT);
     cg_arg_i32(cg, OH);
     cg_arg_i32(cg, OW);
     cg_arg_i32(cg, sh);

@@ -212,16 +212,18 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
 /* ---- fconv_v: register-tiled direct convolution for CPUs (PoCL) -----------------------------
  * One work-item computes OCB output channels x NV*16 consecutive output columns of one output
  * row, in NV*OCB float16 accumulators: each (ci, kh, kw) tap loads NV float16 input vectors and
- * OCB weights (broadcast) for NV*OCB vector multiply-adds.
- *   Xp: the input with every row padded (codegen/lower_fconv.c, fconv_padw): [N, Ctot, H, XW],
- *       the left padding already applied, so output column ow of tap kw reads column
- *       ow*SW + kw*DW; every read of the tile is inside the row (XW is sized for it).
- *   Wk: weights repacked at compile time to [OCtot/OCB][cin_g][KH][KW][OCB] (zero-padded where
+ * OCB weights (broadcast) for NV*OCB vector multiply-adds; loops kh, ci, kw (outer to inner).
+ *   Xt: the input re-laid-out per column tile (codegen/lower_fconv.c, fconv_tile):
+ *       [N][H][OWT][Ctot][XT], XT = the input columns one tile reads ((16*NV-1)*SW +
+ *       (KW-1)*DW + 1), left padding applied and zeros past the row; so a work-item streams
+ *       through contiguous memory (one run of cin*XT floats per kernel row kh), and the work-item
+ *       of the next output row reuses KH-1 of its KH runs from cache.
+ *   Wk: weights repacked at compile time to [OCtot/OCB][KH][cin_g][KW][OCB] (zero-padded where
  *       OC is not a multiple of OCB; then group == 1).
  * Rows (H) are not padded: taps outside [0, H) are skipped.
  * KH, KW, SW, DW, OCB, NV are compile-time constants of each specialization (FCONV_V_DEFINE),
  * so the tap loops unroll and the accumulators stay in registers.
- * Launch: gws = {OWT, OH, N*OCBLK} (OWT = ceil(OW / (16*NV)), OCBLK = ceil(OC / OCB)),
+ * Launch: gws = {OH, OWT, N*OCBLK} (OWT = ceil(OW / (16*NV)), OCBLK = ceil(OC / OCB)),
  * lws = {1, 1, 1} (each work-item is a large explicitly vectorized tile). */
 #ifndef O2C_FCONV_V
 #define O2C_FCONV_V
@@ -296,16 +298,16 @@ static inline void fconv_v_store(float16 a, __global float *restrict y,
     }
 }
 
-static inline void fconv_v_body(__global const float *restrict Xp, __global const float *restrict Wk,
+static inline void fconv_v_body(__global const float *restrict Xt, __global const float *restrict Wk,
                                 __global const float *restrict Bias,
                                 __global const float *restrict Res, __global float *restrict Y,
-                                int cin, int Ctot, int H, int XW, int OH, int OW, int sh, int ph,
+                                int cin, int Ctot, int H, int XT, int OH, int OW, int sh, int ph,
                                 int dh, int OC, int cout_g, int has_bias, int act, int has_res,
                                 int rn, int rc, int rp, int has_div, float div, const int KH,
                                 const int KW, const int SW, const int DW, const int OCB,
                                 const int NV)
 {
-    const int owt = (int)get_global_id(0), oh = (int)get_global_id(1);
+    const int oh = (int)get_global_id(0), owt = (int)get_global_id(1);
     const int OCBLK = (OC + OCB - 1) / OCB;
     const int t = (int)get_global_id(2);
     const int ob = t % OCBLK, n = t / OCBLK;
@@ -314,17 +316,17 @@ static inline void fconv_v_body(__global const float *restrict Xp, __global cons
     const int ow0 = owt * 16 * NV;
     FV_DECL(a);
     FV_DECL(b);
-    __global const float *xb = Xp + (size_t)(n * Ctot + g * cin) * H * XW + ow0 * SW;
-    __global const float *wb = Wk + (size_t)ob * cin * KH * KW * OCB;
+    const int OWT = (OW + 16 * NV - 1) / (16 * NV);
+    const int xplane = OWT * Ctot * XT; /* one input row ih of every tile and channel */
+    __global const float *xb = Xt + (size_t)n * H * xplane + (owt * Ctot + g * cin) * XT;
+    __global const float *wb = Wk + (size_t)ob * KH * cin * KW * OCB;
     const int ih0 = oh * sh - ph;
-    for (int ci = 0; ci < cin; ci++) {
-        __global const float *xc = xb + ci * H * XW;
-        __global const float *wc = wb + ci * KH * KW * OCB;
-        for (int kh = 0; kh < KH; kh++) {
-            const int ih = ih0 + kh * dh;
-            if (ih < 0 || ih >= H) continue;
-            __global const float *xr = xc + ih * XW;
-            __global const float *wr = wc + kh * KW * OCB;
+    for (int kh = 0; kh < KH; kh++) {
+        const int ih = ih0 + kh * dh;
+        if (ih < 0 || ih >= H) continue;
+        __global const float *xr = xb + ih * xplane;
+        __global const float *wr = wb + kh * cin * KW * OCB;
+        for (int ci = 0; ci < cin; ci++, xr += XT, wr += KW * OCB) {
             for (int kw = 0; kw < KW; kw++) {
                 const float16 x0 = FV_LOAD16(xr + kw * DW, SW);
                 FV_FMA(a, x0, wr + kw * OCB, OCB);
@@ -352,24 +354,59 @@ static inline void fconv_v_body(__global const float *restrict Xp, __global cons
 /* One specialization: FCONV_V_DEFINE(fconv_v_k3x3_s1_d1_o8_v2, 3, 3, 1, 1, 8, 2). */
 #define FCONV_V_DEFINE(NAME, KH, KW, SW, DW, OCB, NV)                                            \
     __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void NAME(                            \
-        __global const float *restrict Xp, __global const float *restrict Wk,                   \
+        __global const float *restrict Xt, __global const float *restrict Wk,                   \
         __global const float *restrict Bias, __global const float *restrict Res,                \
-        __global float *restrict Y, int cin, int Ctot, int H, int XW, int OH, int OW, int sh,   \
+        __global float *restrict Y, int cin, int Ctot, int H, int XT, int OH, int OW, int sh,   \
         int ph, int dh, int OC, int cout_g, int has_bias, int act, int has_res, int rn, int rc, \
         int rp, int has_div, float div)                                                         \
     {                                                                                            \
-        fconv_v_body(Xp, Wk, Bias, Res, Y, cin, Ctot, H, XW, OH, OW, sh, ph, dh, OC, cout_g,    \
+        fconv_v_body(Xt, Wk, Bias, Res, Y, cin, Ctot, H, XT, OH, OW, sh, ph, dh, OC, cout_g,    \
                      has_bias, act, has_res, rn, rc, rp, has_div, div, KH, KW, SW, DW, OCB, NV); \
     }
 
-/* Xp[r][c] = c - pw in [0, W) ? X[r][c - pw] : 0 for rows r of [N*Ctot*H] and c < XW.
- * gws = {XW, rows}. */
-__kernel void fconv_padw(__global const float *restrict X, __global float *restrict Xp, int W,
-                         int XW, int pw)
+/* The tiled input of fconv_v: Xt[n][ih][owt][c][i] = X[n][c][ih][owt*TS + i - pw] (0 outside
+ * [0, W)) for i < XT, TS = input columns between tiles (16*NV*SW). One work-item copies one run
+ * of XT floats (float16 loads where the run lies inside the row). gws = {Ctot, N*H*OWT}. */
+__kernel void fconv_tile(__global const float *restrict X, __global float *restrict Xt, int Ctot,
+                         int H, int W, int OWT, int XT, int TS, int pw)
 {
     const int c = (int)get_global_id(0), r = (int)get_global_id(1);
-    const int s = c - pw;
-    Xp[(size_t)r * XW + c] = s >= 0 && s < W ? X[(size_t)r * W + s] : 0.0f;
+    const int owt = r % OWT, nh = r / OWT, ih = nh % H, n = nh / H;
+    const int s0 = owt * TS - pw;
+    __global const float *src = X + (((size_t)n * Ctot + c) * H + ih) * W;
+    __global float *dst = Xt + ((size_t)r * Ctot + c) * XT;
+    int i = 0;
+    if (s0 >= 0 && s0 + XT <= W)
+        for (; i + 16 <= XT; i += 16) vstore16(vload16(0, src + s0 + i), 0, dst + i);
+    for (; i < XT; i++) {
+        const int s = s0 + i;
+        dst[i] = s >= 0 && s < W ? src[s] : 0.0f;
+    }
+}
+
+/* The im2col input of fconv_v: Xc[n][pt][k][i] = X[n][c][ih][iw] for position p = pt*TL + i of
+ * the flattened output plane (oh = p / OW, ow = p % OW) and tap k = (c*KH + kh)*KW + kw, with
+ * ih = oh*sh - ph + kh*dh, iw = ow*sw - pw + kw*dw; 0 outside the input or for p >= P.
+ * gws = {Ctot*KH*KW, N*PT}; one work-item writes one run of TL floats. */
+__kernel void fconv_im2col(__global const float *restrict X, __global float *restrict Xc, int Ctot,
+                           int H, int W, int OW, int P, int PT, int TL, int KH, int KW, int sh,
+                           int sw, int ph, int pw, int dh, int dw)
+{
+    const int k = (int)get_global_id(0), r = (int)get_global_id(1);
+    const int K = Ctot * KH * KW;
+    const int pt = r % PT, n = r / PT;
+    const int kw = k % KW, kh = k / KW % KH, c = k / (KW * KH);
+    __global const float *src = X + ((size_t)n * Ctot + c) * H * W;
+    __global float *dst = Xc + ((size_t)r * K + k) * TL;
+    int p = pt * TL, oh = p / OW, ow = p % OW;
+    for (int i = 0; i < TL; i++, p++) {
+        const int ih = oh * sh - ph + kh * dh, iw = ow * sw - pw + kw * dw;
+        dst[i] = p < P && ih >= 0 && ih < H && iw >= 0 && iw < W ? src[ih * W + iw] : 0.0f;
+        if (++ow == OW) {
+            ow = 0;
+            oh++;
+        }
+    }
 }
 
 #endif

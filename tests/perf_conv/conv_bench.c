@@ -10,9 +10,11 @@
  * Every run's output is spot-checked on 256 pseudo-random elements against a direct double
  * summation (|a - e| <= 1e-3 + 1e-3 |e|); a mismatch makes the benchmark exit 1.
  *
- * Usage: conv_bench [--runs N] [--filter SUBSTR] [--json FILE] [--list]
+ * Usage: conv_bench [--runs N] [--filter SUBSTR] [--json FILE] [--smoke] [--profile] [--list]
  *   --runs N       timed runs per shape after one warm-up run (default 3)
  *   --filter S     only shapes whose name contains S (repeatable: any match)
+ *   --smoke        only the small shapes (the ctest smoke run)
+ *   --profile      per-launch OpenCL event times (runtime's profile table) after each shape
  *   --json FILE    appends one JSON object per shape: {"name","gflop","median_ms","best_ms",
  *                  "gflops_median","gflops_best","gflops_per_cpu_s","variant"}
  *   GFLOP/cpu-s uses the process's CPU time (user + system, median run): on a loaded machine it
@@ -119,6 +121,7 @@ static double ref_at(const struct shape *s, const float *x, const float *w, cons
 }
 
 static struct o2r_ctx *ctx;
+static int profile; /* --profile: per-launch OpenCL event times of the last run */
 
 /* Benchmarks one shape; returns 0 on success, 1 on a mismatch or error. */
 static int bench(const struct shape *s, int runs, FILE *json)
@@ -175,6 +178,7 @@ static int bench(const struct shape *s, int runs, FILE *json)
         return 1;
     }
     double tinit = now_s() - t0;
+    if (profile) o2r_model_set_profiling(rm, 1);
     unlink(wpath);
     float *y = malloc(sizeof(float) * yn);
     const void *inp[1] = {x};
@@ -223,6 +227,7 @@ static int bench(const struct shape *s, int runs, FILE *json)
                     "\"gflops_per_cpu_s\": %.3f, \"variant\": \"%s\"}\n", s->name, gflop, med * 1e3,
                     best * 1e3, gflop / med, gflop / best, gflop / cmed, var ? var : "default");
     }
+    if (profile && !bad) o2r_model_print_profile(rm, stdout);
     free(t);
     free(tc);
     free(x);
@@ -241,6 +246,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc && nfilt < 16) filt[nfilt++] = argv[++i];
         else if (!strcmp(argv[i], "--smoke")) smoke = 1;
+        else if (!strcmp(argv[i], "--profile")) profile = 1;
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json = fopen(argv[++i], "a");
             if (!json) {
@@ -252,7 +258,7 @@ int main(int argc, char **argv)
             return 0;
         } else {
             fprintf(stderr, "usage: %s [--runs N] [--filter SUBSTR]... [--smoke] [--json FILE] "
-                    "[--list]\n", argv[0]);
+                    "[--profile] [--list]\n", argv[0]);
             return 2;
         }
     }
