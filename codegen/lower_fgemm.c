@@ -6,17 +6,24 @@
  * (same dims as the single output); attribute "activation" (0 none, 1 relu, 2 silu, 3 gelu erf,
  * 4 gelu tanh); outputs y_s [.., N_s] with numel M * N_s, written as column splits of the
  * [M, N] product in output order.
+ * Lowering: the constant weight is re-laid out at compile time into panels of 16 columns
+ * (K-major inside a panel, zero-padded to a multiple of 16 columns; a new constant
+ * "<w>.panels16" shared by nodes using the same weight; the original is not uploaded), and a
+ * kernel specialized for (rows per work-item, panels per work-item, K) is generated with one
+ * FG_DEFINE line (kernels/fgemm.cl). gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)}.
  * Assumes: the pass checked shapes; float32 only.
  * Guarantees: fatal (ir_fatal_node) naming the node for anything inconsistent (more than 8
- * outputs, wrong dims, other dtypes, >= 2^31 elements); never a wrong launch.
+ * outputs, wrong dims, other dtypes, a weight that is not constant, >= 2^31 elements);
+ * never a wrong launch.
  */
 #include "codegen/lower.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define FG_MAX_SPLITS 8 /* output buffers the kernel takes (kernels/fgemm.cl) */
-#define FG_TM 4         /* rows per work-item (kernels/fgemm.cl FG_TM) */
-#define FG_TN 8         /* columns per work-item */
+#define FG_TM 8         /* rows per work-item (kernels/fgemm.cl TM) */
+#define FG_NP 2         /* 16-column weight panels per work-item (kernels/fgemm.cl NP) */
 
 static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
 {
@@ -25,6 +32,30 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
     if (e >= ((int64_t)1 << 31))
         ir_fatal_node(g, n, "o2c.Gemm: tensor '%s' has %lld elements; the kernel indexes with "
                       "32-bit ints", g->values[v].name, (long long)e);
+}
+
+/* Packs constant weight w [K, N] into panels of pw columns, K-major inside a panel:
+ * packed[(p * K + k) * pw + j] = w[k, p * pw + j], zero where p * pw + j >= N. Reuses the packed
+ * constant when another node already packed the same weight. Returns its value id. */
+static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int64_t K,
+                            int64_t N, int pw)
+{
+    const char *name = ir_sprintf(g, "%s.panels%d", g->values[w].name, pw);
+    uint32_t got = ir_value_find(g, name);
+    if (got != IR_NONE && ir_is_const(g, got)) return got;
+    const int64_t np = (N + pw - 1) / pw;
+    const size_t bytes = sizeof(float) * (size_t)(np * K * pw);
+    float *dst = ir_alloc(g, bytes); /* zeroed */
+    const float *src = g->values[w].data;
+    for (int64_t p = 0; p < np; p++) {
+        const int64_t nw = N - p * pw < pw ? N - p * pw : pw;
+        for (int64_t k = 0; k < K; k++)
+            memcpy(dst + (p * K + k) * pw, src + k * N + p * pw, sizeof(float) * (size_t)nw);
+    }
+    const int64_t dims[3] = {np, K, pw};
+    uint32_t v = ir_const_add(g, name, IR_F32, 3, dims, dst, bytes);
+    cg_alias(cg, v, v); /* grows codegen's per-value tables to cover the new value */
+    return v;
 }
 
 bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
@@ -36,6 +67,8 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (wv->rank != 2)
         ir_fatal_node(g, n, "o2c.Gemm: weight '%s' has rank %d (must be [K, N])", wv->name,
                       wv->rank);
+    if (!ir_is_const(g, w))
+        ir_fatal_node(g, n, "o2c.Gemm: weight '%s' is not a constant", wv->name);
     const int64_t K = wv->dims[0], N = wv->dims[1];
     if (n->noutputs < 1 || n->noutputs > FG_MAX_SPLITS)
         ir_fatal_node(g, n, "o2c.Gemm: %u outputs (1..%d supported)", n->noutputs, FG_MAX_SPLITS);
@@ -78,13 +111,25 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (act < 0 || act > 4)
         ir_fatal_node(g, n, "o2c.Gemm: activation=%lld (0..4)", (long long)act);
     if (M == 0 || N == 0) return true;
-    const char *sfx = cg_use(cg, "fgemm", IR_F32);
-    char kname[64];
-    snprintf(kname, sizeof kname, "fgemm_%s", sfx);
-    const size_t gws[2] = {(size_t)((N + FG_TN - 1) / FG_TN), (size_t)((M + FG_TM - 1) / FG_TM)};
+    /* Register tile (kernels/fgemm.cl): FG_TM rows x FG_NP panels of 16 columns; fewer rows
+     * when M is smaller (the kernel's last row block must fit in M). */
+    const int tm = M < FG_TM ? (int)M : FG_TM;
+    const int np = N <= 16 ? 1 : FG_NP;
+    const int64_t npan = (N + 15) / 16;
+    if (npan * 16 * K >= ((int64_t)1 << 31))
+        ir_fatal_node(g, n, "o2c.Gemm: the packed weight [%lld, %lld] has 2^31 elements or more; "
+                      "the kernel indexes with 32-bit ints", (long long)K, (long long)N);
+    (void)cg_use(cg, "fgemm", IR_F32);
+    char kname[64], src[128];
+    snprintf(kname, sizeof kname, "fgemm_t%d_p%d_k%lld", tm, np, (long long)K);
+    snprintf(src, sizeof src, "FG_DEFINE(%s, %d, %d, %lld)\n", kname, tm, np, (long long)K);
+    cg_add_source(cg, src);
+    const uint32_t wk = pack_weight(cg, g, w, K, N, 16);
+    n = &g->nodes[node];
+    const size_t gws[2] = {(size_t)((M + tm - 1) / tm), (size_t)((npan + np - 1) / np)};
     cg_launch(cg, node, kname, 2, gws, NULL);
     cg_arg_buf(cg, a);
-    cg_arg_buf(cg, w);
+    cg_arg_buf(cg, wk);
     cg_arg_buf(cg, bias != IR_NONE ? bias : w); /* placeholders are never read */
     cg_arg_buf(cg, res != IR_NONE ? res : a);
     for (uint32_t s = 0; s < FG_MAX_SPLITS; s++)

@@ -7,32 +7,46 @@
  *   Z[m, n] += R[m, n]                                      (has_res; only with one split)
  *   Y_s[m, n - o_s] = Z[m, n]   for o_s <= n < o_{s+1}      (column splits, s < nsplit <= 8)
  *
- * Layout: A dense row-major [M, K] (batch dims of the model folded into M), W dense [K, N]
- * (the pass stores it so: K-major rows, contiguous columns), bias [N], R dense [M, N], each Y_s
- * dense [M, o_{s+1} - o_s]. Offsets o_0 = 0, o_1..o_7 are arguments (unused ones = N),
- * o_nsplit = N.
+ * Layout: A dense row-major [M, K] (batch dims of the model folded into M); the weight arrives
+ * pre-packed by the lowering (codegen/lower_fgemm.c) in panels of 16 columns, K-major inside a
+ * panel:  Wp[p][k][j] = W[k, 16p + j]  (zero for 16p + j >= N), so one vload16 per k reads the
+ * 16 weights of a panel row and a panel is one contiguous stream of K * 64 bytes. bias [N],
+ * R dense [M, N], each Y_s dense [M, o_{s+1} - o_s]. Offsets o_0 = 0, o_1..o_7 are arguments
+ * (unused ones = N), o_nsplit = N.
  *
- * Work: one work-item computes a FG_TM x 8 register tile (4 rows x 8 columns: one float8
- * accumulator per row); gws[0] = ceil(N/8), gws[1] = ceil(M/FG_TM). The K loop loads the 8
- * weights of row k with vload8 (contiguous) and broadcasts A[m, k], so each weight load feeds
- * FG_TM vector multiply-adds; explicit vectors are what PoCL vectorizes well.
+ * Work: one work-item computes a TM x (16·NP) register tile: TM rows x NP panels, one float16
+ * accumulator per (row, panel) (TM=8, NP=2: 16 zmm registers on AVX-512). Per k it loads NP
+ * panel rows (vload16, contiguous) and broadcasts A[m, k] of each row (a scalar load +
+ * broadcast, no shuffles), so every weight load feeds TM vector FMAs and every A element NP.
+ * gws[0] = ceil(M / TM) row blocks (fastest: neighbouring work-items share the weight panels,
+ * which stay in cache), gws[1] = ceil(N / (16·NP)) panel groups.
  *
- *          n0 .. n0+7  (one float8 of W per k)
- *   m0   [ acc0 ]
- *   m0+1 [ acc1 ]   += A[m0+i, k] * W[k, n0..n0+7]      for k in 0..K-1
- *   m0+2 [ acc2 ]
- *   m0+3 [ acc3 ]
+ *               k-th row of panels p0 .. p0+NP-1 (16·NP floats)
+ *   m0     [ c[0][0] | c[0][1] ]
+ *   ...    [   ...   |   ...   ]   += A[m0+i, k] * Wp[p0+q][k][0..15]     k = 0 .. K-1
+ *   m0+TM-1[c[TM-1][0]|c[TM-1][1]]
  *
- * Edge tiles (n0+8 > N or m0+FG_TM > M) take a scalar path with bounds checks. Accumulation is
- * in float, in increasing k order, like kernels/matmul.cl.
- * Semantics match the unfused ops: relu NaN-propagating (v < 0 ? 0 : v), silu = v * (1 / (1 +
- * exp(-v))) as Mul(v, Sigmoid(v)), gelu as kernels/unary.cl (no erf() call: the same rational
- * approximation ka_erf_f, max abs error 4.5e-7).
- * Assumes every index fits in int (the lowering checks numel < 2^31). float32 only (T = float).
+ * Edges: the last row block starts at min(m0, M - TM) (it recomputes rows of its neighbour and
+ * stores only its own; the lowering makes TM <= M), panels beyond N are clamped to the last
+ * panel (their columns are never stored), padded columns of the last panel are zero weights.
+ * A 16-column tile that lies inside one split and inside N is finished with float16 vector
+ * ops (bias, activation, residual, vstore16); any other tile element by element.
+ *
+ * Compile-time specialization: TM, NP and K are macro arguments; the lowering emits one line
+ *     FG_DEFINE(fgemm_t8_p2_k320, 8, 2, 320)
+ * per distinct (TM, NP, K) through cg_add_source(), so the K loop has a constant trip count and
+ * every A row is a constant offset from one pointer. The M, N, K arguments stay in the
+ * signature (K must equal the compiled one).
+ *
+ * Accumulation is in float, in increasing k order with fused multiply-adds. Semantics match the
+ * unfused ops: relu NaN-propagating (v < 0 ? 0 : v), silu = v * (1 / (1 + exp(-v))) as
+ * Mul(v, Sigmoid(v)), gelu as kernels/unary.cl (no erf() call: the same rational approximation
+ * ka_erf_f, max abs error 4.5e-7; the float16 version evaluates the same expression lane-wise).
+ * Assumes every index fits in int (the lowering checks numel < 2^31). float32 only; the file
+ * does not depend on T and defines its helpers and macro once.
  */
-#ifndef FG_TM
-#define FG_TM 4
-#endif
+#ifndef O2C_FGEMM_CL
+#define O2C_FGEMM_CL
 
 #ifndef O2C_KA_ERF
 #define O2C_KA_ERF
@@ -58,8 +72,29 @@ static inline float ka_erf_f(float a)
 }
 #endif
 
+/* ka_erf_f on 16 lanes (same coefficients and operation order). */
+static inline float16 fg_erf16(float16 a)
+{
+    const float16 x = clamp(a, -4.0f, 4.0f);
+    const float16 x2 = x * x;
+    float16 p = (float16)(-2.72614225801306e-10f);
+    p = p * x2 + 2.77068142495902e-08f;
+    p = p * x2 + -2.10102402082508e-06f;
+    p = p * x2 + -5.69250639462346e-05f;
+    p = p * x2 + -7.34990630326855e-04f;
+    p = p * x2 + -2.95459980854025e-03f;
+    p = p * x2 + -1.60960333262415e-02f;
+    p = p * x;
+    float16 q = (float16)(-1.45660718464996e-05f);
+    q = q * x2 + -2.13374055278905e-04f;
+    q = q * x2 + -1.68282697438203e-03f;
+    q = q * x2 + -7.37332916720468e-03f;
+    q = q * x2 + -1.42647390514189e-02f;
+    return select(p / q, a, isnan(a));
+}
+
 /* Epilogue activation of one element (codes in the banner). */
-static inline float KN(fg_act)(float v, int act)
+static inline float fg_act(float v, int act)
 {
     switch (act) {
     case 1: return v < 0.0f ? 0.0f : v;
@@ -70,85 +105,117 @@ static inline float KN(fg_act)(float v, int act)
     }
 }
 
-/* Stores Z[m, n] = v into the split owning column n. */
-static inline void KN(fg_store)(__global T *Y0, __global T *Y1, __global T *Y2, __global T *Y3,
-                                __global T *Y4, __global T *Y5, __global T *Y6, __global T *Y7,
-                                const int *o, int nsplit, int m, int n, float v)
+/* The same on 16 lanes. */
+static inline float16 fg_act16(float16 v, int act)
 {
-    int s = 0;
-    while (s + 1 < nsplit && n >= o[s + 1]) s++;
-    const int w = o[s + 1] - o[s];
-    const int idx = m * w + (n - o[s]);
-    switch (s) {
-    case 0: Y0[idx] = (T)v; break;
-    case 1: Y1[idx] = (T)v; break;
-    case 2: Y2[idx] = (T)v; break;
-    case 3: Y3[idx] = (T)v; break;
-    case 4: Y4[idx] = (T)v; break;
-    case 5: Y5[idx] = (T)v; break;
-    case 6: Y6[idx] = (T)v; break;
-    default: Y7[idx] = (T)v; break;
+    switch (act) {
+    case 1: return select(v, (float16)(0.0f), v < 0.0f);
+    case 2: return v * (1.0f / (1.0f + exp(-v)));
+    case 3: return 0.5f * v * (1.0f + fg_erf16(v * 0.70710678118654752440f));
+    case 4: return 0.5f * v * (1.0f + tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    default: return v;
     }
 }
 
-__kernel void KN(fgemm)(__global const T *A, __global const T *W, __global const T *bias,
-                        __global const T *R, __global T *Y0, __global T *Y1, __global T *Y2,
-                        __global T *Y3, __global T *Y4, __global T *Y5, __global T *Y6,
-                        __global T *Y7, int M, int N, int K, int has_bias, int act, int has_res,
-                        int nsplit, int o1, int o2, int o3, int o4, int o5, int o6, int o7)
+/* Output buffer of split s. */
+static inline __global float *fg_split(__global float *Y0, __global float *Y1,
+                                       __global float *Y2, __global float *Y3,
+                                       __global float *Y4, __global float *Y5,
+                                       __global float *Y6, __global float *Y7, int s)
 {
-    const int n0 = (int)get_global_id(0) * 8;
-    const int m0 = (int)get_global_id(1) * FG_TM;
-    if (n0 >= N || m0 >= M) return;
-    int o[9] = {0, o1, o2, o3, o4, o5, o6, o7, N};
-    o[nsplit] = N;
-    float acc[FG_TM][8];
-    if (n0 + 8 <= N && m0 + FG_TM <= M) {
-        float8 c0 = (float8)(0.0f), c1 = (float8)(0.0f), c2 = (float8)(0.0f), c3 = (float8)(0.0f);
-        const __global T *a0 = A + m0 * K;
-        const __global T *a1 = a0 + K;
-        const __global T *a2 = a1 + K;
-        const __global T *a3 = a2 + K;
-        const __global T *w = W + n0;
-        int k = 0;
-        for (; k + 4 <= K; k += 4) {
-            const float4 x0 = vload4(0, a0 + k), x1 = vload4(0, a1 + k);
-            const float4 x2 = vload4(0, a2 + k), x3 = vload4(0, a3 + k);
-            const float8 w0 = vload8(0, w + k * N), w1 = vload8(0, w + (k + 1) * N);
-            const float8 w2 = vload8(0, w + (k + 2) * N), w3 = vload8(0, w + (k + 3) * N);
-            c0 += x0.s0 * w0; c1 += x1.s0 * w0; c2 += x2.s0 * w0; c3 += x3.s0 * w0;
-            c0 += x0.s1 * w1; c1 += x1.s1 * w1; c2 += x2.s1 * w1; c3 += x3.s1 * w1;
-            c0 += x0.s2 * w2; c1 += x1.s2 * w2; c2 += x2.s2 * w2; c3 += x3.s2 * w2;
-            c0 += x0.s3 * w3; c1 += x1.s3 * w3; c2 += x2.s3 * w3; c3 += x3.s3 * w3;
-        }
-        for (; k < K; k++) {
-            const float8 wk = vload8(0, w + k * N);
-            c0 += a0[k] * wk; c1 += a1[k] * wk; c2 += a2[k] * wk; c3 += a3[k] * wk;
-        }
-        vstore8(c0, 0, acc[0]);
-        vstore8(c1, 0, acc[1]);
-        vstore8(c2, 0, acc[2]);
-        vstore8(c3, 0, acc[3]);
-    } else {
-        const int mm = min(FG_TM, M - m0), nn = min(8, N - n0);
-        for (int i = 0; i < FG_TM; i++)
-            for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
-        for (int k = 0; k < K; k++)
-            for (int i = 0; i < mm; i++) {
-                const float x = (float)A[(m0 + i) * K + k];
-                for (int j = 0; j < nn; j++) acc[i][j] += x * (float)W[k * N + n0 + j];
-            }
-    }
-    const int mm = min(FG_TM, M - m0), nn = min(8, N - n0);
-    for (int i = 0; i < mm; i++) {
-        const int m = m0 + i;
-        for (int j = 0; j < nn; j++) {
-            const int n = n0 + j;
-            float v = acc[i][j];
-            if (has_bias) v += (float)bias[n];
-            v = KN(fg_act)(v, act);
-            if (has_res) v += (float)R[m * N + n];
-            KN(fg_store)(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, o, nsplit, m, n, v);
-        }
+    switch (s) {
+    case 0: return Y0;
+    case 1: return Y1;
+    case 2: return Y2;
+    case 3: return Y3;
+    case 4: return Y4;
+    case 5: return Y5;
+    case 6: return Y6;
+    default: return Y7;
     }
 }
+
+/* Finishes the 16 columns n0 .. n0+15 of row m (columns >= N dropped): bias, activation,
+ * residual, store into the owning splits. o[0..nsplit] are the split offsets. */
+static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int nsplit,
+                             __global const float *bias, __global const float *R, int has_bias,
+                             int act, int has_res, __global float *Y0, __global float *Y1,
+                             __global float *Y2, __global float *Y3, __global float *Y4,
+                             __global float *Y5, __global float *Y6, __global float *Y7)
+{
+    int s = 0;
+    while (s + 1 < nsplit && n0 >= o[s + 1]) s++;
+    if (n0 + 16 <= o[s + 1]) {
+        __global float *y = fg_split(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, s);
+        if (has_bias) z += vload16(0, bias + n0);
+        z = fg_act16(z, act);
+        if (has_res) z += vload16(0, R + m * N + n0);
+        vstore16(z, 0, y + m * (o[s + 1] - o[s]) + (n0 - o[s]));
+        return;
+    }
+    float zz[16];
+    vstore16(z, 0, zz);
+    const int nn = min(16, N - n0);
+    for (int j = 0; j < nn; j++) {
+        const int n = n0 + j;
+        while (s + 1 < nsplit && n >= o[s + 1]) s++;
+        float v = zz[j];
+        if (has_bias) v += bias[n];
+        v = fg_act(v, act);
+        if (has_res) v += R[m * N + n];
+        fg_split(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, s)[m * (o[s + 1] - o[s]) + (n - o[s])] = v;
+    }
+}
+
+#define FG_DEFINE(NAME, TM, NP, KC)                                                               \
+    __kernel void NAME(__global const float *A, __global const float *W,                         \
+                       __global const float *bias, __global const float *R, __global float *Y0,  \
+                       __global float *Y1, __global float *Y2, __global float *Y3,               \
+                       __global float *Y4, __global float *Y5, __global float *Y6,               \
+                       __global float *Y7, int M, int N, int K, int has_bias, int act,           \
+                       int has_res, int nsplit, int o1, int o2, int o3, int o4, int o5, int o6,  \
+                       int o7)                                                                   \
+    {                                                                                            \
+        const int mb = (int)get_global_id(0) * (TM);                                            \
+        const int p0 = (int)get_global_id(1) * (NP);                                            \
+        if (mb >= M) return;                                                                     \
+        const int m0 = min(mb, M - (TM));                                                        \
+        const __global float *ap = A + m0 * (KC);                                                \
+        const int np_all = (N + 15) / 16;                                                        \
+        const __global float *wp[NP];                                                            \
+        float16 c[TM][NP];                                                                       \
+        _Pragma("unroll") for (int q = 0; q < (NP); q++)                                         \
+            wp[q] = W + min(p0 + q, np_all - 1) * ((KC) * 16);                                   \
+        _Pragma("unroll") for (int i = 0; i < (TM); i++)                                         \
+            _Pragma("unroll") for (int q = 0; q < (NP); q++) c[i][q] = (float16)(0.0f);         \
+        int k = 0;                                                                               \
+        for (; k + 4 <= (KC); k += 4) {                                                          \
+            float16 w[NP][4];                                                                    \
+            _Pragma("unroll") for (int q = 0; q < (NP); q++)                                     \
+                _Pragma("unroll") for (int u = 0; u < 4; u++)                                    \
+                    w[q][u] = vload16(u, wp[q] + k * 16);                                        \
+            _Pragma("unroll") for (int i = 0; i < (TM); i++)                                     \
+                _Pragma("unroll") for (int u = 0; u < 4; u++) {                                  \
+                    const float16 x = (float16)(ap[i * (KC) + k + u]);                           \
+                    _Pragma("unroll") for (int q = 0; q < (NP); q++)                             \
+                        c[i][q] = fma(x, w[q][u], c[i][q]);                                      \
+                }                                                                                \
+        }                                                                                        \
+        for (; k < (KC); k++)                                                                    \
+            _Pragma("unroll") for (int q = 0; q < (NP); q++) {                                   \
+                const float16 w0 = vload16(0, wp[q] + k * 16);                                   \
+                _Pragma("unroll") for (int i = 0; i < (TM); i++)                                 \
+                    c[i][q] = fma((float16)(ap[i * (KC) + k]), w0, c[i][q]);                     \
+            }                                                                                    \
+        int o[9] = {0, o1, o2, o3, o4, o5, o6, o7, N};                                           \
+        o[nsplit] = N;                                                                           \
+        float16 z[(TM) * (NP)]; /* dynamic indexing below: keep c[][] in registers */           \
+        _Pragma("unroll") for (int i = 0; i < (TM); i++)                                         \
+            _Pragma("unroll") for (int q = 0; q < (NP); q++) z[q * (TM) + i] = c[i][q];         \
+        for (int q = 0; q < (NP) && (p0 + q) * 16 < N; q++)                                      \
+            for (int i = mb - m0; i < (TM); i++)                                                 \
+                fg_finish(z[q * (TM) + i], m0 + i, (p0 + q) * 16, N, o, nsplit, bias, R,         \
+                          has_bias, act, has_res, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7);               \
+    }
+
+#endif /* O2C_FGEMM_CL */

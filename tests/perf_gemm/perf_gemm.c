@@ -95,48 +95,90 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Compiles g, runs it reps times (after a warm-up when reps > 1) and returns the median device
- * milliseconds in *ms; outputs of the last run land in outp. Returns 0 on success. */
-static int compile_and_run(struct ir_graph *g, const char *label, const void *const *inp,
-                           void *const *outp, int reps, double *ms)
+/* Device milliseconds of the last run of rm (from the runtime's profile). */
+static double last_device_ms(struct o2r_model *rm)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    o2r_model_print_profile(rm, f);
+    fclose(f);
+    const char *p = strstr(buf, " launches, ");
+    double dev = p ? atof(p + 11) : -1;
+    free(buf);
+    return dev;
+}
+
+/* Compiles g into a runnable model with profiling on; NULL on failure (message printed). */
+static struct o2r_model *compile(struct ir_graph *g, const char *label)
 {
     struct cg_options co = {.name = "pg", .with_main = false};
     struct cg_ctx *m = cg_build(g, &co);
     char wpath[] = "/tmp/o2c_pg_XXXXXX";
     int fd = mkstemp(wpath);
-    if (fd < 0) return 1;
+    if (fd < 0) return NULL;
     close(fd);
     cg_write_weights(m, wpath);
     struct o2r_model *rm = NULL;
     if (o2r_model_init(ctx, cg_desc(m), wpath, &rm) != O2R_OK) {
         fprintf(stderr, "FAIL %s: init: %s\n", label, o2r_ctx_last_error(ctx));
-        unlink(wpath);
-        return 1;
+        rm = NULL;
     }
     unlink(wpath);
-    int fail = 0;
-    double t[64];
-    int nt = 0;
-    if (reps > 64) reps = 64;
-    o2r_model_set_profiling(rm, 1);
-    for (int r = 0; r < reps + (reps > 1); r++) {
-        if (o2r_model_run(rm, inp, outp) != O2R_OK) {
-            fprintf(stderr, "FAIL %s: run: %s\n", label, o2r_ctx_last_error(ctx));
-            fail = 1;
-            break;
-        }
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        o2r_model_print_profile(rm, f);
-        fclose(f);
-        const char *p = strstr(buf, " launches, ");
-        double dev = p ? atof(p + 11) : -1;
-        free(buf);
-        if (r > 0 || reps == 1) t[nt++] = dev;
+    if (rm) o2r_model_set_profiling(rm, 1);
+    return rm;
+}
+
+/* Developer knob: $PG_VARIANTS = comma-separated values of $O2C_FG (or $O2C_ATT) to compile
+ * side by side; runs alternate between them so a noisy machine affects all alike. */
+#define MAX_VAR 8
+
+/* Compiles g once per variant (env_name set to each), runs each reps times round-robin (after
+ * one warm-up run each) and prints min/median device ms per variant; with one variant stores
+ * the median in *ms. Outputs of the last run land in outp. Returns 0 on success. */
+static int compile_and_run(struct ir_graph *g, const char *label, const void *const *inp,
+                           void *const *outp, int reps, double *ms, const char *env_name,
+                           double flops)
+{
+    char vars[256] = "";
+    const char *list = getenv("PG_VARIANTS");
+    const char *names[MAX_VAR];
+    int nv = 0;
+    if (list && *list) {
+        snprintf(vars, sizeof vars, "%s", list);
+        for (char *t = strtok(vars, ","); t && nv < MAX_VAR; t = strtok(NULL, ",")) names[nv++] = t;
+    } else {
+        names[nv++] = NULL;
     }
-    *ms = nt ? median(t, nt) : -1;
-    o2r_model_free(rm);
+    struct o2r_model *rm[MAX_VAR] = {0};
+    for (int v = 0; v < nv; v++) {
+        if (names[v]) setenv(env_name, names[v], 1);
+        rm[v] = compile(g, label);
+        if (!rm[v]) return 1;
+    }
+    int fail = 0;
+    static double t[MAX_VAR][64];
+    if (reps > 64) reps = 64;
+    for (int r = 0; r < reps + (reps > 1) && !fail; r++)
+        for (int v = 0; v < nv; v++) {
+            if (o2r_model_run(rm[v], inp, outp) != O2R_OK) {
+                fprintf(stderr, "FAIL %s: run: %s\n", label, o2r_ctx_last_error(ctx));
+                fail = 1;
+                break;
+            }
+            if (r > 0 || reps == 1) t[v][r - (reps > 1)] = last_device_ms(rm[v]);
+        }
+    for (int v = 0; v < nv && !fail; v++) {
+        double mn = t[v][0];
+        for (int r = 1; r < reps; r++) mn = t[v][r] < mn ? t[v][r] : mn;
+        double md = median(t[v], reps);
+        if (names[v])
+            printf("  %-12s min %9.3f ms %7.1f GFLOP/s  median %9.3f ms %7.1f GFLOP/s\n",
+                   names[v], mn, flops / (mn * 1e6), md, flops / (md * 1e6));
+        *ms = md;
+    }
+    for (int v = 0; v < nv; v++)
+        if (rm[v]) o2r_model_free(rm[v]);
     return fail;
 }
 
@@ -219,7 +261,8 @@ static int run_gemm(const struct gemm_case *c, int reps, int check)
     for (int s = 0; s < ns; s++) outp[s] = y[s] = malloc(sizeof(float) * (size_t)M * w[s] + 4);
     const void *inp[2] = {a, r};
     double ms = 0;
-    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms);
+    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms, "O2C_FG",
+                               2.0 * M * K * N);
     if (!fail && !check) {
         double gf = 2.0 * M * K * N / (ms * 1e6);
         printf("%-34s %6d %5d %5d %9.3f ms %8.1f GFLOP/s\n", c->label, M, K, N, ms, gf);
@@ -304,7 +347,8 @@ static int run_att(const struct att_case *c, int reps, int check)
     const void *inp[3] = {q, k, v};
     void *outp[1] = {y};
     double ms = 0;
-    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms);
+    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms, "O2C_ATT",
+                               4.0 * c->B * c->H * (double)c->N * c->S * c->D);
     if (!fail && !check) {
         double gf = 4.0 * c->B * c->H * (double)c->N * c->S * c->D / (ms * 1e6);
         printf("%-34s B%d H%d N%d S%d D%d %9.3f ms %8.1f GFLOP/s\n", c->label, c->B, c->H, c->N,
