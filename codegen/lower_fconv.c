@@ -131,9 +131,23 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     if (env && strcmp(env, "im2col") == 0 && col_ok) im2col = true;
     if (!im2col && !direct_ok) return false;
     uint32_t xp;
-    if (im2col) {
+    if (im2col && pointwise) {
+        /* the im2col form of a pointwise conv is the tiled input of one row of P columns */
         xp = cg_temp(cg, node, IR_F32, colnumel);
-        size_t pg[2] = {(size_t)K, (size_t)(N * pt)};
+        size_t pg[2] = {(size_t)C, (size_t)(N * pt)};
+        cg_launch(cg, node, "fconv_tile", 2, pg, NULL);
+        cg_arg_buf(cg, x);
+        cg_arg_buf(cg, xp);
+        cg_arg_i32(cg, C);
+        cg_arg_i32(cg, 1);
+        cg_arg_i32(cg, P);
+        cg_arg_i32(cg, pt);
+        cg_arg_i32(cg, tilec);
+        cg_arg_i32(cg, tilec);
+        cg_arg_i32(cg, 0);
+    } else if (im2col) {
+        xp = cg_temp(cg, node, IR_F32, colnumel);
+        size_t pg[2] = {(size_t)C, (size_t)(N * pt)};
         cg_launch(cg, node, "fconv_im2col", 2, pg, NULL);
         cg_arg_buf(cg, x);
         cg_arg_buf(cg, xp);
@@ -152,6 +166,8 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
         cg_arg_i32(cg, pw);
         cg_arg_i32(cg, dh);
         cg_arg_i32(cg, dw);
+    }
+    if (im2col) {
         /* the direct kernel on one row of P positions with 1x1 taps over K channels */
         nv = nvc;
         tile = tilec;

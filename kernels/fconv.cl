@@ -387,21 +387,27 @@ __kernel void fconv_tile(__global const float *restrict X, __global float *restr
 /* The im2col input of fconv_v: Xc[n][pt][k][i] = X[n][c][ih][iw] for position p = pt*TL + i of
  * the flattened output plane (oh = p / OW, ow = p % OW) and tap k = (c*KH + kh)*KW + kw, with
  * ih = oh*sh - ph + kh*dh, iw = ow*sw - pw + kw*dw; 0 outside the input or for p >= P.
- * gws = {Ctot*KH*KW, N*PT}; one work-item writes one run of TL floats. */
+ * gws = {Ctot, N*PT}; one work-item writes the KH*KW runs of TL floats of one channel. */
 __kernel void fconv_im2col(__global const float *restrict X, __global float *restrict Xc, int Ctot,
                            int H, int W, int OW, int P, int PT, int TL, int KH, int KW, int sh,
                            int sw, int ph, int pw, int dh, int dw)
 {
-    const int k = (int)get_global_id(0), r = (int)get_global_id(1);
-    const int K = Ctot * KH * KW;
+    const int c = (int)get_global_id(0), r = (int)get_global_id(1);
+    const int KK = KH * KW;
     const int pt = r % PT, n = r / PT;
-    const int kw = k % KW, kh = k / KW % KH, c = k / (KW * KH);
     __global const float *src = X + ((size_t)n * Ctot + c) * H * W;
-    __global float *dst = Xc + ((size_t)r * K + k) * TL;
+    __global float *dst = Xc + ((size_t)r * Ctot + c) * KK * TL;
     int p = pt * TL, oh = p / OW, ow = p % OW;
     for (int i = 0; i < TL; i++, p++) {
-        const int ih = oh * sh - ph + kh * dh, iw = ow * sw - pw + kw * dw;
-        dst[i] = p < P && ih >= 0 && ih < H && iw >= 0 && iw < W ? src[ih * W + iw] : 0.0f;
+        const int ih0 = oh * sh - ph, iw0 = ow * sw - pw;
+        for (int kh = 0; kh < KH; kh++) {
+            const int ih = ih0 + kh * dh;
+            const bool rok = p < P && ih >= 0 && ih < H;
+            for (int kw = 0; kw < KW; kw++) {
+                const int iw = iw0 + kw * dw;
+                dst[(kh * KW + kw) * TL + i] = rok && iw >= 0 && iw < W ? src[ih * W + iw] : 0.0f;
+            }
+        }
         if (++ow == OW) {
             ow = 0;
             oh++;

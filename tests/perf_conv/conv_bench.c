@@ -233,6 +233,7 @@ static int bench(const struct shape *s, int runs, FILE *json)
     free(x);
     free(y);
     o2r_model_free(rm);
+    cg_free(m);
     ir_graph_free(g);
     return bad;
 }
