@@ -362,6 +362,34 @@ def gemm_cases():
     case("gemm_bias1d_n_input", [n], [("a", a), ("b", b), ("c", c)], [("y", TP.FLOAT)])
 
 
+def mixed_dtype_cases():
+    """Pow-15 with another exponent type, MaxPool's Indices output, float64 Softmax (wg rows)."""
+    rng = np.random.default_rng(7)
+    n = helper.make_node("Pow", ["a", "b"], ["y"])
+    a = np.array([[-2.0, -1.5, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0, np.inf, -np.inf]],
+                 np.float32).T
+    b = np.array([-3, -1, 0, 1, 2, 5], np.int64)
+    case("pow_f32_base_i64_exponent_bcast", [n], [("a", a), ("b", b)], [("y", TP.FLOAT)], opset=15)
+    a = np.array([[0, 1, 2, 3, 5, 7, 10]], np.int32).T
+    b = np.array([0.0, 1.0, 2.0, 3.0, 0.5, 1.5, 2.5], np.float32)
+    case("pow_i32_base_f32_exponent_bcast", [n], [("a", a), ("b", b)], [("y", TP.INT32)], opset=15)
+    n = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 2], strides=[2, 1],
+                         pads=[1, 0, 1, 1], storage_order=1)
+    x = rng.standard_normal((2, 2, 5, 7)).astype(np.float32)
+    case("maxpool_indices_2d_storage_order1", [n], [("x", x)], [("y", TP.FLOAT), ("i", TP.INT64)],
+         opset=12)
+    n = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 3, 2], strides=[1, 2, 2],
+                         pads=[0, 1, 0, 1, 1, 1])
+    x = rng.standard_normal((2, 2, 5, 6, 4)).astype(np.float32)
+    case("maxpool_indices_3d_pads", [n], [("x", x)], [("y", TP.FLOAT), ("i", TP.INT64)],
+         opset=12)
+    x = rng.standard_normal((3, 1000)) * 5.0
+    for op in ["Softmax", "LogSoftmax"]:
+        n = helper.make_node(op, ["x"], ["y"], axis=-1)
+        case(f"{op.lower()}_f64_long_rows", [n], [("x", x)], [("y", TP.DOUBLE)], opset=13,
+             tolerance=(1e-12, 1e-12))
+
+
 def error_cases():
     x = ramp(1, 2, 3)
     n = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="top")
@@ -389,6 +417,7 @@ def main():
     groupnorm_cases()
     scalar_cases()
     gemm_cases()
+    mixed_dtype_cases()
     error_cases()
     keep = set(written)
     for d in os.listdir(OUT):

@@ -234,6 +234,77 @@ static void binary_tests(void)
         kt_input(c, IR_F32, 1, d, m2, false);
         RUN(c, "Min NaN", 0, 0);
     }
+    {
+        /* Mod fmod=0 on floats (opset 28): numpy.mod — divisor's sign, signed zeros, inf/NaN */
+        const double a[] = {0.0, -0.0, 0.0, -0.0, -3.0, 3.0, -1.0, 1.0, INFINITY, -INFINITY,
+                            1.0, 1.0, NAN, 1.0, -4.3, 7.2, 5.0, 4.3, -7.2, 8.0};
+        const double b[] = {-2.0, 2.0, 2.0, -2.0, INFINITY, INFINITY, -INFINITY, -INFINITY, 2.0,
+                            2.0, 0.0, -0.0, 2.0, NAN, 2.1, -3.4, 8.0, -2.1, 3.4, 5.0};
+        float af[20], bf[20];
+        for (int i = 0; i < 20; i++) {
+            af[i] = (float)a[i];
+            bf[i] = (float)b[i];
+        }
+        const int64_t d[] = {20}, d2[] = {4, 5}, d1[] = {5};
+        struct kt_case *c = kt_new("Mod", 28);
+        kt_attr_int(c, "fmod", 0);
+        kt_input(c, IR_F32, 1, d, af, false);
+        kt_input(c, IR_F32, 1, d, bf, false);
+        RUN(c, "Mod fmod=0 f32 edges", 0, 0);
+        c = kt_new("Mod", 28);
+        kt_attr_int(c, "fmod", 0);
+        kt_input(c, IR_F64, 1, d, a, false);
+        kt_input(c, IR_F64, 1, d, b, false);
+        RUN(c, "Mod fmod=0 f64 edges", 0, 0);
+        c = kt_new("Mod", 28);
+        kt_attr_int(c, "fmod", 0);
+        kt_input(c, IR_F32, 2, d2, af, false);
+        kt_input(c, IR_F32, 1, d1, bf + 14, false);
+        RUN(c, "Mod fmod=0 f32 bcast", 0, 0);
+        c = kt_new("Mod", 28);
+        kt_attr_int(c, "fmod", 0);
+        kt_input(c, IR_F16, 2, d2, NULL, false);
+        kt_input(c, IR_F16, 1, d1, NULL, false);
+        RUN(c, "Mod fmod=0 f16 bcast", 1e-3, 4e-3);
+    }
+    {
+        /* Pow-15 with another exponent type (output: the base's type) */
+        const float base[] = {-2.0f, -1.5f, -1.0f, -0.0f, 0.0f, 0.5f, 1.0f, 2.0f, 3.0f, INFINITY};
+        const int64_t e64[] = {-3, -1, 0, 1, 2, 5};
+        const int32_t e32[] = {-3, -1, 0, 1, 2, 5};
+        const uint8_t eu8[] = {0, 1, 2, 3, 4, 7};
+        const int32_t ib[] = {0, 1, 2, 3, 5, 7, 10, -2, -1, 4};
+        const float ef[] = {0.0f, 1.0f, 2.0f, 3.0f, 0.5f, 2.5f};
+        const int64_t db[] = {10, 1}, de[] = {6};
+        struct kt_case *c = kt_new("Pow", 15);
+        kt_input(c, IR_F32, 2, db, base, false);
+        kt_input(c, IR_I64, 1, de, e64, false);
+        RUN(c, "Pow f32 ^ i64 bcast", 1e-6, 1e-6);
+        c = kt_new("Pow", 15);
+        kt_input(c, IR_F32, 2, db, base, false);
+        kt_input(c, IR_I32, 1, de, e32, false);
+        RUN(c, "Pow f32 ^ i32 bcast (exponent cast)", 1e-6, 1e-6);
+        c = kt_new("Pow", 15);
+        kt_input(c, IR_F32, 2, db, base, false);
+        kt_input(c, IR_U8, 1, de, eu8, false);
+        RUN(c, "Pow f32 ^ u8 bcast", 1e-6, 1e-6);
+        c = kt_new("Pow", 15);
+        kt_input(c, IR_I32, 2, db, ib, false);
+        kt_input(c, IR_F32, 1, de, ef, false);
+        RUN(c, "Pow i32 ^ f32 bcast", 0, 0);
+        c = kt_new("Pow", 15);
+        kt_input(c, IR_I32, 2, db, ib, false);
+        kt_input(c, IR_I64, 1, de, e64, false);
+        RUN(c, "Pow i32 ^ i64 bcast", 0, 0);
+        c = kt_new("Pow", 15);
+        kt_input(c, IR_F16, 2, db, NULL, false);
+        kt_input(c, IR_F32, 1, de, ef, false);
+        RUN(c, "Pow f16 ^ f32 bcast", 1e-3, 4e-3);
+        c = kt_new("Pow", 15);
+        kt_input(c, IR_F64, 1, de, NULL, false);
+        kt_input(c, IR_F32, 1, de, ef, false);
+        RUN(c, "Pow f64 ^ f32", 1e-12, 1e-12);
+    }
     /* bool logic */
     {
         const int64_t d[] = {4, 5}, d1[] = {5};

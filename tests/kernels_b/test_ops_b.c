@@ -230,6 +230,33 @@ static void t_pool(void)
     kt_attr_ints(c, "kernel_shape", DIMS(4), 1);
     kt_attr_ints(c, "strides", DIMS(3), 1);
     run(c, "MaxPool 1D", 0, 0);
+    /* Indices output (int64 flat indices into X, compared exactly with the reference) */
+    c = kt_new("MaxPool", 12);
+    IN_F(c, false, 2, 3, 11, 9);
+    kt_attr_ints(c, "kernel_shape", DIMS(3, 3), 2);
+    kt_attr_ints(c, "strides", DIMS(2, 2), 2);
+    kt_attr_ints(c, "pads", DIMS(1, 1, 1, 1), 4);
+    kt_outputs(c, 2);
+    run(c, "MaxPool Indices 3x3 s2 p1", 0, 0);
+    c = kt_new("MaxPool", 12);
+    IN_F(c, false, 2, 2, 5, 7);
+    kt_attr_ints(c, "kernel_shape", DIMS(3, 2), 2);
+    kt_attr_ints(c, "pads", DIMS(1, 0, 1, 1), 4);
+    kt_attr_int(c, "storage_order", 1);
+    kt_outputs(c, 2);
+    run(c, "MaxPool Indices storage_order=1", 0, 0);
+    c = kt_new("MaxPool", 12);
+    IN_F(c, false, 1, 2, 5, 6, 4);
+    kt_attr_ints(c, "kernel_shape", DIMS(2, 3, 2), 3);
+    kt_attr_ints(c, "dilations", DIMS(1, 2, 1), 3);
+    kt_attr_int(c, "ceil_mode", 1);
+    kt_outputs(c, 2);
+    run(c, "MaxPool Indices 3-D dilations ceil_mode", 0, 0);
+    c = kt_new("MaxPool", 12);
+    kt_input(c, IR_U8, 4, DIMS(1, 3, 9, 7), u8, false);
+    kt_attr_ints(c, "kernel_shape", DIMS(3, 2), 2);
+    kt_outputs(c, 2);
+    run(c, "MaxPool Indices uint8", 0, 0);
     for (int cip = 0; cip < 2; cip++)
         for (int ceil = 0; ceil < 2; ceil++) {
             c = kt_new("AveragePool", 19);
@@ -290,6 +317,16 @@ static void t_softmax(void)
         kt_attr_int(c, "axis", 2);
         snprintf(label, sizeof label, "%s opset-11 flatten axis 2", ops[o]);
         run(c, label, 1e-6, 1e-5);
+        /* float64: statistics in double (tolerance far below float32's precision) */
+        c = kt_new(ops[o], 13);
+        kt_input(c, IR_F64, 2, DIMS(3, 1000), NULL, false);
+        snprintf(label, sizeof label, "%s float64 rows of 1000 (wg)", ops[o]);
+        run(c, label, 1e-13, 1e-12);
+        c = kt_new(ops[o], 13);
+        kt_input(c, IR_F64, 3, DIMS(3, 77, 5), NULL, false);
+        kt_attr_int(c, "axis", 1);
+        snprintf(label, sizeof label, "%s float64 axis=1 inner=5 (seq)", ops[o]);
+        run(c, label, 1e-13, 1e-12);
     }
 }
 
@@ -539,10 +576,11 @@ static void t_fatal(const char *what)
         c = kt_new("Conv", 17);
         kt_input(c, IR_F64, 4, DIMS(1, 2, 5, 5), NULL, false);
         kt_input(c, IR_F64, 4, DIMS(3, 2, 3, 3), NULL, true);
-    } else if (!strcmp(what, "maxpool_indices")) {
+    } else if (!strcmp(what, "maxpool_indices_so1_1d")) {
         c = kt_new("MaxPool", 12);
-        IN_F(c, false, 1, 2, 6, 6);
-        kt_attr_ints(c, "kernel_shape", DIMS(2, 2), 2);
+        IN_F(c, false, 1, 2, 6);
+        kt_attr_ints(c, "kernel_shape", DIMS(2), 1);
+        kt_attr_int(c, "storage_order", 1);
         kt_outputs(c, 2);
     } else if (!strcmp(what, "matmul_int")) {
         c = kt_new("MatMul", 17);
