@@ -117,5 +117,6 @@ int main(int argc, char **argv)
         printf("%s %s: %s = %d (expected %d)\n", ok ? "ok  " : "FAIL", argv[1], spec, got, want);
     }
     ir_graph_free(g);
+    for (int i = 0; i < nb; i++) free((char *)b[i].input);
     return fails != 0;
 }

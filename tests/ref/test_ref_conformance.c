@@ -333,6 +333,9 @@ static int run_all(const char *node_dir, const char *exclude_file)
     close(lfd);
     unlink(log);
     printf("%d passed, %d failed, %d unsupported, %d excluded\n", pass, fail, unsup, skip);
+    for (size_t i = 0; i < nn; i++) free(names[i]);
+    free(names);
+    for (int i = 0; i < nex; i++) free(ex[i]);
     return fail ? 1 : 0;
 }
 
