@@ -123,7 +123,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
      * the copy kernel: ~0.2 ns per element of the tiled input, ~1 ns per im2col element */
     const double flop = 2.0 * (double)N * OC * P * cin * KH * KW;
     const double lanes_col = (double)P / (double)(pt * tilec);
-    const double xt_numel = (double)N * H * owt * C * ((tile - 1) * sw + (KW - 1) * dw + 1);
+    const double xt_numel = (double)N * H * owt * C * ((tile - 1) * sw + (KW - 1) * dw + sw);
     const double t_direct = flop / lanes_direct / 150e9 + xt_numel * 0.2e-9;
     const double t_col = flop / lanes_col / 150e9 + (double)colnumel * 1e-9;
     bool im2col = col_ok && (pointwise || !direct_ok || t_col < t_direct);
@@ -145,6 +145,8 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
         cg_arg_i32(cg, tilec);
         cg_arg_i32(cg, tilec);
         cg_arg_i32(cg, 0);
+        cg_arg_i32(cg, 1);
+        cg_arg_i32(cg, tilec);
     } else if (im2col) {
         xp = cg_temp(cg, node, IR_F32, colnumel);
         size_t pg[2] = {(size_t)C, (size_t)(N * pt)};
@@ -177,9 +179,9 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
         KH = KW = sh = sw = dh = dw = 1;
         ph = pw = 0;
     } else {
-        const int64_t XT = (tile - 1) * sw + (KW - 1) * dw + 1;
-        if (N * H * owt * C * XT > lim) return false;
-        xp = cg_temp(cg, node, IR_F32, N * H * owt * C * XT);
+        const int64_t XT0 = (tile - 1) * sw + (KW - 1) * dw + 1, XTP = (XT0 + sw - 1) / sw;
+        if (N * H * owt * C * XTP * sw > lim) return false;
+        xp = cg_temp(cg, node, IR_F32, N * H * owt * C * XTP * sw);
         size_t pg[2] = {(size_t)C, (size_t)(N * H * owt)};
         cg_launch(cg, node, "fconv_tile", 2, pg, NULL);
         cg_arg_buf(cg, x);
@@ -188,12 +190,17 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
         cg_arg_i32(cg, H);
         cg_arg_i32(cg, W);
         cg_arg_i32(cg, owt);
-        cg_arg_i32(cg, XT);
+        cg_arg_i32(cg, XT0);
         cg_arg_i32(cg, tile * sw);
         cg_arg_i32(cg, pw);
+        cg_arg_i32(cg, sw);
+        cg_arg_i32(cg, XTP);
     }
-    const int64_t XT = im2col ? tile : (tile - 1) * sw + (KW - 1) * dw + 1;
+    /* floats per (row, tile, channel) run of the kernel's input */
+    const int64_t XT = im2col ? tile : ((tile - 1) * sw + (KW - 1) * dw + sw) / sw * sw;
     need_i32(g, n, xp);
+    /* one column vector per work-item: 16 channels keep 16 independent accumulators */
+    if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
     uint32_t wk = packed_weights(g, w, ocb, im2col);
     char kname[96], src[160];
     snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d", (long long)KH,

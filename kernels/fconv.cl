@@ -214,10 +214,12 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
  * row, in NV*OCB float16 accumulators: each (ci, kh, kw) tap loads NV float16 input vectors and
  * OCB weights (broadcast) for NV*OCB vector multiply-adds; loops kh, ci, kw (outer to inner).
  *   Xt: the input re-laid-out per column tile (codegen/lower_fconv.c, fconv_tile):
- *       [N][H][OWT][Ctot][XT], XT = the input columns one tile reads ((16*NV-1)*SW +
- *       (KW-1)*DW + 1), left padding applied and zeros past the row; so a work-item streams
- *       through contiguous memory (one run of cin*XT floats per kernel row kh), and the work-item
- *       of the next output row reuses KH-1 of its KH runs from cache.
+ *       [N][H][OWT][Ctot][XT], one run of XT = SW*XTP floats per (row, tile, channel) holding
+ *       the input columns the tile reads (ow0*SW - pw + c for c < (16*NV-1)*SW + (KW-1)*DW + 1,
+ *       zeros outside the row) split by phase: column c at (c % SW)*XTP + c / SW, so every
+ *       tap's 16 strided columns are one contiguous float16 load. A work-item streams through
+ *       contiguous memory (one run of cin*XT floats per kernel row kh), and the work-item of
+ *       the next output row reuses KH-1 of its KH runs from cache.
  *   Wk: weights repacked at compile time to [OCtot/OCB][KH][cin_g][KW][OCB] (zero-padded where
  *       OC is not a multiple of OCB; then group == 1).
  * Rows (H) are not padded: taps outside [0, H) are skipped.
@@ -227,15 +229,6 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
  * lws = {1, 1, 1} (each work-item is a large explicitly vectorized tile). */
 #ifndef O2C_FCONV_V
 #define O2C_FCONV_V
-
-/* the input vector of 16 output columns starting at p (input stride SW between columns) */
-#define FV_LOAD16(p, SW)                                                                         \
-    ((SW) == 1 ? vload16(0, (p))                                                                 \
-     : (SW) == 2 ? (float16)(vload16(0, (p)).even, vload16(1, (p)).even)                         \
-                 : (float16)((p)[0], (p)[(SW)], (p)[2 * (SW)], (p)[3 * (SW)], (p)[4 * (SW)],       \
-                             (p)[5 * (SW)], (p)[6 * (SW)], (p)[7 * (SW)], (p)[8 * (SW)],           \
-                             (p)[9 * (SW)], (p)[10 * (SW)], (p)[11 * (SW)], (p)[12 * (SW)],        \
-                             (p)[13 * (SW)], (p)[14 * (SW)], (p)[15 * (SW)]))
 
 /* The 16 accumulators of one column vector (OCB <= 16 used; the rest are dead code). */
 #define FV_DECL(a) float16 a##0 = 0.0f, a##1 = 0.0f, a##2 = 0.0f, a##3 = 0.0f, a##4 = 0.0f,       \
@@ -318,6 +311,7 @@ static inline void fconv_v_body(__global const float *restrict Xt, __global cons
     FV_DECL(b);
     const int OWT = (OW + 16 * NV - 1) / (16 * NV);
     const int xplane = OWT * Ctot * XT; /* one input row ih of every tile and channel */
+    const int XTP = XT / SW;              /* columns per phase */
     __global const float *xb = Xt + (size_t)n * H * xplane + (owt * Ctot + g * cin) * XT;
     __global const float *wb = Wk + (size_t)ob * KH * cin * KW * OCB;
     const int ih0 = oh * sh - ph;
@@ -328,10 +322,12 @@ static inline void fconv_v_body(__global const float *restrict Xt, __global cons
         __global const float *wr = wb + kh * cin * KW * OCB;
         for (int ci = 0; ci < cin; ci++, xr += XT, wr += KW * OCB) {
             for (int kw = 0; kw < KW; kw++) {
-                const float16 x0 = FV_LOAD16(xr + kw * DW, SW);
+                /* column kw*DW + SW*i of the tile is in phase (kw*DW) % SW */
+                __global const float *xk = xr + (kw * DW) % SW * XTP + (kw * DW) / SW;
+                const float16 x0 = vload16(0, xk);
                 FV_FMA(a, x0, wr + kw * OCB, OCB);
                 if (NV > 1) {
-                    const float16 x1 = FV_LOAD16(xr + kw * DW + 16 * SW, SW);
+                    const float16 x1 = vload16(0, xk + 16);
                     FV_FMA(b, x1, wr + kw * OCB, OCB);
                 }
             }
@@ -364,24 +360,34 @@ static inline void fconv_v_body(__global const float *restrict Xt, __global cons
                      has_bias, act, has_res, rn, rc, rp, has_div, div, KH, KW, SW, DW, OCB, NV); \
     }
 
-/* The tiled input of fconv_v: Xt[n][ih][owt][c][i] = X[n][c][ih][owt*TS + i - pw] (0 outside
- * [0, W)) for i < XT, TS = input columns between tiles (16*NV*SW). One work-item copies one run
- * of XT floats (float16 loads where the run lies inside the row). gws = {Ctot, N*H*OWT}. */
+/* The tiled input of fconv_v: for i < XT0 (the columns a tile reads), source column
+ * s = owt*TS + i - pw of X[n][c][ih] (0 outside [0, W)) goes to
+ * Xt[n][ih][owt][c][(i % SW)*XTP + i / SW] (phase split for strides; XT = SW*XTP; slots with
+ * i >= XT0 are zero). TS = input columns between tiles (16*NV*SW). One work-item copies one
+ * run (float16 loads where a stride-1 run lies inside the row). gws = {Ctot, N*H*OWT}. */
 __kernel void fconv_tile(__global const float *restrict X, __global float *restrict Xt, int Ctot,
-                         int H, int W, int OWT, int XT, int TS, int pw)
+                         int H, int W, int OWT, int XT0, int TS, int pw, int SW, int XTP)
 {
     const int c = (int)get_global_id(0), r = (int)get_global_id(1);
     const int owt = r % OWT, nh = r / OWT, ih = nh % H, n = nh / H;
     const int s0 = owt * TS - pw;
     __global const float *src = X + (((size_t)n * Ctot + c) * H + ih) * W;
-    __global float *dst = Xt + ((size_t)r * Ctot + c) * XT;
-    int i = 0;
-    if (s0 >= 0 && s0 + XT <= W)
-        for (; i + 16 <= XT; i += 16) vstore16(vload16(0, src + s0 + i), 0, dst + i);
-    for (; i < XT; i++) {
-        const int s = s0 + i;
-        dst[i] = s >= 0 && s < W ? src[s] : 0.0f;
+    __global float *dst = Xt + ((size_t)r * Ctot + c) * SW * XTP;
+    if (SW == 1) {
+        int i = 0;
+        if (s0 >= 0 && s0 + XT0 <= W)
+            for (; i + 16 <= XT0; i += 16) vstore16(vload16(0, src + s0 + i), 0, dst + i);
+        for (; i < XTP; i++) {
+            const int s = s0 + i;
+            dst[i] = i < XT0 && s >= 0 && s < W ? src[s] : 0.0f;
+        }
+        return;
     }
+    for (int ph = 0; ph < SW; ph++)
+        for (int j = 0; j < XTP; j++) {
+            const int i = j * SW + ph, s = s0 + i;
+            dst[ph * XTP + j] = i < XT0 && s >= 0 && s < W ? src[s] : 0.0f;
+        }
 }
 
 /* The im2col input of fconv_v: Xc[n][pt][k][i] = X[n][c][ih][iw] for position p = pt*TL + i of
