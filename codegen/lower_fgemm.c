@@ -10,7 +10,8 @@
  * (K-major inside a panel, zero-padded to a multiple of 16 columns; a new constant
  * "<w>.panels16" shared by nodes using the same weight; the original is not uploaded), and a
  * kernel specialized for (rows per work-item, panels per work-item, K) is generated with one
- * FG_DEFINE line (kernels/fgemm.cl). gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)}.
+ * FG_DEFINE line (kernels/fgemm.cl). gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)},
+ * lws = {largest divisor of gws[0] <= 16, 1}.
  * Assumes: the pass checked shapes; float32 only.
  * Guarantees: fatal (ir_fatal_node) naming the node for anything inconsistent (more than 8
  * outputs, wrong dims, other dtypes, a weight that is not constant, >= 2^31 elements);
@@ -24,6 +25,7 @@
 #define FG_MAX_SPLITS 8 /* output buffers the kernel takes (kernels/fgemm.cl) */
 #define FG_TM 8         /* rows per work-item (kernels/fgemm.cl TM) */
 #define FG_NP 2         /* 16-column weight panels per work-item (kernels/fgemm.cl NP) */
+#define FG_LWS 16       /* largest work-group (row blocks) */
 
 static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
 {
@@ -127,7 +129,16 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     const uint32_t wk = pack_weight(cg, g, w, K, N, 16);
     n = &g->nodes[node];
     const size_t gws[2] = {(size_t)((M + tm - 1) / tm), (size_t)((npan + np - 1) / np)};
-    cg_launch(cg, node, kname, 2, gws, NULL);
+    /* Explicit small work-groups (lws[0] divides gws[0], OpenCL 1.2): same speed on PoCL as its
+     * own choice, and never thousands of work-items' private arrays alive at once (see
+     * codegen/lower_attention.c). */
+    size_t lws[2] = {1, 1};
+    for (size_t d = FG_LWS; d >= 1; d--)
+        if (gws[0] % d == 0) {
+            lws[0] = d;
+            break;
+        }
+    cg_launch(cg, node, kname, 2, gws, lws);
     cg_arg_buf(cg, a);
     cg_arg_buf(cg, wk);
     cg_arg_buf(cg, bias != IR_NONE ? bias : w); /* placeholders are never read */

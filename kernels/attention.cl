@@ -1,8 +1,8 @@
 /* attention.cl — o2c.Attention: y = softmax(q kᵀ · scale + mask) v, flash-style, fp32.
  *
  * Never materializes the N×S score matrix: each work-item owns RB query rows of one (batch,
- * head) and one chunk of DC output dims, walks the S keys in tiles of ATT_KT keys and keeps an
- * online softmax per row (running max m, running sum l, accumulator acc[DC]):
+ * head) and one chunk of DC output dims, walks the S keys in tiles of ATT_KT = 16 keys and keeps
+ * an online softmax per row (running max m, running sum l, accumulator acc[DC]):
  *
  *     for each key tile:   s_j = scale · <q_r, k_j> + mask[r, j]   (-inf beyond the diagonal
  *                          if causal), m' = max(m, max_j s_j), corr = exp(m - m'),
@@ -11,118 +11,172 @@
  *
  * Rows whose keys are all -inf give 0/0 = NaN, as the unfused Softmax does; partially masked
  * rows never produce NaN (exp(-inf - m) = 0 for finite m, p is 0 and corr 1 while m' is -inf).
- * The exp of a tile runs as one float16 exp (vectorized by PoCL; 27% faster than scalar exp at
- * N=S=4096, d=40).
  *
- * Layout: every operand is read through element strides passed as int arguments, so the head
- * split/merge transposes of the exported graph are absorbed:
- *     q[b*qb + h*qh + n*qn + d]     k[b*kb + h*kh + s*kn + d]     v[b*vb + h*vh + s*vn + d]
- *     y[b*ob + h*oh + n*on + d]     mask[b*mb + h*mh + n*mn + s*ms]  (0 strides broadcast)
+ * Both products are register-tiled like a GEMM (explicit vectors are what PoCL vectorizes):
+ *   scores   s[r] (one float16 per row = 16 keys) += q[r, d] · kt[d, j0 .. j0+15] for d < D:
+ *            k is read transposed (kt, d-major, keys contiguous; written by att_kt below), so
+ *            every vload16 of kt feeds RB broadcast FMAs;
+ *   p·v      acc[r, c .. c+CW) += p[r, j] · v[j, c .. c+CW) for the tile's keys, chunk by chunk
+ *            of CW output dims (CW = 16 when DC >= 16; the remainder in chunks of 8, 4, 1, e.g.
+ *            D=40: 16+16+8): every vload of a v row feeds RB FMAs; acc lives in a private
+ *            array, one chunk of RB vectors in registers at a time (ATT_PV).
+ *   exp      one float16 exp per row and tile (the builtin: a hand-written Cody-Waite float16
+ *            exp measured no faster on PoCL).
+ *
+ *          j0 .. j0+15                       c .. c+CW
+ *   r0   [ s[0]  ]  = q[RB×D] · kt[D×16]     [ acc ]  += p[RB×16] · v[16×CW]
+ *   ...  [ ...   ]                           [ ... ]
+ *
+ * Layout: q, v and y are read/written through element strides passed as int arguments, so the
+ * head split/merge transposes of the exported graph are absorbed:
+ *     q[b*qb + h*qh + n*qn + d]     v[b*vb + h*vh + s*vn + d]     y[b*ob + h*oh + n*on + d]
+ *     mask[b*mb + h*mh + n*mn + s*ms]  (0 strides broadcast)
+ *     kt[(((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16]   (SP = S rounded up to 16; keys >= S
+ *     are zero): tiles of 16 keys, each a contiguous D x 16 block, read as one stream
  * The head dim is contiguous (stride 1) in q, k, v and y (the lowering guarantees it).
  *
- * Compile-time specialization: the head dim D, the output chunk DC (D = NC·DC; DC < D only for
- * heads over 512 dims, which then recompute q·k once per chunk; the VAE's 512 is one chunk) and the rows per
- * work-item RB are macro arguments: the lowering emits one line
- *     ATT_DEFINE(attention_d40_c40_r4, 40, 40, 4)
- * per distinct (D, DC, RB) through cg_add_source(), so loops over D have constant trip counts
- * (unrolled / vectorized by the device compiler) and private arrays have exact sizes.
- * Launch: gws = {ceil(N / RB), H, B·NC}; lws = driver's choice.
- * This file does not depend on T (float32 only) and defines its macro once.
+ * Compile-time specialization: head dim D, output chunk DC (D = NC·DC; DC < D only for heads
+ * over 512 dims, which then recompute q·k once per chunk; the VAE's 512 is one chunk), rows per
+ * work-item RB and widest chunk CW are macro arguments: the lowering emits one line
+ *     ATT_DEFINE(attention_d40_c40_r8_w16, 40, 40, 8, 16)
+ * per distinct (D, DC, RB, CW) through cg_add_source(), so loops over D have constant trip
+ * counts and private arrays have exact sizes.
+ * Launch: att_kt with gws = {SP, D, B·H}, then the attention kernel with gws = {ceil(N / RB), H,
+ * B·NC} and small work-groups (lws[0] <= 8: see codegen/lower_attention.c).
+ * This file does not depend on T (float32 only) and defines its macros once.
  */
 #ifndef O2C_ATTENTION_CL
 #define O2C_ATTENTION_CL
 
-#define ATT_KT 16 /* keys per tile = the float16 width used for exp (RB x 16 scores private) */
+#define ATT_KT 16 /* keys per tile = the float16 width of a row of scores */
 
-/* dot product of two length-D rows; float4 loads when D is a multiple of 4 */
-#define ATT_DOT(res, a, bp, D)                                                                   \
+/* kt[(((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16] = k[b*kb + h*kh + s*kn + d] (0 for s >= S).
+ * gws = {SP, D, B*H}. */
+__kernel void att_kt(__global const float *restrict k, __global float *restrict kt, int S,
+                     int SP, int D, int H, int kb, int kh, int kn)
+{
+    const int s = (int)get_global_id(0), d = (int)get_global_id(1), bh = (int)get_global_id(2);
+    const int b = bh / H, h = bh % H;
+    kt[((bh * (SP / 16) + s / 16) * D + d) * 16 + s % 16] =
+        s < S ? k[b * kb + h * kh + s * kn + d] : 0.0f;
+}
+
+/* CW-wide loads/stores and types: ATT_T_<CW>, ATT_LD_<CW>(p), ATT_ST_<CW>(x, p). */
+#define ATT_T_16 float16
+#define ATT_T_8 float8
+#define ATT_T_4 float4
+#define ATT_T_1 float
+#define ATT_LD_16(p) vload16(0, (p))
+#define ATT_LD_8(p) vload8(0, (p))
+#define ATT_LD_4(p) vload4(0, (p))
+#define ATT_LD_1(p) (*(p))
+#define ATT_ST_16(x, p) vstore16((x), 0, (p))
+#define ATT_ST_8(x, p) vstore8((x), 0, (p))
+#define ATT_ST_4(x, p) vstore4((x), 0, (p))
+#define ATT_ST_1(x, p) (*(p) = (x))
+#define ATT_CAT(a, b) a##b
+
+/* Horizontal max / sum of a float16. */
+static inline float att_hmax16(float16 v)
+{
+    const float8 a = fmax(v.lo, v.hi);
+    const float4 b = fmax(a.lo, a.hi);
+    const float2 c = fmax(b.lo, b.hi);
+    return fmax(c.x, c.y);
+}
+static inline float att_hsum16(float16 v)
+{
+    const float8 a = v.lo + v.hi;
+    const float4 b = a.lo + a.hi;
+    return (b.x + b.y) + (b.z + b.w);
+}
+
+/* acc[r, c .. c+W) = acc[r, c .. c+W) * corr[r] + sum_jj p[r, jj] * v[j0 + jj, c .. c+W) for the
+ * RB rows of the current tile (inside ATT_DEFINE: uses ag, corr, pp, vp, vn, j0, nk). */
+#define ATT_PV(W, c, RB)                                                                            \
     do {                                                                                         \
-        if (((D)&3) == 0) {                                                                      \
-            float4 s4_ = (float4)(0.0f);                                                         \
-            for (int t_ = 0; t_ < (D); t_ += 4) s4_ += vload4(0, (a) + t_) * vload4(0, (bp) + t_); \
-            (res) = (s4_.x + s4_.y) + (s4_.z + s4_.w);                                           \
-        } else {                                                                                 \
-            float s1_ = 0.0f;                                                                    \
-            for (int t_ = 0; t_ < (D); t_++) s1_ += (a)[t_] * (bp)[t_];                          \
-            (res) = s1_;                                                                         \
+        ATT_CAT(ATT_T_, W) a_[RB];                                                               \
+        _Pragma("unroll") for (int r = 0; r < (RB); r++)                                         \
+            a_[r] = ATT_CAT(ATT_LD_, W)(ag[r] + (c)) * corr[r];                                  \
+        for (int jj = 0; jj < nk; jj++) {                                                        \
+            const ATT_CAT(ATT_T_, W) vv_ = ATT_CAT(ATT_LD_, W)(vp + (j0 + jj) * vn + (c));       \
+            _Pragma("unroll") for (int r = 0; r < (RB); r++)                                     \
+                a_[r] = fma((ATT_CAT(ATT_T_, W))(pp[r][jj]), vv_, a_[r]);                        \
         }                                                                                        \
+        _Pragma("unroll") for (int r = 0; r < (RB); r++)                                         \
+            ATT_CAT(ATT_ST_, W)(a_[r], ag[r] + (c));                                             \
     } while (0)
 
-#define ATT_DEFINE(NAME, D, DC, RB)                                                              \
-    __kernel void NAME(__global const float *restrict q, __global const float *restrict k,      \
+#define ATT_DEFINE(NAME, D, DC, RB, CW)                                                          \
+    __kernel void NAME(__global const float *restrict q, __global const float *restrict kt,     \
                        __global const float *restrict v, __global const float *restrict mask,   \
-                       __global float *restrict y, int N, int S, int NC, float scale,           \
-                       int causal, int has_mask, int qb, int qh, int qn, int kb, int kh, int kn, \
-                       int vb, int vh, int vn, int ob, int oh, int on, int mb, int mh, int mn,  \
-                       int ms)                                                                  \
+                       __global float *restrict y, int N, int S, int SP, int NC, float scale,   \
+                       int causal, int has_mask, int qb, int qh, int qn, int vb, int vh, int vn, \
+                       int ob, int oh, int on, int mb, int mh, int mn, int ms)                  \
     {                                                                                            \
         const int r0 = (int)get_global_id(0) * (RB);                                             \
         const int h = (int)get_global_id(1);                                                     \
+        const int H = (int)get_global_size(1);                                                   \
         const int b = (int)get_global_id(2) / NC;                                                \
         const int c0 = ((int)get_global_id(2) % NC) * (DC);                                      \
         if (r0 >= N) return;                                                                     \
-        __global const float *qp = q + b * qb + h * qh;                                          \
-        __global const float *kp = k + b * kb + h * kh;                                          \
+        __global const float *ktp = kt + (b * H + h) * ((D) * SP);                               \
         __global const float *vp = v + b * vb + h * vh + c0;                                     \
         __global const float *mp = mask + b * mb + h * mh;                                       \
-        float acc[RB][DC], m[RB], l[RB], s[RB][ATT_KT];                                          \
+        float qg[RB][D], ag[RB][DC], pp[RB][ATT_KT], m[RB], l[RB], corr[RB];                     \
         int row[RB];                                                                             \
         for (int r = 0; r < (RB); r++) {                                                         \
             row[r] = min(r0 + r, N - 1);                                                         \
+            __global const float *qr = q + b * qb + h * qh + row[r] * qn;                        \
+            for (int t = 0; t < (D); t++) qg[r][t] = qr[t];                                      \
+            for (int t = 0; t < (DC); t++) ag[r][t] = 0.0f;                                      \
             m[r] = -INFINITY;                                                                    \
             l[r] = 0.0f;                                                                         \
-            for (int t = 0; t < (DC); t++) acc[r][t] = 0.0f;                                     \
         }                                                                                        \
         const int kend = causal ? min(S, r0 + (RB)) : S;                                         \
         for (int j0 = 0; j0 < kend; j0 += ATT_KT) {                                              \
             const int nk = min(ATT_KT, kend - j0);                                               \
-            float tmax[RB];                                                                      \
-            for (int r = 0; r < (RB); r++) {                                                     \
-                tmax[r] = -INFINITY;                                                             \
-                for (int jj = nk; jj < ATT_KT; jj++) s[r][jj] = -INFINITY;                       \
+            float16 s[RB];                                                                       \
+            _Pragma("unroll") for (int r = 0; r < (RB); r++) s[r] = (float16)(0.0f);             \
+            for (int d = 0; d < (D); d++) {                                                      \
+                const float16 kv = vload16(0, ktp + (j0 * (D) + d * 16));                        \
+                _Pragma("unroll") for (int r = 0; r < (RB); r++)                                 \
+                    s[r] = fma((float16)(qg[r][d]), kv, s[r]);                                   \
             }                                                                                    \
-            for (int jj = 0; jj < nk; jj++) {                                                    \
-                const int j = j0 + jj;                                                           \
-                __global const float *kr = kp + j * kn;                                          \
-                for (int r = 0; r < (RB); r++) {                                                 \
-                    float d_;                                                                    \
-                    ATT_DOT(d_, qp + row[r] * qn, kr, D);                                        \
-                    float sc = d_ * scale;                                                       \
-                    if (has_mask) sc += mp[row[r] * mn + j * ms];                                \
-                    if (causal && j > row[r]) sc = -INFINITY;                                    \
-                    s[r][jj] = sc;                                                               \
-                    tmax[r] = fmax(tmax[r], sc);                                                 \
-                }                                                                                \
+            _Pragma("unroll") for (int r = 0; r < (RB); r++) s[r] *= scale;                      \
+            if (has_mask || causal || nk < ATT_KT) {                                             \
+                _Pragma("unroll") for (int r = 0; r < (RB); r++) vstore16(s[r], 0, pp[r]);       \
+                for (int r = 0; r < (RB); r++)                                                   \
+                    for (int jj = 0; jj < ATT_KT; jj++) {                                        \
+                        const int j = j0 + jj;                                                   \
+                        float sc = pp[r][jj];                                                    \
+                        if (jj >= nk) sc = -INFINITY;                                            \
+                        else if (has_mask) sc += mp[row[r] * mn + j * ms];                       \
+                        if (causal && j > row[r]) sc = -INFINITY;                                \
+                        pp[r][jj] = sc;                                                          \
+                    }                                                                            \
+                _Pragma("unroll") for (int r = 0; r < (RB); r++) s[r] = vload16(0, pp[r]);       \
             }                                                                                    \
-            for (int r = 0; r < (RB); r++) {                                                     \
-                const float mn_ = fmax(m[r], tmax[r]);                                           \
-                const float corr = mn_ == -INFINITY ? 1.0f : exp(m[r] - mn_);                    \
-                l[r] *= corr;                                                                    \
-                for (int t = 0; t < (DC); t++) acc[r][t] *= corr;                                \
+            _Pragma("unroll") for (int r = 0; r < (RB); r++) {                                   \
+                const float mn_ = fmax(m[r], att_hmax16(s[r]));                                  \
+                corr[r] = mn_ == -INFINITY ? 1.0f : exp(m[r] - mn_);                             \
+                /* p = exp(s - m) for the whole tile (vector exp); 0 while m is -inf */          \
+                const float16 p16 = mn_ == -INFINITY ? (float16)(0.0f) : exp(s[r] - mn_);        \
+                l[r] = l[r] * corr[r] + att_hsum16(p16);                                         \
                 m[r] = mn_;                                                                      \
-                /* p = exp(s - m) for the whole tile at once (vector exp); 0 while m is -inf */   \
-                float16 p16 = vload16(0, s[r]);                                                  \
-                p16 = mn_ == -INFINITY ? (float16)(0.0f) : exp(p16 - mn_);                       \
-                vstore16(p16, 0, s[r]);                                                          \
-                float8 p8 = p16.lo + p16.hi;                                                     \
-                float4 p4 = p8.lo + p8.hi;                                                       \
-                l[r] += (p4.x + p4.y) + (p4.z + p4.w);                                           \
+                vstore16(p16, 0, pp[r]);                                                         \
             }                                                                                    \
-            for (int jj = 0; jj < nk; jj++) {                                                    \
-                __global const float *vr = vp + (j0 + jj) * vn;                                  \
-                float vv[DC];                                                                    \
-                for (int t = 0; t < (DC); t++) vv[t] = vr[t];                                    \
-                for (int r = 0; r < (RB); r++) {                                                 \
-                    const float p = s[r][jj];                                                    \
-                    for (int t = 0; t < (DC); t++) acc[r][t] += p * vv[t];                       \
-                }                                                                                \
-            }                                                                                    \
+            for (int c = 0; c + (CW) <= (DC); c += (CW))                                         \
+                ATT_PV(CW, c, RB);                                                               \
+            if ((DC) % (CW) >= 8) ATT_PV(8, (DC) / (CW) * (CW), RB);                             \
+            if ((DC) % 8 >= 4) ATT_PV(4, (DC) / 8 * 8, RB);                                      \
+            for (int c = (DC) / 4 * 4; c < (DC); c++) ATT_PV(1, c, RB);                          \
         }                                                                                        \
         for (int r = 0; r < (RB); r++) {                                                         \
             if (r0 + r >= N) break;                                                              \
             __global float *yr = y + b * ob + h * oh + (r0 + r) * on + c0;                       \
             const float inv = 1.0f / l[r];                                                       \
-            for (int t = 0; t < (DC); t++) yr[t] = acc[r][t] * inv;                              \
+            for (int c = 0; c < (DC); c++) yr[c] = ag[r][c] * inv;                               \
         }                                                                                        \
     }
 

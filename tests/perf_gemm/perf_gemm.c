@@ -14,7 +14,9 @@
  *   perf_gemm sd [reps] [filter]     the SD table (linears + attentions), shapes whose label
  *                                    contains `filter` only
  * Timing: device time of the kernel launches (runtime profiling events), median over reps after
- * one warm-up run; the machine is shared, so compare variants within one run.
+ * one warm-up run, and GFLOP per CPU second of the process (PoCL worker threads included; on a
+ * shared, loaded machine this is the steadier number: about GFLOP/s per fully used core).
+ * FLOP counts: GEMM 2·M·K·N; attention 4·B·H·N·S·D (the two products; exp not counted).
  * Tolerances (check): gemm |got - ref| <= 1e-4 + 1e-4 |ref| (fp32 accumulation over K <= 1300
  * products of values in [-1, 1)); attention |got - ref| <= 2e-5 + 1e-4 |ref|.
  */
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
@@ -95,6 +98,15 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* CPU seconds (user + system) used by this process so far, all threads. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
 /* Device milliseconds of the last run of rm (from the runtime's profile). */
 static double last_device_ms(struct o2r_model *rm)
 {
@@ -129,56 +141,34 @@ static struct o2r_model *compile(struct ir_graph *g, const char *label)
     return rm;
 }
 
-/* Developer knob: $PG_VARIANTS = comma-separated values of $O2C_FG (or $O2C_ATT) to compile
- * side by side; runs alternate between them so a noisy machine affects all alike. */
-#define MAX_VAR 8
-
-/* Compiles g once per variant (env_name set to each), runs each reps times round-robin (after
- * one warm-up run each) and prints min/median device ms per variant; with one variant stores
- * the median in *ms. Outputs of the last run land in outp. Returns 0 on success. */
+/* Compiles g, runs it reps times (after one warm-up run when reps > 1) and stores the median
+ * device milliseconds in *ms and the median CPU seconds of the process per run in *cpu_s
+ * (PoCL's worker threads included: on a shared machine GFLOP per CPU second is steadier than
+ * GFLOP/s). Outputs of the last run land in outp. Returns 0 on success. */
 static int compile_and_run(struct ir_graph *g, const char *label, const void *const *inp,
-                           void *const *outp, int reps, double *ms, const char *env_name,
-                           double flops)
+                           void *const *outp, int reps, double *ms, double *cpu_s)
 {
-    char vars[256] = "";
-    const char *list = getenv("PG_VARIANTS");
-    const char *names[MAX_VAR];
-    int nv = 0;
-    if (list && *list) {
-        snprintf(vars, sizeof vars, "%s", list);
-        for (char *t = strtok(vars, ","); t && nv < MAX_VAR; t = strtok(NULL, ",")) names[nv++] = t;
-    } else {
-        names[nv++] = NULL;
-    }
-    struct o2r_model *rm[MAX_VAR] = {0};
-    for (int v = 0; v < nv; v++) {
-        if (names[v]) setenv(env_name, names[v], 1);
-        rm[v] = compile(g, label);
-        if (!rm[v]) return 1;
-    }
+    struct o2r_model *rm = compile(g, label);
+    if (!rm) return 1;
     int fail = 0;
-    static double t[MAX_VAR][64];
+    double t[64], cpu[64];
     if (reps > 64) reps = 64;
-    for (int r = 0; r < reps + (reps > 1) && !fail; r++)
-        for (int v = 0; v < nv; v++) {
-            if (o2r_model_run(rm[v], inp, outp) != O2R_OK) {
-                fprintf(stderr, "FAIL %s: run: %s\n", label, o2r_ctx_last_error(ctx));
-                fail = 1;
-                break;
-            }
-            if (r > 0 || reps == 1) t[v][r - (reps > 1)] = last_device_ms(rm[v]);
+    int nt = 0;
+    for (int r = 0; r < reps + (reps > 1); r++) {
+        const double c0 = cpu_seconds();
+        if (o2r_model_run(rm, inp, outp) != O2R_OK) {
+            fprintf(stderr, "FAIL %s: run: %s\n", label, o2r_ctx_last_error(ctx));
+            fail = 1;
+            break;
         }
-    for (int v = 0; v < nv && !fail; v++) {
-        double mn = t[v][0];
-        for (int r = 1; r < reps; r++) mn = t[v][r] < mn ? t[v][r] : mn;
-        double md = median(t[v], reps);
-        if (names[v])
-            printf("  %-12s min %9.3f ms %7.1f GFLOP/s  median %9.3f ms %7.1f GFLOP/s\n",
-                   names[v], mn, flops / (mn * 1e6), md, flops / (md * 1e6));
-        *ms = md;
+        if (r > 0 || reps == 1) {
+            t[nt] = last_device_ms(rm);
+            cpu[nt++] = cpu_seconds() - c0;
+        }
     }
-    for (int v = 0; v < nv; v++)
-        if (rm[v]) o2r_model_free(rm[v]);
+    *ms = nt ? median(t, nt) : -1;
+    *cpu_s = nt ? median(cpu, nt) : -1;
+    o2r_model_free(rm);
     return fail;
 }
 
@@ -260,12 +250,12 @@ static int run_gemm(const struct gemm_case *c, int reps, int check)
     void *outp[8];
     for (int s = 0; s < ns; s++) outp[s] = y[s] = malloc(sizeof(float) * (size_t)M * w[s] + 4);
     const void *inp[2] = {a, r};
-    double ms = 0;
-    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms, "O2C_FG",
-                               2.0 * M * K * N);
+    double ms = 0, cs = 0;
+    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms, &cs);
     if (!fail && !check) {
         double gf = 2.0 * M * K * N / (ms * 1e6);
-        printf("%-34s %6d %5d %5d %9.3f ms %8.1f GFLOP/s\n", c->label, M, K, N, ms, gf);
+        printf("%-34s %6d %5d %5d %9.3f ms %7.1f GFLOP/s %7.1f GFLOP/cpu-s\n", c->label, M, K, N,
+               ms, gf, 2.0 * M * K * N / (cs * 1e9));
     }
     if (!fail && check) {
         double *row = malloc(sizeof(double) * (size_t)N);
@@ -346,13 +336,13 @@ static int run_att(const struct att_case *c, int reps, int check)
     for (size_t i = 0; i < nk; i++) v[i] = frand();
     const void *inp[3] = {q, k, v};
     void *outp[1] = {y};
-    double ms = 0;
-    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms, "O2C_ATT",
-                               4.0 * c->B * c->H * (double)c->N * c->S * c->D);
+    double ms = 0, cs = 0;
+    int fail = compile_and_run(g, c->label, inp, outp, check ? 1 : reps, &ms, &cs);
     if (!fail && !check) {
         double gf = 4.0 * c->B * c->H * (double)c->N * c->S * c->D / (ms * 1e6);
-        printf("%-34s B%d H%d N%d S%d D%d %9.3f ms %8.1f GFLOP/s\n", c->label, c->B, c->H, c->N,
-               c->S, c->D, ms, gf);
+        printf("%-34s B%d H%d N%d S%d D%d %9.3f ms %7.1f GFLOP/s %7.1f GFLOP/cpu-s\n", c->label,
+               c->B, c->H, c->N, c->S, c->D, ms, gf,
+               4.0 * c->B * c->H * (double)c->N * c->S * c->D / (cs * 1e9));
     }
     if (!fail && check) {
         double *sc = malloc(sizeof(double) * (size_t)c->S), maxabs = 0;
@@ -428,6 +418,9 @@ static const struct att_case check_att_cases[] = {
     {"att_h1_n3_s70_d64", 1, 1, 3, 70, 64, 0.125f},
     {"att_h1_n21_s21_d512", 1, 1, 21, 21, 512, 0.044f},
     {"att_h2_n1_s1_d24", 1, 2, 1, 1, 24, 0.2f},
+    /* scores spread over about +-60: softmax exponents down to -120 (the kernel's exp flushes
+     * below -87.3) */
+    {"att_h2_n20_s50_d40_wide", 1, 2, 20, 50, 40, 6.0f},
 };
 
 /* The Stable Diffusion 1.5 linears (UNet at 64x64 latents, CLIP) and attentions. */
