@@ -2,8 +2,8 @@
  * work-item per output element).
  *
  * Conv now goes through fconv_emit (codegen/lower_fconv.c, kernels/fconv.cl) with an empty
- * epilogue: its fconv_oc4w4 kernel (4 channels x 4 columns per work-item) is about 2x conv_oc4
- * on PoCL (64->64 channels 3x3 at 64x64: 44 ms vs 99 ms). The text below describes the
+ * epilogue: its register-tiled fconv_v kernels (constant weights) run SD's convs at ~15-20x
+ * conv_oc4 on PoCL, and fconv_oc4w4 (run-time weights) at ~2x. The text below describes the
  * ConvTranspose path and the conv / conv_oc4 kernels still in kernels/conv.cl.
  *
  * Conv whose output channels per group are a multiple of 4 uses conv_oc4 (4 channels per

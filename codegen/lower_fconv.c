@@ -1,8 +1,27 @@
-/* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl, one
- * launch: direct convolution with bias, activation, residual and divisor applied in the store.
- * fconv_emit (codegen/lower_fconv.h) also serves the plain Conv (codegen/lower_conv.c), so both
- * use the fastest direct-convolution kernel: fconv_oc4w4 (4 channels x 4 columns per work-item)
- * where output channels per group are a multiple of 4, else the scalar fconv.
+/* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl:
+ * direct convolution with bias, activation, residual and divisor applied in the store.
+ * fconv_emit (codegen/lower_fconv.h) also serves the plain Conv (codegen/lower_conv.c).
+ *
+ * Kernel choice (fastest first; measured with tests/perf_conv/conv_bench, see RESULTS.md there):
+ *   fconv_v (1-D/2-D, constant weights, output channels per group a multiple of 4 or group 1):
+ *     register-tiled, 8 or 16 output channels x 16 or 32 columns of float16 accumulators per
+ *     work-item, weights repacked here at compile time (a new constant, shared by the nodes
+ *     using the same weights), two launches:
+ *       direct form: fconv_tile copies the input into per-column-tile runs (padding and stride
+ *         phases applied), then fconv_v_k<KH>x<KW>_s<SW>_d<DW>_o<OCB>_v<NV> (one specialization
+ *         per geometry, generated with FCONV_V_DEFINE through cg_add_source);
+ *       im2col form: fconv_im2col (fconv_tile for pointwise convs) writes the KH*KW taps of 16/32
+ *         flattened output positions per run, then the 1x1 specialization (a GEMM); used for
+ *         pointwise convs, widths that waste vector lanes (8x8, 3x3 outputs), and strides > 4,
+ *         chosen by a small cost model (try_fconv_v).
+ *     ~15-20x the older kernels on SD shapes (PoCL, AVX-512).
+ *   fconv_oc4w4 (4 channels x 4 columns) where channels per group come in fours, else the
+ *     scalar fconv: run-time weights (conformance tests), 3-D convs, other group shapes.
+ * ONNX2CL_FCONV (read at compile time, for tests and benchmarks): "direct" / "im2col" force a
+ * fconv_v form where it applies, "o8" keeps 8 channels per work-item, "w4" selects fconv_oc4w4,
+ * "oc4" the 4-channel fconv_oc4.
+ * Temporary memory: the tiled input (~1.06x the input; im2col: KH*KW x, at most 256 MiB) is a
+ * cg_temp buffer live during the node only.
  *
  * Inputs: x [N, C, spatial] float32, w [OC, C/group, k...], optional bias [OC] (any shape with
  * OC elements), optional residual broadcasting to y per (n, oc, position) (see the pass).
@@ -80,8 +99,10 @@ static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb, bool fla
     return ir_const_add(g, name, IR_F32, 1, dims, dst, sizeof(float) * (size_t)numel);
 }
 
-/* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs.
- * Returns false (nothing emitted) where it does not apply. Geometry in 3-D form (index 0 = D). */
+/* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs,
+ * direct or im2col form (see the banner). Returns false (nothing emitted) where it does not
+ * apply: run-time weights, 3-D, channels per group not in fours (group > 1), temporaries of
+ * >= 2^31 elements. Geometry in 3-D form (index 0 = D). */
 static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const int64_t *in,
                         const int64_t *out, const int64_t *k, const int64_t *s, const int64_t *d,
                         const int64_t *p, int64_t group, int64_t act, uint32_t r, int64_t rn,

@@ -11,6 +11,8 @@
  * fconv: one work-item per output element (gws[0] = N*OC*OD*OH*OW, ow fastest).
  * fconv_oc4: 4 consecutive output channels of one position per work-item (cout_g % 4 == 0;
  *   gws[0] = total / 4; work-item gid = (n*(OC/4) + cb)*P + p), each input load feeds 4 FMAs.
+ * fconv_oc4w4: see below. fconv_v (register-tiled, repacked constant weights): see the section
+ *   at the end; the fastest on CPUs (codegen/lower_fconv.c picks it where it applies).
  * Accumulation in float. Indices fit in int (the lowering checks numel < 2^31).
  */
 
@@ -223,8 +225,12 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
  *   Wk: weights repacked at compile time to [OCtot/OCB][KH][cin_g][KW][OCB] (zero-padded where
  *       OC is not a multiple of OCB; then group == 1).
  * Rows (H) are not padded: taps outside [0, H) are skipped.
- * KH, KW, SW, DW, OCB, NV are compile-time constants of each specialization (FCONV_V_DEFINE),
- * so the tap loops unroll and the accumulators stay in registers.
+ * The im2col form (fconv_im2col) runs the 1x1 specialization on one row of the flattened
+ * output plane, with the KH*KW taps as extra input channels.
+ * KH, KW, SW, DW, OCB, NV are compile-time constants of each specialization (FCONV_V_DEFINE);
+ * OCB in {4, 8, 12, 16}, NV in {1, 2}. The accumulators are named variables (FV_DECL): PoCL
+ * does not unroll constant-trip loops over private arrays, which then live on the stack (7x
+ * slower).
  * Launch: gws = {OH, OWT, N*OCBLK} (OWT = ceil(OW / (16*NV)), OCBLK = ceil(OC / OCB)),
  * lws = {1, 1, 1} (each work-item is a large explicitly vectorized tile). */
 #ifndef O2C_FCONV_V
