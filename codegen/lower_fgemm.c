@@ -8,9 +8,9 @@
  * [M, N] product in output order.
  * Lowering: the constant weight is re-laid out at compile time into panels of 16 columns
  * (K-major inside a panel, zero-padded to a multiple of 16 columns; a new constant
- * "<w>.panels16" shared by nodes using the same weight; the original is not uploaded), and a
- * kernel specialized for (rows per work-item, panels per work-item, K) is generated with one
- * FG_DEFINE line (kernels/fgemm.cl). gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)},
+ * "o2c.panels16:<id>:<w>" shared by nodes using the same weight; the original is not uploaded),
+ * and a kernel specialized for (rows per work-item, panels per work-item, K) is generated with
+ * one FG_DEFINE line (kernels/fgemm.cl). gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)},
  * lws = {largest divisor of gws[0] <= 16, 1}.
  * Assumes: the pass checked shapes; float32 only.
  * Guarantees: fatal (ir_fatal_node) naming the node for anything inconsistent (more than 8
@@ -42,10 +42,13 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
 static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int64_t K,
                             int64_t N, int pw)
 {
-    const char *name = ir_sprintf(g, "%s.panels%d", g->values[w].name, pw);
-    uint32_t got = ir_value_find(g, name);
-    if (got != IR_NONE && ir_is_const(g, got)) return got;
+    const char *name = ir_sprintf(g, "o2c.panels%d:%u:%s", pw, w, g->values[w].name);
     const int64_t np = (N + pw - 1) / pw;
+    uint32_t got = ir_value_find(g, name);
+    if (got != IR_NONE && ir_is_const(g, got) && g->values[got].rank == 3 &&
+        g->values[got].dims[0] == np && g->values[got].dims[1] == K &&
+        g->values[got].dims[2] == pw)
+        return got;
     const size_t bytes = sizeof(float) * (size_t)(np * K * pw);
     float *dst = ir_alloc(g, bytes); /* zeroed */
     const float *src = g->values[w].data;

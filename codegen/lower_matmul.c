@@ -6,6 +6,9 @@
  *   contiguously are merged; at most 3 remain (the kernel splits gws[2] into 3 dims).
  * Gemm: Y = alpha * op(A) op(B) + beta * C, transA/transB as strides; C (optional) broadcast
  *   unidirectionally to [M, N] with stride-0 axes; beta == 0 ignores C.
+ * Kernel choice: matmul_t8x16 (8x16 register tile, float16 vectors) when A's k axis and B's n
+ *   axis are contiguous and M >= 8, N >= 16; the naive matmul otherwise (transposed operands,
+ *   tiny shapes).
  * Assumes: shape inference ran (output dims known and consistent). float32 only for now.
  * Guarantees: fatal (ir_fatal_node) for other dtypes, tensors of >= 2^31 elements or more than 3
  * non-mergeable batch dims; never a wrong launch.
@@ -42,10 +45,17 @@ static void emit(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint3
 {
     const char *sfx = cg_use(cg, "matmul", t);
     char kname[64];
-    snprintf(kname, sizeof kname, "matmul_%s", sfx);
     int64_t batch = p->bd[0] * p->bd[1] * p->bd[2];
-    size_t gws[3] = {(size_t)p->N, (size_t)((p->M + 3) / 4), (size_t)batch}; /* MM_TM = 4 */
-    cg_launch(cg, node, kname, 3, gws, NULL);
+    if (p->a_cs == 1 && p->b_cs == 1 && p->M >= 8 && p->N >= 16) {
+        /* register-tiled: 8 rows x 16 columns per work-item */
+        snprintf(kname, sizeof kname, "matmul_t8x16_%s", sfx);
+        size_t gws[3] = {(size_t)((p->N + 15) / 16), (size_t)((p->M + 7) / 8), (size_t)batch};
+        cg_launch(cg, node, kname, 3, gws, NULL);
+    } else {
+        snprintf(kname, sizeof kname, "matmul_%s", sfx);
+        size_t gws[3] = {(size_t)p->N, (size_t)((p->M + 3) / 4), (size_t)batch}; /* MM_TM = 4 */
+        cg_launch(cg, node, kname, 3, gws, NULL);
+    }
     cg_arg_buf(cg, a);
     cg_arg_buf(cg, b);
     cg_arg_buf(cg, p->c != IR_NONE ? p->c : a); /* dummy when has_c == 0: never read */
