@@ -11,6 +11,7 @@
 #include "passes.h"
 #include "../ref/ref.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #define FOLD_MAX_BYTES (64u << 20)
@@ -84,7 +85,10 @@ bool pass_infer_fold(struct ir_graph *g)
         for (uint32_t k = 0; k < n->noutputs; k++) {
             uint32_t o = n->outputs[k];
             if (o == IR_NONE) continue;
-            out_bytes += (size_t)ir_numel(g, o) * ir_dtype_size(g->values[o].dtype);
+            size_t b;
+            if (__builtin_mul_overflow((size_t)ir_numel(g, o), ir_dtype_size(g->values[o].dtype), &b) ||
+                __builtin_add_overflow(out_bytes, b, &out_bytes))
+                out_bytes = SIZE_MAX;
         }
         if (out_bytes > FOLD_MAX_BYTES) continue;
         if (!ref_eval(g, i)) continue;
