@@ -11,8 +11,9 @@
  * an exponent of another type is cast on the device into a scratch buffer when needed (cast
  * family) and read by powl_<T> (integer exponents as long; uint64 as its bits, flag uns),
  * pow_<T> (float T = f32/f64, float exponents cast to T) or powf_<T> (f16 and integer T, float
- * exponents as float; a float64 exponent is rounded to float there);
- * Mod fmod=0 on floats is numpy.mod (opset 28 allows it; sign of the divisor); And/Or/Xor for bool; comparisons output bool.
+ * exponents as float; a float64 exponent is rounded to float there). Mod fmod=0 on floats is
+ * numpy.mod (opset 28 allows it; sign of the divisor); And/Or/Xor for bool; comparisons output
+ * bool.
  * Fatal (located) for anything else, naming the op and the type.
  */
 #include "lower_ka.h"
@@ -123,7 +124,7 @@ static void emit_pow_mixed(struct cg_ctx *cg, struct ir_graph *g, uint32_t node,
     uint32_t bbuf = b;
     if (et != want) {
         const int64_t bn = ka_numel(g, node, b);
-        bbuf = cg_temp(cg, node, want, bn); /* may move g->values; n stays valid */
+        bbuf = cg_temp(cg, node, want, bn); /* may move g->values: no pointer into it is held */
         char kname[64];
         snprintf(kname, sizeof kname, "cast_to_%s_%s", cast_sfx(want), cg_use(cg, "cast", et));
         ka_launch(cg, node, kname, bn);

@@ -1,5 +1,5 @@
-/* lower_transpose.c — Transpose-13, DepthToSpace-13 (DCR, CRD), SpaceToDepth (DCR, CRD) (ops.def family
- * "transpose") as one strided copy each (kernels/transpose.cl, per element size):
+/* lower_transpose.c — Transpose-13, DepthToSpace-13 (DCR, CRD), SpaceToDepth (DCR, CRD) (ops.def
+ * family "transpose") as one strided copy each (kernels/transpose.cl, per element size):
  *   Transpose:     y[c] = x[c permuted]; perm attribute (default: reversed axes);
  *   DepthToSpace:  x [N,C,H,W] viewed DCR [N,b,b,C/b²,H,W] perm (0,3,4,1,5,2), or
  *                  CRD [N,C/b²,b,b,H,W] perm (0,1,4,2,5,3) -> y [N,C/b²,H*b,W*b];

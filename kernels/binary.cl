@@ -15,9 +15,9 @@
  * Semantics: ONNX-13/14 (Pow-15): integer div truncates toward zero (x/0 -> 0, no trap);
  *   mod = Python-style remainder (sign of divisor, Mod fmod=0; on floats numpy.mod: a zero result
  *   takes the divisor's sign, x mod ±inf is x or ±inf by sign, x mod 0 and inf mod y are NaN),
- *   fmod = C remainder (sign of dividend, Mod fmod=1); pow on integers by repeated squaring (negative exponent:
- *   1, -1 or 0 as integer division would give); min/max propagate NaN; prelu(x, s) = x<0 ? s*x : x.
- *   and/or/xor exist for bool only.
+ *   fmod = C remainder (sign of dividend, Mod fmod=1); pow on integers by repeated squaring
+ *   (negative exponent: 1, -1 or 0 as integer division would give); min/max propagate NaN;
+ *   prelu(x, s) = x<0 ? s*x : x; and/or/xor exist for bool only.
  * Pow with another exponent type (Pow-12+, output T): powl(a, long *b, y, n, int uns) (+ _bc, uns
  *   last): integer exponents widened to long (uns: b holds uint64 bits); powf(a, float *b, ...)
  *   for f16 and integer T: float exponents. Float T: |x|**e with the sign of x for odd e;
