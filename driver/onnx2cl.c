@@ -15,6 +15,7 @@
 #include "passes/passes.h"
 
 #include <ctype.h>
+#include <signal.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -28,6 +29,51 @@
 #include <unistd.h>
 
 #define MAX_SHAPES 64
+
+void ir_tmp_remove_all_signal_safe(void);
+
+static volatile pid_t cc_child; /* the running C compiler, killed on an interrupt */
+
+/* SIGINT/SIGTERM/SIGHUP: stop the C compiler, remove every temporary and not-yet-committed
+ * output, exit 128+signal. Only async-signal-safe calls. */
+static void on_signal(int sig)
+{
+    if (cc_child > 0) {
+        kill(cc_child, SIGKILL);
+        waitpid(cc_child, NULL, 0);
+    }
+    ir_tmp_remove_all_signal_safe();
+    _exit(128 + sig);
+}
+
+/* Canonical form of a path that may not exist yet: realpath(dirname) + "/" + basename. */
+static char *canonical(const char *p)
+{
+    char *r = realpath(p, NULL);
+    if (r) return r;
+    const char *slash = strrchr(p, '/');
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - p) + (slash == p) : 1, slash ? p : ".");
+    char *d = realpath(dir, NULL);
+    if (!d) return strdup(p);
+    size_t n = strlen(d) + strlen(p) + 2;
+    char *c = malloc(n);
+    snprintf(c, n, "%s/%s", d, slash ? slash + 1 : p);
+    free(d);
+    return c;
+}
+
+/* Fails (usage error) if two of the named paths are the same file. */
+static void check_distinct(const char *const *paths, const char *const *what, int n)
+{
+    char *c[8];
+    for (int i = 0; i < n; i++) c[i] = canonical(paths[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(c[i], c[j]) == 0)
+                ir_usage_die("%s '%s' would overwrite the %s '%s'", what[i], paths[i], what[j], paths[j]);
+    for (int i = 0; i < n; i++) free(c[i]);
+}
 
 static void usage(FILE *f)
 {
@@ -90,9 +136,10 @@ static char *c_identifier(const char *path)
     base = base ? base + 1 : path;
     size_t n = strlen(base);
     if (ends_with(base, ".c")) n -= 2;
-    char *id = malloc(n + 2);
+    char *id = malloc(n + 3);
     size_t o = 0;
-    if (n == 0 || isdigit((unsigned char)base[0])) id[o++] = 'm';
+    /* a C identifier that is not reserved: no leading digit or underscore */
+    if (n == 0 || isdigit((unsigned char)base[0]) || !isalnum((unsigned char)base[0])) id[o++] = 'm';
     for (size_t i = 0; i < n; i++) id[o++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
     id[o] = 0;
     return id;
@@ -160,6 +207,7 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     argv[a] = NULL;
     pid_t pid = fork();
     if (pid < 0) ir_die("fork failed: %s", strerror(errno));
+    cc_child = pid;
     if (pid == 0) {
         execvp(cc, (char *const *)argv);
         fprintf(stderr, "onnx2cl: cannot run the C compiler '%s': %s\n", cc, strerror(errno));
@@ -167,6 +215,7 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     }
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    cc_child = 0;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         ir_die("%s: the C compiler '%s' failed on %s (see its messages above)", exe_path, cc, c_path);
     chmod(tmp, 0755);
@@ -276,6 +325,22 @@ int main(int argc, char **argv)
         snprintf(c_path, olen + 3, "%s", out);
         snprintf(w_path, olen + 10, "%.*s.weights", (int)(olen - 2), out);
     }
+    {
+        const char *paths[5] = {model, c_path, w_path, exe ? out : c_path, stats_json ? stats_json : w_path};
+        const char *what[5] = {"model", "C output", "weights output", "executable", "--stats-json file"};
+        int np = 3 + (exe ? 1 : 0);
+        if (stats_json) {
+            paths[np] = stats_json;
+            what[np] = what[4];
+            np++;
+        }
+        check_distinct(paths, what, np);
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     char *id = name ? strdup(name) : c_identifier(out);
     for (const char *p = id; *p; p++)
         if (!(isalnum((unsigned char)*p) || *p == '_') || isdigit((unsigned char)id[0]))
@@ -299,8 +364,12 @@ int main(int argc, char **argv)
     struct cg_options cgo = {.name = id, .command_line = cmdline, .with_main = with_main};
     struct cg_ctx *m = cg_build(g, &cgo);
     double t3 = now_s();
+    /* Until the whole job succeeds, every output written so far is removed on any error or
+     * interrupt: a failed run leaves none of its outputs behind. */
     cg_write_weights(m, w_path);
+    ir_tmp_register(w_path);
     cg_write_c(m, c_path, &cgo);
+    ir_tmp_register(c_path);
     double t4 = now_s();
     if (opt.stats) {
         fuse_stats_print(stderr);
@@ -310,7 +379,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "time: load %.2f s, passes %.2f s, codegen %.2f s, write %.2f s; peak RSS %.1f MiB\n",
                 t1 - t0, t2 - t1, t3 - t2, t4 - t3, ru.ru_maxrss / 1024.0);
     }
-    if (stats_json) write_stats_json(stats_json, g, m, t4 - t0);
+    if (stats_json) {
+        write_stats_json(stats_json, g, m, t4 - t0);
+        ir_tmp_register(stats_json);
+    }
     if (exe) {
         if (!cc) cc = getenv("CC");
         if (!cc || !*cc) cc = ONNX2CL_C_COMPILER;
@@ -318,6 +390,9 @@ int main(int argc, char **argv)
         compile_executable(cc, c_path, out);
         if (opt.stats) fprintf(stderr, "time: C compile %.2f s\n", now_s() - t5);
     }
+    ir_tmp_unregister(w_path);
+    ir_tmp_unregister(c_path);
+    if (stats_json) ir_tmp_unregister(stats_json);
     cg_free(m);
     ir_graph_free(g);
     free(c_path);

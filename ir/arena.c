@@ -120,6 +120,13 @@ void ir_tmp_register(const char *path)
     IR_ASSERT(!"too many temporary files");
 }
 
+/* Removes every registered temporary file (async-signal-safe: unlink only). */
+void ir_tmp_remove_all_signal_safe(void)
+{
+    for (int i = 0; i < MAX_TMP; i++)
+        if (tmp_paths[i]) unlink(tmp_paths[i]);
+}
+
 void ir_tmp_unregister(const char *path)
 {
     for (int i = 0; i < MAX_TMP; i++)
@@ -150,6 +157,8 @@ static void put_escaped(const char *s)
     }
 }
 
+static int die_status = 1;
+
 static void die_v(const char *prefix, const char *fmt, va_list ap)
 {
     char msg[4096];
@@ -160,7 +169,17 @@ static void die_v(const char *prefix, const char *fmt, va_list ap)
     fputc('\n', stderr);
     remove_tmps();
     if (fatal_hook) fatal_hook();
-    exit(1);
+    exit(die_status);
+}
+
+void ir_usage_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    die_status = 2;
+    die_v("onnx2cl: ", fmt, ap);
+    va_end(ap);
+    exit(2);
 }
 
 void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char *fmt, ...)

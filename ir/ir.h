@@ -236,6 +236,8 @@ void ir_fatal(const struct ir_graph *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 /* Error with a plain prefix (e.g. a file or flag name); g may be NULL. */
 void ir_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Command-line (usage) error: like ir_die, but exit status 2. */
+void ir_usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Registers a path removed by every fatal exit (temporary outputs); unregister after rename. */
 void ir_tmp_register(const char *path);
 void ir_tmp_unregister(const char *path);

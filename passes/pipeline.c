@@ -59,7 +59,7 @@ static void check_no_fuse(const struct pass_options *opt)
                 strncat(known, ", ", sizeof known - strlen(known) - 1);
                 strncat(known, f->name, sizeof known - strlen(known) - 1);
             }
-            ir_die("--no-fuse=%.*s: unknown fusion pass (known: %s)", (int)len, p, known);
+            ir_usage_die("--no-fuse=%.*s: unknown fusion pass (known: %s)", (int)len, p, known);
         }
         p += len + (e ? 1 : 0);
     }
@@ -107,7 +107,7 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt)
                 strncat(list, ", ", sizeof list - strlen(list) - 1);
                 strncat(list, f->name, sizeof list - strlen(list) - 1);
             }
-            ir_die("--dump-after=%s: unknown pass (passes: %s, all)", opt->dump_after, list);
+            ir_usage_die("--dump-after=%s: unknown pass (passes: %s, all)", opt->dump_after, list);
         }
     }
     if (opt->dump_after && strcmp(opt->dump_after, "import") == 0) {

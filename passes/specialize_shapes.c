@@ -30,17 +30,17 @@ bool pass_specialize_shapes(struct ir_graph *g, const struct pass_options *opt)
         uint32_t v = ir_value_find(g, sb->input);
         if (v == IR_NONE || !g->values[v].is_input) {
             input_desc(g, list, sizeof list);
-            ir_die("--shape %s=...: the model has no input named '%s' (inputs: %s)", sb->input,
+            ir_usage_die("--shape %s=...: the model has no input named '%s' (inputs: %s)", sb->input,
                    sb->input, list);
         }
         struct ir_value *val = &g->values[v];
         if (val->rank >= 0 && val->rank != sb->rank)
-            ir_die("--shape %s: %d dims given, but input '%s' has rank %d", sb->input, sb->rank,
+            ir_usage_die("--shape %s: %d dims given, but input '%s' has rank %d", sb->input, sb->rank,
                    sb->input, val->rank);
         for (int k = 0; k < sb->rank; k++) {
-            if (sb->dims[k] < 0) ir_die("--shape %s: dim %d is negative", sb->input, k);
+            if (sb->dims[k] < 0) ir_usage_die("--shape %s: dim %d is negative", sb->input, k);
             if (val->rank >= 0 && !val->dim_param[k] && val->dims[k] != sb->dims[k])
-                ir_die("--shape %s: dim %d is %lld, but the model fixes it to %lld", sb->input, k,
+                ir_usage_die("--shape %s: dim %d is %lld, but the model fixes it to %lld", sb->input, k,
                        (long long)sb->dims[k], (long long)val->dims[k]);
             val->dims[k] = sb->dims[k];
             val->dim_param[k] = NULL;

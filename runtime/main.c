@@ -356,6 +356,19 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
                 }
         }
     }
+    /* --output files: no two outputs may target the same file */
+    for (uint32_t i = 0; i < desc->n_outputs; i++)
+        for (uint32_t j = 0; j < desc->n_outputs; j++) {
+            const char *a = c.out_files[i];
+            const char *b = j < i ? c.out_files[j] : NULL;
+            const char *d = c.output_dir ? out_names[j] : NULL;
+            if (a && ((b && strcmp(a, b) == 0) || (d && strcmp(a, d) == 0 && i != j))) {
+                fprintf(stderr, "%s: outputs '%s' and '%s' would both be written to %s\n", prog,
+                        desc->outputs[j].name, desc->outputs[i].name, a);
+                rc = 2;
+                goto cleanup;
+            }
+        }
     /* inputs: read and check before touching the device */
     for (uint32_t i = 0; i < desc->n_inputs; i++) {
         const struct o2r_io *io = &desc->inputs[i];
@@ -462,6 +475,12 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
             const char *path = pass == 0 ? c.out_files[i] : c.output_dir ? out_names[i] : NULL;
             if (path && o2r_tensor_write_npy(path, &t, err, sizeof err) != O2R_OK) {
                 fprintf(stderr, "%s: output '%s': %s\n", prog, io->name, err);
+                /* all or nothing: remove the outputs this run already wrote */
+                for (uint32_t j = 0; j <= i; j++)
+                    for (int q = 0; q < 2; q++) {
+                        const char *w = q == 0 ? c.out_files[j] : c.output_dir ? out_names[j] : NULL;
+                        if (w && (j < i || q < pass)) unlink(w);
+                    }
                 goto cleanup;
             }
         }
