@@ -748,14 +748,20 @@ void infer_node(struct ir_graph *g, uint32_t node)
                    de = ir_const_f64(g, n->inputs[2], 0);
             if (de == 0) ir_fatal_node(g, n, "Range delta is 0");
             double c = ceil((li - st) / de);
+            if (!(c < 9.2e18)) /* also NaN and inf */
+                ir_fatal_node(g, n, "Range(%g, %g, %g) has no finite element count", st, li, de);
             cnt = c > 0 ? (int64_t)c : 0;
         } else {
             int64_t st = ir_const_i64(g, n->inputs[0], 0), li = ir_const_i64(g, n->inputs[1], 0),
                     de = ir_const_i64(g, n->inputs[2], 0);
             if (de == 0) ir_fatal_node(g, n, "Range delta is 0");
-            int64_t diff = li - st;
-            cnt = de > 0 ? (diff > 0 ? (diff + de - 1) / de : 0)
-                         : (diff < 0 ? (-diff + (-de) - 1) / (-de) : 0);
+            __int128 diff = (__int128)li - st, d = de; /* no int64 overflow */
+            __int128 c = d > 0 ? (diff > 0 ? (diff + d - 1) / d : 0)
+                               : (diff < 0 ? (-diff + (-d) - 1) / (-d) : 0);
+            if (c > INT64_MAX)
+                ir_fatal_node(g, n, "Range(%lld, %lld, %lld): element count overflows int64",
+                              (long long)st, (long long)li, (long long)de);
+            cnt = (int64_t)c;
         }
         out[0] = cnt;
         set_out(g, n, 0, s->dtype, 1, out);
