@@ -102,6 +102,45 @@ uint32_t fuse_producer(const struct ir_graph *g, uint32_t v, enum ir_op op)
     return p;
 }
 
+int fuse_users(const struct ir_graph *g, uint32_t v, uint32_t *out, int max)
+{
+    int k = 0;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const struct ir_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (uint32_t j = 0; j < n->ninputs; j++)
+            if (n->inputs[j] == v) {
+                if (k < max) out[k] = i;
+                k++;
+                break;
+            }
+    }
+    return k;
+}
+
+uint32_t fuse_sole_user(const struct ir_graph *g, uint32_t v)
+{
+    if (v == IR_NONE || g->values[v].nuses != 1 || g->values[v].is_output) return IR_NONE;
+    uint32_t u;
+    return fuse_users(g, v, &u, 1) == 1 ? u : IR_NONE;
+}
+
+uint32_t fuse_other_input(const struct ir_node *n, uint32_t v)
+{
+    if (n->ninputs != 2) return IR_NONE;
+    if (n->inputs[0] == v && n->inputs[1] != v) return n->inputs[1];
+    if (n->inputs[1] == v && n->inputs[0] != v) return n->inputs[0];
+    return IR_NONE;
+}
+
+bool fuse_same_shape(const struct ir_value *a, const struct ir_value *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int k = 0; k < a->rank; k++)
+        if (a->dims[k] != b->dims[k]) return false;
+    return true;
+}
+
 bool fuse_chain_ok(const struct ir_graph *g, const uint32_t *inner, int ninner, const char **why)
 {
     for (int i = 0; i < ninner; i++) {

@@ -21,6 +21,15 @@ uint32_t fuse_producer(const struct ir_graph *g, uint32_t v, enum ir_op op);
  * first offending value's problem (static string). */
 bool fuse_chain_ok(const struct ir_graph *g, const uint32_t *inner, int ninner, const char **why);
 
+/* The live nodes reading value v: fills out[0..max) and returns how many there are. */
+int fuse_users(const struct ir_graph *g, uint32_t v, uint32_t *out, int max);
+/* The only live node reading v, or IR_NONE (v absent, read more than once, or a graph output). */
+uint32_t fuse_sole_user(const struct ir_graph *g, uint32_t v);
+/* The other input of two-input node n (the one that is not v); IR_NONE if both or neither are v. */
+uint32_t fuse_other_input(const struct ir_node *n, uint32_t v);
+/* Same rank and dims. */
+bool fuse_same_shape(const struct ir_value *a, const struct ir_value *b);
+
 /* If v is a scalar-like constant (every element equal), stores it in *out and returns true. */
 bool fuse_const_scalar(const struct ir_graph *g, uint32_t v, double *out);
 

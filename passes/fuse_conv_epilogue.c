@@ -25,52 +25,6 @@
 
 #define PASS "conv_epilogue"
 
-/* The only live node reading v, or IR_NONE (v read more than once, or a graph output). */
-static uint32_t sole_user(const struct ir_graph *g, uint32_t v)
-{
-    if (g->values[v].nuses != 1 || g->values[v].is_output) return IR_NONE;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        const struct ir_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (uint32_t j = 0; j < n->ninputs; j++)
-            if (n->inputs[j] == v) return i;
-    }
-    return IR_NONE;
-}
-
-/* The live nodes reading v (up to max); returns how many there are. */
-static int users(const struct ir_graph *g, uint32_t v, uint32_t *out, int max)
-{
-    int k = 0;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        const struct ir_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (uint32_t j = 0; j < n->ninputs; j++)
-            if (n->inputs[j] == v) {
-                if (k < max) out[k] = i;
-                k++;
-                break;
-            }
-    }
-    return k;
-}
-
-/* The other input of binary node n (the one that is not v); IR_NONE if both are v. */
-static uint32_t other_input(const struct ir_node *n, uint32_t v)
-{
-    if (n->inputs[0] == v && n->inputs[1] != v) return n->inputs[1];
-    if (n->inputs[1] == v && n->inputs[0] != v) return n->inputs[0];
-    return IR_NONE;
-}
-
-static bool same_shape(const struct ir_value *a, const struct ir_value *b)
-{
-    if (a->rank != b->rank) return false;
-    for (int k = 0; k < a->rank; k++)
-        if (a->dims[k] != b->dims[k]) return false;
-    return true;
-}
-
 /* b: a float32 constant with OC elements broadcasting per channel against y [N, OC, ...]. */
 static bool per_channel_const(const struct ir_graph *g, uint32_t b, const struct ir_value *y)
 {
@@ -133,12 +87,12 @@ static bool match(const struct ir_graph *g, uint32_t conv, struct ce_match *m)
         /* SiLU: y read by a Sigmoid and by a Mul of y and that Sigmoid's output */
         if (step < 2 && cur->nuses == 2) {
             uint32_t u[2];
-            if (users(g, y, u, 2) != 2) break;
+            if (fuse_users(g, y, u, 2) != 2) break;
             uint32_t sig = g->nodes[u[0]].op == IR_OP_SIGMOID ? u[0] : u[1];
             uint32_t mul = sig == u[0] ? u[1] : u[0];
             if (g->nodes[sig].op != IR_OP_SIGMOID || g->nodes[mul].op != IR_OP_MUL) break;
             uint32_t s = g->nodes[sig].outputs[0];
-            if (other_input(&g->nodes[mul], y) != s) break;
+            if (fuse_other_input(&g->nodes[mul], y) != s) break;
             const char *why;
             if (!fuse_chain_ok(g, &s, 1, &why)) {
                 fuse_note(PASS, false, "SiLU after Conv: its Sigmoid output has other uses");
@@ -151,12 +105,12 @@ static bool match(const struct ir_graph *g, uint32_t conv, struct ce_match *m)
             step = 2;
             continue;
         }
-        uint32_t u = sole_user(g, y);
+        uint32_t u = fuse_sole_user(g, y);
         if (u == IR_NONE) break;
         const struct ir_node *un = &g->nodes[u];
         if (un->op == IR_OP_ADD) {
-            uint32_t p = other_input(un, y);
-            if (p == IR_NONE || !same_shape(&g->values[un->outputs[0]], yv)) break;
+            uint32_t p = fuse_other_input(un, y);
+            if (p == IR_NONE || !fuse_same_shape(&g->values[un->outputs[0]], yv)) break;
             if (step < 1 && m->bias == IR_NONE && per_channel_const(g, p, yv)) {
                 m->bias = p;
                 step = 1;
@@ -173,7 +127,7 @@ static bool match(const struct ir_graph *g, uint32_t conv, struct ce_match *m)
         } else if (un->op == IR_OP_DIV && step < 4 && un->inputs[0] == y) {
             double d;
             if (!fuse_const_scalar(g, un->inputs[1], &d) || d == 0.0) break;
-            if (!same_shape(&g->values[un->outputs[0]], yv)) break;
+            if (!fuse_same_shape(&g->values[un->outputs[0]], yv)) break;
             m->div = (float)d;
             step = 4;
         } else {

@@ -22,28 +22,6 @@
 
 #define PASS "gelu"
 
-/* The only live node reading v, or IR_NONE (v read more than once, or a graph output). */
-static uint32_t sole_user(const struct ir_graph *g, uint32_t v)
-{
-    if (v == IR_NONE || g->values[v].nuses != 1 || g->values[v].is_output) return IR_NONE;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        const struct ir_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (uint32_t j = 0; j < n->ninputs; j++)
-            if (n->inputs[j] == v) return i;
-    }
-    return IR_NONE;
-}
-
-/* The other input of binary node n (the one that is not v); IR_NONE if both are v. */
-static uint32_t other_input(const struct ir_node *n, uint32_t v)
-{
-    if (n->ninputs != 2) return IR_NONE;
-    if (n->inputs[0] == v && n->inputs[1] != v) return n->inputs[1];
-    if (n->inputs[1] == v && n->inputs[0] != v) return n->inputs[0];
-    return IR_NONE;
-}
-
 /* v is a constant scalar-like value equal to want within a relative 1e-6. */
 static bool is_const(const struct ir_graph *g, uint32_t v, double want)
 {
@@ -83,16 +61,16 @@ static void add_node(const struct ir_graph *g, struct gelu_match *m, uint32_t n,
 static bool match_tail(const struct ir_graph *g, struct gelu_match *m, uint32_t a)
 {
     uint32_t x = m->x;
-    uint32_t m1 = sole_user(g, a);
+    uint32_t m1 = fuse_sole_user(g, a);
     if (m1 == IR_NONE || g->nodes[m1].op != IR_OP_MUL) return false;
-    uint32_t p = other_input(&g->nodes[m1], a);
+    uint32_t p = fuse_other_input(&g->nodes[m1], a);
     if (p == IR_NONE) return false;
     uint32_t o1 = g->nodes[m1].outputs[0];
     if (p == x || is_const(g, p, 0.5)) {
         /* Mul(Mul(x, a), 0.5)  or  Mul(x, Mul(a, 0.5)) */
-        uint32_t m2 = sole_user(g, o1);
+        uint32_t m2 = fuse_sole_user(g, o1);
         if (m2 == IR_NONE || g->nodes[m2].op != IR_OP_MUL) return false;
-        uint32_t q = other_input(&g->nodes[m2], o1);
+        uint32_t q = fuse_other_input(&g->nodes[m2], o1);
         if (!(p == x ? is_const(g, q, 0.5) : q == x)) return false;
         add_node(g, m, m1, true);
         add_node(g, m, m2, false);
@@ -111,7 +89,7 @@ static bool match_tail(const struct ir_graph *g, struct gelu_match *m, uint32_t 
 /* 1 + v: the Add reading v with a constant 1; returns its output or IR_NONE. */
 static uint32_t plus_one(const struct ir_graph *g, struct gelu_match *m, uint32_t v)
 {
-    uint32_t a = sole_user(g, v);
+    uint32_t a = fuse_sole_user(g, v);
     if (a == IR_NONE || with_const(g, a, IR_OP_ADD, 1.0) != v) return IR_NONE;
     add_node(g, m, a, true);
     return g->nodes[a].outputs[0];

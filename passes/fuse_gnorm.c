@@ -24,47 +24,6 @@
 
 #define PASS "gnorm"
 
-/* The live nodes reading value v (up to max, count returned; *total = all slots that read it). */
-static int users(const struct ir_graph *g, uint32_t v, uint32_t *out, int max)
-{
-    int k = 0;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        const struct ir_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (uint32_t j = 0; j < n->ninputs; j++)
-            if (n->inputs[j] == v) {
-                if (k < max) out[k] = i;
-                k++;
-                break;
-            }
-    }
-    return k;
-}
-
-/* The only live node reading v (with a single input slot), or IR_NONE. */
-static uint32_t sole_user(const struct ir_graph *g, uint32_t v)
-{
-    if (g->values[v].nuses != 1 || g->values[v].is_output) return IR_NONE;
-    uint32_t u;
-    return users(g, v, &u, 1) == 1 ? u : IR_NONE;
-}
-
-/* The other input of binary node n (the one that is not v); IR_NONE if both are v. */
-static uint32_t other_input(const struct ir_node *n, uint32_t v)
-{
-    if (n->inputs[0] == v && n->inputs[1] != v) return n->inputs[1];
-    if (n->inputs[1] == v && n->inputs[0] != v) return n->inputs[0];
-    return IR_NONE;
-}
-
-static bool same_shape(const struct ir_value *a, const struct ir_value *b)
-{
-    if (a->rank != b->rank) return false;
-    for (int k = 0; k < a->rank; k++)
-        if (a->dims[k] != b->dims[k]) return false;
-    return true;
-}
-
 /* True if p (a value) broadcasts against x [N, C, ...] per channel only: after right-aligning,
  * every dim is 1 except possibly the one over x's dim 1, which is C; and p has at most x's rank. */
 static bool per_channel(const struct ir_graph *g, uint32_t p, const struct ir_value *x)
@@ -108,7 +67,7 @@ static void match_silu(const struct ir_graph *g, struct gn_match *m)
     const struct ir_value *yv = &g->values[y];
     if (yv->is_output || yv->nuses != 2) return;
     uint32_t u[2];
-    if (users(g, y, u, 2) != 2) return;
+    if (fuse_users(g, y, u, 2) != 2) return;
     uint32_t sig = IR_NONE, mul = IR_NONE;
     for (int k = 0; k < 2; k++) {
         if (g->nodes[u[k]].op == IR_OP_SIGMOID) sig = u[k];
@@ -116,7 +75,7 @@ static void match_silu(const struct ir_graph *g, struct gn_match *m)
     }
     if (sig == IR_NONE || mul == IR_NONE) return;
     uint32_t s = g->nodes[sig].outputs[0];
-    if (other_input(&g->nodes[mul], y) != s) return;
+    if (fuse_other_input(&g->nodes[mul], y) != s) return;
     const char *why;
     if (!fuse_chain_ok(g, &s, 1, &why)) {
         fuse_note(PASS, false, "SiLU after GroupNorm: its Sigmoid output has other uses");
@@ -141,9 +100,9 @@ static bool match_instnorm(const struct ir_graph *g, uint32_t in_node, struct gn
         return false;
     int64_t G = rv->dims[1], C = xv->dims[1];
     if (G <= 0 || C % G != 0) return false;
-    uint32_t r2 = sole_user(g, in->outputs[0]);
+    uint32_t r2 = fuse_sole_user(g, in->outputs[0]);
     if (r2 == IR_NONE || g->nodes[r2].op != IR_OP_RESHAPE ||
-        !same_shape(&g->values[g->nodes[r2].outputs[0]], xv)) {
+        !fuse_same_shape(&g->values[g->nodes[r2].outputs[0]], xv)) {
         fuse_note(PASS, false, "InstanceNormalization not reshaped back to the input shape");
         return false;
     }
@@ -167,23 +126,23 @@ static bool match_instnorm(const struct ir_graph *g, uint32_t in_node, struct gn
     uint32_t inner[4] = {g->nodes[r1].outputs[0], in->outputs[0]};
     int ninner = 2;
     /* optional * γ */
-    uint32_t u = sole_user(g, m->out);
+    uint32_t u = fuse_sole_user(g, m->out);
     if (u != IR_NONE && g->nodes[u].op == IR_OP_MUL) {
-        uint32_t p = other_input(&g->nodes[u], m->out);
+        uint32_t p = fuse_other_input(&g->nodes[u], m->out);
         if (p != IR_NONE && per_channel(g, p, xv) &&
-            same_shape(&g->values[g->nodes[u].outputs[0]], xv)) {
+            fuse_same_shape(&g->values[g->nodes[u].outputs[0]], xv)) {
             inner[ninner++] = m->out;
             m->old[m->nold++] = u;
             m->gamma = p;
             m->out = g->nodes[u].outputs[0];
-            u = sole_user(g, m->out);
+            u = fuse_sole_user(g, m->out);
         }
     }
     /* optional + β */
     if (u != IR_NONE && g->nodes[u].op == IR_OP_ADD) {
-        uint32_t p = other_input(&g->nodes[u], m->out);
+        uint32_t p = fuse_other_input(&g->nodes[u], m->out);
         if (p != IR_NONE && per_channel(g, p, xv) &&
-            same_shape(&g->values[g->nodes[u].outputs[0]], xv)) {
+            fuse_same_shape(&g->values[g->nodes[u].outputs[0]], xv)) {
             inner[ninner++] = m->out;
             m->old[m->nold++] = u;
             m->beta = p;

@@ -19,46 +19,6 @@
 
 #define PASS "layernorm"
 
-/* The live nodes reading v (up to max); returns how many there are. */
-static int users(const struct ir_graph *g, uint32_t v, uint32_t *out, int max)
-{
-    int k = 0;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        const struct ir_node *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (uint32_t j = 0; j < n->ninputs; j++)
-            if (n->inputs[j] == v) {
-                if (k < max) out[k] = i;
-                k++;
-                break;
-            }
-    }
-    return k;
-}
-
-/* The only live node reading v, or IR_NONE (v read more than once, or a graph output). */
-static uint32_t sole_user(const struct ir_graph *g, uint32_t v)
-{
-    if (g->values[v].nuses != 1 || g->values[v].is_output) return IR_NONE;
-    uint32_t u;
-    return users(g, v, &u, 1) == 1 ? u : IR_NONE;
-}
-
-static uint32_t other_input(const struct ir_node *n, uint32_t v)
-{
-    if (n->inputs[0] == v && n->inputs[1] != v) return n->inputs[1];
-    if (n->inputs[1] == v && n->inputs[0] != v) return n->inputs[0];
-    return IR_NONE;
-}
-
-static bool same_shape(const struct ir_value *a, const struct ir_value *b)
-{
-    if (a->rank != b->rank) return false;
-    for (int k = 0; k < a->rank; k++)
-        if (a->dims[k] != b->dims[k]) return false;
-    return true;
-}
-
 /* First reduced axis if ReduceMean node r reduces exactly the trailing axes a..rank-1 with
  * keepdims=1; -1 otherwise. */
 static int trailing_axes(const struct ir_graph *g, const struct ir_node *r)
@@ -112,7 +72,7 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
     const struct ir_node *rn = &g->nodes[r1];
     uint32_t x = rn->inputs[0], mv = rn->outputs[0];
     const struct ir_value *xv = &g->values[x];
-    uint32_t sub = sole_user(g, mv);
+    uint32_t sub = fuse_sole_user(g, mv);
     if (sub == IR_NONE || g->nodes[sub].op != IR_OP_SUB || g->nodes[sub].inputs[0] != x ||
         g->nodes[sub].inputs[1] != mv)
         return false;
@@ -126,9 +86,9 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
         return false;
     }
     uint32_t d = g->nodes[sub].outputs[0];
-    if (g->values[d].is_output || !same_shape(&g->values[d], xv)) return false;
+    if (g->values[d].is_output || !fuse_same_shape(&g->values[d], xv)) return false;
     uint32_t u[3];
-    int nu = users(g, d, u, 3);
+    int nu = fuse_users(g, d, u, 3);
     if (nu != 2) return false;
     uint32_t sq = IR_NONE, dv = IR_NONE;
     for (int k = 0; k < 2; k++) {
@@ -143,18 +103,18 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
     if (sq == IR_NONE || dv == IR_NONE) return false;
     /* d: read by the square (1 or 2 slots) and the Div only */
     if (g->values[d].nuses != (g->nodes[sq].op == IR_OP_MUL ? 3u : 2u)) return false;
-    uint32_t r2 = sole_user(g, g->nodes[sq].outputs[0]);
+    uint32_t r2 = fuse_sole_user(g, g->nodes[sq].outputs[0]);
     if (r2 == IR_NONE || g->nodes[r2].op != IR_OP_REDUCE_MEAN || trailing_axes(g, &g->nodes[r2]) != axis)
         return false;
-    uint32_t add = sole_user(g, g->nodes[r2].outputs[0]);
+    uint32_t add = fuse_sole_user(g, g->nodes[r2].outputs[0]);
     if (add == IR_NONE || g->nodes[add].op != IR_OP_ADD) return false;
     double eps;
-    uint32_t ep = other_input(&g->nodes[add], g->nodes[r2].outputs[0]);
+    uint32_t ep = fuse_other_input(&g->nodes[add], g->nodes[r2].outputs[0]);
     if (ep == IR_NONE || !fuse_const_scalar(g, ep, &eps)) return false;
-    uint32_t sqrt_n = sole_user(g, g->nodes[add].outputs[0]);
+    uint32_t sqrt_n = fuse_sole_user(g, g->nodes[add].outputs[0]);
     if (sqrt_n == IR_NONE || g->nodes[sqrt_n].op != IR_OP_SQRT) return false;
     uint32_t s = g->nodes[sqrt_n].outputs[0];
-    if (sole_user(g, s) != dv || g->nodes[dv].inputs[1] != s) return false;
+    if (fuse_sole_user(g, s) != dv || g->nodes[dv].inputs[1] != s) return false;
     memset(m, 0, sizeof *m);
     uint32_t chain[] = {r1, sub, sq, r2, add, sqrt_n, dv};
     for (size_t k = 0; k < sizeof chain / sizeof chain[0]; k++) m->old[m->nold++] = chain[k];
@@ -164,21 +124,21 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
     m->gamma = m->beta = IR_NONE;
     m->out = g->nodes[dv].outputs[0];
     /* optional * γ, + β (outputs keep x's shape; parameters broadcast as a suffix) */
-    uint32_t un = sole_user(g, m->out);
+    uint32_t un = fuse_sole_user(g, m->out);
     if (un != IR_NONE && g->nodes[un].op == IR_OP_MUL) {
-        uint32_t p = other_input(&g->nodes[un], m->out);
+        uint32_t p = fuse_other_input(&g->nodes[un], m->out);
         if (p != IR_NONE && suffix_param(g, p, xv, axis) &&
-            same_shape(&g->values[g->nodes[un].outputs[0]], xv)) {
+            fuse_same_shape(&g->values[g->nodes[un].outputs[0]], xv)) {
             m->old[m->nold++] = un;
             m->gamma = p;
             m->out = g->nodes[un].outputs[0];
-            un = sole_user(g, m->out);
+            un = fuse_sole_user(g, m->out);
         }
     }
     if (un != IR_NONE && g->nodes[un].op == IR_OP_ADD) {
-        uint32_t p = other_input(&g->nodes[un], m->out);
+        uint32_t p = fuse_other_input(&g->nodes[un], m->out);
         if (p != IR_NONE && suffix_param(g, p, xv, axis) &&
-            same_shape(&g->values[g->nodes[un].outputs[0]], xv)) {
+            fuse_same_shape(&g->values[g->nodes[un].outputs[0]], xv)) {
             m->old[m->nold++] = un;
             m->beta = p;
             m->out = g->nodes[un].outputs[0];
