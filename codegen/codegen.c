@@ -179,9 +179,12 @@ static void touch(struct cg_ctx *cg, uint32_t v, int64_t step)
     if (cg->last[r] < step) cg->last[r] = step;
 }
 
+static void ensure_value_tables(struct cg_ctx *cg);
+
 void cg_arg_buf(struct cg_ctx *cg, uint32_t v)
 {
     IR_ASSERT(v < cg->g->nvalues);
+    ensure_value_tables(cg); /* a lowering may have added constants (e.g. repacked weights) */
     struct cg_arg *a = new_arg(cg);
     a->kind = 0;
     a->value = v;

@@ -44,7 +44,8 @@ const char *cg_ctype(enum ir_dtype dtype);
  * caller); lws: NULL = driver's choice. */
 void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned work_dim,
                const size_t *gws, const size_t *lws);
-/* Arguments of the current launch, in kernel-signature order. */
+/* Arguments of the current launch, in kernel-signature order. A lowering may pass values it
+ * created itself (ir_const_add for repacked weights, cg_temp for scratch). */
 void cg_arg_buf(struct cg_ctx *cg, uint32_t value);
 void cg_arg_i32(struct cg_ctx *cg, int64_t v); /* fatal if v does not fit in int32 */
 void cg_arg_i64(struct cg_ctx *cg, int64_t v);

@@ -26,23 +26,6 @@
  *          copy(x, y, n): y[i] = x[i] (one-input Min/Max/Sum/Mean).
  * Element-type block: see unary.cl.
  */
-#ifndef O2C_KA_TYPEIDS
-#define O2C_KA_TYPEIDS
-#define O2C_ID_f32 1
-#define O2C_ID_f64 2
-#define O2C_ID_f16 3
-#define O2C_ID_i8 4
-#define O2C_ID_u8 5
-#define O2C_ID_i16 6
-#define O2C_ID_u16 7
-#define O2C_ID_i32 8
-#define O2C_ID_u32 9
-#define O2C_ID_i64 10
-#define O2C_ID_u64 11
-#define O2C_ID_b 12
-#define O2C_TID KN2(O2C_ID, TS)
-#define O2C_T_FLOAT (O2C_TID <= 3)
-#endif
 #if O2C_TID == O2C_ID_f64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif

@@ -14,3 +14,22 @@
 #ifndef O2C_MAX_RANK
 #define O2C_MAX_RANK 6
 #endif
+/* Element-type ids: O2C_TID is the id of the current instance's T (from TS); O2C_T_FLOAT is true
+ * for f32/f64/f16. Families use them to select per-type code with #if. */
+#ifndef O2C_KA_TYPEIDS
+#define O2C_KA_TYPEIDS
+#define O2C_ID_f32 1
+#define O2C_ID_f64 2
+#define O2C_ID_f16 3
+#define O2C_ID_i8 4
+#define O2C_ID_u8 5
+#define O2C_ID_i16 6
+#define O2C_ID_u16 7
+#define O2C_ID_i32 8
+#define O2C_ID_u32 9
+#define O2C_ID_i64 10
+#define O2C_ID_u64 11
+#define O2C_ID_b 12
+#define O2C_TID KN2(O2C_ID, TS)
+#define O2C_T_FLOAT (O2C_TID <= 3)
+#endif
