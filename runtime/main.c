@@ -456,6 +456,11 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         o2r_model_print_profile(m, stdout);
     /* outputs, only after every run succeeded */
     if (c.output_dir) {
+        struct stat sd;
+        if (stat(c.output_dir, &sd) == 0 && !S_ISDIR(sd.st_mode)) {
+            fprintf(stderr, "%s: --output-dir %s exists and is not a directory\n", prog, c.output_dir);
+            goto cleanup;
+        }
         if (mkdir(c.output_dir, 0755) != 0 && errno != EEXIST) {
             fprintf(stderr, "%s: cannot create --output-dir %s: %s\n", prog, c.output_dir,
                     strerror(errno));

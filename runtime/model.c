@@ -117,13 +117,20 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
                       "was given", d->name, (unsigned long long)d->weights_bytes);
         return O2R_ERR_ARG;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named as the weights file must not hang the open */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         o2r_set_error(ctx, "cannot open weights file %s: %s", path, strerror(errno));
         return O2R_ERR_IO;
     }
     if (fstat(fd, &stt) != 0) {
         o2r_set_error(ctx, "cannot stat weights file %s: %s", path, strerror(errno));
+        st = O2R_ERR_IO;
+        goto cleanup;
+    }
+    if (!S_ISREG(stt.st_mode)) {
+        o2r_set_error(ctx, "weights file %s is not a regular file%s", path,
+                      S_ISDIR(stt.st_mode) ? " (it is a directory)" : "");
         st = O2R_ERR_IO;
         goto cleanup;
     }
