@@ -65,18 +65,8 @@ bool lower_conv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         ir_fatal_node(g, n, "%s: group=%lld does not divide C_in=%lld and C_out=%lld",
                       ir_op_name(n->op), (long long)group, (long long)C, (long long)OC);
     /* spatial params padded to 3-D: index 0 = D, 1 = H, 2 = W */
-    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-            d[3] = {1, 1, 1}, p[3] = {0, 0, 0};
-    int nsp = rank - 2;
-    for (int i = 0; i < nsp; i++) {
-        int j = 3 - nsp + i;
-        in[j] = xv->dims[2 + i];
-        out[j] = yv->dims[2 + i];
-        k[j] = wv->dims[2 + i];
-        s[j] = geo.s[i];
-        d[j] = geo.d[i];
-        p[j] = geo.pb[i];
-    }
+    int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+    conv_geom_3d(xv, yv, wv, rank, &geo, in, out, k, s, d, p);
     int64_t total = ir_numel(g, y);
     if (total == 0) return true;
     const char *sfx = cg_use(cg, "conv", t);

@@ -303,18 +303,8 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     if (r != IR_NONE && !res_strides(&g->values[r], yv, &rn, &rc, &rp))
         ir_fatal_node(g, n, "%s: residual '%s' does not broadcast to the output per "
                       "(n, channel, position)", ir_op_name(n->op), g->values[r].name);
-    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-            d[3] = {1, 1, 1}, p[3] = {0, 0, 0};
-    int nsp = rank - 2;
-    for (int i = 0; i < nsp; i++) {
-        int j = 3 - nsp + i;
-        in[j] = xv->dims[2 + i];
-        out[j] = yv->dims[2 + i];
-        k[j] = wv->dims[2 + i];
-        s[j] = geo.s[i];
-        d[j] = geo.d[i];
-        p[j] = geo.pb[i];
-    }
+    int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+    conv_geom_3d(xv, yv, wv, rank, &geo, in, out, k, s, d, p);
     int64_t total = ir_numel(g, y);
     if (total == 0) return;
     const char *sfx = cg_use(cg, "fconv", t);
@@ -355,4 +345,24 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     cg_arg_i32(cg, div != 1.0f);
     cg_arg_f32(cg, div);
     cg_arg_i32(cg, items);
+}
+
+void conv_geom_3d(const struct ir_value *xv, const struct ir_value *yv, const struct ir_value *wv,
+                  int rank, const struct ref_conv_geom *geo, int64_t in[3], int64_t out[3],
+                  int64_t k[3], int64_t s[3], int64_t d[3], int64_t p[3])
+{
+    for (int j = 0; j < 3; j++) {
+        in[j] = out[j] = k[j] = s[j] = d[j] = 1;
+        p[j] = 0;
+    }
+    int nsp = rank - 2;
+    for (int i = 0; i < nsp; i++) {
+        int j = 3 - nsp + i;
+        in[j] = xv->dims[2 + i];
+        out[j] = yv->dims[2 + i];
+        k[j] = wv->dims[2 + i];
+        s[j] = geo->s[i];
+        d[j] = geo->d[i];
+        p[j] = geo->pb[i];
+    }
 }

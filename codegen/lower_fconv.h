@@ -4,6 +4,14 @@
 #define ONNX2CL_LOWER_FCONV_H
 
 #include "codegen/lower.h"
+#include "ref/ref_util.h"
+
+/* Spatial parameters of a 1-, 2- or 3-D (transposed) convolution padded to 3-D, index 0 = D,
+ * 1 = H, 2 = W, unit/zero where the model has fewer spatial dims: in/out/kernel sizes from x, y,
+ * w, strides, dilations and begin pads from geo (ref_conv_geom / ref_convt_geom). */
+void conv_geom_3d(const struct ir_value *xv, const struct ir_value *yv, const struct ir_value *wv,
+                  int rank, const struct ref_conv_geom *geo, int64_t in[3], int64_t out[3],
+                  int64_t k[3], int64_t s[3], int64_t d[3], int64_t p[3]);
 
 /* Emits one launch computing output 0 of node (a Conv-11 or o2c.Conv: inputs x [N,C,spatial]
  * float32, w [OC, C/group, k...], optional bias input 2 with OC elements; the node's Conv

@@ -318,17 +318,8 @@ bool lower_felem(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     snprintf(name, sizeof name, "felem_%016llx", (unsigned long long)fnv1a(b.s));
     char *at = strstr(b.s, "felem_NAME");
     struct sbuf src = {0};
-    sb_printf(&src, "%s", "#ifndef O2C_KA_ERF\n#define O2C_KA_ERF\n"
-              "static inline float ka_erf_f(float a)\n{\n"
-              "    const float x = clamp(a, -4.0f, 4.0f);\n    const float x2 = x * x;\n"
-              "    float p = -2.72614225801306e-10f;\n    p = p * x2 + 2.77068142495902e-08f;\n"
-              "    p = p * x2 + -2.10102402082508e-06f;\n    p = p * x2 + -5.69250639462346e-05f;\n"
-              "    p = p * x2 + -7.34990630326855e-04f;\n    p = p * x2 + -2.95459980854025e-03f;\n"
-              "    p = p * x2 + -1.60960333262415e-02f;\n    p = p * x;\n"
-              "    float q = -1.45660718464996e-05f;\n    q = q * x2 + -2.13374055278905e-04f;\n"
-              "    q = q * x2 + -1.68282697438203e-03f;\n    q = q * x2 + -7.37332916720468e-03f;\n"
-              "    q = q * x2 + -1.42647390514189e-02f;\n    return isnan(a) ? a : p / q;\n}\n#endif\n"
-              "#ifndef O2C_FE_CLAMP01\n#define O2C_FE_CLAMP01\n"
+    /* ka_erf_f comes from kernels/prelude.cl, emitted once at the top of every program */
+    sb_printf(&src, "%s", "#ifndef O2C_FE_CLAMP01\n#define O2C_FE_CLAMP01\n"
               "static inline float fe_clamp01(float t) { return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t); }\n"
               "#endif\n");
     sb_printf(&src, "%.*s%s%s", (int)(at - b.s), b.s, name, at + strlen("felem_NAME"));

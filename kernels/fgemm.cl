@@ -48,29 +48,6 @@
 #ifndef O2C_FGEMM_CL
 #define O2C_FGEMM_CL
 
-#ifndef O2C_KA_ERF
-#define O2C_KA_ERF
-/* erf(x) for float: see kernels/unary.cl (same function, shared guard). */
-static inline float ka_erf_f(float a)
-{
-    const float x = clamp(a, -4.0f, 4.0f);
-    const float x2 = x * x;
-    float p = -2.72614225801306e-10f;
-    p = p * x2 + 2.77068142495902e-08f;
-    p = p * x2 + -2.10102402082508e-06f;
-    p = p * x2 + -5.69250639462346e-05f;
-    p = p * x2 + -7.34990630326855e-04f;
-    p = p * x2 + -2.95459980854025e-03f;
-    p = p * x2 + -1.60960333262415e-02f;
-    p = p * x;
-    float q = -1.45660718464996e-05f;
-    q = q * x2 + -2.13374055278905e-04f;
-    q = q * x2 + -1.68282697438203e-03f;
-    q = q * x2 + -7.37332916720468e-03f;
-    q = q * x2 + -1.42647390514189e-02f;
-    return isnan(a) ? a : p / q;
-}
-#endif
 
 /* ka_erf_f on 16 lanes (same coefficients and operation order). */
 static inline float16 fg_erf16(float16 a)
