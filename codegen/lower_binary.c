@@ -13,7 +13,7 @@
  * pow_<T> (float T = f32/f64, float exponents cast to T) or powf_<T> (f16 and integer T, float
  * exponents as float; a float64 exponent is rounded to float there). Mod fmod=0 on floats is
  * numpy.mod (opset 28 allows it; sign of the divisor); And/Or/Xor for bool; comparisons output
- * bool.
+ * bool; BitwiseAnd/Or/Xor-18 and BitShift-11/28 (direction LEFT|RIGHT) for integer types.
  * Fatal (located) for anything else, naming the op and the type.
  */
 #include "lower_ka.h"
@@ -152,7 +152,7 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
                           ir_dtype_name(g->values[v].dtype), ir_dtype_name(dt));
     }
     const char *base = NULL;
-    bool need_bool = false, bool_ok = false, float_only = false;
+    bool need_bool = false, bool_ok = false, float_only = false, int_only = false;
     switch (n->op) {
     case IR_OP_ADD: case IR_OP_SUM: case IR_OP_MEAN: base = "add"; break;
     case IR_OP_SUB: base = "sub"; break;
@@ -176,6 +176,17 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     case IR_OP_AND: base = "and"; need_bool = true; break;
     case IR_OP_OR: base = "or"; need_bool = true; break;
     case IR_OP_XOR: base = "xor"; need_bool = true; break;
+    case IR_OP_BITWISE_AND: base = "bit_and"; int_only = true; break;
+    case IR_OP_BITWISE_OR: base = "bit_or"; int_only = true; break;
+    case IR_OP_BITWISE_XOR: base = "bit_xor"; int_only = true; break;
+    case IR_OP_BIT_SHIFT: {
+        const char *dir = ir_attr_string(n, "direction", "");
+        if (strcmp(dir, "LEFT") == 0) base = "shift_left";
+        else if (strcmp(dir, "RIGHT") == 0) base = "shift_right";
+        else ir_fatal_node(g, n, "BitShift: direction='%s' is not supported (LEFT, RIGHT)", dir);
+        int_only = true;
+        break;
+    }
     default: return false;
     }
     if (n->op == IR_OP_MEAN) float_only = true;
@@ -183,6 +194,7 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
                         : (dt == IR_BOOL ? bool_ok : (ir_dtype_size(dt) > 0 && dt != IR_BF16 &&
                                                       dt != IR_STRING));
     if (ok && float_only) ok = is_float(dt);
+    if (ok && int_only) ok = !is_float(dt) && dt != IR_BOOL;
     if (!ok)
         ir_fatal_node(g, n, "%s: element type %s is not supported by the OpenCL kernels",
                       ir_op_name(n->op), ir_dtype_name(dt));

@@ -1,4 +1,5 @@
-/* lower_pool.c — MaxPool-12, AveragePool-19 -> kernels/pool.cl; GlobalAveragePool-1 and
+/* lower_pool.c — MaxPool-12, AveragePool-19, LpPool-2/11/18 -> kernels/pool.cl (LpPool: pool_lp,
+ * integer p > 0 checked by ref_lp_pool_p); GlobalAveragePool-1 and
  * GlobalMaxPool-1 -> the row reductions of kernels/reduce.cl (one row per (n, c) plane).
  *
  * Window geometry (kernel_shape, strides, dilations, pads/auto_pad, ceil_mode) comes from
@@ -75,7 +76,8 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         lower_global(cg, g, node, t);
         return true;
     }
-    if (n->op != IR_OP_MAX_POOL && n->op != IR_OP_AVERAGE_POOL) return false;
+    if (n->op != IR_OP_MAX_POOL && n->op != IR_OP_AVERAGE_POOL && n->op != IR_OP_LP_POOL)
+        return false;
     const uint32_t iv = n->op == IR_OP_MAX_POOL && n->noutputs > 1 &&
                                 n->outputs[1] != IR_NONE && g->values[n->outputs[1]].nuses > 0
                             ? n->outputs[1]
@@ -124,6 +126,23 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         for (int i = 0; i < 3; i++) cg_arg_i32(cg, pb[i]);
         for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
         cg_arg_i32(cg, so);
+        cg_arg_i32(cg, total);
+        return true;
+    }
+    if (n->op == IR_OP_LP_POOL) {
+        const int64_t p = ref_lp_pool_p(g, n);
+        snprintf(kname, sizeof kname, "pool_lp_%s", sfx);
+        size_t gws[1] = {(size_t)total};
+        cg_launch(cg, node, kname, 1, gws, NULL);
+        cg_arg_buf(cg, x);
+        cg_arg_buf(cg, y);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, in[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, out[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, k[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, s[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, pb[i]);
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
+        cg_arg_i32(cg, p);
         cg_arg_i32(cg, total);
         return true;
     }

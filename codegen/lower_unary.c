@@ -4,7 +4,8 @@
  * Attributes (ONNX defaults): Elu/Celu alpha 1, Selu alpha 1.67326.., gamma 1.0507..,
  * LeakyRelu alpha 0.01, ThresholdedRelu alpha 1, HardSigmoid alpha 0.2 beta 0.5, Gelu
  * approximate "none"|"tanh", IsInf detect_negative/detect_positive 1.
- * Types: float32/float64/float16 for every op; integer types for Abs Neg Sign Relu; bool for Not.
+ * Types: float32/float64/float16 for every op but BitwiseNot; integer types for Abs Neg Sign Relu
+ * BitwiseNot; bool for Not.
  * Anything else is a located fatal error naming op and type.
  */
 #include "lower_ka.h"
@@ -56,6 +57,7 @@ static const char *unary_kernel(enum ir_op op, bool *int_ok)
     case IR_OP_ISNAN: return "isnan";
     case IR_OP_ISINF: return "isinf";
     case IR_OP_NOT: return "not";
+    case IR_OP_BITWISE_NOT: *int_ok = true; return "bit_not";
     default: return NULL;
     }
 }
@@ -104,7 +106,7 @@ bool lower_unary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         ir_fatal_node(g, n, "Celu: alpha=0 divides by zero");
     bool ok;
     if (n->op == IR_OP_NOT) ok = dt == IR_BOOL;
-    else if (is_float(dt)) ok = true;
+    else if (is_float(dt)) ok = n->op != IR_OP_BITWISE_NOT;
     else ok = int_ok && dt != IR_BOOL && ir_dtype_size(dt) > 0 && dt != IR_BF16;
     if (!ok)
         ir_fatal_node(g, n, "%s: element type %s is not supported by the OpenCL kernels",

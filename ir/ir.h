@@ -57,6 +57,7 @@ enum {
     IR_F_SHAPEOP = 1u << 4,   /* produces shape/constant data; must fold for codegen */
     IR_F_NOFOLD = 1u << 5,    /* never constant-folded */
     IR_F_INTERNAL = 1u << 6,  /* made by a fusion pass; never accepted from a model file */
+    IR_F_FUNCTION = 1u << 7,  /* expanded into primitive ops during infer_fold (passes/expand.h) */
 };
 
 enum ir_op {

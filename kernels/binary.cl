@@ -17,7 +17,8 @@
  *   takes the divisor's sign, x mod ±inf is x or ±inf by sign, x mod 0 and inf mod y are NaN),
  *   fmod = C remainder (sign of dividend, Mod fmod=1); pow on integers by repeated squaring
  *   (negative exponent: 1, -1 or 0 as integer division would give); min/max propagate NaN;
- *   prelu(x, s) = x<0 ? s*x : x; and/or/xor exist for bool only.
+ *   prelu(x, s) = x<0 ? s*x : x; and/or/xor exist for bool only; bit_and bit_or bit_xor
+ *   shift_left shift_right (BitwiseAnd/Or/Xor-18, BitShift-11/28) for integer types only.
  * Pow with another exponent type (Pow-12+, output T): powl(a, long *b, y, n, int uns) (+ _bc, uns
  *   last): integer exponents widened to long (uns: b holds uint64 bits); powf(a, float *b, ...)
  *   for f16 and integer T: float exponents. Float T: |x|**e with the sign of x for odd e;
@@ -233,6 +234,30 @@ KA_BIN(mod, T, KA_ST, KN(ka_imod)(x0, x1))
 KA_BIN(prelu, T, KA_ST, x0 < (T)0 ? (T)(x1 * x0) : x0)
 KA_BIN(min, T, KA_ST, x0 < x1 ? x0 : x1)
 KA_BIN(max, T, KA_ST, x0 > x1 ? x0 : x1)
+/* BitShift-28: counts < 0 or >= the width give 0 (-1 for a right shift of a negative signed
+ * value); OpenCL would take the count modulo the width, so it is tested first. Left shifts go
+ * through ulong (no signed overflow), right shifts of signed T are arithmetic. */
+#define KA_BITS ((T)(8 * sizeof(T)))
+#if KA_UNSIGNED
+#define KA_SHIFT_BAD(b) ((b) >= KA_BITS)
+#else
+#define KA_SHIFT_BAD(b) ((b) < (T)0 || (b) >= KA_BITS)
+#endif
+static inline T KN(ka_shl)(T a, T b)
+{
+    return KA_SHIFT_BAD(b) ? (T)0 : (T)((ulong)a << (ulong)b);
+}
+static inline T KN(ka_shr)(T a, T b)
+{
+    return KA_SHIFT_BAD(b) ? (a < (T)0 ? (T)-1 : (T)0) : (T)(a >> b);
+}
+KA_BIN(bit_and, T, KA_ST, x0 & x1)
+KA_BIN(bit_or, T, KA_ST, x0 | x1)
+KA_BIN(bit_xor, T, KA_ST, x0 ^ x1)
+KA_BIN(shift_left, T, KA_ST, KN(ka_shl)(x0, x1))
+KA_BIN(shift_right, T, KA_ST, KN(ka_shr)(x0, x1))
+#undef KA_BITS
+#undef KA_SHIFT_BAD
 #undef KA_UNSIGNED
 #else
 KA_BIN(and, T, KA_ST, (x0 && x1) ? 1 : 0)

@@ -1,4 +1,5 @@
-/* pool.cl — MaxPool-12 / AveragePool-19 windows (Global*Pool are lowered to reduce.cl).
+/* pool.cl — MaxPool-12 / AveragePool-19 / LpPool-18 windows (Global*Pool are lowered to
+ * reduce.cl).
  *
  * Layout: planes of NC[D]HW, dense row-major; 1-D/2-D pools run as 3-D ones with unit leading
  * dims. X [P, D, H, W] (P = N*C planes), Y [P, OD, OH, OW]. One work-item per output element
@@ -105,4 +106,38 @@ __kernel void KN(pool_max_idx)(__global const T *X, __global T *Y, __global long
     }
     Y[gid] = (T)acc;
     I[gid] = (long)p * D * H * W + (best < 0 ? 0 : best);
+}
+
+/* pool_lp: LpPool-2/11/18, y = (sum over in-bounds taps of |x|^p)^(1/p), integer p > 0 (padding
+ * taps are zeros and add nothing). Layout and tap geometry as KN(pool). */
+__kernel void KN(pool_lp)(__global const T *X, __global T *Y, int D, int H, int W, int OD, int OH,
+                          int OW, int KD, int KH, int KW, int sd, int sh, int sw, int pd, int ph,
+                          int pw, int dd, int dh, int dw, int p, int total)
+{
+    const int gid = (int)get_global_id(0);
+    if (gid >= total) return;
+    const int ow = gid % OW;
+    int t = gid / OW;
+    const int oh = t % OH;
+    t /= OH;
+    const int od = t % OD;
+    const int pl = t / OD;
+    const __global T *x = X + pl * D * H * W;
+    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow * sw - pw;
+    float acc = 0.0f;
+    for (int kd = 0; kd < KD; kd++) {
+        const int id = id0 + kd * dd;
+        if (id < 0 || id >= D) continue;
+        for (int kh = 0; kh < KH; kh++) {
+            const int ih = ih0 + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            const __global T *xr = x + (id * H + ih) * W;
+            for (int kw = 0; kw < KW; kw++) {
+                const int iw = iw0 + kw * dw;
+                if (iw < 0 || iw >= W) continue;
+                acc += pown(fabs((float)xr[iw]), p);
+            }
+        }
+    }
+    Y[gid] = (T)(p == 1 ? acc : p == 2 ? sqrt(acc) : rootn(acc, p));
 }

@@ -8,7 +8,8 @@
  *     elu(alpha) selu(alpha, gamma=beta) celu(alpha) leaky_relu(alpha) thresholded_relu(alpha)
  *     hard_sigmoid(alpha, beta) hard_swish mish gelu (exact, erf) gelu_tanh (approximate=tanh)
  *     isnan, isinf (alpha != 0: detect negative, beta != 0: detect positive): OUT = uchar (bool)
- *   signed integer types: abs neg sign relu;  unsigned: abs (identity) neg (wraps) sign relu;
+ *   signed integer types: abs neg sign relu bit_not;  unsigned: abs (identity) neg (wraps) sign
+ *     relu bit_not (BitwiseNot-18);
  *   bool (T = uchar, suffix b): not.
  * NaN propagates through relu/sign/leaky_relu/elu/hard_sigmoid... (comparisons, not fmax/fmin).
  *
@@ -124,11 +125,13 @@ KA_UN(abs, v)
 KA_UN(neg, (T)0 - v)
 KA_UN(sign, v > (T)0 ? (T)1 : (T)0)
 KA_UN(relu, v)
+KA_UN(bit_not, ~v)
 #else
 KA_UN(abs, v < (T)0 ? (T)0 - v : v)
 KA_UN(neg, (T)0 - v)
 KA_UN(sign, v > (T)0 ? (T)1 : (v < (T)0 ? (T)-1 : (T)0))
 KA_UN(relu, v < (T)0 ? (T)0 : v)
+KA_UN(bit_not, ~v)
 #endif
 #undef KA_UN
 #undef KA_UNB

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ref/ref_quant.h"
 #include "ref/ref_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -537,6 +538,10 @@ void infer_node(struct ir_graph *g, uint32_t node)
     case IR_OP_MAX:
     case IR_OP_SUM:
     case IR_OP_MEAN:
+    case IR_OP_BITWISE_AND:
+    case IR_OP_BITWISE_OR:
+    case IR_OP_BITWISE_XOR:
+    case IR_OP_BIT_SHIFT:
         bcast_inputs(g, n, 0, n->ninputs, out, &r);
         set_out(g, n, 0, req(g, n, 0)->dtype, r, out);
         return;
@@ -562,6 +567,24 @@ void infer_node(struct ir_graph *g, uint32_t node)
     }
     case IR_OP_CAST_LIKE:
         set_like(g, n, 0, req(g, n, 0), req(g, n, 1)->dtype);
+        return;
+    case IR_OP_BIT_CAST:
+        set_like(g, n, 0, req(g, n, 0), ref_bitcast_dtype(g, n));
+        return;
+    case IR_OP_QUANTIZE_LINEAR:
+    case IR_OP_DEQUANTIZE_LINEAR: {
+        struct ref_quant_geom qg;
+        ref_quant_geom(g, n, &qg); /* checks scale / zero-point shapes against x */
+        set_like(g, n, 0, req(g, n, 0), ref_quant_out_dtype(g, n));
+        return;
+    }
+    case IR_OP_DYNAMIC_QUANTIZE_LINEAR:
+        if (req(g, n, 0)->dtype != IR_F32)
+            ir_fatal_node(g, n, "DynamicQuantizeLinear: input '%s' is %s (float32 only)", x->name,
+                          ir_dtype_name(x->dtype));
+        set_like(g, n, 0, x, IR_U8);
+        set_out(g, n, 1, IR_F32, 0, out);
+        set_out(g, n, 2, IR_U8, 0, out);
         return;
     case IR_OP_IDENTITY:
         set_like(g, n, 0, req(g, n, 0), x->dtype);
@@ -623,6 +646,19 @@ void infer_node(struct ir_graph *g, uint32_t node)
     case IR_OP_GATHER_ND:
         infer_gather(g, n);
         return;
+    case IR_OP_SCATTER_ELEMENTS:
+    case IR_OP_SCATTER:
+    case IR_OP_SCATTER_ND:
+    case IR_OP_TENSOR_SCATTER:
+    case IR_OP_REVERSE_SEQUENCE:
+    case IR_OP_MAX_UNPOOL: {
+        /* scatter family: checks and dims in ref/ref_scatter.c (shared with the reference) */
+        for (uint32_t k = 0; k < (uint32_t)ir_op_min_inputs(n->op); k++) req(g, n, k);
+        enum ir_dtype t;
+        r = ref_scatter_infer(g, n, out, &t);
+        set_out(g, n, 0, t, r, out);
+        return;
+    }
     case IR_OP_EXPAND: {
         req(g, n, 0);
         const struct ir_value *s = req(g, n, 1);
@@ -787,7 +823,48 @@ void infer_node(struct ir_graph *g, uint32_t node)
         return;
     case IR_OP_MAX_POOL:
     case IR_OP_AVERAGE_POOL:
+    case IR_OP_LP_POOL:
         infer_pool(g, n);
+        return;
+    case IR_OP_GRID_SAMPLE: {
+        /* GridSample-16/20/22: X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or] */
+        need_rank(g, n, req(g, n, 0), 3, IR_MAX_RANK);
+        const struct ir_value *gr = req(g, n, 1);
+        int rsp = x->rank - 2;
+        if (gr->rank != x->rank || gr->dims[gr->rank - 1] != rsp || gr->dims[0] != x->dims[0])
+            ir_fatal_node(g, n, "grid '%s' %s must be [N, O1..O%d, %d] for X '%s' %s", gr->name,
+                          dstr(gr, b1, sizeof b1), rsp, rsp, x->name, dstr(x, b2, sizeof b2));
+        out[0] = x->dims[0];
+        out[1] = x->dims[1];
+        for (int k = 0; k < rsp; k++) out[2 + k] = gr->dims[1 + k];
+        set_out(g, n, 0, x->dtype, x->rank, out);
+        return;
+    }
+    case IR_OP_ROI_ALIGN: {
+        /* RoiAlign-10/16: X [N, C, H, W], rois [R, 4], batch_indices [R] -> Y [R, C, oh, ow] */
+        need_rank(g, n, req(g, n, 0), 4, 4);
+        const struct ir_value *ro = req(g, n, 1), *bi = req(g, n, 2);
+        if (ro->rank != 2 || ro->dims[1] != 4 || bi->rank != 1 || bi->dims[0] != ro->dims[0])
+            ir_fatal_node(g, n, "rois '%s' %s must be [R, 4] and batch_indices '%s' %s [R]",
+                          ro->name, dstr(ro, b1, sizeof b1), bi->name, dstr(bi, b2, sizeof b2));
+        int64_t oh = ir_attr_int(n, "output_height", 1), ow = ir_attr_int(n, "output_width", 1);
+        if (oh <= 0 || ow <= 0)
+            ir_fatal_node(g, n, "RoiAlign output_height=%lld, output_width=%lld must be > 0",
+                          (long long)oh, (long long)ow);
+        out[0] = ro->dims[0];
+        out[1] = x->dims[1];
+        out[2] = oh;
+        out[3] = ow;
+        set_out(g, n, 0, x->dtype, 4, out);
+        return;
+    }
+    case IR_OP_DET:
+        /* Det-11/22: X [..., M, M] -> Y [...] */
+        need_rank(g, n, req(g, n, 0), 2, IR_MAX_RANK);
+        if (x->dims[x->rank - 1] != x->dims[x->rank - 2])
+            ir_fatal_node(g, n, "Det input '%s' %s: the last two dims must be equal (square "
+                          "matrices)", x->name, dstr(x, b1, sizeof b1));
+        set_out(g, n, 0, x->dtype, x->rank - 2, x->dims);
         return;
     case IR_OP_GLOBAL_AVERAGE_POOL:
     case IR_OP_GLOBAL_MAX_POOL:

@@ -10,6 +10,7 @@
  */
 #include "passes.h"
 #include "../ref/ref.h"
+#include "expand.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -54,9 +55,37 @@ static bool fold_shape_op(struct ir_graph *g, uint32_t i)
     return true;
 }
 
+bool infer_fold_node(struct ir_graph *g, uint32_t i)
+{
+    struct ir_node *n;
+    infer_node(g, i);
+    n = &g->nodes[i];
+    if (ir_op_flags(n->op) & IR_F_NOFOLD) return false;
+    bool all_const = true;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] != IR_NONE && !ir_is_const(g, n->inputs[k])) all_const = false;
+    if (!all_const) return false;
+    size_t out_bytes = 0;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        uint32_t o = n->outputs[k];
+        if (o == IR_NONE) continue;
+        size_t b;
+        if (__builtin_mul_overflow((size_t)ir_numel(g, o), ir_dtype_size(g->values[o].dtype), &b) ||
+            __builtin_add_overflow(out_bytes, b, &out_bytes))
+            out_bytes = SIZE_MAX;
+    }
+    if (out_bytes > FOLD_MAX_BYTES) return false;
+    if (!ref_eval(g, i)) return false;
+    n = &g->nodes[i];
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k] != IR_NONE) g->values[n->outputs[k]].producer = IR_NONE;
+    ir_node_erase(g, i);
+    return true;
+}
+
 bool pass_infer_fold(struct ir_graph *g)
 {
-    bool changed = false;
+    bool changed = false, expanded = false;
     for (uint32_t i = 0; i < g->nnodes; i++) {
         struct ir_node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -74,30 +103,14 @@ bool pass_infer_fold(struct ir_graph *g)
             changed = true;
             continue;
         }
-        infer_node(g, i);
-        n = &g->nodes[i];
-        if (ir_op_flags(n->op) & IR_F_NOFOLD) continue;
-        bool all_const = true;
-        for (uint32_t k = 0; k < n->ninputs; k++)
-            if (n->inputs[k] != IR_NONE && !ir_is_const(g, n->inputs[k])) all_const = false;
-        if (!all_const) continue;
-        size_t out_bytes = 0;
-        for (uint32_t k = 0; k < n->noutputs; k++) {
-            uint32_t o = n->outputs[k];
-            if (o == IR_NONE) continue;
-            size_t b;
-            if (__builtin_mul_overflow((size_t)ir_numel(g, o), ir_dtype_size(g->values[o].dtype), &b) ||
-                __builtin_add_overflow(out_bytes, b, &out_bytes))
-                out_bytes = SIZE_MAX;
+        if (ir_op_flags(n->op) & IR_F_FUNCTION) {
+            expand_node(g, i);
+            expanded = changed = true;
+            continue;
         }
-        if (out_bytes > FOLD_MAX_BYTES) continue;
-        if (!ref_eval(g, i)) continue;
-        n = &g->nodes[i];
-        for (uint32_t k = 0; k < n->noutputs; k++)
-            if (n->outputs[k] != IR_NONE) g->values[n->outputs[k]].producer = IR_NONE;
-        ir_node_erase(g, i);
-        changed = true;
+        changed |= infer_fold_node(g, i);
     }
+    if (expanded) ir_toposort(g);
     ir_recount(g);
     return changed;
 }

@@ -36,6 +36,9 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt);
  * incompatible broadcast, bad axis, Reshape to an impossible size, ...  Spec: ONNX operators at
  * the model's opset, in the normalized IR form of ir/ir.h. */
 void infer_node(struct ir_graph *g, uint32_t node);
+/* infer_node, then constant folding when every input is constant (the node is erased, its
+ * outputs become constants). Returns true if it folded. */
+bool infer_fold_node(struct ir_graph *g, uint32_t node);
 
 /* Fusion statistics (passes/fuse.c): text for --stats, a JSON array for --stats-json. */
 void fuse_stats_print(FILE *f);

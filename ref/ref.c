@@ -5,6 +5,7 @@
  * Guarantees: returns false without touching the graph when an input or output dtype is not
  * numeric/bool (strings, ...) or an input is not constant; otherwise fills every present output.
  */
+#include "ref/ref_quant.h"
 #include "ref/ref_util.h"
 
 bool ref_eval(struct ir_graph *g, uint32_t node)
@@ -41,7 +42,25 @@ bool ref_eval(struct ir_graph *g, uint32_t node)
     case IR_OP_AVERAGE_POOL:
     case IR_OP_GLOBAL_AVERAGE_POOL:
     case IR_OP_GLOBAL_MAX_POOL:
+    case IR_OP_LP_POOL:
         return ref_eval_linalg(g, node);
+    case IR_OP_GRID_SAMPLE:
+        return ref_eval_gridsample(g, node);
+    case IR_OP_ROI_ALIGN:
+        return ref_eval_roialign(g, node);
+    case IR_OP_DET:
+        return ref_eval_det(g, node);
+    case IR_OP_SCATTER_ELEMENTS:
+    case IR_OP_SCATTER:
+    case IR_OP_SCATTER_ND:
+    case IR_OP_TENSOR_SCATTER:
+    case IR_OP_REVERSE_SEQUENCE:
+    case IR_OP_MAX_UNPOOL:
+        return ref_eval_scatter(g, node);
+    case IR_OP_QUANTIZE_LINEAR:
+    case IR_OP_DEQUANTIZE_LINEAR:
+    case IR_OP_DYNAMIC_QUANTIZE_LINEAR:
+        return ref_eval_quant(g, node);
     case IR_OP_SOFTMAX:
     case IR_OP_LOG_SOFTMAX:
     case IR_OP_HARDMAX:

@@ -13,7 +13,9 @@
  *     or |x|**e with x's sign for odd e (float base); integer base with a float exponent:
  *     integral e by repeated squaring, else pow truncated (saturating to int64, then wrapping);
  *   - Cast: float -> int truncates toward zero (then wraps to the width), -> bool is x != 0,
- *     f32 -> f16 RNE with subnormals and overflow to inf.
+ *     f32 -> f16 RNE with subnormals and overflow to inf; BitCast copies the bytes;
+ *   - BitwiseNot/And/Or/Xor and BitShift on integer types only (BitShift-28 rules for shift
+ *     counts < 0 or >= the width, arithmetic right shift of signed types).
  * Returns false for op/dtype combinations the spec does not define (e.g. Sqrt of int).
  */
 #include <math.h>
@@ -151,6 +153,7 @@ static bool eval_unary(struct ir_graph *g, const struct ir_node *n)
     case IR_OP_FLOOR:
     case IR_OP_CEIL:
     case IR_OP_ROUND:
+    case IR_OP_BITWISE_NOT:
         break;
     default: return false;
     }
@@ -162,6 +165,7 @@ static bool eval_unary(struct ir_graph *g, const struct ir_node *n)
         case IR_OP_NEG: r = (int64_t)(0 - (uint64_t)v); break;
         case IR_OP_SIGN: r = uns ? (v != 0) : (v > 0) - (v < 0); break;
         case IR_OP_RELU: r = (!uns && v < 0) ? 0 : v; break;
+        case IR_OP_BITWISE_NOT: r = ~v; break; /* wraps to the width on store */
         default: break;
         }
         ref_set_i(o, ot, i, r);
@@ -243,6 +247,20 @@ static int64_t sat_i64(double v)
     return (int64_t)v;
 }
 
+/* BitShift-11/28 of a (element type t, sign/zero-extended in int64) by b: a shift count that is
+ * negative or >= the width of t gives 0, or -1 for a right shift of a negative signed a;
+ * a left shift discards the bits past the width (wraps on store); signed right shifts are
+ * arithmetic. */
+static int64_t bit_shift(int64_t a, int64_t b, enum ir_dtype t, bool left)
+{
+    const bool uns = ref_is_unsigned(t);
+    const uint64_t w = 8 * ir_dtype_size(t);
+    if (uns ? (uint64_t)b >= w : (b < 0 || (uint64_t)b >= w))
+        return (!left && !uns && a < 0) ? -1 : 0;
+    if (left) return (int64_t)((uint64_t)a << b);
+    return uns ? (int64_t)((uint64_t)a >> b) : (a < 0 ? ~(~a >> b) : a >> b);
+}
+
 /* Integer binary op on int64 (uint64 bit patterns when uns). */
 static int64_t binary_i(const struct ir_graph *g, const struct ir_node *n, int64_t a, int64_t b,
                         bool uns, bool fmod_attr)
@@ -278,6 +296,9 @@ static int64_t binary_i(const struct ir_graph *g, const struct ir_node *n, int64
     case IR_OP_AND: return (a != 0) & (b != 0);
     case IR_OP_OR: return (a != 0) | (b != 0);
     case IR_OP_XOR: return (a != 0) ^ (b != 0);
+    case IR_OP_BITWISE_AND: return a & b;
+    case IR_OP_BITWISE_OR: return a | b;
+    case IR_OP_BITWISE_XOR: return a ^ b;
     default: IR_ASSERT(!"binary_i: op"); return 0;
     }
 }
@@ -292,6 +313,16 @@ static bool eval_binary(struct ir_graph *g, const struct ir_node *n)
     if (logic && (ta != IR_BOOL || tb != IR_BOOL)) return false;
     if (n->op != IR_OP_POW && n->op != IR_OP_PRELU && ta != tb) return false;
     if (ta == IR_BOOL && !logic && n->op != IR_OP_EQUAL) return false;
+    const bool bits = n->op == IR_OP_BITWISE_AND || n->op == IR_OP_BITWISE_OR ||
+                      n->op == IR_OP_BITWISE_XOR || n->op == IR_OP_BIT_SHIFT;
+    if (bits && !ref_is_int(ta)) return false;
+    bool left = false;
+    if (n->op == IR_OP_BIT_SHIFT) {
+        const char *dir = ir_attr_string(n, "direction", "");
+        left = strcmp(dir, "LEFT") == 0;
+        if (!left && strcmp(dir, "RIGHT") != 0)
+            ir_fatal_node(g, n, "BitShift: direction='%s' is not supported (LEFT, RIGHT)", dir);
+    }
     bool fmod_attr = ir_attr_int(n, "fmod", 0) != 0;
     const struct ir_value *ins[2] = {a, b};
     struct ref_iter it;
@@ -328,6 +359,9 @@ static bool eval_binary(struct ir_graph *g, const struct ir_node *n)
             double r = binary_f(n, ref_get_f(ap, ta, it.off[0]), ref_get_f(bp, tb, it.off[1]),
                                 fmod_attr);
             ref_set_f(out, to, i, r);
+        } else if (n->op == IR_OP_BIT_SHIFT) {
+            ref_set_i(out, to, i, bit_shift(ref_get_i(ap, ta, it.off[0]),
+                                            ref_get_i(bp, tb, it.off[1]), ta, left));
         } else {
             int64_t r = binary_i(g, n, ref_get_i(ap, ta, it.off[0]), ref_get_i(bp, tb, it.off[1]),
                                  uns, fmod_attr);
@@ -441,6 +475,17 @@ static bool eval_clip(struct ir_graph *g, const struct ir_node *n)
     return true;
 }
 
+/* BitCast-26: the output holds the input's bytes (same element size, checked by inference). */
+static bool eval_bitcast(struct ir_graph *g, const struct ir_node *n)
+{
+    const struct ir_value *x = inp(g, n, 0);
+    uint32_t ov = n->outputs[0];
+    if (ir_dtype_size(x->dtype) != ir_dtype_size(g->values[ov].dtype)) return false;
+    void *out = ref_alloc_out(g, ov);
+    memcpy(out, x->data, g->values[ov].nbytes);
+    return true;
+}
+
 static bool eval_cast(struct ir_graph *g, const struct ir_node *n)
 {
     const struct ir_value *x = inp(g, n, 0);
@@ -469,6 +514,7 @@ bool ref_eval_elementwise(struct ir_graph *g, uint32_t node)
     case IR_OP_CLIP: return eval_clip(g, n);
     case IR_OP_CAST:
     case IR_OP_CAST_LIKE: return eval_cast(g, n);
+    case IR_OP_BIT_CAST: return eval_bitcast(g, n);
     case IR_OP_MIN:
     case IR_OP_MAX:
     case IR_OP_SUM:

@@ -1,7 +1,7 @@
 /* ref_linalg.c — reference MatMul (numpy semantics: 1-D promotion, broadcast batch dims), Gemm
  * (transA/transB, alpha/beta, unidirectional C broadcast), Conv and ConvTranspose (1-D/2-D/3-D,
  * groups, strides, dilations, pads/auto_pad, output_padding/output_shape), MaxPool (with the
- * optional Indices output), AveragePool (count_include_pad, ceil_mode, dilations),
+ * optional Indices output), AveragePool (count_include_pad, ceil_mode, dilations), LpPool,
  * GlobalAveragePool, GlobalMaxPool.
  *
  * Assumes: NC[D]HW layout; outputs shaped by infer_node; geometry from ref_conv_geom /
@@ -211,6 +211,13 @@ static bool eval_convt(struct ir_graph *g, const struct ir_node *n)
     return true;
 }
 
+int64_t ref_lp_pool_p(const struct ir_graph *g, const struct ir_node *n)
+{
+    int64_t p = ir_attr_int(n, "p", 2);
+    if (p <= 0) ir_fatal_node(g, n, "LpPool p=%lld is not supported (must be > 0)", (long long)p);
+    return p;
+}
+
 static bool eval_pool(struct ir_graph *g, const struct ir_node *n)
 {
     const struct ir_value *x = inp(g, n, 0);
@@ -228,6 +235,9 @@ static bool eval_pool(struct ir_graph *g, const struct ir_node *n)
         ksz *= geo.k[i];
     }
     bool incl = ir_attr_int(n, "count_include_pad", 0) != 0;
+    /* LpPool-2/11/18: y = (sum over in-bounds taps of |x|^p)^(1/p) (zero padding adds 0) */
+    bool islp = n->op == IR_OP_LP_POOL;
+    int64_t lp = islp ? ref_lp_pool_p(g, n) : 0;
     int64_t so = ir_attr_int(n, "storage_order", 0);
     uint32_t iv = n->noutputs > 1 ? n->outputs[1] : IR_NONE;
     if (iv != IR_NONE && so && nsp != 2)
@@ -260,11 +270,13 @@ static bool eval_pool(struct ir_graph *g, const struct ir_node *n)
                         best = ioff;
                     }
                 } else {
-                    s += v;
+                    s += islp ? pow(fabs(v), (double)lp) : v;
                 }
             }
             int64_t oi = nc * osz + os;
-            if (ismax) {
+            if (islp) {
+                ref_set_f(out, t, oi, pow(s, 1.0 / (double)lp));
+            } else if (ismax) {
                 ref_set_f(out, t, oi, s);
                 if (idx) {
                     int64_t bi = best;
@@ -313,7 +325,8 @@ bool ref_eval_linalg(struct ir_graph *g, uint32_t node)
     case IR_OP_CONV: return eval_conv(g, n);
     case IR_OP_CONV_TRANSPOSE: return eval_convt(g, n);
     case IR_OP_MAX_POOL:
-    case IR_OP_AVERAGE_POOL: return eval_pool(g, n);
+    case IR_OP_AVERAGE_POOL:
+    case IR_OP_LP_POOL: return eval_pool(g, n);
     case IR_OP_GLOBAL_AVERAGE_POOL:
     case IR_OP_GLOBAL_MAX_POOL: return eval_global_pool(g, n);
     default: return false;

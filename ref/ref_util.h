@@ -154,5 +154,35 @@ bool ref_eval_norm(struct ir_graph *g, uint32_t node);
 bool ref_eval_reduce(struct ir_graph *g, uint32_t node);
 bool ref_eval_resize(struct ir_graph *g, uint32_t node);
 bool ref_eval_fill(struct ir_graph *g, uint32_t node);
+bool ref_eval_gridsample(struct ir_graph *g, uint32_t node); /* ref/ref_gridsample.c */
+bool ref_eval_roialign(struct ir_graph *g, uint32_t node);   /* ref/ref_roialign.c */
+bool ref_eval_det(struct ir_graph *g, uint32_t node);        /* ref/ref_det.c */
+
+/* LpPool attribute p (default 2), checked > 0 (fatal otherwise); ref/ref_linalg.c and
+ * codegen/lower_pool.c. */
+int64_t ref_lp_pool_p(const struct ir_graph *g, const struct ir_node *n);
+/* GridSample-16/20/22 attributes, normalized: mode 0 linear ("bilinear"/"linear"), 1 nearest,
+ * 2 cubic ("bicubic"/"cubic"); padding 0 zeros, 1 border, 2 reflection; align_corners 0/1.
+ * Fatal (naming attribute and value) on anything else. ref/ref_gridsample.c. */
+void ref_gridsample_attrs(const struct ir_graph *g, const struct ir_node *n, int *mode,
+                          int *padding, int *align_corners);
+/* RoiAlign-10/16 attributes: mode 0 avg / 1 max, half_pixel (coordinate_transformation_mode;
+ * default output_half_pixel before opset 16, half_pixel from 16), sampling_ratio >= 0,
+ * spatial_scale. Fatal on other values. ref/ref_roialign.c. */
+void ref_roialign_attrs(const struct ir_graph *g, const struct ir_node *n, int *mode,
+                        int *half_pixel, int64_t *sampling_ratio, float *spatial_scale);
+
+/* Scatter family (ref/ref_scatter.c): ScatterElements, Scatter, ScatterND, TensorScatter,
+ * ReverseSequence, MaxUnpool. ref_scatter_infer checks the inputs against the ONNX spec (fatal,
+ * naming values and attributes) and writes the output dims/dtype, returning the rank;
+ * ref_scatter_reduction maps the reduction attribute to 0 none, 1 add, 2 mul, 3 max, 4 min (fatal
+ * on other values or a value the model's opset lacks); ref_maxunpool_geom gives MaxUnpool's
+ * inferred output dims [N, C, (in-1)*stride - pads + kernel]. */
+bool ref_eval_scatter(struct ir_graph *g, uint32_t node);
+int ref_scatter_infer(const struct ir_graph *g, const struct ir_node *n, int64_t *out,
+                      enum ir_dtype *dtype);
+int ref_scatter_reduction(const struct ir_graph *g, const struct ir_node *n);
+void ref_maxunpool_geom(const struct ir_graph *g, const struct ir_node *n, const int64_t *xdims,
+                        int rank, int64_t *inferred);
 
 #endif

@@ -390,6 +390,55 @@ def mixed_dtype_cases():
              tolerance=(1e-12, 1e-12))
 
 
+def scatter_cases():
+    """Scatter family (kernels/scatter.cl): duplicate indices under a reduction on a middle axis,
+    int32 indices, f16/int reductions, MaxUnpool with a constant output_shape, ReverseSequence on
+    rank 3, TensorScatter wrapping in circular mode."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    ind = np.array([[[1, -1], [3, 0], [1, 2]], [[0, 0], [-4, 2], [3, 3]]], np.int32)
+    u = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    n = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction="add")
+    case("scatter_elements_axis1_dup_add_i32_opset18", [n], [("x", x), ("i", ind), ("u", u)],
+         [("y", TP.FLOAT)], opset=18)
+    xh = rng.standard_normal((3, 5)).astype(np.float16)
+    uh = rng.standard_normal((3, 4)).astype(np.float16)
+    uh[1, 2] = np.nan
+    ih = np.array([[0, 4, 0, 2], [1, 1, 3, 1], [4, 3, 2, 1]], np.int64)
+    n = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction="max")
+    yh = xh.copy()  # numpy.maximum propagates NaN (onnxruntime too; onnx.reference drops it)
+    for r in range(3):
+        for c in range(4):
+            yh[r, ih[r, c]] = np.maximum(yh[r, ih[r, c]], uh[r, c])
+    case("scatter_elements_f16_max_nan_opset18", [n], [("x", xh), ("i", ih), ("u", uh)],
+         [("y", TP.FLOAT16)], opset=18, tolerance=(0, 0), numpy_ref=[yh])
+    xi = np.arange(24, dtype=np.int32).reshape(2, 3, 4) - 7
+    ii = np.array([[1, 2], [0, -1], [1, 2], [1, -3]], np.int64)
+    ui = np.arange(16, dtype=np.int32).reshape(4, 4) - 5
+    n = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction="mul")
+    case("scatternd_i32_dup_mul_opset18", [n], [("x", xi), ("i", ii), ("u", ui)],
+         [("y", TP.INT32)], opset=18)
+    xp = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
+    ip = np.array([[[[0, 3, 4], [13, 8, 11], [24, 28, 35]],
+                    [[36, 39, 40], [49, 44, 47], [60, 64, 71]]]], np.int64)
+    n = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2],
+                         strides=[2, 2])
+    # onnxruntime indexes the output_shape tensor with the flat indices; the backend test
+    # test_maxunpool_export_with_output_shape (and onnx.reference) unravel them in the inferred
+    # shape and place that block at the origin of the larger output: the reference is written.
+    case("maxunpool_const_output_shape_opset11", [n], [("x", xp), ("i", ip)], [("y", TP.FLOAT)],
+         inits=[("s", np.array([1, 2, 7, 8], np.int64))], opset=11, trust_ref=True)
+    xr = ramp(5, 3, 2)
+    n = helper.make_node("ReverseSequence", ["x", "l"], ["y"], time_axis=0, batch_axis=1)
+    case("reversesequence_3d_time0_batch1", [n], [("x", xr), ("l", np.array([5, 1, 3], np.int64))],
+         [("y", TP.FLOAT)], opset=10)
+    xc = ramp(2, 3, 5, 2)
+    uc = -ramp(2, 3, 3, 2) - 1
+    n = helper.make_node("TensorScatter", ["x", "u", "w"], ["y"], axis=2, mode="circular")
+    case("tensorscatter_axis2_circular_wrap", [n],
+         [("x", xc), ("u", uc), ("w", np.array([4, 1], np.int64))], [("y", TP.FLOAT)], opset=24)
+
+
 def error_cases():
     x = ramp(1, 2, 3)
     n = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="top")

@@ -26,7 +26,7 @@
 
 #include "frontend/onnx_load.h"
 #include "onnx/onnx.pb-c.h"
-#include "passes/passes.h"
+#include "passes/expand.h"
 #include "ref/ref_util.h"
 
 enum { RC_PASS = 0, RC_FATAL = 1, RC_FAIL = 2, RC_UNSUPPORTED = 3 };
@@ -203,6 +203,10 @@ static int run_one(const char *dir, bool verbose)
     }
     for (uint32_t i = 0; i < g->nnodes; i++) {
         if (g->nodes[i].dead) continue;
+        if (ir_op_flags(g->nodes[i].op) & IR_F_FUNCTION) { /* expanded nodes fold as they are made */
+            expand_node(g, i);
+            continue;
+        }
         infer_node(g, i);
         if (!ref_eval(g, i)) {
             const struct ir_node *n = &g->nodes[i];
