@@ -467,6 +467,7 @@ def main():
     scalar_cases()
     gemm_cases()
     mixed_dtype_cases()
+    scatter_cases()
     error_cases()
     keep = set(written)
     for d in os.listdir(OUT):
