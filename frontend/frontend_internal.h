@@ -22,6 +22,17 @@ struct fe_shape_hint {
     int64_t dims[IR_MAX_RANK]; /* dims, -1 where symbolic or unknown */
 };
 
+/* Names visible inside a subgraph being imported (If/Loop/Scan bodies): ONNX names -> value
+ * ids. Values made inside get the name "<prefix><onnx name>" (made unique) so sibling bodies may
+ * reuse names. Lookups walk to the parent scopes, then the main graph. */
+struct fe_scope {
+    struct fe_scope *parent;       /* enclosing scope, NULL = the main graph */
+    const char *prefix;            /* prefix of value names made in this scope */
+    const char **names;            /* ONNX names defined here */
+    uint32_t *vids;                /* their value ids */
+    uint32_t n, cap;               /* entries used / allocated */
+};
+
 /* State of one import. */
 struct fe_ctx {
     struct ir_graph *g;            /* graph being built */
@@ -29,6 +40,8 @@ struct fe_ctx {
     struct fe_shape_hint *hints;   /* graph.value_info shapes */
     size_t nhints;                 /* entries in hints */
     const struct ir_node *where;   /* node whose tensor is being converted (messages), or NULL */
+    struct fe_scope *scope;        /* innermost subgraph scope, NULL at the main graph */
+    const Onnx__ModelProto *model; /* the model (opset lookups while importing subgraphs) */
 };
 
 /* SHA-256 digest (FIPS 180-4) of len bytes. */

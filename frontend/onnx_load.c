@@ -77,28 +77,70 @@ static const char *unique_name(struct ir_graph *g, const char *base)
     return name;
 }
 
+/* ---- subgraph scopes ---------------------------------------------------------------------------- */
+
+/* The value named `name` as seen from the current scope (innermost first), IR_NONE if none. */
+static uint32_t fe_find(const struct fe_ctx *c, const char *name)
+{
+    for (const struct fe_scope *s = c->scope; s; s = s->parent)
+        for (uint32_t i = s->n; i-- > 0;)
+            if (strcmp(s->names[i], name) == 0) return s->vids[i];
+    return ir_value_find(c->g, name);
+}
+
+/* The value named `name` in the innermost scope only (IR_NONE if not there); at the main graph
+ * the same as ir_value_find. */
+static uint32_t fe_find_local(const struct fe_ctx *c, const char *name)
+{
+    if (!c->scope) return ir_value_find(c->g, name);
+    const struct fe_scope *s = c->scope;
+    for (uint32_t i = s->n; i-- > 0;)
+        if (strcmp(s->names[i], name) == 0) return s->vids[i];
+    return IR_NONE;
+}
+
+/* A new, undefined value for ONNX name `name` in the current scope. */
+static uint32_t fe_new_value(struct fe_ctx *c, const char *name)
+{
+    struct ir_graph *g = c->g;
+    struct fe_scope *s = c->scope;
+    if (!s) return ir_value_add(g, name, IR_UNDEFINED, -1, NULL);
+    uint32_t v = ir_value_add(g, unique_name(g, ir_sprintf(g, "%s%s", s->prefix, name)), IR_UNDEFINED,
+                              -1, NULL);
+    if (s->n == s->cap) {
+        uint32_t ncap = s->cap ? s->cap * 2 : 16;
+        const char **nn = ir_alloc(g, ncap * sizeof *nn);
+        uint32_t *nv = ir_alloc(g, ncap * sizeof *nv);
+        for (uint32_t i = 0; i < s->n; i++) nn[i] = s->names[i], nv[i] = s->vids[i];
+        s->names = nn;
+        s->vids = nv;
+        s->cap = ncap;
+    }
+    s->names[s->n] = ir_strdup(g, name);
+    s->vids[s->n++] = v;
+    return v;
+}
+
 /* Makes `name` a constant value: a new one, or a placeholder already read by an earlier node
  * (file not topologically sorted) turned into the constant. */
-static uint32_t const_define(struct ir_graph *g, const struct ir_node *where, const char *name,
+static uint32_t const_define(struct fe_ctx *c, const struct ir_node *where, const char *name,
                              enum ir_dtype dt, int rank, const int64_t *dims, const void *data,
                              size_t nbytes)
 {
-    uint32_t v = ir_value_find(g, name);
-    if (v == IR_NONE) {
-        v = ir_const_add(g, name, dt, rank, dims, data, nbytes);
-    } else {
-        if (value_defined(g, v)) {
+    struct ir_graph *g = c->g;
+    uint32_t v = fe_find_local(c, name);
+    if (v == IR_NONE) v = fe_new_value(c, name);
+    if (value_defined(g, v)) {
             if (where) ir_fatal_node(g, where, "value '%s' is produced twice", name);
-            ir_fatal(g, "value '%s' is defined twice", name);
-        }
-        struct ir_value *x = &g->values[v];
-        x->dtype = dt;
-        x->rank = rank;
-        for (int k = 0; k < rank; k++) x->dims[k] = dims[k], x->dim_param[k] = NULL;
-        x->dims_known = true;
-        x->data = data;
-        x->nbytes = nbytes;
+        ir_fatal(g, "value '%s' is defined twice", name);
     }
+    struct ir_value *x = &g->values[v];
+    x->dtype = dt;
+    x->rank = rank;
+    for (int k = 0; k < rank; k++) x->dims[k] = dims[k], x->dim_param[k] = NULL;
+    x->dims_known = true;
+    x->data = data;
+    x->nbytes = nbytes;
     g->values[v].is_initializer = true;
     return v;
 }
@@ -207,6 +249,9 @@ static const char *attr_type_name(int t)
     return t >= 0 && t <= 10 ? names[t] : "?";
 }
 
+static struct ir_body *import_body(struct fe_ctx *c, const Onnx__GraphProto *gp, uint32_t owner,
+                                   const char *attr);
+
 static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np)
 {
     struct ir_graph *g = c->g;
@@ -272,7 +317,14 @@ static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np
             for (size_t k = 0; k < a->n_strings; k++)
                 o->strings[k] = ir_strndup(g, (const char *)a->strings[k].data, a->strings[k].len);
             break;
-        case 5:  /* GRAPH */
+        case 5: /* GRAPH */
+            if (n->op == IR_OP_IF || n->op == IR_OP_LOOP || n->op == IR_OP_SCAN) {
+                if (!a->g) ir_fatal_node(g, n, "attribute '%s' (GRAPH) holds no graph", a->name);
+                o->body = import_body(c, a->g, nid, o->name);
+                n = &g->nodes[nid];
+                break;
+            }
+            /* fall through */
         case 10: /* GRAPHS */
             ir_fatal_node(g, n,
                           "attribute '%s' holds a subgraph: control flow (If/Loop/Scan) is not "
@@ -292,6 +344,119 @@ static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np
     }
     g->nodes[nid].attrs = attrs;
     g->nodes[nid].nattrs = (uint32_t)na;
+}
+
+/* ---- subgraphs ------------------------------------------------------------------------------------ */
+
+static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx__NodeProto *np,
+                        int32_t index, bool *forward);
+
+static bool in_list(const uint32_t *l, uint32_t n, uint32_t v)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (l[i] == v) return true;
+    return false;
+}
+
+/* Adds v to the capture list unless it is defined in scope s (a body-local value) or absent. */
+static void add_capture(struct ir_graph *g, struct ir_body *b, uint32_t *cap, const struct fe_scope *s,
+                        uint32_t v)
+{
+    if (v == IR_NONE || in_list(s->vids, s->n, v) || in_list(b->captures, b->ncaptures, v)) return;
+    if (b->ncaptures == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 8;
+        uint32_t *nc = ir_alloc(g, ncap * sizeof *nc);
+        for (uint32_t i = 0; i < b->ncaptures; i++) nc[i] = b->captures[i];
+        b->captures = nc;
+        *cap = ncap;
+    }
+    b->captures[b->ncaptures++] = v;
+}
+
+/* Imports subgraph attribute `attr` of node `owner` (If/Loop/Scan) as a template: its inputs
+ * become placeholder values, its initializers and Constant nodes constants, its nodes are
+ * imported (normalized like any node) and then moved out of g->nodes into the template. Names
+ * resolve innermost scope first, then the enclosing scopes and the main graph (ONNX subgraph
+ * scoping). Values read from enclosing scopes are listed in captures. */
+static struct ir_body *import_body(struct fe_ctx *c, const Onnx__GraphProto *gp, uint32_t owner,
+                                   const char *attr)
+{
+    struct ir_graph *g = c->g;
+    const struct ir_node *on = &g->nodes[owner];
+    int32_t index = on->onnx_index;
+    struct fe_scope sc = {.parent = c->scope,
+                          .prefix = ir_sprintf(g, "%s/%s/", *on->name ? on->name : on->op_type, attr)};
+    c->scope = &sc;
+    struct ir_body *b = ir_alloc(g, sizeof *b);
+    memset(b, 0, sizeof *b);
+    if (gp->n_sparse_initializer > 0)
+        ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': sparse tensors are not supported", attr);
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        Onnx__TensorProto *t = gp->initializer[i];
+        if (!t->name || !*t->name) ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': initializer #%zu has no name", attr, i);
+        enum ir_dtype dt;
+        int rank;
+        int64_t dims[IR_MAX_RANK];
+        const void *data;
+        size_t nbytes;
+        fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
+        const_define(c, &g->nodes[owner], t->name, dt, rank, dims, data, nbytes);
+    }
+    b->inputs = ir_alloc(g, (gp->n_input + 1) * sizeof *b->inputs);
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !*vi->name)
+            ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': input #%zu has no name", attr, i);
+        if (fe_find_local(c, vi->name) != IR_NONE)
+            ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': input '%s' is defined twice", attr, vi->name);
+        const Onnx__TypeProto *tp = vi->type;
+        if (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+            ir_fatal_node(g, &g->nodes[owner],
+                          "subgraph '%s': input '%s' is not a tensor (sequence, map and optional "
+                          "values are not supported)",
+                          attr, vi->name);
+        uint32_t v = fe_new_value(c, vi->name);
+        if (tp && tp->tensor_type && tp->tensor_type->has_elem_type)
+            g->values[v].dtype = (enum ir_dtype)tp->tensor_type->elem_type;
+        b->inputs[b->ninputs++] = v;
+    }
+    uint32_t first = g->nnodes;
+    bool forward = false;
+    for (size_t i = 0; i < gp->n_node; i++) import_node(c, c->model, gp->node[i], index, &forward);
+    uint32_t last = g->nnodes;
+    b->nnodes = last - first;
+    b->nodes = ir_alloc(g, (b->nnodes + 1) * sizeof *b->nodes);
+    uint32_t cap = 0;
+    for (uint32_t i = first; i < last; i++) {
+        struct ir_node *n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            uint32_t v = n->inputs[k];
+            if (v == IR_NONE) continue;
+            g->values[v].nuses--;
+            bool scoped = false;
+            for (const struct fe_scope *p = &sc; p && !scoped; p = p->parent) scoped = in_list(p->vids, p->n, v);
+            if (!value_defined(g, v) && !scoped)
+                ir_fatal_node(g, n, "input '%s' is not produced by any node of subgraph '%s' and not visible from an enclosing graph",
+                              g->values[v].name, attr);
+            add_capture(g, b, &cap, &sc, v);
+        }
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            if (n->outputs[k] != IR_NONE) g->values[n->outputs[k]].producer = IR_NONE;
+        b->nodes[i - first] = *n;
+    }
+    g->nnodes = first;
+    b->outputs = ir_alloc(g, (gp->n_output + 1) * sizeof *b->outputs);
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *nm = gp->output[i]->name;
+        uint32_t v = nm && *nm ? fe_find(c, nm) : IR_NONE;
+        if (v == IR_NONE)
+            ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': output '%s' is produced by nothing", attr,
+                          nm ? nm : "");
+        add_capture(g, b, &cap, &sc, v);
+        b->outputs[b->noutputs++] = v;
+    }
+    c->scope = sc.parent;
+    return b;
 }
 
 /* ---- nodes ---------------------------------------------------------------------------------------- */
@@ -354,7 +519,7 @@ static void import_constant(struct fe_ctx *c, const Onnx__NodeProto *np, const s
     } else {
         ir_fatal_node(g, where, "unknown Constant attribute '%s'", an);
     }
-    const_define(g, where, out, dt, rank, dims, data, nbytes);
+    const_define(c, where, out, dt, rank, dims, data, nbytes);
 }
 
 /* One NodeProto -> IR node (or constant). Sets *forward when it reads a not-yet-produced value. */
@@ -393,9 +558,9 @@ static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx_
             ins[k] = IR_NONE;
             continue;
         }
-        uint32_t v = ir_value_find(g, nm);
-        if (v == IR_NONE) v = ir_value_add(g, nm, IR_UNDEFINED, -1, NULL);
-        if (!value_defined(g, v)) *forward = true;
+        uint32_t v = fe_find(c, nm);
+        if (v == IR_NONE) v = fe_new_value(c, nm);
+        if (!value_defined(g, v) && !c->scope) *forward = true;
         ins[k] = v;
     }
     uint32_t *outs = ir_alloc(g, (np->n_output ? np->n_output : 1) * sizeof *outs);
@@ -405,9 +570,9 @@ static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx_
             outs[k] = IR_NONE;
             continue;
         }
-        uint32_t v = ir_value_find(g, nm);
+        uint32_t v = fe_find_local(c, nm);
         if (v == IR_NONE) {
-            v = ir_value_add(g, nm, IR_UNDEFINED, -1, NULL);
+            v = fe_new_value(c, nm);
         } else {
             bool again = value_defined(g, v);
             for (size_t j = 0; j < k; j++) again |= outs[j] == v;
@@ -427,6 +592,28 @@ static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx_
     if ((int)n->ninputs < lo || (hi != 255 && (int)n->ninputs > hi))
         ir_fatal_node(g, n, "has %u inputs; %s takes %d..%d", n->ninputs, ir_op_name(n->op), lo,
                       hi);
+    /* Control flow: the outer values its subgraphs read become extra inputs (after "_nin"). */
+    uint32_t ncap = 0;
+    for (uint32_t a = 0; a < n->nattrs; a++)
+        if (n->attrs[a].type == IR_ATTR_GRAPH) ncap += n->attrs[a].body->ncaptures;
+    if (n->op == IR_OP_IF || n->op == IR_OP_LOOP || n->op == IR_OP_SCAN) {
+        uint32_t nin = n->ninputs;
+        uint32_t *all = ir_alloc(g, (nin + ncap + 1) * sizeof *all);
+        for (uint32_t k = 0; k < nin; k++) all[k] = n->inputs[k];
+        uint32_t tot = nin;
+        for (uint32_t a = 0; a < n->nattrs; a++) {
+            if (n->attrs[a].type != IR_ATTR_GRAPH) continue;
+            const struct ir_body *b = n->attrs[a].body;
+            for (uint32_t k = 0; k < b->ncaptures; k++)
+                if (!in_list(all + nin, tot - nin, b->captures[k])) {
+                    all[tot++] = b->captures[k];
+                    g->values[b->captures[k]].nuses++;
+                }
+        }
+        n->inputs = all;
+        n->ninputs = tot;
+        ir_attr_set_int(g, nid, "_nin", nin);
+    }
 }
 
 /* ---- whole model ----------------------------------------------------------------------------------- */
@@ -456,6 +643,7 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
     struct ir_graph *g = c->g;
     const Onnx__GraphProto *gp = m->graph;
     g->opset = domain_version(m, "");
+    c->model = m;
     g->graph_name = ir_strdup(g, gp->name ? gp->name : "");
     g->producer = ir_sprintf(g, "%s%s%s", m->producer_name ? m->producer_name : "",
                              m->producer_version && *m->producer_version ? " " : "",
@@ -478,7 +666,7 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
         const void *data;
         size_t nbytes;
         fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
-        const_define(g, NULL, t->name, dt, rank, dims, data, nbytes);
+        const_define(c, NULL, t->name, dt, rank, dims, data, nbytes);
     }
 
     g->inputs = ir_alloc(g, (gp->n_input + 1) * sizeof *g->inputs);

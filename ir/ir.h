@@ -73,6 +73,7 @@ enum ir_attr_type {
     IR_ATTR_INT = 2,
     IR_ATTR_STRING = 3,
     IR_ATTR_TENSOR = 4,
+    IR_ATTR_GRAPH = 5,   /* a subgraph (If/Loop/Scan body): struct ir_body */
     IR_ATTR_FLOATS = 6,
     IR_ATTR_INTS = 7,
     IR_ATTR_STRINGS = 8,
@@ -91,6 +92,23 @@ struct ir_attr {
     const char **strings;   /* STRINGS (n entries) */
     size_t n;               /* count for INTS / FLOATS / STRINGS */
     uint32_t tensor;        /* TENSOR: id of a constant value holding it */
+    struct ir_body *body;   /* GRAPH: the subgraph template */
+};
+
+/* A subgraph (If branch, Loop/Scan body) as a template that passes/expand_control.c copies
+ * into the graph once per use (branch taken, loop iteration). Its nodes are not in g->nodes;
+ * their value ids are placeholders in g->values, except inputs that read outer-scope values
+ * (listed in captures; the owning node also takes them as extra inputs after its ONNX ones so
+ * that ordering, liveness and shape inference see the dependency). */
+struct ir_body {
+    struct ir_node *nodes;   /* template nodes in topological order (not in g->nodes) */
+    uint32_t nnodes;         /* number of template nodes */
+    uint32_t *inputs;        /* placeholder values of the body's formal inputs */
+    uint32_t ninputs;        /* number of formal inputs */
+    uint32_t *outputs;       /* values the body returns (template, input or outer values) */
+    uint32_t noutputs;       /* number of outputs */
+    uint32_t *captures;      /* outer-scope values read by the body (nested bodies included) */
+    uint32_t ncaptures;      /* number of captures */
 };
 
 /* One tensor-valued edge of the graph. */

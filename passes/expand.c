@@ -210,7 +210,12 @@ void ex_output(struct ex_ctx *e, uint32_t k, uint32_t v)
 
 void expand_node(struct ir_graph *g, uint32_t node)
 {
-    struct ex_ctx e = {.g = g, .node = node};
+    expand_node_scoped(g, node, NULL);
+}
+
+void expand_node_scoped(struct ir_graph *g, uint32_t node, const struct cf_map *scope)
+{
+    struct ex_ctx e = {.g = g, .node = node, .scope = scope};
     const struct ir_node *n = &g->nodes[node];
     e.base = n->name && n->name[0] ? n->name : n->op_type;
     uint32_t nout = n->noutputs;

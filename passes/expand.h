@@ -22,6 +22,8 @@
 
 #include "passes.h"
 
+struct cf_map;
+
 /* State of one expansion. */
 struct ex_ctx {
     struct ir_graph *g;  /* the graph */
@@ -29,10 +31,15 @@ struct ex_ctx {
     const char *base;    /* prefix for new node/value names ("<node name or op_type>") */
     uint32_t count;      /* nodes made so far (name suffixes) */
     uint32_t outs[16];   /* ex_output results per output slot (IR_NONE = not set) */
+    const struct cf_map *scope; /* control flow inside a subgraph copy: template -> actual values
+                                 * of the enclosing bodies (passes/expand_control.c), else NULL */
 };
 
 /* Expands node `node` (an IR_F_FUNCTION op with every input's dims known) in place; see above. */
 void expand_node(struct ir_graph *g, uint32_t node);
+/* The same for a node copied out of a subgraph template: `scope` maps the enclosing bodies'
+ * template values to their copies (nested control flow resolves its bodies through it). */
+void expand_node_scoped(struct ir_graph *g, uint32_t node, const struct cf_map *scope);
 
 /* ---- reading the composite ---------------------------------------------------------------- */
 /* Input k of the composite, IR_NONE if absent or beyond its inputs. */
@@ -90,7 +97,26 @@ void ex_output(struct ex_ctx *e, uint32_t k, uint32_t v);
     X(SHRINK, shrink) \
     X(LP_NORMALIZATION, lp_normalization) \
     X(MEAN_VARIANCE_NORMALIZATION, mean_variance_normalization) \
-    X(LRN, lrn)
+    X(LRN, lrn) \
+    X(IF, if) \
+    X(LOOP, loop) \
+    X(SCAN, scan) \
+    X(ROTARY_EMBEDDING, rotary_embedding) \
+    X(SWIGLU, swiglu) \
+    X(CAUSAL_CONV_WITH_STATE, causal_conv_with_state) \
+    X(LINEAR_ATTENTION, linear_attention) \
+    X(RNN, rnn) \
+    X(GRU, gru) \
+    X(LSTM, lstm) \
+    X(EINSUM, einsum) \
+    X(NEGATIVE_LOG_LIKELIHOOD_LOSS, negative_log_likelihood_loss) \
+    X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss) \
+    X(MATMUL_INTEGER, matmul_integer) \
+    X(CONV_INTEGER, conv_integer) \
+    X(QLINEAR_MATMUL, qlinear_matmul) \
+    X(QLINEAR_CONV, qlinear_conv) \
+    X(DFT, dft) \
+    X(STFT, stft)
 #define X(id, fn) void expand_##fn(struct ex_ctx *e);
 EXPAND_OPS(X)
 #undef X
