@@ -439,6 +439,70 @@ def scatter_cases():
          [("x", xc), ("u", uc), ("w", np.array([4, 1], np.int64))], [("y", TP.FLOAT)], opset=24)
 
 
+def control_cases():
+    """If/Loop/Scan unrolled at compile time (passes/expand_control.c)."""
+    F = TP.FLOAT
+    x = ramp(2, 3)
+    vi = helper.make_tensor_value_info
+    # Loop with a constant trip count, an outer value read in the body and a scan output:
+    # acc_{i+1} = acc_i + x3 * i, scan = every acc (rank-1 values: onnxruntime stacks them on a new
+    # axis 0; the onnx reference uses vstack, which agrees only for rank 1).
+    x3 = np.array([1.0, -2.0, 0.5], np.float32)
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT),
+         helper.make_node("Mul", ["x3", "fi"], ["xi"]),
+         helper.make_node("Add", ["acc", "xi"], ["acc_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan"])],
+        "body", [vi("i", TP.INT64, []), vi("cond", TP.BOOL, []), vi("acc", F, [3])],
+        [vi("cond_out", TP.BOOL, []), vi("acc_out", F, [3]), vi("scan", F, [3])])
+    n = helper.make_node("Loop", ["M", "c0", "acc0"], ["acc", "accs"], body=body, name="loop")
+    case("loop_const_trip_count_scan_output", [n], [("x3", x3), ("acc0", np.array([0.5, 1.0, 1.5], np.float32))],
+         [("acc", F), ("accs", F)], inits=[("M", np.array(4, np.int64)), ("c0", np.array(True))], opset=16)
+    # If nested in a Loop body: the branches read the body's value `acc` and the outer `x`; the
+    # condition (i < 1) folds per iteration.
+    then_g = helper.make_graph([helper.make_node("Add", ["acc", "x"], ["t"])], "then", [], [vi("t", F, [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Mul", ["acc", "two"], ["t"])], "else", [], [vi("t", F, [2, 3])])
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "one"], ["c"]),
+         helper.make_node("If", ["c"], ["acc_out"], then_branch=then_g, else_branch=else_g, name="pick"),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "body", [vi("i", TP.INT64, []), vi("cond", TP.BOOL, []), vi("acc", F, [2, 3])],
+        [vi("cond_out", TP.BOOL, []), vi("acc_out", F, [2, 3])])
+    n = helper.make_node("Loop", ["M", "c0", "acc0"], ["acc"], body=body, name="loop")
+    case("loop_nested_if_outer_values", [n], [("x", x), ("acc0", ramp(2, 3))], [("acc", F)],
+         inits=[("M", np.array(3, np.int64)), ("c0", np.array(True)), ("one", np.array(1, np.int64)),
+                ("two", np.array(2.0, np.float32))], opset=16)
+    # If whose condition is a graph input: both branches run, Where selects.
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["t"])], "then", [], [vi("t", F, [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["e"])], "else", [], [vi("e", F, [2, 3])])
+    n = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="sel")
+    case("if_runtime_cond_true", [n], [("c", np.array(True)), ("x", x)], [("y", F)], opset=16)
+    case("if_runtime_cond_false", [n], [("c", np.array(False)), ("x", x)], [("y", F)], opset=16)
+    # Scan-16 over axis 1, reversed input and output: running sums from the end.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "xt"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y"])],
+        "body", [vi("s", F, [2]), vi("xt", F, [2])], [vi("s_out", F, [2]), vi("y", F, [2])])
+    n = helper.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1,
+                         scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1],
+                         scan_output_directions=[1], name="scan")
+    xs = ramp(2, 5)
+    case("scan_axis1_reverse", [n], [("s0", np.zeros(2, np.float32)), ("xs", xs)], [("s", F), ("ys", F)],
+         opset=16, numpy_ref=[xs.sum(1), np.cumsum(xs[:, ::-1], 1)[:, ::-1]])
+    # A run-time condition with branch outputs of different shapes cannot be compiled statically.
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [vi("t", F, None)])
+    else_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [], [vi("e", F, None)])
+    n = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="branchy")
+    error_case("error_if_runtime_cond_shapes_differ", [n], [("c", np.array(True)), ("x", x)], [("y", F)],
+               opset=16, message=["If", "branchy", "then_branch", "else_branch", "run time", "opset 16"])
+    n = helper.make_node("Loop", ["M", "", "x"], ["y"], body=helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]), helper.make_node("Identity", ["v"], ["v_out"])],
+        "body", [vi("i", TP.INT64, []), vi("cond", TP.BOOL, []), vi("v", F, [2, 3])],
+        [vi("cond_out", TP.BOOL, []), vi("v_out", F, [2, 3])]), name="spin")
+    error_case("error_loop_runtime_trip_count", [n], [("M", np.array(3, np.int64)), ("x", x)], [("y", F)],
+               opset=16, message=["Loop", "spin", "trip count", "run time", "opset 16"])
+
+
 def error_cases():
     x = ramp(1, 2, 3)
     n = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="top")
@@ -468,6 +532,7 @@ def main():
     gemm_cases()
     mixed_dtype_cases()
     scatter_cases()
+    control_cases()
     error_cases()
     keep = set(written)
     for d in os.listdir(OUT):
