@@ -15,6 +15,9 @@ Forms (each a separate graph, odd sizes, opset 17):
   causal_where CLIP-like causal mask built at run time shape-free: Trilu/Equal/Where(-inf, 0)
                on a constant ones [N, N] (folded by onnx2cl to a constant) + Add
   shared_probs the softmax probabilities are also a graph output: the fusion must be rejected
+  op23_3d      the opset-23 Attention op on 3-D [B, N, h*d] inputs (q_num_heads = kv_num_heads = 3,
+               explicit scale): expanded (passes/expand_attention.c), then fused back
+  op23_causal  the opset-23 Attention op, 4-D inputs, is_causal = 1, cross lengths N = S
 Usage: python3 make_graphs.py [OUT_DIR]   (default: graphs/ next to this script)
 """
 import os
@@ -154,6 +157,20 @@ def shared_probs(g):
     return ins, [g.merge_heads(o, B, N, H, d), p]
 
 
+def op23_3d(g):
+    B, N, H, d = 2, 9, 3, 5
+    ins = {"q": f32(B, N, H * d), "k": f32(B, N, H * d), "v": f32(B, N, H * d)}
+    return ins, g.op("Attention", ["q", "k", "v"], q_num_heads=H, kv_num_heads=H, scale=0.3)
+
+
+def op23_causal(g):
+    B, H, N, d = 1, 2, 11, 8
+    ins = {"q": f32(B, H, N, d), "k": f32(B, H, N, d), "v": f32(B, H, N, d)}
+    return ins, g.op("Attention", ["q", "k", "v"], is_causal=1)
+
+
+OPSET = {"op23_3d": 23, "op23_causal": 23}
+
 FORMS = {
     "legacy3d": legacy3d,
     "single_head": single_head,
@@ -161,6 +178,8 @@ FORMS = {
     "causal_min": lambda g: causal(g, False),
     "causal_where": lambda g: causal(g, True),
     "shared_probs": shared_probs,
+    "op23_3d": op23_3d,
+    "op23_causal": op23_causal,
 }
 
 
@@ -177,7 +196,8 @@ def main():
             g.nodes.append(helper.make_node("Identity", [o], [nm], name=f"out_{nm}"))
             gout.append(helper.make_tensor_value_info(nm, TensorProto.FLOAT, None))
         model = helper.make_model(helper.make_graph(g.nodes, name, gin, gout, g.inits),
-                                  opset_imports=[helper.make_opsetid("", 17)], producer_name="make_graphs.py")
+                                  opset_imports=[helper.make_opsetid("", OPSET.get(name, 17))],
+                                  producer_name="make_graphs.py")
         model.ir_version = 8
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
         shapes = {vi.name: vi for vi in inferred.graph.value_info}
