@@ -38,8 +38,9 @@ static int64_t const_int(struct ex_ctx *e, uint32_t v, const char *what)
         ex_fatal(e, "%s must be an integer scalar (dtype %s, %lld elements)", what,
                  ir_dtype_name(x->dtype), (long long)n);
     if (!x->data)
-        ex_fatal(e, "%s '%s' is given at run time; it decides the output shape and must be a "
-                 "constant (an initializer or Constant)", what, x->name);
+        ex_fatal(e, "%s '%s' is given at run time; it decides the %s and must be a constant (an "
+                 "initializer or Constant)", what, x->name,
+                 strcmp(what, "axis") == 0 ? "transform axis" : "output shape");
     return ref_get_i(x->data, x->dtype, 0);
 }
 
@@ -161,7 +162,7 @@ void expand_stft(struct ex_ctx *e)
     const struct ir_value *xv = ex_v(e, x);
     if (xv->rank != 3 || (xv->dims[2] != 1 && xv->dims[2] != 2))
         ex_fatal(e, "signal must be [batch, signal_length, 1 or 2]");
-    int64_t nb = xv->dims[0], len = xv->dims[1], c = xv->dims[2];
+    int64_t len = xv->dims[1];
     enum ir_dtype t = xv->dtype;
     int64_t step = const_int(e, step_v, "frame_step");
     if (step < 1) ex_fatal(e, "frame_step=%lld must be >= 1", (long long)step);
@@ -185,8 +186,6 @@ void expand_stft(struct ex_ctx *e)
         for (int64_t j = 0; j < fl; j++) idx[f * fl + j] = f * step + j;
     int64_t id[2] = {nf, fl};
     uint32_t frames = ex_gather(e, ex_cast(e, x, IR_F32), ex_const(e, IR_I64, 2, id, idx), 1);
-    (void)nb;
-    (void)c;
     if (win != IR_NONE) {
         int64_t wd[4] = {1, 1, fl, 1};
         frames = ex_op2(e, IR_OP_MUL, frames, ex_reshape(e, ex_cast(e, win, IR_F32), 4, wd));

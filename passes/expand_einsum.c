@@ -54,7 +54,7 @@ static int parse_term(struct ex_ctx *e, const char *s, size_t len, int rank, int
     *has_ell = false;
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '.') {
-            if (*has_ell || i + 2 >= len + 0 || s[i + 1] != '.' || s[i + 2] != '.')
+            if (*has_ell || i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.')
                 ex_fatal(e, "Einsum: equation term '%.*s' has a malformed ellipsis", (int)len, s);
             *has_ell = true;
             i += 2;
@@ -257,7 +257,6 @@ void expand_einsum(struct ex_ctx *e)
     if (t == IR_BF16 || !(ref_is_float(t) || ref_is_int(t)))
         ex_fatal(e, "Einsum: inputs of dtype %s are not supported", ir_dtype_name(t));
     int count[256] = {0};
-    bool any_ell = false;
     for (int k = 0; k < nops; k++) {
         struct ein_op *o = &ops[k];
         o->v = ex_in(e, k);
@@ -265,7 +264,6 @@ void expand_einsum(struct ex_ctx *e)
         bool he;
         int n = parse_term(e, tb[k], tl[k], o->rank, E, o->lab, &he);
         IR_ASSERT(n == o->rank);
-        any_ell |= he && o->rank > 0;
         for (int a = 0; a < n; a++) count[o->lab[a] & 255]++;
     }
     int out[IR_MAX_RANK], nout = 0;
@@ -293,7 +291,6 @@ void expand_einsum(struct ex_ctx *e)
                 out[nout++] = c;
             }
     }
-    (void)any_ell;
 
     /* label sizes (size-1 broadcasts) */
     int64_t lsize[256];

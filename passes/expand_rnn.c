@@ -276,8 +276,11 @@ static uint32_t run_dir(struct ex_ctx *e, const struct rnn *c, int64_t d, bool r
         uint32_t wb = cols(e, bd, 1, 0, gh), rb = cols(e, bd, 1, gh, 2 * gh);
         if (c->kind == K_GRU && c->lbr) {
             rbh = cols(e, rb, 1, 2 * H, 3 * H);
-            uint32_t parts[2] = {cols(e, rb, 1, 0, 2 * H), ex_op2(e, IR_OP_MUL, rbh, ex_scalar(e, IR_F32, 0.0))};
-            rb = ex_concat(e, 2, parts, 0);
+            int64_t nh[1] = {H};
+            float *z = ir_alloc(e->g, (size_t)H * sizeof(float));
+            memset(z, 0, (size_t)H * sizeof(float));
+            uint32_t parts[2] = {cols(e, rb, 1, 0, 2 * H), ex_const(e, IR_F32, 1, nh, z)};
+            rb = ex_concat(e, 2, parts, 0); /* [Rb_z, Rb_r, 0] */
         }
         xw = ex_op2(e, IR_OP_ADD, xw, ex_op2(e, IR_OP_ADD, wb, rb));
     }

@@ -47,6 +47,7 @@ void fuse_stats_json(FILE *f);
 /* Individual passes (in pipeline order). */
 bool pass_specialize_shapes(struct ir_graph *g, const struct pass_options *opt);
 bool pass_infer_fold(struct ir_graph *g);     /* shape inference + constant folding, one sweep */
+bool pass_promote_f16(struct ir_graph *g);     /* float16 MatMul/Gemm/Conv run in float32 */
 bool pass_remove_identity(struct ir_graph *g);
 bool pass_dce(struct ir_graph *g);
 

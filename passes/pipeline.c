@@ -1,7 +1,8 @@
 /* pipeline.c — the ordered pass table and its driver (verifier, --dump-after, --stats).
  *
  * Order: specialize_shapes -> infer_fold (shape inference + constant folding in one topological
- * sweep: shapes need folded values, folding needs shapes) -> remove_identity -> dce -> the
+ * sweep: shapes need folded values, folding needs shapes; function ops expand here) -> promote_f16
+ * (float16 GEMM/conv in float32) -> remove_identity -> dce -> the
  * fusion passes of fusion_passes[] (each can be disabled by --no-fuse=NAME, all by
  * --no-fuse=all), with a toposort + DCE after each. Memory planning happens in codegen (it needs
  * the lowered launch order).
@@ -93,7 +94,7 @@ static double now_ms(void)
 
 void passes_run(struct ir_graph *g, const struct pass_options *opt)
 {
-    static const char *const names[] = {"specialize_shapes", "infer_fold", "remove_identity", "dce"};
+    static const char *const names[] = {"specialize_shapes", "infer_fold", "promote_f16", "remove_identity", "dce"};
     check_no_fuse(opt);
     if (opt->dump_after && strcmp(opt->dump_after, "all") && strcmp(opt->dump_after, "import")) {
         bool known = false;
@@ -102,7 +103,7 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt)
         for (const struct fusion_pass *f = fusion_passes; f->name; f++)
             known |= strcmp(opt->dump_after, f->name) == 0;
         if (!known) {
-            char list[512] = "import, specialize_shapes, infer_fold, remove_identity, dce";
+            char list[512] = "import, specialize_shapes, infer_fold, promote_f16, remove_identity, dce";
             for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
                 strncat(list, ", ", sizeof list - strlen(list) - 1);
                 strncat(list, f->name, sizeof list - strlen(list) - 1);
@@ -127,6 +128,7 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt)
     } while (0)
     RUN("specialize_shapes", pass_specialize_shapes(g, opt));
     RUN("infer_fold", pass_infer_fold(g));
+    RUN("promote_f16", pass_promote_f16(g));
     RUN("remove_identity", pass_remove_identity(g));
     RUN("dce", pass_dce(g));
     for (const struct fusion_pass *f = fusion_passes; f->name; f++) {

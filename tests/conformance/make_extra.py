@@ -503,6 +503,123 @@ def control_cases():
                opset=16, message=["Loop", "spin", "trip count", "run time", "opset 16"])
 
 
+def lstm_lens_ref(x, w, r, b, lens, h0, c0, p):
+    """numpy LSTM-14 (forward + reverse, default activations) with sequence_lens: rows past their
+    length keep H/C and output 0; reverse starts at each row's last valid step (onnxruntime)."""
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    T, B, _ = x.shape
+    D, H = w.shape[0], r.shape[2]
+    y = np.zeros((T, D, B, H), np.float32)
+    yh, yc = np.zeros((D, B, H), np.float32), np.zeros((D, B, H), np.float32)
+    for d in range(D):
+        h, c = h0[d].copy(), c0[d].copy()
+        pi, po, pf = np.split(p[d], 3)
+        for t in (range(T) if d == 0 else range(T - 1, -1, -1)):
+            g = x[t] @ w[d].T + h @ r[d].T + b[d][:4 * H] + b[d][4 * H:]
+            gi, go, gf, gc = np.split(g, 4, -1)
+            i, f = sig(gi + pi * c), sig(gf + pf * c)
+            cn = f * c + i * np.tanh(gc)
+            hn = sig(go + po * cn) * np.tanh(cn)
+            m = (t < lens)[:, None]
+            h, c = np.where(m, hn, h), np.where(m, cn, c)
+            y[t, d] = np.where(m, hn, 0)
+        yh[d], yc[d] = h, c
+    return [y, yh, yc]
+
+
+def rnn_einsum_cases():
+    """RNN/GRU/LSTM and Einsum as unrolled expansions (passes/expand_rnn.c, expand_einsum.c):
+    bidirectional LSTM with peepholes, initial states and Y_c; GRU linear_before_reset; a runtime
+    sequence_lens shorter than the sequence; Einsum diagonals, implicit output, integers, three
+    operands and broadcast ellipsis dims."""
+    rng = np.random.default_rng(11)
+    f = lambda *s: (rng.standard_normal(s) * 0.5).astype(np.float32)
+    F = TP.FLOAT
+    T, B, I, H = 4, 3, 2, 5
+    ins = [("X", f(T, B, I)), ("W", f(2, 4 * H, I)), ("R", f(2, 4 * H, H)), ("B", f(2, 8 * H))]
+    st = [("h0", f(2, B, H)), ("c0", f(2, B, H)), ("P", f(2, 3 * H))]
+    n = helper.make_node("LSTM", ["X", "W", "R", "B", "", "h0", "c0", "P"], ["Y", "Y_h", "Y_c"],
+                         hidden_size=H, direction="bidirectional")
+    case("lstm_bidirectional_peepholes_initial_yc", [n], ins + st, [("Y", F), ("Y_h", F), ("Y_c", F)],
+         opset=14)
+    lens = np.array([4, 1, 3], np.int32)
+    n = helper.make_node("LSTM", ["X", "W", "R", "B", "lens", "h0", "c0", "P"], ["Y", "Y_h", "Y_c"],
+                         hidden_size=H, direction="bidirectional")
+    feeds = dict(ins + st)
+    case("lstm_bidirectional_runtime_sequence_lens", [n], ins + [("lens", lens)] + st,
+         [("Y", F), ("Y_h", F), ("Y_c", F)], opset=14,
+         numpy_ref=lstm_lens_ref(feeds["X"], feeds["W"], feeds["R"], feeds["B"], lens, feeds["h0"],
+                                 feeds["c0"], feeds["P"]))
+    n = helper.make_node("GRU", ["X", "W", "R", "B", "", "h0"], ["Y", "Y_h"], hidden_size=H,
+                         direction="bidirectional", linear_before_reset=1)
+    case("gru_bidirectional_linear_before_reset", [n],
+         [("X", ins[0][1]), ("W", f(2, 3 * H, I)), ("R", f(2, 3 * H, H)), ("B", f(2, 6 * H)),
+          ("h0", st[0][1])], [("Y", F), ("Y_h", F)], opset=14)
+    ri = lambda *s: rng.integers(-5, 5, s).astype(np.int32)
+    for name, eq, arrs in [
+            ("einsum_batch_trace_implicit", "bii", [f(2, 3, 3)]),
+            ("einsum_i32_matmul_transposed_out", "ij,jk->ki", [ri(3, 4), ri(4, 2)]),
+            ("einsum_three_operands", "ij,jk,kl->il", [f(2, 3), f(3, 4), f(4, 5)]),
+            ("einsum_ellipsis_broadcast_matmul", "...ij,...jk->...ik", [f(2, 1, 3, 4), f(1, 5, 4, 2)]),
+            ("einsum_mixed_sum_diagonal", "abc,cd,aad->b", [f(2, 3, 4), f(4, 5), f(2, 2, 5)])]:
+        names = [f"x{k}" for k in range(len(arrs))]
+        n = helper.make_node("Einsum", names, ["y"], equation=eq)
+        case(name, [n], list(zip(names, arrs)), [("y", tdt(arrs[0]))], opset=12)
+    n = helper.make_node("RNN", ["X", "W", "R"], ["Y"], hidden_size=H, activations=["Gaussian"],
+                         name="cell")
+    error_case("error_rnn_unknown_activation", [n],
+               [("X", ins[0][1]), ("W", f(1, H, I)), ("R", f(1, H, H))], [("Y", F)], opset=14,
+               message=["RNN", "activations", "Gaussian", "cell", "opset 14"])
+
+
+def quant_dft_cases():
+    """MatMulInteger/ConvInteger/QLinearMatMul/QLinearConv and DFT/STFT as expansions
+    (passes/expand_quant.c, expand_dft.c): sums over K > 258 that the float32 MatMul/Conv must
+    split into exact chunks (plain and grouped Conv), int8 QLinearConv with bias and per-channel
+    w_scale, DFT with dft_length padding/truncation and a constant opset-20 axis, STFT with
+    constant frame_step/frame_length and a window; a runtime DFT-20 axis must be rejected."""
+    rng = np.random.default_rng(12)
+    u8 = lambda *s: rng.integers(0, 256, s).astype(np.uint8)
+    i8 = lambda *s: rng.integers(-128, 128, s).astype(np.int8)
+    n = helper.make_node("MatMulInteger", ["A", "B", "azp", "bzp"], ["Y"])
+    case("matmulinteger_long_k_chunks", [n], [("A", u8(2, 5, 600)), ("B", i8(600, 7)),
+         ("azp", np.array(9, np.uint8)), ("bzp", np.array(-3, np.int8))], [("Y", TP.INT32)], opset=10)
+    n = helper.make_node("QLinearMatMul", ["a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"], ["y"])
+    case("qlinearmatmul_long_k_chunks", [n],
+         [("a", u8(3, 4, 700)), ("as", np.array([0.01], np.float32)), ("azp", np.array([120], np.uint8)),
+          ("b", u8(700, 6)), ("bs", np.array([0.002], np.float32)), ("bzp", np.array([130], np.uint8)),
+          ("ys", np.array([0.5], np.float32)), ("yzp", np.array([128], np.uint8))], [("y", TP.UINT8)], opset=10)
+    x = u8(1, 64, 9, 8)
+    n = helper.make_node("ConvInteger", ["x", "w", "xzp"], ["y"], auto_pad="SAME_UPPER")
+    case("convinteger_long_k_chunks_same_upper", [n], [("x", x), ("w", u8(4, 64, 3, 3)),
+         ("xzp", np.array(7, np.uint8))], [("y", TP.INT32)], opset=10)
+    n = helper.make_node("ConvInteger", ["x", "w", "xzp", "wzp"], ["y"], group=2, pads=[1, 0, 1, 1],
+                         strides=[2, 1])
+    case("convinteger_group_long_k_chunks", [n], [("x", x), ("w", u8(6, 32, 3, 3)),
+         ("xzp", np.array(7, np.uint8)), ("wzp", np.array(200, np.uint8))], [("y", TP.INT32)], opset=10)
+    n = helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "B"], ["y"],
+                         pads=[1, 1, 1, 1])
+    case("qlinearconv_int8_bias_per_channel_scale", [n],
+         [("x", i8(2, 8, 7, 7)), ("xs", np.array(0.02, np.float32)), ("xzp", np.array(3, np.int8)),
+          ("w", i8(5, 8, 3, 3)), ("ws", rng.uniform(0.001, 0.01, 5).astype(np.float32)),
+          ("wzp", np.zeros(5, np.int8)), ("ys", np.array(0.9, np.float32)), ("yzp", np.array(-4, np.int8)),
+          ("B", rng.integers(-5000, 5000, 5).astype(np.int32))], [("y", TP.INT8)], opset=10)
+    # length-4 transforms (quarter turns: exact in float32, so onnxruntime and the reference agree)
+    for name, shape in [("dft_length_4_truncates_const_axis", (3, 9, 5, 2)),
+                        ("dft_length_4_pads_const_axis", (3, 3, 5, 2))]:
+        n = helper.make_node("DFT", ["x", "L", "axis"], ["y"])
+        case(name, [n], [("x", rng.integers(-4, 5, shape).astype(np.float32))], [("y", TP.FLOAT)],
+             inits=[("L", np.array(4, np.int64)), ("axis", np.array(-3, np.int64))], opset=20)
+    n = helper.make_node("STFT", ["s", "step", "w", "fl"], ["y"])
+    case("stft_const_step_window", [n], [("s", rng.integers(-4, 5, (2, 100, 1)).astype(np.float32)),
+         ("w", np.array([1, 2, 2, 1], np.float32))], [("y", TP.FLOAT)],
+         inits=[("step", np.array(3, np.int64)), ("fl", np.array(4, np.int64))], opset=17)
+    x = rng.integers(-4, 5, (3, 9, 4, 2)).astype(np.float32)
+    n = helper.make_node("DFT", ["x", "", "axis"], ["y"], name="spectrum")
+    error_case("error_dft_runtime_axis", [n], [("x", x), ("axis", np.array(1, np.int64))],
+               [("y", TP.FLOAT)], opset=20, message=["DFT", "axis", "run time", "spectrum", "opset 20"])
+
+
 def error_cases():
     x = ramp(1, 2, 3)
     n = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="top")
@@ -533,6 +650,8 @@ def main():
     mixed_dtype_cases()
     scatter_cases()
     control_cases()
+    rnn_einsum_cases()
+    quant_dft_cases()
     error_cases()
     keep = set(written)
     for d in os.listdir(OUT):
