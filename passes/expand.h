@@ -98,6 +98,7 @@ void ex_output(struct ex_ctx *e, uint32_t k, uint32_t v);
     X(LP_NORMALIZATION, lp_normalization) \
     X(MEAN_VARIANCE_NORMALIZATION, mean_variance_normalization) \
     X(LRN, lrn) \
+    X(DEFORM_CONV, deform_conv) \
     X(IF, if) \
     X(LOOP, loop) \
     X(SCAN, scan) \
