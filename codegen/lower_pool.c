@@ -59,6 +59,18 @@ static void lower_global(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, e
     cg_arg_i32(cg, rows);
 }
 
+/* The arguments KN(pool) and KN(pool_lp) share, in kernel order: X, Y, input dims, output dims,
+ * kernel, strides, leading pads (each as 3 ints, D/H/W). */
+static void geom_args(struct cg_ctx *cg, uint32_t x, uint32_t y, const int64_t *in, const int64_t *out,
+                      const int64_t *k, const int64_t *s, const int64_t *pb)
+{
+    cg_arg_buf(cg, x);
+    cg_arg_buf(cg, y);
+    const int64_t *groups[5] = {in, out, k, s, pb};
+    for (int g = 0; g < 5; g++)
+        for (int i = 0; i < 3; i++) cg_arg_i32(cg, groups[g][i]);
+}
+
 bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
@@ -134,13 +146,7 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         snprintf(kname, sizeof kname, "pool_lp_%s", sfx);
         size_t gws[1] = {(size_t)total};
         cg_launch(cg, node, kname, 1, gws, NULL);
-        cg_arg_buf(cg, x);
-        cg_arg_buf(cg, y);
-        for (int i = 0; i < 3; i++) cg_arg_i32(cg, in[i]);
-        for (int i = 0; i < 3; i++) cg_arg_i32(cg, out[i]);
-        for (int i = 0; i < 3; i++) cg_arg_i32(cg, k[i]);
-        for (int i = 0; i < 3; i++) cg_arg_i32(cg, s[i]);
-        for (int i = 0; i < 3; i++) cg_arg_i32(cg, pb[i]);
+        geom_args(cg, x, y, in, out, k, s, pb);
         for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
         cg_arg_i32(cg, p);
         cg_arg_i32(cg, total);
@@ -149,13 +155,7 @@ bool lower_pool(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     snprintf(kname, sizeof kname, "pool_%s", sfx);
     size_t gws[1] = {(size_t)total};
     cg_launch(cg, node, kname, 1, gws, NULL);
-    cg_arg_buf(cg, x);
-    cg_arg_buf(cg, y);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, in[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, out[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, k[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, s[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, pb[i]);
+    geom_args(cg, x, y, in, out, k, s, pb);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, pe[i]);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
     cg_arg_i32(cg, mode);

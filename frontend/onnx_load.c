@@ -327,8 +327,7 @@ static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np
             /* fall through */
         case 10: /* GRAPHS */
             ir_fatal_node(g, n,
-                          "attribute '%s' holds a subgraph: control flow (If/Loop/Scan) is not "
-                          "supported",
+                          "attribute '%s' holds a subgraph, which only If, Loop and Scan take",
                           a->name);
         case 9: ir_fatal_node(g, n, "attribute '%s': TENSORS attributes are not supported", a->name);
         case 11:
@@ -344,6 +343,37 @@ static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np
     }
     g->nodes[nid].attrs = attrs;
     g->nodes[nid].nattrs = (uint32_t)na;
+}
+
+/* Initializers of graph gp (the main graph: where = NULL; a subgraph: where = its owner node, for
+ * messages) -> constant values in the current scope. */
+static void import_initializers(struct fe_ctx *c, const Onnx__GraphProto *gp, const struct ir_node *where)
+{
+    struct ir_graph *g = c->g;
+    if (gp->n_sparse_initializer > 0) {
+        const char *nm = gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
+                             ? gp->sparse_initializer[0]->values->name
+                             : "?";
+        if (where) ir_fatal_node(g, where, "sparse initializer '%s': sparse tensors are not supported", nm);
+        ir_fatal(g, "sparse initializer '%s': sparse tensors are not supported", nm);
+    }
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        Onnx__TensorProto *t = gp->initializer[i];
+        char why[600] = "";
+        if (!t->name || !*t->name)
+            snprintf(why, sizeof why, "initializer #%zu has no name", i);
+        else if (fe_find_local(c, t->name) != IR_NONE)
+            snprintf(why, sizeof why, "initializer '%.500s' is listed twice", t->name);
+        if (*why && where) ir_fatal_node(g, where, "%s", why);
+        if (*why) ir_fatal(g, "%s", why);
+        enum ir_dtype dt;
+        int rank;
+        int64_t dims[IR_MAX_RANK];
+        const void *data;
+        size_t nbytes;
+        fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
+        const_define(c, where, t->name, dt, rank, dims, data, nbytes);
+    }
 }
 
 /* ---- subgraphs ------------------------------------------------------------------------------------ */
@@ -389,19 +419,7 @@ static struct ir_body *import_body(struct fe_ctx *c, const Onnx__GraphProto *gp,
     c->scope = &sc;
     struct ir_body *b = ir_alloc(g, sizeof *b);
     memset(b, 0, sizeof *b);
-    if (gp->n_sparse_initializer > 0)
-        ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': sparse tensors are not supported", attr);
-    for (size_t i = 0; i < gp->n_initializer; i++) {
-        Onnx__TensorProto *t = gp->initializer[i];
-        if (!t->name || !*t->name) ir_fatal_node(g, &g->nodes[owner], "subgraph '%s': initializer #%zu has no name", attr, i);
-        enum ir_dtype dt;
-        int rank;
-        int64_t dims[IR_MAX_RANK];
-        const void *data;
-        size_t nbytes;
-        fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
-        const_define(c, &g->nodes[owner], t->name, dt, rank, dims, data, nbytes);
-    }
+    import_initializers(c, gp, &g->nodes[owner]);
     b->inputs = ir_alloc(g, (gp->n_input + 1) * sizeof *b->inputs);
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -427,17 +445,31 @@ static struct ir_body *import_body(struct fe_ctx *c, const Onnx__GraphProto *gp,
     b->nnodes = last - first;
     b->nodes = ir_alloc(g, (b->nnodes + 1) * sizeof *b->nodes);
     uint32_t cap = 0;
+    /* Every value a body node reads must be defined: a constant or produced value (main graph,
+     * enclosing bodies, this body), a formal input of this body, or one of an enclosing body. */
+    for (uint32_t i = first; i < last; i++) {
+        const struct ir_node *n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            uint32_t v = n->inputs[k];
+            if (v == IR_NONE || value_defined(g, v) || in_list(b->inputs, b->ninputs, v)) continue;
+            bool outer = false;
+            for (const struct fe_scope *p = sc.parent; p && !outer; p = p->parent) outer = in_list(p->vids, p->n, v);
+            if (outer) continue;
+            const char *nm = g->values[v].name; /* the ONNX name, not the scoped value name */
+            for (uint32_t j = 0; j < sc.n; j++)
+                if (sc.vids[j] == v) nm = sc.names[j];
+            ir_fatal_node(g, n,
+                          "input '%s' is not produced by any node of subgraph '%s' and not visible "
+                          "from an enclosing graph",
+                          nm, attr);
+        }
+    }
     for (uint32_t i = first; i < last; i++) {
         struct ir_node *n = &g->nodes[i];
         for (uint32_t k = 0; k < n->ninputs; k++) {
             uint32_t v = n->inputs[k];
             if (v == IR_NONE) continue;
             g->values[v].nuses--;
-            bool scoped = false;
-            for (const struct fe_scope *p = &sc; p && !scoped; p = p->parent) scoped = in_list(p->vids, p->n, v);
-            if (!value_defined(g, v) && !scoped)
-                ir_fatal_node(g, n, "input '%s' is not produced by any node of subgraph '%s' and not visible from an enclosing graph",
-                              g->values[v].name, attr);
             add_capture(g, b, &cap, &sc, v);
         }
         for (uint32_t k = 0; k < n->noutputs; k++)
@@ -650,24 +682,7 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
                              m->producer_version ? m->producer_version : "");
     read_hints(c, gp);
 
-    if (gp->n_sparse_initializer > 0)
-        ir_fatal(g, "sparse initializer '%s': sparse tensors are not supported",
-                 gp->sparse_initializer[0]->values && gp->sparse_initializer[0]->values->name
-                     ? gp->sparse_initializer[0]->values->name
-                     : "?");
-    for (size_t i = 0; i < gp->n_initializer; i++) {
-        Onnx__TensorProto *t = gp->initializer[i];
-        if (!t->name || !*t->name) ir_fatal(g, "initializer #%zu has no name", i);
-        if (ir_value_find(g, t->name) != IR_NONE)
-            ir_fatal(g, "initializer '%s' is listed twice", t->name);
-        enum ir_dtype dt;
-        int rank;
-        int64_t dims[IR_MAX_RANK];
-        const void *data;
-        size_t nbytes;
-        fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
-        const_define(c, NULL, t->name, dt, rank, dims, data, nbytes);
-    }
+    import_initializers(c, gp, NULL);
 
     g->inputs = ir_alloc(g, (gp->n_input + 1) * sizeof *g->inputs);
     g->ninputs = 0;

@@ -376,6 +376,30 @@ def main():
               [arr("sc", np.array([1, 1, 1e30, 1e30], np.float32))], ".*(out of range|too large|overflow)")
     attr_case("unknown_op", helper.make_node("NotAnOp", ["x"], ["y"], name="n0"), [X23], [], "unsupported operator 'NotAnOp'")
 
+    # ---- control flow (subgraphs imported as templates, unrolled in passes/expand_control.c) ----
+    def graph(nodes, outs, ins=()):
+        return helper.make_graph(nodes, "body", list(ins), outs)
+    YB = tv("t", [2, 3])
+    ok_b = graph([helper.make_node("Identity", ["x"], ["t"], name="keep")], [YB])
+    bad_b = graph([helper.make_node("Add", ["x", "zz"], ["t"], name="bad_add")], [YB])
+    add("cf_body_reads_undefined", mk([helper.make_node("If", ["c"], ["y"], name="if0", then_branch=bad_b, else_branch=ok_b)],
+        [tv("c", [], TP.BOOL), X23], [Y]),
+        LOC + r"node 'bad_add' \(Add, #0\): input 'zz' is not produced by any node of subgraph 'then_branch'.*")
+    add("cf_branch_output_missing", mk([helper.make_node("If", ["c"], ["y"], name="if0", then_branch=ok_b,
+        else_branch=graph([], [tv("nothing", [2, 3])]))], [tv("c", [], TP.BOOL), X23], [Y]),
+        LOC + r"node 'if0' \(If, #0\): subgraph 'else_branch': output 'nothing' is produced by nothing.*")
+    loop_b = graph([helper.make_node("Identity", ["cond"], ["cond_out"]), helper.make_node("Identity", ["v"], ["v_out"])],
+                   [tv("cond_out", [], TP.BOOL), tv("v_out", [2, 3])],
+                   [tv("i", [], TP.INT64), tv("cond", [], TP.BOOL), tv("v", [2, 3])])
+    attr_case("cf_loop_huge_trip_count", helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop0", body=loop_b), [X23],
+              [arr("M", np.array(1 << 40, np.int64))], "more than 4096 iterations.*")
+    attr_case("cf_loop_body_arity", helper.make_node("Loop", ["M", "", "x", "x"], ["y", "y2"], name="loop0", body=loop_b), [X23],
+              [arr("M", np.array(2, np.int64))], "body takes 3 inputs.*")
+    attr_case("cf_scan_num_scan_inputs", helper.make_node("Scan", ["x"], ["y"], name="scan0", body=ok_b, num_scan_inputs=4),
+              [X23], [], "num_scan_inputs=4.*", opset=16)
+    attr_case("cf_graph_attr_on_relu", helper.make_node("Relu", ["x"], ["y"], name="relu0", body=ok_b), [X23], [],
+              "attribute 'body' holds a subgraph.*")
+
     # ---- generated-executable inputs (tests/hostile/runtime) ----------------------------------
     rt = os.path.join(HERE, "runtime")
     os.makedirs(rt, exist_ok=True)
