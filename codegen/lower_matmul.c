@@ -9,7 +9,8 @@
  * Kernel choice: matmul_t8x16 (8x16 register tile, float16 vectors) when A's k axis and B's n
  *   axis are contiguous and M >= 8, N >= 16; the naive matmul otherwise (transposed operands,
  *   tiny shapes).
- * Assumes: shape inference ran (output dims known and consistent). float32 only for now.
+ * Assumes: shape inference ran (output dims known and consistent). float32 and float64 (float64
+ * through the plain kernel, accumulating in double; float16 never gets here: passes/promote_f16.c).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, tensors of >= 2^31 elements or more than 3
  * non-mergeable batch dims; never a wrong launch.
  */
@@ -46,7 +47,7 @@ static void emit(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint3
     const char *sfx = cg_use(cg, "matmul", t);
     char kname[64];
     int64_t batch = p->bd[0] * p->bd[1] * p->bd[2];
-    if (p->a_cs == 1 && p->b_cs == 1 && p->M >= 8 && p->N >= 16) {
+    if (t == IR_F32 && p->a_cs == 1 && p->b_cs == 1 && p->M >= 8 && p->N >= 16) {
         /* register-tiled: 8 rows x 16 columns per work-item */
         snprintf(kname, sizeof kname, "matmul_t8x16_%s", sfx);
         size_t gws[3] = {(size_t)((p->N + 15) / 16), (size_t)((p->M + 7) / 8), (size_t)batch};
@@ -203,8 +204,8 @@ bool lower_matmul(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     const struct ir_node *n = &g->nodes[node];
     uint32_t a = n->inputs[0], b = n->inputs[1], y = n->outputs[0];
     enum ir_dtype t = g->values[y].dtype;
-    if (t != IR_F32)
-        ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op),
+    if (t != IR_F32 && t != IR_F64)
+        ir_fatal_node(g, n, "%s on %s is not supported yet (float32, float64)", ir_op_name(n->op),
                       ir_dtype_name(t));
     need_i32(g, n, a);
     need_i32(g, n, b);

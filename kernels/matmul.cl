@@ -12,8 +12,8 @@
  * Work: one work-item computes MM_TM consecutive rows m of one column n (gws[0] = N,
  * gws[1] = ceil(M/MM_TM), gws[2] = batch): neighbouring work-items read neighbouring B columns
  * (contiguous when b_cs == 1, which vectorizes across work-items on PoCL) and share the A
- * rows; the K loop accumulates in float. Naive but correct; each B element feeds MM_TM
- * multiply-adds.
+ * rows; the K loop accumulates in MMACC (float; double for T = double). Naive but correct;
+ * each B element feeds MM_TM multiply-adds.
  *
  *        n (one per work-item)
  *   rows [m0 .. m0+MM_TM) of A  x  column n of B  -> MM_TM accumulators
@@ -22,6 +22,13 @@
  */
 #ifndef MM_TM
 #define MM_TM 4
+#endif
+/* MMACC: accumulator type, double for T = double (ONNX MatMul on float64 keeps its precision),
+ * float otherwise. #undef'd at the end of the file (included once per dtype). */
+#if O2C_TID == O2C_ID_f64
+#define MMACC double
+#else
+#define MMACC float
 #endif
 
 __kernel void KN(matmul)(__global const T *A, __global const T *B, __global const T *C,
@@ -40,25 +47,25 @@ __kernel void KN(matmul)(__global const T *A, __global const T *B, __global cons
     const int b0 = t / bd1;
     const __global T *a = A + (b0 * a_s0 + b1 * a_s1 + b2 * a_s2 + m0 * a_rs);
     const __global T *bb = B + (b0 * b_s0 + b1 * b_s1 + b2 * b_s2 + n * b_cs);
-    float acc[MM_TM];
+    MMACC acc[MM_TM];
     for (int i = 0; i < MM_TM; i++) acc[i] = 0.0f;
     if (m0 + MM_TM <= M) {
         for (int k = 0; k < K; k++) {
-            const float bv = (float)bb[k * b_rs];
+            const MMACC bv = (MMACC)bb[k * b_rs];
             const __global T *ak = a + k * a_cs;
-            for (int i = 0; i < MM_TM; i++) acc[i] += (float)ak[i * a_rs] * bv;
+            for (int i = 0; i < MM_TM; i++) acc[i] += (MMACC)ak[i * a_rs] * bv;
         }
     } else {
         const int mm = M - m0;
         for (int k = 0; k < K; k++) {
-            const float bv = (float)bb[k * b_rs];
+            const MMACC bv = (MMACC)bb[k * b_rs];
             const __global T *ak = a + k * a_cs;
-            for (int i = 0; i < mm; i++) acc[i] += (float)ak[i * a_rs] * bv;
+            for (int i = 0; i < mm; i++) acc[i] += (MMACC)ak[i * a_rs] * bv;
         }
     }
     for (int i = 0; i < MM_TM && m0 + i < M; i++) {
-        float v = alpha * acc[i];
-        if (has_c) v += beta * (float)C[(m0 + i) * c_rs + n * c_cs];
+        MMACC v = alpha * acc[i];
+        if (has_c) v += beta * (MMACC)C[(m0 + i) * c_rs + n * c_cs];
         Y[(b * M + m0 + i) * N + n] = (T)v;
     }
 }
@@ -70,7 +77,8 @@ __kernel void KN(matmul)(__global const T *A, __global const T *B, __global cons
  * gws[0] = ceil(N/16), gws[1] = ceil(M/8), gws[2] = batch; arguments as matmul.
  * Edge tiles are shifted inside the matrix (first row min(m0, M-8), first column
  * min(n0, N-16)); they recompute some of their neighbour's elements and store only their own.
- * Accumulation in float, increasing k, fused multiply-adds (T = float only). */
+ * Accumulation in float, increasing k, fused multiply-adds (T = float only: compiled for f32). */
+#if O2C_TID == O2C_ID_f32
 __kernel void KN(matmul_t8x16)(__global const T *A, __global const T *B, __global const T *C,
                                __global T *Y, int M, int N, int K, int a_rs, int a_cs, int b_rs,
                                int b_cs, int bd1, int bd2, int a_s0, int a_s1, int a_s2,
@@ -118,3 +126,5 @@ __kernel void KN(matmul_t8x16)(__global const T *A, __global const T *B, __globa
             Y[(b * M + m) * N + n] = (T)v;
         }
 }
+#endif
+#undef MMACC

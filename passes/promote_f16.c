@@ -8,8 +8,8 @@
  * Constant inputs (weights) fold to float32 constants, so their casts cost nothing at run time
  * (the weights file holds them as float32: twice the bytes of the float16 model). Accumulating in
  * float32 is at least as accurate as float16 accumulation; the final Cast rounds to nearest even
- * as ONNX Cast does. float64 is not promoted (it would silently lose precision): it stays a
- * located "float32 only" error in codegen.
+ * as ONNX Cast does. float64 is never demoted (it would silently lose precision): MatMul/Gemm
+ * run it natively; the other families refuse it with a located error in codegen.
  * Runs after infer_fold (every dim known); new nodes are inferred and folded as they are made.
  * The output value keeps its id and name (it becomes the Cast's output).
  */

@@ -439,6 +439,20 @@ def scatter_cases():
          [("x", xc), ("u", uc), ("w", np.array([4, 1], np.int64))], [("y", TP.FLOAT)], opset=24)
 
 
+def f64_gemm_cases():
+    """float64 MatMul/Gemm run natively (double accumulation), never through float32."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 17))
+    b = rng.standard_normal((17, 5))
+    case("matmul_f64_batched", [helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a), ("b", b)],
+         [("y", TP.DOUBLE)], tolerance=(1e-12, 1e-12))
+    a = rng.standard_normal((4, 9))
+    w = rng.standard_normal((6, 9))
+    c = rng.standard_normal((6,))
+    case("gemm_f64_transb_alpha_beta", [helper.make_node("Gemm", ["a", "w", "c"], ["y"], transB=1, alpha=0.5, beta=-2.0)],
+         [("a", a)], [("y", TP.DOUBLE)], inits=[("w", w), ("c", c)], tolerance=(1e-12, 1e-12))
+
+
 def control_cases():
     """If/Loop/Scan unrolled at compile time (passes/expand_control.c)."""
     F = TP.FLOAT
@@ -650,6 +664,7 @@ def main():
     mixed_dtype_cases()
     scatter_cases()
     control_cases()
+    f64_gemm_cases()
     rnn_einsum_cases()
     quant_dft_cases()
     error_cases()
