@@ -30,7 +30,7 @@ Guarantees
 
 Usage
   python3 models/export_sd.py --size tiny [--models unet,vae_decoder,text_encoder]
-                              [--external-data] [--out DIR] [--seed N]
+                              [--external-data] [--out DIR] [--seed N] [--fp16]
 """
 
 import argparse
@@ -297,7 +297,7 @@ def errors(got, ref):
     return float(d.max()), float((d / den).max()), float(scale)
 
 
-def export_one(name, size, out_root, seed, external_data):
+def export_one(name, size, out_root, seed, external_data, fp16=False):
     import onnx
     import diffusers
     import transformers
@@ -309,7 +309,7 @@ def export_one(name, size, out_root, seed, external_data):
     in_names = list(inputs)
     nparams = sum(p.numel() for p in module.parameters())
 
-    mdir = os.path.join(out_root, size, name)
+    mdir = os.path.join(out_root, size, name + ("_fp16" if fp16 else ""))
     if os.path.isdir(mdir):
         shutil.rmtree(mdir)
     os.makedirs(os.path.join(mdir, "inputs"))
@@ -323,6 +323,13 @@ def export_one(name, size, out_root, seed, external_data):
         outs = (outs,)
     refs = {k: v.detach().cpu().numpy() for k, v in zip(out_names, outs)}
     print(f"[{name}] built ({nparams:,} params) and ran in {time.time() - t0:.1f}s", flush=True)
+    if fp16:
+        # --fp16: the module and its float inputs in float16 (module.half(), as fp16 SD exports
+        # are made); the references stay the float32 module's outputs, rounded to float16.
+        module = module.half()
+        inputs = {k: (v.astype(np.float16) if v.dtype == np.float32 else v) for k, v in inputs.items()}
+        targs = tuple(torch.from_numpy(inputs[k]) for k in in_names)
+        refs = {k: v.astype(np.float16) for k, v in refs.items()}
 
     for k, v in inputs.items():
         np.save(os.path.join(mdir, "inputs", k + ".npy"), v)
@@ -389,6 +396,7 @@ def export_one(name, size, out_root, seed, external_data):
     meta = {
         "model": name,
         "size": size,
+        "fp16": fp16,
         "seed": seed,
         "init": "Conv/Linear weights N(0, 1/sqrt(fan_in)); biases N(0, 0.02); "
                 "norm weights 1+N(0, 0.02), norm biases N(0, 0.02); embeddings N(0, 0.02)",
@@ -431,6 +439,9 @@ def main():
                     help="comma-separated subset of " + ",".join(BUILDERS))
     ap.add_argument("--out", default=HERE, help="root folder (default: models/)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--fp16", action="store_true",
+                    help="export the float16 module (module.half()) to models/<size>/<model>_fp16; "
+                         "references: the float32 outputs rounded to float16")
     ap.add_argument("--external-data", action="store_true",
                     help="save every model with external data (forced for models > 1.8 GB)")
     args = ap.parse_args()
@@ -440,7 +451,7 @@ def main():
         if n not in BUILDERS:
             ap.error(f"unknown model '{n}' (known: {', '.join(BUILDERS)})")
     for n in names:
-        export_one(n, args.size, args.out, args.seed, args.external_data)
+        export_one(n, args.size, args.out, args.seed, args.external_data, args.fp16)
 
 
 if __name__ == "__main__":

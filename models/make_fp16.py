@@ -5,9 +5,9 @@ Converts models/tiny/<model>/model.onnx with onnxconverter-common's
 float16.convert_float_to_float16 (weights, activations, inputs and outputs in float16; the
 converter saturates the causal mask's -inf to -1e4), copies the inputs, and writes the
 references as the float32 PyTorch references rounded to float16 (the truth the float16 model
-approximates). Only models the converter turns into valid ONNX are written: for the tiny UNet and
-VAE decoder it leaves float32 Cast outputs feeding float16 ops (onnxruntime rejects those models
-too), so only the CLIP text encoder is converted.
+approximates). Only the CLIP text encoder is converted here: the tiny UNet and VAE decoder come
+from `export_sd.py --fp16` (torch module.half()), while for CLIP that exporter writes a
+LayerNormalization with mixed float32/float16 inputs (invalid ONNX; onnxruntime refuses it).
 
 Usage: python3 models/make_fp16.py   (needs: pip install onnx onnxconverter-common numpy)
 Writes models/tiny/text_encoder_fp16/{model.onnx, inputs/, ref/, meta.json}.

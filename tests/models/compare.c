@@ -3,7 +3,7 @@
  * Pass criterion per element: |got - exp| <= ATOL + RTOL * |exp| (both criteria together);
  * NaN must match NaN and infinities must match exactly; dtype and shape must be equal.
  * Prints the measured max abs / max rel error and the tolerance; exit 0 = match, 1 = mismatch,
- * 2 = unreadable input. */
+ * 2 = unreadable input or an element type it cannot compare. */
 #include "onnx2cl_rt.h"
 
 #include <math.h>
@@ -12,10 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* IEEE 754 binary16 -> double (exact). */
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 0x400, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static bool comparable(enum o2r_dtype t)
+{
+    return t == O2R_F32 || t == O2R_F64 || t == O2R_F16 || t == O2R_I64 || t == O2R_I32 || t == O2R_I16 ||
+           t == O2R_U16 || t == O2R_U32 || t == O2R_U8 || t == O2R_I8 || t == O2R_BOOL;
+}
+
 static double elem(const struct o2r_tensor *t, uint64_t i)
 {
     switch (t->dtype) {
     case O2R_F32: return ((const float *)t->data)[i];
+    case O2R_F16: return half_to_double(((const uint16_t *)t->data)[i]);
+    case O2R_I16: return ((const int16_t *)t->data)[i];
+    case O2R_U16: return ((const uint16_t *)t->data)[i];
+    case O2R_U32: return ((const uint32_t *)t->data)[i];
     case O2R_F64: return ((const double *)t->data)[i];
     case O2R_I64: return (double)((const int64_t *)t->data)[i];
     case O2R_I32: return ((const int32_t *)t->data)[i];
@@ -41,6 +59,10 @@ int main(int argc, char **argv)
                 argv[1], argv[2], o2r_dtype_name(a.dtype), a.rank, (unsigned long long)a.nbytes,
                 o2r_dtype_name(b.dtype), b.rank, (unsigned long long)b.nbytes);
         return 1;
+    }
+    if (!comparable(a.dtype)) {
+        fprintf(stderr, "%s: element type %s cannot be compared by o2c_compare\n", argv[1], o2r_dtype_name(a.dtype));
+        return 2;
     }
     for (int k = 0; k < a.rank; k++)
         if (a.dims[k] != b.dims[k]) {
