@@ -1,46 +1,29 @@
-/* promote_f16.c — float16 nodes of the float32-only kernel families computed in float32.
+/* promote_f16.c — a float16 model runs in float32 inside, float16 at its boundary.
  *
- * The matmul, conv, softmax, reduce, norm and pool kernels have no float16 variant. A node of
- * these families with a float16 input becomes
- *     y16 = Cast(op(Cast(a16 -> f32), Cast(b16 -> f32), ...) -> f16)
- * (every float16 input cast up, every float16 output cast back; other outputs, e.g. ArgMax
- * indices, unchanged).
- * Constant inputs (weights) fold to float32 constants, so their casts cost nothing at run time
- * (the weights file holds them as float32: twice the bytes of the float16 model). Accumulating in
- * float32 is at least as accurate as float16 accumulation; the final Cast rounds to nearest even
- * as ONNX Cast does. float64 is never demoted (it would silently lose precision): MatMul/Gemm
- * run it natively; the other families refuse it with a located error in codegen.
- * Runs after infer_fold (every dim known); new nodes are inferred and folded as they are made.
- * The output value keeps its id and name (it becomes the Cast's output).
+ * The GEMM, convolution, attention, normalization, softmax, reduction and pooling kernels and
+ * every fusion are float32; float16 arithmetic on this device gains nothing. So after shape
+ * inference every float16 value becomes float32:
+ *   - internal values: dtype float32; constants (weights) converted exactly (float16 -> float32 is
+ *     exact), so the weights file holds them as float32 (twice the float16 size);
+ *   - graph inputs stay float16 and are read through Cast(x -> float32); graph outputs stay
+ *     float16, written by Cast(float32 -> float16) (round to nearest even, overflow to inf, as
+ *     ONNX Cast);
+ *   - Cast(to = float16) inside the graph keeps its rounding: it becomes Cast(-> float16) followed
+ *     by Cast(-> float32), so a model that rounds through float16 on purpose gets the same bits;
+ *     EyeLike's dtype and DequantizeLinear's output_dtype of float16 become float32;
+ *   - BitCast, which reinterprets float16 bits, gets float16 operands through Casts.
+ * Results are at least as accurate as float16 arithmetic; intermediate values that would
+ * overflow float16 (|x| > 65504) do not, until a Cast or the output rounds them.
+ * Runs after infer_fold (every dim and dtype known), before the fusion passes, which then see
+ * the float32 graph they are written for.
  */
 #include "passes.h"
 
 #include <string.h>
 
-static bool promotable(const struct ir_graph *g, const struct ir_node *n)
-{
-    static const char *const families[] = {"matmul", "conv", "softmax", "reduce", "norm", "pool"};
-    const char *fam = ir_op_family(n->op);
-    bool fam_ok = false;
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) fam_ok |= strcmp(fam, families[i]) == 0;
-    if (!fam_ok) return false;
-    for (uint32_t k = 0; k < n->ninputs; k++)
-        if (n->inputs[k] != IR_NONE && g->values[n->inputs[k]].dtype == IR_F16) return true;
-    return false;
-}
+#include "ref/ref_util.h"
 
-static uint32_t add_cast(struct ir_graph *g, uint32_t in, uint32_t out, enum ir_dtype to, const char *name,
-                         int32_t onnx_index)
-{
-    if (out == IR_NONE) out = ir_value_add(g, ir_sprintf(g, "%s", name), IR_UNDEFINED, -1, NULL);
-    uint32_t id = ir_node_add(g, IR_OP_CAST, name, "Cast", &in, 1, &out, 1);
-    ir_attr_set_int(g, id, "to", to);
-    g->nodes[id].onnx_index = onnx_index;
-    infer_fold_node(g, id);
-    return out;
-}
-
-/* A value/node name from `base` not used yet. */
+/* A value name from `base` not used yet. */
 static const char *fresh(struct ir_graph *g, const char *base)
 {
     const char *s = base;
@@ -48,44 +31,159 @@ static const char *fresh(struct ir_graph *g, const char *base)
     return s;
 }
 
+/* Adds out = Cast(in, to) (out made when IR_NONE) and infers it; returns out. */
+static uint32_t add_cast(struct ir_graph *g, uint32_t in, uint32_t out, enum ir_dtype to, const char *name)
+{
+    name = fresh(g, name);
+    if (out == IR_NONE) out = ir_value_add(g, name, IR_UNDEFINED, -1, NULL);
+    uint32_t id = ir_node_add(g, IR_OP_CAST, name, "Cast", &in, 1, &out, 1);
+    ir_attr_set_int(g, id, "to", to);
+    infer_node(g, id);
+    return out;
+}
+
+static bool is_graph_input(const struct ir_graph *g, uint32_t v)
+{
+    for (uint32_t i = 0; i < g->ninputs; i++)
+        if (g->inputs[i] == v) return true;
+    return false;
+}
+
+/* Every node input slot reading `from` (except node `skip`) reads `to` instead. */
+static void reroute(struct ir_graph *g, uint32_t from, uint32_t to, uint32_t skip)
+{
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        struct ir_node *n = &g->nodes[i];
+        if (n->dead || i == skip) continue;
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] == from) n->inputs[k] = to;
+    }
+}
+
 bool pass_promote_f16(struct ir_graph *g)
 {
-    bool changed = false;
+    bool any = false;
+    for (uint32_t v = 0; v < g->nvalues && !any; v++) any = g->values[v].dtype == IR_F16 && g->values[v].nuses;
+    if (!any) return false;
     uint32_t nn = g->nnodes;
+    /* float16 temporaries made by steps 1 and 2 (they stay float16) */
+    uint32_t *tmp16 = ir_alloc(g, sizeof(uint32_t) * (2 * (size_t)nn + 1));
+    uint32_t ntmp = 0;
+
+    /* 1. BitCast keeps float16 operands: Cast around it (its values are converted below). */
+    for (uint32_t i = 0; i < nn; i++) {
+        if (g->nodes[i].dead || g->nodes[i].op != IR_OP_BIT_CAST) continue;
+        uint32_t x = g->nodes[i].inputs[0], y = g->nodes[i].outputs[0];
+        if (g->values[x].dtype == IR_F16) {
+            uint32_t h = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f16", g->values[x].name)), IR_F16,
+                                      g->values[x].rank, g->values[x].dims);
+            g->values[h].dims_known = true;
+            uint32_t id = ir_node_add(g, IR_OP_CAST, g->values[h].name, "Cast", &x, 1, &h, 1);
+            ir_attr_set_int(g, id, "to", IR_F16);
+            g->values[x].nuses--;
+            g->nodes[i].inputs[0] = h;
+            g->values[h].nuses++;
+            tmp16[ntmp++] = h;
+        }
+        if (g->values[y].dtype == IR_F16) {
+            uint32_t h = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f16", g->values[y].name)), IR_F16,
+                                      g->values[y].rank, g->values[y].dims);
+            g->values[h].dims_known = true;
+            g->nodes[i].outputs[0] = h;
+            g->values[h].producer = i;
+            g->values[y].producer = IR_NONE;
+            add_cast(g, h, y, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[y].name));
+            tmp16[ntmp++] = h;
+        }
+    }
+
+    /* 2. Cast(to = float16) keeps its rounding: Cast(-> f16) then Cast(-> f32). */
+    nn = g->nnodes;
     for (uint32_t i = 0; i < nn; i++) {
         struct ir_node *n = &g->nodes[i];
-        if (n->dead || !promotable(g, n)) continue;
-        const char *base = *n->name ? n->name : n->op_type;
-        int32_t idx = n->onnx_index;
-        uint32_t nin = n->ninputs, nout = n->noutputs;
-        for (uint32_t k = 0; k < nin; k++) {
-            uint32_t v = g->nodes[i].inputs[k];
-            if (v == IR_NONE || g->values[v].dtype != IR_F16) continue;
-            uint32_t c = add_cast(g, v, IR_NONE, IR_F32, fresh(g, ir_sprintf(g, "%s/in%u_f32", base, k)), idx);
-            g->values[v].nuses--;
-            g->values[c].nuses++;
-            g->nodes[i].inputs[k] = c;
+        if (n->dead || (n->op != IR_OP_CAST && n->op != IR_OP_CAST_LIKE)) continue;
+        uint32_t x = n->inputs[0], y = n->outputs[0];
+        if (g->values[y].dtype != IR_F16 || g->values[x].dtype == IR_F16 || g->values[y].is_output) continue;
+        uint32_t h = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f16", g->values[y].name)), IR_F16,
+                                  g->values[y].rank, g->values[y].dims);
+        g->values[h].dims_known = true;
+        if (n->op == IR_OP_CAST_LIKE) { /* CastLike(x, like16) -> Cast(x, to = f16) */
+            g->values[n->inputs[1]].nuses--;
+            n->op = IR_OP_CAST;
+            n->ninputs = 1;
+            ir_attr_set_int(g, i, "to", IR_F16);
+            n = &g->nodes[i];
         }
-        uint32_t back[16], y16[16];
-        uint32_t nback = 0;
-        for (uint32_t k = 0; k < nout && nback < 16; k++) {
-            uint32_t y = g->nodes[i].outputs[k];
-            if (y == IR_NONE || g->values[y].dtype != IR_F16) continue;
-            uint32_t y32 = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/out%u_f32", base, k)), IR_UNDEFINED, -1, NULL);
-            g->nodes[i].outputs[k] = y32;
-            g->values[y32].producer = i;
+        n->outputs[0] = h;
+        g->values[h].producer = i;
+        g->values[y].producer = IR_NONE;
+        add_cast(g, h, y, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[y].name));
+        tmp16[ntmp++] = h;
+    }
+
+    /* 3. Graph boundary: float16 inputs are read through Cast(-> f32), float16 outputs written by
+     *    Cast(-> f16). */
+    uint32_t nv = g->nvalues;
+    bool *keep16 = ir_alloc(g, nv + 1);
+    memset(keep16, 0, nv + 1);
+    for (uint32_t i = 0; i < g->ninputs; i++) {
+        uint32_t x = g->inputs[i];
+        if (g->values[x].dtype != IR_F16) continue;
+        keep16[x] = true;
+        uint32_t x32 = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f32", g->values[x].name)), IR_F32,
+                                    g->values[x].rank, g->values[x].dims);
+        g->values[x32].dims_known = true;
+        reroute(g, x, x32, IR_NONE);
+        add_cast(g, x, x32, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[x].name));
+    }
+    for (uint32_t i = 0; i < g->noutputs; i++) {
+        uint32_t y = g->outputs[i];
+        if (g->values[y].dtype != IR_F16 || keep16[y] || is_graph_input(g, y)) continue;
+        keep16[y] = true;
+        uint32_t y32 = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f32", g->values[y].name)), IR_F32,
+                                    g->values[y].rank, g->values[y].dims);
+        g->values[y32].dims_known = true;
+        uint32_t p = g->values[y].producer;
+        if (p != IR_NONE) {
+            for (uint32_t k = 0; k < g->nodes[p].noutputs; k++)
+                if (g->nodes[p].outputs[k] == y) g->nodes[p].outputs[k] = y32;
+            g->values[y32].producer = p;
             g->values[y].producer = IR_NONE;
-            back[nback] = y32;
-            y16[nback++] = y;
+            reroute(g, y, y32, IR_NONE);
+            add_cast(g, y32, y, IR_F16, ir_sprintf(g, "%s/to_f16", g->values[y].name));
+        } else if (g->values[y].data) {
+            keep16[y] = true; /* a constant output stays as it is */
         }
-        infer_node(g, i);
-        for (uint32_t k = 0; k < nback; k++)
-            add_cast(g, back[k], y16[k], IR_F16, fresh(g, ir_sprintf(g, "%s/out_f16", base)), idx);
-        changed = true;
     }
-    if (changed) {
-        ir_toposort(g);
-        ir_recount(g);
+
+    /* 4. Every other float16 value is float32 from here on. */
+    for (uint32_t v = 0; v < g->nvalues; v++) {
+        struct ir_value *x = &g->values[v];
+        if (x->dtype != IR_F16 || (v < nv && keep16[v])) continue;
+        bool rounding_tmp = false; /* the float16 temporaries of steps 1 and 2 stay float16 */
+        for (uint32_t k = 0; k < ntmp && !rounding_tmp; k++) rounding_tmp = tmp16[k] == v;
+        if (rounding_tmp) continue;
+        if (x->data) {
+            int64_t cnt = ref_numel_v(x);
+            float *d = ir_alloc(g, (size_t)(cnt ? cnt : 1) * sizeof(float));
+            for (int64_t k = 0; k < cnt; k++) d[k] = (float)ref_get_f(x->data, IR_F16, k);
+            x->data = d;
+            x->nbytes = (size_t)cnt * sizeof(float);
+        }
+        x->dtype = IR_F32;
     }
-    return changed;
+    /* 5. Attributes naming float16 as a result type. */
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        struct ir_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        if (n->op == IR_OP_CAST && ir_attr_int(n, "to", 0) == IR_F16 && g->values[n->outputs[0]].dtype == IR_F32)
+            ir_attr_set_int(g, i, "to", IR_F32);
+        else if (n->op == IR_OP_EYE_LIKE && ir_attr_int(n, "dtype", 0) == IR_F16)
+            ir_attr_set_int(g, i, "dtype", IR_F32);
+        else if (ir_attr_int(n, "output_dtype", 0) == IR_F16 && g->values[n->outputs[0]].dtype == IR_F32)
+            ir_attr_set_int(g, i, "output_dtype", IR_F32);
+    }
+    ir_toposort(g);
+    ir_recount(g);
+    return true;
 }
