@@ -413,35 +413,32 @@ static void plan_memory(struct cg_ctx *cg)
 
 /* ---- checksum ---- */
 
-static uint64_t fnv1a(const void *data, size_t n, uint64_t h)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
+/* o2r_weights_checksum of the weights region as the weights file will hold it: each weight
+ * buffer at its offset, zeros in between and up to weights_bytes. */
 uint64_t cg_weights_checksum(const struct cg_ctx *m)
 {
     static const unsigned char zeros[O2R_ALIGN];
-    uint64_t h = 0xcbf29ce484222325ull, pos = 0;
+    struct o2r_wsum s;
+    o2r_wsum_init(&s);
+    uint64_t pos = 0;
     for (uint32_t b = 0; b < m->nbufs; b++) {
         const struct cg_buffer *bf = &m->bufs[b];
         if (bf->space != O2R_SPACE_WEIGHTS) continue;
         while (pos < bf->offset) {
             uint64_t k = bf->offset - pos > O2R_ALIGN ? O2R_ALIGN : bf->offset - pos;
-            h = fnv1a(zeros, k, h);
+            o2r_wsum_update(&s, zeros, k);
             pos += k;
         }
         const struct ir_value *v = &m->g->values[bf->value];
-        h = fnv1a(v->data, v->nbytes, h);
+        o2r_wsum_update(&s, v->data, v->nbytes);
         pos += v->nbytes;
     }
     while (pos < m->weights_bytes) {
         uint64_t k = m->weights_bytes - pos > O2R_ALIGN ? O2R_ALIGN : m->weights_bytes - pos;
-        h = fnv1a(zeros, k, h);
+        o2r_wsum_update(&s, zeros, k);
         pos += k;
     }
-    return h;
+    return o2r_wsum_final(&s);
 }
 
 /* ---- descriptor ---- */

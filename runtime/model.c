@@ -158,7 +158,8 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         goto cleanup;
     }
     if (version != O2R_WEIGHTS_VERSION) {
-        o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version %u",
+        o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version %u "
+                      "(compile the model again with this onnx2cl to rewrite it)",
                       path, (unsigned)version, O2R_WEIGHTS_VERSION);
         st = O2R_ERR_FORMAT;
         goto cleanup;
@@ -194,7 +195,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_MISMATCH;
         goto cleanup;
     }
-    uint64_t actual = o2r_fnv1a64(map + O2R_WEIGHTS_HEADER, (size_t)payload, O2R_FNV_SEED);
+    uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
     if (actual != checksum) {
         o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header says "
                       "%016llx", path, (unsigned long long)actual, (unsigned long long)checksum);

@@ -229,14 +229,15 @@ static void test_weights_errors(void)
         o2r_status want;
         const char *expect;
     } cases[] = {
-        {"checksum", O2R_WEIGHTS_MAGIC, HASH, 1, 1, 0, 0, 0, O2R_ERR_MISMATCH, "checksum"},
-        {"corrupt", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 1, 0, 0, O2R_ERR_FORMAT, "is corrupt"},
-        {"hash", O2R_WEIGHTS_MAGIC, "feedface", 1, 0, 0, 0, 0, O2R_ERR_MISMATCH,
+        {"checksum", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 1, 0, 0, 0, O2R_ERR_MISMATCH, "checksum"},
+        {"corrupt", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 0, 1, 0, 0, O2R_ERR_FORMAT, "is corrupt"},
+        {"hash", O2R_WEIGHTS_MAGIC, "feedface", O2R_WEIGHTS_VERSION, 0, 0, 0, 0, O2R_ERR_MISMATCH,
          "was written for another model"},
-        {"truncated", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 0, 1, 0, O2R_ERR_FORMAT, "truncated"},
-        {"magic", "NOTWTS!", HASH, 1, 0, 0, 0, 0, O2R_ERR_FORMAT, "bad magic"},
+        {"truncated", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 0, 0, 1, 0, O2R_ERR_FORMAT, "truncated"},
+        {"magic", "NOTWTS!", HASH, O2R_WEIGHTS_VERSION, 0, 0, 0, 0, O2R_ERR_FORMAT, "bad magic"},
         {"version", O2R_WEIGHTS_MAGIC, HASH, 7, 0, 0, 0, 0, O2R_ERR_FORMAT, "version 7"},
-        {"tiny", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 0, 0, 1, O2R_ERR_FORMAT, "shorter than"},
+        {"version1", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 0, 0, 0, O2R_ERR_FORMAT, "format version 1"},
+        {"tiny", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 0, 0, 0, 1, O2R_ERR_FORMAT, "shorter than"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(path, sizeof path, "%s/bad_%s.weights", g_tmp, cases[i].what);
@@ -553,7 +554,7 @@ int main(void)
         g_x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
     for (int i = 0; i < 2048; i++)
         g_payload[i] = (float)((i * 13) % 29) / 7.0f - 2.0f;
-    g_desc.weights_checksum = o2r_fnv1a64(g_payload, (size_t)g_desc.weights_bytes, O2R_FNV_SEED);
+    g_desc.weights_checksum = o2r_weights_checksum(g_payload, (size_t)g_desc.weights_bytes);
     snprintf(g_wpath, sizeof g_wpath, "%s/tiny.weights", g_tmp);
     write_weights(g_wpath, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, g_desc.weights_bytes,
                   g_desc.weights_checksum, HASH, (size_t)g_desc.weights_bytes, 0);
