@@ -86,7 +86,7 @@ static void usage(FILE *f)
           "  --stats-json FILE      write the same statistics as JSON (kernel_launches, arena_bytes,\n"
           "                         weights_bytes, passes[{name, applied, rejected, reasons}])\n"
           "  --dump-after=PASS      print the IR after PASS (import, specialize_shapes, infer_fold,\n"
-          "                         remove_identity, dce, a fusion pass, all)\n"
+          "                         promote_f16, remove_identity, dce, a fusion pass, all)\n"
           "  --no-fuse=NAME[,NAME]  disable fusion passes by name ('all' disables every fusion)\n"
           "  --verify               run the IR verifier after every pass\n"
           "  --no-main              do not emit main() (library use)\n"

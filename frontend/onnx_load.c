@@ -560,7 +560,10 @@ static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx_
 {
     struct ir_graph *g = c->g;
     struct ir_node where = {0};
-    where.name = ir_strdup(g, np->name ? np->name : "");
+    /* inside a subgraph the name says where: "<If/Loop/Scan node>/<attribute>/<name or op>" */
+    where.name = c->scope ? ir_sprintf(g, "%s%s", c->scope->prefix,
+                                       np->name && *np->name ? np->name : (np->op_type ? np->op_type : "?"))
+                          : ir_strdup(g, np->name ? np->name : "");
     where.op_type = ir_strdup(g, np->op_type ? np->op_type : "");
     where.onnx_index = index;
     if (!*where.op_type) ir_fatal_node(g, &where, "node has no op_type");
@@ -736,7 +739,7 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
  * the wire format with the schema's descriptors and refuses nesting deeper than MAX_NESTING before
  * anything is unpacked (ONNX models nest a handful of levels). Its own recursion is bounded by
  * that limit; malformed wire data is left for protobuf-c to reject. */
-#define MAX_NESTING 64
+#define MAX_NESTING 160
 
 static bool wire_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
 {

@@ -18,7 +18,8 @@
  *                         same per batch entry.
  * Each copy maps the body's template values to new values (struct cf_map); values a body reads
  * from enclosing graphs resolve through the chain of maps, so nested control flow works. At most
- * MAX_COPIES body copies per node, to keep a runaway loop from exhausting memory.
+ * MAX_COPIES body copies per node and MAX_UNROLLED_NODES nodes in the graph while unrolling (nested
+ * loops multiply), so a small model cannot exhaust memory: beyond either, a located error.
  */
 #include "expand.h"
 
@@ -27,6 +28,8 @@
 #include "ref/ref_util.h"
 
 #define MAX_COPIES 4096
+/* Nested loops multiply: the whole graph may not grow past this many nodes while unrolling. */
+#define MAX_UNROLLED_NODES 262144u
 
 /* Template value -> actual value, for one body copy, chained to the enclosing copies. */
 struct cf_map {
@@ -71,6 +74,9 @@ static void instantiate(struct ex_ctx *e, const struct ir_body *b, const uint32_
 {
     struct ir_graph *g = e->g;
     struct cf_map m = {.parent = e->scope};
+    if (g->nnodes + b->nnodes > MAX_UNROLLED_NODES)
+        ex_fatal(e, "unrolling would grow the graph past %u nodes (nested loops multiply their trip "
+                    "counts): too large to compile", MAX_UNROLLED_NODES);
     for (uint32_t i = 0; i < b->ninputs; i++) map_put(g, &m, b->inputs[i], actual[i]);
     for (uint32_t t = 0; t < b->nnodes; t++) {
         const struct ir_node *tn = &b->nodes[t];
@@ -140,7 +146,11 @@ void expand_if(struct ex_ctx *e)
     for (uint32_t k = 0; k < nout; k++) {
         const struct ir_value *a = ex_v(e, tr[k]), *b = ex_v(e, er[k]);
         char b1[200], b2[200];
-        if (a->dtype != b->dtype || a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank))
+        if (a->dtype != b->dtype)
+            ex_fatal(e, "output %u: then_branch gives %s and else_branch %s; with a condition known "
+                        "only at run time both branches must give the same dtype",
+                     k, ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
+        if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank))
             ex_fatal(e,
                      "output %u: then_branch gives %s %s and else_branch %s %s; with a condition known "
                      "only at run time both must agree (the output shape would be decided at run time)",

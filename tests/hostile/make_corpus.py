@@ -384,7 +384,7 @@ def main():
     bad_b = graph([helper.make_node("Add", ["x", "zz"], ["t"], name="bad_add")], [YB])
     add("cf_body_reads_undefined", mk([helper.make_node("If", ["c"], ["y"], name="if0", then_branch=bad_b, else_branch=ok_b)],
         [tv("c", [], TP.BOOL), X23], [Y]),
-        LOC + r"node 'bad_add' \(Add, #0\): input 'zz' is not produced by any node of subgraph 'then_branch'.*")
+        LOC + r"node 'if0/then_branch/bad_add' \(Add, #0\): input 'zz' is not produced by any node of subgraph 'then_branch'.*")
     add("cf_branch_output_missing", mk([helper.make_node("If", ["c"], ["y"], name="if0", then_branch=ok_b,
         else_branch=graph([], [tv("nothing", [2, 3])]))], [tv("c", [], TP.BOOL), X23], [Y]),
         LOC + r"node 'if0' \(If, #0\): subgraph 'else_branch': output 'nothing' is produced by nothing.*")
@@ -397,6 +397,13 @@ def main():
               [arr("M", np.array(2, np.int64))], "body takes 3 inputs.*")
     attr_case("cf_scan_num_scan_inputs", helper.make_node("Scan", ["x"], ["y"], name="scan0", body=ok_b, num_scan_inputs=4),
               [X23], [], "num_scan_inputs=4.*", opset=16)
+    inner = helper.make_node("Loop", ["M", "", "v"], ["v_out"], name="inner", body=loop_b)
+    outer_b = graph([helper.make_node("Identity", ["cond"], ["cond_out"]), inner],
+                    [tv("cond_out", [], TP.BOOL), tv("v_out", [2, 3])],
+                    [tv("i", [], TP.INT64), tv("cond", [], TP.BOOL), tv("v", [2, 3])])
+    add("cf_nested_loops_blowup", mk([helper.make_node("Loop", ["M", "", "x"], ["y"], name="outer", body=outer_b)],
+        [X23], [Y], [arr("M", np.array(4096, np.int64))]),
+        LOC + r"node 'outer[^']*' \(Loop, #0\): unrolling would grow the graph past 262144 nodes.*")
     attr_case("cf_graph_attr_on_relu", helper.make_node("Relu", ["x"], ["y"], name="relu0", body=ok_b), [X23], [],
               "attribute 'body' holds a subgraph.*")
 
