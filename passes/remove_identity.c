@@ -8,9 +8,26 @@
 
 #include <string.h>
 
+/* The value v finally forwards to (fwd chains are acyclic: an Identity reads an earlier value). */
+static uint32_t forwarded(uint32_t *fwd, uint32_t v)
+{
+    uint32_t r = v;
+    while (fwd[r] != r) r = fwd[r];
+    while (fwd[v] != r) { /* path compression */
+        uint32_t next = fwd[v];
+        fwd[v] = r;
+        v = next;
+    }
+    return r;
+}
+
 bool pass_remove_identity(struct ir_graph *g)
 {
     bool changed = false;
+    /* Readers are rewired in one sweep at the end (through fwd), not per Identity: rewiring per
+     * node made the pass quadratic (3 s on a 65k-node unrolled graph). */
+    uint32_t *fwd = ir_alloc(g, sizeof(uint32_t) * ((size_t)g->nvalues + 1));
+    for (uint32_t v = 0; v < g->nvalues; v++) fwd[v] = v;
     for (uint32_t i = 0; i < g->nnodes; i++) {
         struct ir_node *n = &g->nodes[i];
         if (n->dead || (n->op != IR_OP_IDENTITY && n->op != IR_OP_DROPOUT)) continue;
@@ -36,9 +53,17 @@ bool pass_remove_identity(struct ir_graph *g)
         }
         uint32_t out = n->outputs[0], in = n->inputs[0];
         if (g->values[out].is_output) continue;
-        ir_replace_uses(g, out, in);
+        fwd[out] = in;
         ir_node_erase(g, i);
         changed = true;
     }
+    if (!changed) return false;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        struct ir_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] != IR_NONE) n->inputs[k] = forwarded(fwd, n->inputs[k]);
+    }
+    ir_recount(g);
     return changed;
 }
