@@ -68,15 +68,6 @@ static int64_t domain_version(const Onnx__ModelProto *m, const char *domain)
     return best;
 }
 
-/* A fresh value name built from `base` (base itself if free). */
-static const char *unique_name(struct ir_graph *g, const char *base)
-{
-    const char *name = base;
-    for (unsigned k = 1; ir_value_find(g, name) != IR_NONE; k++)
-        name = ir_sprintf(g, "%s_%u", base, k);
-    return name;
-}
-
 /* ---- subgraph scopes ---------------------------------------------------------------------------- */
 
 /* The value named `name` as seen from the current scope (innermost first), IR_NONE if none. */
@@ -105,7 +96,7 @@ static uint32_t fe_new_value(struct fe_ctx *c, const char *name)
     struct ir_graph *g = c->g;
     struct fe_scope *s = c->scope;
     if (!s) return ir_value_add(g, name, IR_UNDEFINED, -1, NULL);
-    uint32_t v = ir_value_add(g, unique_name(g, ir_sprintf(g, "%s%s", s->prefix, name)), IR_UNDEFINED,
+    uint32_t v = ir_value_add(g, ir_name_unique(g, ir_sprintf(g, "%s%s", s->prefix, name)), IR_UNDEFINED,
                               -1, NULL);
     if (s->n == s->cap) {
         uint32_t ncap = s->cap ? s->cap * 2 : 16;
@@ -295,7 +286,7 @@ static void copy_attrs(struct fe_ctx *c, uint32_t nid, const Onnx__NodeProto *np
             c->where = n;
             fe_tensor_data(c, a->t, tn, &dt, &rank, dims, &data, &nbytes);
             c->where = NULL;
-            uint32_t v = ir_const_add(g, unique_name(g, tn), dt, rank, dims, data, nbytes);
+            uint32_t v = ir_const_add(g, ir_name_unique(g, tn), dt, rank, dims, data, nbytes);
             g->values[v].is_initializer = true;
             n = &g->nodes[nid];
             o->tensor = v;

@@ -55,9 +55,7 @@ void fe_tensor_fatal(const struct fe_ctx *c, const char *tensor, const char *fmt
 uint32_t fe_const_new(struct ir_graph *g, const char *base, enum ir_dtype dtype, int rank,
                       const int64_t *dims, const void *data, size_t nbytes)
 {
-    const char *name = base;
-    for (unsigned k = 1; ir_value_find(g, name) != IR_NONE; k++)
-        name = ir_sprintf(g, "%s_%u", base, k);
+    const char *name = ir_name_unique(g, base);
     void *copy = ir_alloc(g, nbytes ? nbytes : 1);
     if (nbytes) memcpy(copy, data, nbytes);
     uint32_t v = ir_const_add(g, name, dtype, rank, dims, copy, nbytes);

@@ -291,6 +291,13 @@ uint32_t ir_const_add(struct ir_graph *g, const char *name, enum ir_dtype dtype,
     return id;
 }
 
+const char *ir_name_unique(struct ir_graph *g, const char *base)
+{
+    const char *name = base;
+    for (unsigned k = 1; ir_value_find(g, name) != IR_NONE; k++) name = ir_sprintf(g, "%s_%u", base, k);
+    return name;
+}
+
 uint32_t ir_node_add(struct ir_graph *g, enum ir_op op, const char *name, const char *op_type,
                      const uint32_t *inputs, uint32_t ninputs, const uint32_t *outputs,
                      uint32_t noutputs)

@@ -184,6 +184,8 @@ uint32_t ir_const_add(struct ir_graph *g, const char *name, enum ir_dtype dtype,
                       const int64_t *dims, const void *data, size_t nbytes);
 /* Looks a value up by name; IR_NONE if absent. */
 uint32_t ir_value_find(const struct ir_graph *g, const char *name);
+/* `base` if no value has that name yet, else the first free "<base>_<k>", k = 1, 2, ... */
+const char *ir_name_unique(struct ir_graph *g, const char *base);
 /* Appends a node (input/output arrays copied). Fills producer and nuses. Returns its id.
  * Pointers into g->nodes / g->values are invalidated by ir_node_add / ir_value_add. */
 uint32_t ir_node_add(struct ir_graph *g, enum ir_op op, const char *name, const char *op_type,

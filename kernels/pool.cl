@@ -19,6 +19,21 @@
  * major; 2-D pools only, id = 0 there).
  */
 
+/* Output element gid -> its plane (n*C + c, returned) and window origin (*id0, *ih0, *iw0):
+ * Y is [planes, OD, OH, OW], origin = out * stride - leading pad per axis. */
+static int KN(pool_origin)(int gid, int OD, int OH, int OW, int sd, int sh, int sw, int pd, int ph,
+                           int pw, int *id0, int *ih0, int *iw0)
+{
+    const int ow = gid % OW;
+    int t = gid / OW;
+    const int oh = t % OH;
+    t /= OH;
+    *id0 = (t % OD) * sd - pd;
+    *ih0 = oh * sh - ph;
+    *iw0 = ow * sw - pw;
+    return t / OD;
+}
+
 __kernel void KN(pool)(__global const T *X, __global T *Y, int D, int H, int W, int OD, int OH,
                        int OW, int KD, int KH, int KW, int sd, int sh, int sw, int pd, int ph,
                        int pw, int ed, int eh, int ew, int dd, int dh, int dw, int mode,
@@ -26,14 +41,9 @@ __kernel void KN(pool)(__global const T *X, __global T *Y, int D, int H, int W, 
 {
     const int gid = (int)get_global_id(0);
     if (gid >= total) return;
-    const int ow = gid % OW;
-    int t = gid / OW;
-    const int oh = t % OH;
-    t /= OH;
-    const int od = t % OD;
-    const int p = t / OD;
+    int id0, ih0, iw0;
+    const int p = KN(pool_origin)(gid, OD, OH, OW, sd, sh, sw, pd, ph, pw, &id0, &ih0, &iw0);
     const __global T *x = X + p * D * H * W;
-    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow * sw - pw;
     float acc = mode == 0 ? -INFINITY : 0.0f;
     int cnt = 0, cnt_pad_d = 0, cnt_pad_h = 0, cnt_pad_w = 0;
     for (int kd = 0; kd < KD; kd++) {
@@ -76,14 +86,9 @@ __kernel void KN(pool_max_idx)(__global const T *X, __global T *Y, __global long
 {
     const int gid = (int)get_global_id(0);
     if (gid >= total) return;
-    const int ow = gid % OW;
-    int t = gid / OW;
-    const int oh = t % OH;
-    t /= OH;
-    const int od = t % OD;
-    const int p = t / OD;
+    int id0, ih0, iw0;
+    const int p = KN(pool_origin)(gid, OD, OH, OW, sd, sh, sw, pd, ph, pw, &id0, &ih0, &iw0);
     const __global T *x = X + p * D * H * W;
-    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow * sw - pw;
     float acc = -INFINITY;
     int best = -1;
     for (int kd = 0; kd < KD; kd++) {
@@ -116,14 +121,9 @@ __kernel void KN(pool_lp)(__global const T *X, __global T *Y, int D, int H, int 
 {
     const int gid = (int)get_global_id(0);
     if (gid >= total) return;
-    const int ow = gid % OW;
-    int t = gid / OW;
-    const int oh = t % OH;
-    t /= OH;
-    const int od = t % OD;
-    const int pl = t / OD;
+    int id0, ih0, iw0;
+    const int pl = KN(pool_origin)(gid, OD, OH, OW, sd, sh, sw, pd, ph, pw, &id0, &ih0, &iw0);
     const __global T *x = X + pl * D * H * W;
-    const int id0 = od * sd - pd, ih0 = oh * sh - ph, iw0 = ow * sw - pw;
     float acc = 0.0f;
     for (int kd = 0; kd < KD; kd++) {
         const int id = id0 + kd * dd;

@@ -23,18 +23,10 @@
 
 #include "ref/ref_util.h"
 
-/* A value name from `base` not used yet. */
-static const char *fresh(struct ir_graph *g, const char *base)
-{
-    const char *s = base;
-    for (unsigned k = 1; ir_value_find(g, s) != IR_NONE; k++) s = ir_sprintf(g, "%s_%u", base, k);
-    return s;
-}
-
 /* Adds out = Cast(in, to) (out made when IR_NONE) and infers it; returns out. */
 static uint32_t add_cast(struct ir_graph *g, uint32_t in, uint32_t out, enum ir_dtype to, const char *name)
 {
-    name = fresh(g, name);
+    name = ir_name_unique(g, name);
     if (out == IR_NONE) out = ir_value_add(g, name, IR_UNDEFINED, -1, NULL);
     uint32_t id = ir_node_add(g, IR_OP_CAST, name, "Cast", &in, 1, &out, 1);
     ir_attr_set_int(g, id, "to", to);
@@ -49,15 +41,35 @@ static bool is_graph_input(const struct ir_graph *g, uint32_t v)
     return false;
 }
 
-/* Every node input slot reading `from` (except node `skip`) reads `to` instead. */
-static void reroute(struct ir_graph *g, uint32_t from, uint32_t to, uint32_t skip)
+/* Every node input slot reading `from` reads `to` instead. */
+static void reroute(struct ir_graph *g, uint32_t from, uint32_t to)
 {
     for (uint32_t i = 0; i < g->nnodes; i++) {
         struct ir_node *n = &g->nodes[i];
-        if (n->dead || i == skip) continue;
+        if (n->dead) continue;
         for (uint32_t k = 0; k < n->ninputs; k++)
             if (n->inputs[k] == from) n->inputs[k] = to;
     }
+}
+
+/* A new value of v's dims and dtype t, named "<v>/<suffix>". */
+static uint32_t twin(struct ir_graph *g, uint32_t v, enum ir_dtype t, const char *suffix)
+{
+    uint32_t w = ir_value_add(g, ir_name_unique(g, ir_sprintf(g, "%s/%s", g->values[v].name, suffix)), t,
+                              g->values[v].rank, g->values[v].dims);
+    g->values[w].dims_known = true;
+    return w;
+}
+
+/* Node `node` writes its float16 output slot 0 (value y) to a new float16 value h instead, and
+ * y = Cast(h -> float32): the rounding to float16 stays where the model put it. */
+static void round_through_f16(struct ir_graph *g, uint32_t node, uint32_t y)
+{
+    uint32_t h = twin(g, y, IR_F16, "f16");
+    g->nodes[node].outputs[0] = h;
+    g->values[h].producer = node;
+    g->values[y].producer = IR_NONE;
+    add_cast(g, h, y, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[y].name));
 }
 
 bool pass_promote_f16(struct ir_graph *g)
@@ -65,36 +77,25 @@ bool pass_promote_f16(struct ir_graph *g)
     bool any = false;
     for (uint32_t v = 0; v < g->nvalues && !any; v++) any = g->values[v].dtype == IR_F16 && g->values[v].nuses;
     if (!any) return false;
-    uint32_t nn = g->nnodes;
-    /* float16 temporaries made by steps 1 and 2 (they stay float16) */
-    uint32_t *tmp16 = ir_alloc(g, sizeof(uint32_t) * (2 * (size_t)nn + 1));
-    uint32_t ntmp = 0;
+    /* Values made below are float32 from the start, or float16 rounding temporaries that stay
+     * float16: step 4 converts only the values that existed before this pass. */
+    uint32_t nv = g->nvalues, nn = g->nnodes;
+    bool *keep16 = ir_alloc(g, nv + 1);
+    memset(keep16, 0, nv + 1);
 
-    /* 1. BitCast keeps float16 operands: Cast around it (its values are converted below). */
+    /* 1. BitCast keeps float16 operands: Casts around it. */
     for (uint32_t i = 0; i < nn; i++) {
         if (g->nodes[i].dead || g->nodes[i].op != IR_OP_BIT_CAST) continue;
         uint32_t x = g->nodes[i].inputs[0], y = g->nodes[i].outputs[0];
         if (g->values[x].dtype == IR_F16) {
-            uint32_t h = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f16", g->values[x].name)), IR_F16,
-                                      g->values[x].rank, g->values[x].dims);
-            g->values[h].dims_known = true;
+            uint32_t h = twin(g, x, IR_F16, "f16");
             uint32_t id = ir_node_add(g, IR_OP_CAST, g->values[h].name, "Cast", &x, 1, &h, 1);
             ir_attr_set_int(g, id, "to", IR_F16);
             g->values[x].nuses--;
             g->nodes[i].inputs[0] = h;
             g->values[h].nuses++;
-            tmp16[ntmp++] = h;
         }
-        if (g->values[y].dtype == IR_F16) {
-            uint32_t h = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f16", g->values[y].name)), IR_F16,
-                                      g->values[y].rank, g->values[y].dims);
-            g->values[h].dims_known = true;
-            g->nodes[i].outputs[0] = h;
-            g->values[h].producer = i;
-            g->values[y].producer = IR_NONE;
-            add_cast(g, h, y, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[y].name));
-            tmp16[ntmp++] = h;
-        }
+        if (g->values[y].dtype == IR_F16) round_through_f16(g, i, y);
     }
 
     /* 2. Cast(to = float16) keeps its rounding: Cast(-> f16) then Cast(-> f32). */
@@ -104,52 +105,37 @@ bool pass_promote_f16(struct ir_graph *g)
         if (n->dead || (n->op != IR_OP_CAST && n->op != IR_OP_CAST_LIKE)) continue;
         uint32_t x = n->inputs[0], y = n->outputs[0];
         if (g->values[y].dtype != IR_F16 || g->values[x].dtype == IR_F16 || g->values[y].is_output) continue;
-        uint32_t h = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f16", g->values[y].name)), IR_F16,
-                                  g->values[y].rank, g->values[y].dims);
-        g->values[h].dims_known = true;
         if (n->op == IR_OP_CAST_LIKE) { /* CastLike(x, like16) -> Cast(x, to = f16) */
             g->values[n->inputs[1]].nuses--;
             n->op = IR_OP_CAST;
             n->ninputs = 1;
             ir_attr_set_int(g, i, "to", IR_F16);
-            n = &g->nodes[i];
         }
-        n->outputs[0] = h;
-        g->values[h].producer = i;
-        g->values[y].producer = IR_NONE;
-        add_cast(g, h, y, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[y].name));
-        tmp16[ntmp++] = h;
+        round_through_f16(g, i, y);
     }
 
     /* 3. Graph boundary: float16 inputs are read through Cast(-> f32), float16 outputs written by
      *    Cast(-> f16). */
-    uint32_t nv = g->nvalues;
-    bool *keep16 = ir_alloc(g, nv + 1);
-    memset(keep16, 0, nv + 1);
     for (uint32_t i = 0; i < g->ninputs; i++) {
         uint32_t x = g->inputs[i];
         if (g->values[x].dtype != IR_F16) continue;
         keep16[x] = true;
-        uint32_t x32 = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f32", g->values[x].name)), IR_F32,
-                                    g->values[x].rank, g->values[x].dims);
-        g->values[x32].dims_known = true;
-        reroute(g, x, x32, IR_NONE);
+        uint32_t x32 = twin(g, x, IR_F32, "f32");
+        reroute(g, x, x32);
         add_cast(g, x, x32, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[x].name));
     }
     for (uint32_t i = 0; i < g->noutputs; i++) {
         uint32_t y = g->outputs[i];
         if (g->values[y].dtype != IR_F16 || keep16[y] || is_graph_input(g, y)) continue;
         keep16[y] = true;
-        uint32_t y32 = ir_value_add(g, fresh(g, ir_sprintf(g, "%s/f32", g->values[y].name)), IR_F32,
-                                    g->values[y].rank, g->values[y].dims);
-        g->values[y32].dims_known = true;
+        uint32_t y32 = twin(g, y, IR_F32, "f32");
         uint32_t p = g->values[y].producer;
         if (p != IR_NONE) {
             for (uint32_t k = 0; k < g->nodes[p].noutputs; k++)
                 if (g->nodes[p].outputs[k] == y) g->nodes[p].outputs[k] = y32;
             g->values[y32].producer = p;
             g->values[y].producer = IR_NONE;
-            reroute(g, y, y32, IR_NONE);
+            reroute(g, y, y32);
             add_cast(g, y32, y, IR_F16, ir_sprintf(g, "%s/to_f16", g->values[y].name));
         } else if (g->values[y].data) {
             keep16[y] = true; /* a constant output stays as it is */
@@ -157,12 +143,9 @@ bool pass_promote_f16(struct ir_graph *g)
     }
 
     /* 4. Every other float16 value is float32 from here on. */
-    for (uint32_t v = 0; v < g->nvalues; v++) {
+    for (uint32_t v = 0; v < nv; v++) {
         struct ir_value *x = &g->values[v];
-        if (x->dtype != IR_F16 || (v < nv && keep16[v])) continue;
-        bool rounding_tmp = false; /* the float16 temporaries of steps 1 and 2 stay float16 */
-        for (uint32_t k = 0; k < ntmp && !rounding_tmp; k++) rounding_tmp = tmp16[k] == v;
-        if (rounding_tmp) continue;
+        if (x->dtype != IR_F16 || keep16[v]) continue;
         if (x->data) {
             int64_t cnt = ref_numel_v(x);
             float *d = ir_alloc(g, (size_t)(cnt ? cnt : 1) * sizeof(float));
