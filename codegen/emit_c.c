@@ -41,6 +41,8 @@ static void commit_tmp(FILE *f, char *tmp, const char *path)
     }
     if (fclose(f) != 0) ir_die("%s: write failed: %s", path, strerror(errno));
     if (chmod(tmp, 0644) != 0) { /* mkstemp creates 0600 */ }
+    char perr[1024]; /* the path may have become a device node or FIFO while we wrote */
+    if (o2r_path_check_output(path, perr, sizeof perr) != O2R_OK) ir_die("%s", perr);
     if (rename(tmp, path) != 0) ir_die("%s: cannot rename into place: %s", path, strerror(errno));
     ir_tmp_unregister(tmp);
     free(tmp);

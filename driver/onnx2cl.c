@@ -177,6 +177,13 @@ static void find_runtime(char *inc, char *lib, size_t cap)
         ir_die("cannot find the runtime library (looked beside the onnx2cl binary and at %s)", lib);
 }
 
+/* Just before a rename into place: the output must still be missing or a regular file. */
+static void check_still_regular(const char *path)
+{
+    char err[1024];
+    if (o2r_path_check_output(path, err, sizeof err) != O2R_OK) ir_die("%s", err);
+}
+
 static int compile_executable(const char *cc, const char *c_path, const char *exe_path)
 {
     char inc[2 * PATH_MAX], lib[2 * PATH_MAX];
@@ -219,6 +226,7 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         ir_die("%s: the C compiler '%s' failed on %s (see its messages above)", exe_path, cc, c_path);
     chmod(tmp, 0755);
+    check_still_regular(exe_path);
     if (rename(tmp, exe_path) != 0) ir_die("%s: cannot rename into place: %s", exe_path, strerror(errno));
     ir_tmp_unregister(tmp);
     free(tmp);
@@ -245,6 +253,7 @@ static void write_stats_json(const char *path, const struct ir_graph *g, const s
     fuse_stats_json(f);
     fputs("\n}\n", f);
     if (fclose(f) != 0) ir_die("%s: write failed", path);
+    check_still_regular(path);
     if (rename(tmp, path) != 0) ir_die("%s: cannot rename into place: %s", path, strerror(errno));
     ir_tmp_unregister(tmp);
     free(tmp);
@@ -335,6 +344,11 @@ int main(int argc, char **argv)
             np++;
         }
         check_distinct(paths, what, np);
+        for (int i = 1; i < np; i++) {
+            char err[1024];
+            if (o2r_path_check_output(paths[i], err, sizeof err) != O2R_OK)
+                ir_usage_die("%s: %s", what[i], err);
+        }
     }
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;

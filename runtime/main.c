@@ -369,6 +369,21 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
                 goto cleanup;
             }
         }
+    /* output paths: never a device node, FIFO, socket or symbolic link (checked again at write) */
+    if (c.output_dir && o2r_path_check_output_dir(c.output_dir, err, sizeof err) != O2R_OK) {
+        fprintf(stderr, "%s: --output-dir %s\n", prog, err);
+        rc = 2;
+        goto cleanup;
+    }
+    for (uint32_t i = 0; i < desc->n_outputs; i++)
+        for (int q = 0; q < 2; q++) {
+            const char *w = q == 0 ? c.out_files[i] : c.output_dir ? out_names[i] : NULL;
+            if (w && o2r_path_check_output(w, err, sizeof err) != O2R_OK) {
+                fprintf(stderr, "%s: output '%s': %s\n", prog, desc->outputs[i].name, err);
+                rc = 2;
+                goto cleanup;
+            }
+        }
     /* inputs: read and check before touching the device */
     for (uint32_t i = 0; i < desc->n_inputs; i++) {
         const struct o2r_io *io = &desc->inputs[i];
@@ -456,14 +471,9 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         o2r_model_print_profile(m, stdout);
     /* outputs, only after every run succeeded */
     if (c.output_dir) {
-        struct stat sd;
-        if (stat(c.output_dir, &sd) == 0 && !S_ISDIR(sd.st_mode)) {
-            fprintf(stderr, "%s: --output-dir %s exists and is not a directory\n", prog, c.output_dir);
-            goto cleanup;
-        }
-        if (mkdir(c.output_dir, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "%s: cannot create --output-dir %s: %s\n", prog, c.output_dir,
-                    strerror(errno));
+        if (o2r_path_check_output_dir(c.output_dir, err, sizeof err) != O2R_OK ||
+            o2r_path_make_dirs(c.output_dir, err, sizeof err) != O2R_OK) {
+            fprintf(stderr, "%s: --output-dir %s\n", prog, err);
             goto cleanup;
         }
     }

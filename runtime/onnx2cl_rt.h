@@ -189,10 +189,26 @@ struct o2r_tensor {
 /* Reads .npy (v1/v2/v3, little-endian, C order) or ONNX TensorProto .pb (by extension, else by
  * content). err receives a message naming the file and the problem. */
 o2r_status o2r_tensor_read(const char *path, struct o2r_tensor *t, char *err, size_t errcap);
-/* Writes .npy atomically (temporary file in the same folder + rename). */
+/* Writes .npy atomically (temporary file in the same folder + rename). A path that is not a
+ * regular file or missing (device node, FIFO, socket, directory, symbolic link) is refused with
+ * O2R_ERR_IO before anything is written (o2r_path_check_output). */
 o2r_status o2r_tensor_write_npy(const char *path, const struct o2r_tensor *t, char *err,
                                 size_t errcap);
 void o2r_tensor_free(struct o2r_tensor *t);
+/* ---- output paths (runtime/platform.c) ----------------------------------------------------- */
+/* Whether `path` may be written as an output file: O2R_OK when it does not exist or is an
+ * existing regular file (which the atomic writers replace by rename). A device node, FIFO,
+ * socket, directory or symbolic link (to anything) gives O2R_ERR_IO and a message in err naming
+ * the path and what it is; an empty path gives O2R_ERR_ARG. Nothing is created or modified. */
+o2r_status o2r_path_check_output(const char *path, char *err, size_t errcap);
+/* Whether `path` may serve as an output folder: O2R_OK when it is missing (to be created), a
+ * directory or a symbolic link to one; otherwise O2R_ERR_IO with a message naming what it is. */
+o2r_status o2r_path_check_output_dir(const char *path, char *err, size_t errcap);
+/* Creates folder `path` and its missing parents (mode 0755; like `mkdir -p`). O2R_OK when it
+ * exists as a directory afterwards; O2R_ERR_IO with a message naming the component that could
+ * not be created (or that exists and is not a directory). */
+o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap);
+
 size_t o2r_dtype_size(int32_t dtype);
 const char *o2r_dtype_name(int32_t dtype);
 

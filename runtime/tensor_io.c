@@ -741,6 +741,9 @@ o2r_status o2r_tensor_write_npy(const char *path, const struct o2r_tensor *t, ch
     hdr[8] = (char)((padded - 10) & 0xff);
     hdr[9] = (char)((padded - 10) >> 8);
 
+    o2r_status pst = o2r_path_check_output(path, err, errcap);
+    if (pst != O2R_OK)
+        return pst;
     char *tmp = o2r_malloc(strlen(path) + 16);
     if (!tmp) {
         o2r_fmt(err, errcap, "%s: out of host memory", path);
@@ -758,6 +761,12 @@ o2r_status o2r_tensor_write_npy(const char *path, const struct o2r_tensor *t, ch
                (t->nbytes == 0 || write_full(fd, t->data, (size_t)t->nbytes)) && fsync(fd) == 0;
     int saved = errno;
     good = (close(fd) == 0) && good;
+    if (good && o2r_path_check_output(path, err, errcap) != O2R_OK) {
+        /* the path changed into something that must not be replaced while we wrote */
+        unlink(tmp);
+        o2r_free(tmp);
+        return O2R_ERR_IO;
+    }
     if (good && rename(tmp, path) != 0) {
         saved = errno;
         good = 0;
