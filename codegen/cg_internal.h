@@ -71,4 +71,10 @@ struct cg_ctx {
 
 uint64_t cg_weights_checksum(const struct cg_ctx *m);
 
+/* Atomic output files (emit_c.c): cg_open_tmp opens a temporary file beside `path` (registered
+ * for removal on a fatal error; *tmp receives its malloc'ed name); cg_commit_tmp flushes, fsyncs,
+ * re-checks `path` (o2r_path_check_output) and renames the file into place. Fatal on error. */
+FILE *cg_open_tmp(const char *path, char **tmp);
+void cg_commit_tmp(FILE *f, char *tmp, const char *path);
+
 #endif

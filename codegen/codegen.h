@@ -7,6 +7,7 @@
  *              embedded kernels/<family>.cl files (prelude + each (family, dtype) used, once).
  * cg_write_c():       the generated C file (banner, desc tables, <name>_init/_run/_free, main()).
  * cg_write_weights(): the weights file (format in runtime/onnx2cl_rt.h), atomically.
+ * cg_write_h():       the model's header (prototypes + I/O macros), atomically.
  * The in-memory descriptor is also what tests run directly through the runtime.
  */
 #ifndef ONNX2CL_CODEGEN_H
@@ -37,6 +38,11 @@ const void *cg_weights_payload(const struct cg_ctx *m);
 /* Writes the weights file / the C file atomically; fatal on I/O error. */
 void cg_write_weights(const struct cg_ctx *m, const char *path);
 void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_options *opt);
+/* Writes the model's header atomically (fatal on I/O error): include guard, #include
+ * "onnx2cl_rt.h", the prototypes of <name>_init/_run/_free/_desc and, per input/output i,
+ * NAME_INPUTi_NAME (string), _DTYPE (enum o2r_dtype constant), _RANK, _SHAPE ({d0, ...}),
+ * _NUMEL, _BYTES, with NAME = opt->name in upper case; NAME_NUM_INPUTS / NAME_NUM_OUTPUTS. */
+void cg_write_h(const struct cg_ctx *m, const char *path, const struct cg_options *opt);
 /* Statistics for --stats. */
 void cg_print_stats(const struct cg_ctx *m, FILE *f);
 

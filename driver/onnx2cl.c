@@ -1,12 +1,12 @@
 /* onnx2cl.c — the command-line compiler: ONNX model -> C file + weights (+ executable).
  *
- *   onnx2cl MODEL.onnx -o OUT.c   [options]   writes OUT.c and OUT.weights
- *   onnx2cl MODEL.onnx -o OUT     [options]   writes OUT.c, OUT.weights and compiles ./OUT
+ *   onnx2cl MODEL.onnx -o OUT.c   [options]   writes OUT.c, OUT.h and OUT.weights
+ *   onnx2cl MODEL.onnx -o OUT     [options]   writes OUT.c, OUT.h, OUT.weights and compiles ./OUT
  *
  * Every output is written to a temporary file and renamed into place only when complete; any
  * error exits with status 1 (2 for usage errors) and leaves no partial file behind.
  * The runtime library and header are found beside the installed binary (PREFIX/bin ->
- * PREFIX/<libdir>/onnx2cl, PREFIX/include/onnx2cl) or, when run from the build tree, in the
+ * PREFIX/<libdir>/onnx2cl, PREFIX/include) or, when run from the build tree, in the
  * build and source trees; no environment variable is needed.
  */
 #include "codegen/codegen.h"
@@ -78,8 +78,8 @@ static void check_distinct(const char *const *paths, const char *const *what, in
 static void usage(FILE *f)
 {
     fputs("usage: onnx2cl MODEL.onnx -o OUT[.c] [options]\n"
-          "  -o OUT.c               write OUT.c and OUT.weights\n"
-          "  -o OUT                 also compile the executable OUT (with OUT.c, OUT.weights beside it)\n"
+          "  -o OUT.c               write OUT.c, OUT.h (API header) and OUT.weights\n"
+          "  -o OUT                 also compile the executable OUT (with OUT.c, OUT.h, OUT.weights beside it)\n"
           "  --shape NAME=D0,D1,..  bind the dims of graph input NAME (needed for symbolic dims)\n"
           "  --name ID              C API prefix (default: from the output file name)\n"
           "  --stats                print pass statistics, kernel launches, arena and weights sizes\n"
@@ -326,21 +326,24 @@ int main(int argc, char **argv)
 
     bool exe = !ends_with(out, ".c");
     size_t olen = strlen(out);
-    char *c_path = malloc(olen + 3), *w_path = malloc(olen + 10);
+    char *c_path = malloc(olen + 3), *w_path = malloc(olen + 10), *h_path = malloc(olen + 3);
     if (exe) {
         snprintf(c_path, olen + 3, "%s.c", out);
         snprintf(w_path, olen + 10, "%s.weights", out);
+        snprintf(h_path, olen + 3, "%s.h", out);
     } else {
         snprintf(c_path, olen + 3, "%s", out);
         snprintf(w_path, olen + 10, "%.*s.weights", (int)(olen - 2), out);
+        snprintf(h_path, olen + 3, "%.*s.h", (int)(olen - 2), out);
     }
     {
-        const char *paths[5] = {model, c_path, w_path, exe ? out : c_path, stats_json ? stats_json : w_path};
-        const char *what[5] = {"model", "C output", "weights output", "executable", "--stats-json file"};
-        int np = 3 + (exe ? 1 : 0);
+        const char *paths[6] = {model, c_path, w_path, h_path, exe ? out : c_path, stats_json ? stats_json : w_path};
+        const char *what[6] = {"model", "C output", "weights output", "header output", "executable",
+                               "--stats-json file"};
+        int np = 4 + (exe ? 1 : 0);
         if (stats_json) {
             paths[np] = stats_json;
-            what[np] = what[4];
+            what[np] = what[5];
             np++;
         }
         check_distinct(paths, what, np);
@@ -384,6 +387,8 @@ int main(int argc, char **argv)
     ir_tmp_register(w_path);
     cg_write_c(m, c_path, &cgo);
     ir_tmp_register(c_path);
+    cg_write_h(m, h_path, &cgo);
+    ir_tmp_register(h_path);
     double t4 = now_s();
     if (opt.stats) {
         fuse_stats_print(stderr);
@@ -406,11 +411,13 @@ int main(int argc, char **argv)
     }
     ir_tmp_unregister(w_path);
     ir_tmp_unregister(c_path);
+    ir_tmp_unregister(h_path);
     if (stats_json) ir_tmp_unregister(stats_json);
     cg_free(m);
     ir_graph_free(g);
     free(c_path);
     free(w_path);
+    free(h_path);
     free(id);
     free(cmdline);
     return 0;

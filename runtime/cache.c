@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rt_internal.h"
 
@@ -57,17 +55,7 @@ static int cache_dir(char *buf, size_t cap)
         return 0;
     if (n <= 0 || (size_t)n >= cap)
         return 0;
-    /* mkdir -p */
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        mkdir(buf, 0755);
-        *p = '/';
-    }
-    mkdir(buf, 0755);
-    struct stat stt;
-    return stat(buf, &stt) == 0 && S_ISDIR(stt.st_mode);
+    return o2r_path_make_dirs(buf, NULL, 0) == O2R_OK && o2r_path_is_dir(buf);
 }
 
 /* Reads a cache entry; returns an o2r_malloc'ed binary or NULL (missing or malformed). */
@@ -78,11 +66,10 @@ static unsigned char *cache_read(const char *path, size_t *size)
         return NULL;
     unsigned char *bin = NULL;
     char magic[8];
-    uint64_t n = 0;
-    struct stat stt;
-    if (fstat(fileno(f), &stt) != 0 || fread(magic, 1, 8, f) != 8 ||
+    uint64_t n = 0, fsize = 0;
+    if (o2r_file_regular_size(f, &fsize) != 1 || fread(magic, 1, 8, f) != 8 ||
         memcmp(magic, CACHE_MAGIC, 8) != 0 || fread(&n, sizeof n, 1, f) != 1 || n == 0 ||
-        n != (uint64_t)stt.st_size - 16)
+        n != fsize - 16)
         goto done;
     bin = o2r_malloc((size_t)n);
     if (bin && fread(bin, 1, (size_t)n, f) != n) {
@@ -101,7 +88,6 @@ static void cache_store(cl_program prog, const char *path)
     size_t size = 0;
     unsigned char *bin = NULL;
     char tmp[4200];
-    int fd = -1;
     const char *why = NULL;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0) {
@@ -118,26 +104,18 @@ static void cache_store(cl_program prog, const char *path)
         why = "clGetProgramInfo(CL_PROGRAM_BINARIES) failed";
         goto done;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        why = strerror(errno);
-        goto done;
-    }
-    FILE *f = fdopen(fd, "wb");
+    FILE *f = o2r_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         why = strerror(errno);
-        close(fd);
-        unlink(tmp);
         goto done;
     }
     uint64_t n = size;
     int ok = fwrite(CACHE_MAGIC, 1, 8, f) == 8 && fwrite(&n, sizeof n, 1, f) == 1 &&
              fwrite(bin, 1, size, f) == size;
     ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok || o2r_rename_replace(tmp, path) != 0) {
         why = "write/rename failed";
-        unlink(tmp);
+        remove(tmp);
         goto done;
     }
 done:

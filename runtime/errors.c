@@ -1,13 +1,12 @@
-/* errors.c — OpenCL error names, last-error helpers, FNV-1a 64 and a monotonic clock.
+/* errors.c — OpenCL error names, last-error helpers and FNV-1a 64.
  *
  * What: o2r_cl_error_name (every OpenCL 1.2 error code, plus a few common extension codes),
- * o2r_set_error / o2r_ctx_last_error, o2r_fnv1a64, o2r_now_ms.
+ * o2r_set_error / o2r_ctx_last_error, o2r_fnv1a64 (the clock, o2r_now_ms, is in platform.c).
  * Assumes: nothing beyond libc.
  * Guarantees: o2r_cl_error_name never returns NULL; unknown codes give "CL_UNKNOWN_ERROR(<n>)"
  * (in a static buffer, so only valid until the next unknown code).
  */
 #include <string.h>
-#include <time.h>
 
 #include "rt_internal.h"
 
@@ -123,11 +122,4 @@ uint64_t o2r_fnv1a64(const void *data, size_t n, uint64_t seed)
         h *= 0x100000001b3ull;
     }
     return h;
-}
-
-double o2r_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

@@ -12,8 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rt_internal.h"
 #include "tensor_internal.h"
@@ -252,26 +250,23 @@ static void print_summary(const struct o2r_io *io, const void *data)
 static char *default_weights(const char *argv0)
 {
     char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
+    if (o2r_exe_path(exe, sizeof exe) == 0) {
         if (!argv0)
             return NULL;
         snprintf(exe, sizeof exe, "%s", argv0);
-    } else {
-        exe[n] = 0;
     }
     char *p = o2r_malloc(strlen(exe) + 16);
     if (!p)
         return NULL;
     sprintf(p, "%s.weights", exe);
-    if (access(p, F_OK) != 0) {
+    if (!o2r_path_exists(p)) {
         const char *slash = strrchr(exe, '/');
         char *dot = strrchr(exe, '.');
         if (dot && (!slash || dot > slash)) {
             *dot = 0;
             char alt[4200];
             snprintf(alt, sizeof alt, "%s.weights", exe);
-            if (access(alt, F_OK) == 0)
+            if (o2r_path_exists(alt))
                 strcpy(p, alt);
         }
     }
@@ -494,7 +489,7 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
                 for (uint32_t j = 0; j <= i; j++)
                     for (int q = 0; q < 2; q++) {
                         const char *w = q == 0 ? c.out_files[j] : c.output_dir ? out_names[j] : NULL;
-                        if (w && (j < i || q < pass)) unlink(w);
+                        if (w && (j < i || q < pass)) remove(w);
                     }
                 goto cleanup;
             }

@@ -12,12 +12,8 @@
  * caller's host buffers.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rt_internal.h"
 
@@ -106,9 +102,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     struct o2r_ctx *ctx = m->ctx;
     const struct o2r_model_desc *d = m->desc;
     o2r_status st = O2R_OK;
-    unsigned char *map = MAP_FAILED;
-    size_t map_len = 0;
-    struct stat stt;
+    struct o2r_fmap fm = {0};
     cl_int e;
     if (d->weights_bytes == 0)
         return O2R_OK;
@@ -117,34 +111,14 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
                       "was given", d->name, (unsigned long long)d->weights_bytes);
         return O2R_ERR_ARG;
     }
-    /* O_NONBLOCK: a FIFO named as the weights file must not hang the open */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        o2r_set_error(ctx, "cannot open weights file %s: %s", path, strerror(errno));
-        return O2R_ERR_IO;
-    }
-    if (fstat(fd, &stt) != 0) {
-        o2r_set_error(ctx, "cannot stat weights file %s: %s", path, strerror(errno));
-        st = O2R_ERR_IO;
-        goto cleanup;
-    }
-    if (!S_ISREG(stt.st_mode)) {
-        o2r_set_error(ctx, "weights file %s is not a regular file%s", path,
-                      S_ISDIR(stt.st_mode) ? " (it is a directory)" : "");
-        st = O2R_ERR_IO;
-        goto cleanup;
-    }
-    if ((uint64_t)stt.st_size < O2R_WEIGHTS_HEADER) {
+    st = o2r_fmap_open(path, "weights file", &fm, ctx->err, sizeof ctx->err);
+    if (st != O2R_OK)
+        return st;
+    const unsigned char *map = fm.data;
+    if (fm.size < O2R_WEIGHTS_HEADER) {
         o2r_set_error(ctx, "weights file %s is %llu bytes, shorter than its %u-byte header "
-                      "(truncated?)", path, (unsigned long long)stt.st_size, O2R_WEIGHTS_HEADER);
+                      "(truncated?)", path, (unsigned long long)fm.size, O2R_WEIGHTS_HEADER);
         st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    map_len = (size_t)stt.st_size;
-    map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        o2r_set_error(ctx, "cannot mmap weights file %s: %s", path, strerror(errno));
-        st = O2R_ERR_IO;
         goto cleanup;
     }
     uint32_t version;
@@ -180,9 +154,9 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_MISMATCH;
         goto cleanup;
     }
-    if ((uint64_t)stt.st_size - O2R_WEIGHTS_HEADER < payload) {
+    if (fm.size - O2R_WEIGHTS_HEADER < payload) {
         o2r_set_error(ctx, "weights file %s is truncated: %llu bytes, header + payload need %llu",
-                      path, (unsigned long long)stt.st_size,
+                      path, (unsigned long long)fm.size,
                       (unsigned long long)(payload + O2R_WEIGHTS_HEADER));
         st = O2R_ERR_FORMAT;
         goto cleanup;
@@ -213,7 +187,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     e = o2r_fault_cl("clCreateBuffer");
     if (e == CL_SUCCESS)
         m->weights = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    (size_t)payload, map + O2R_WEIGHTS_HEADER, &e);
+                                    (size_t)payload, (void *)(map + O2R_WEIGHTS_HEADER), &e);
     if (e != CL_SUCCESS || !m->weights) {
         o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', %llu bytes): %s", d->name,
                       (unsigned long long)payload, o2r_cl_error_name(e));
@@ -222,9 +196,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         goto cleanup;
     }
 cleanup:
-    if (map != MAP_FAILED)
-        munmap(map, map_len);
-    close(fd);
+    o2r_fmap_close(&fm);
     return st;
 }
 

@@ -1,27 +1,45 @@
-/* platform.c — the runtime's operating-system seam: what a path names before anything is
- * written to it.
+/* platform.c — the runtime's operating-system seam: output-path checks, file mapping, temporary
+ * files + atomic rename, folders, the executable's path, the clock (declared in platform.h and,
+ * for the output-path checks, in onnx2cl_rt.h).
  *
  * What: o2r_path_check_output / o2r_path_check_output_dir decide whether a path the user named
- * as an output may be written by onnx2cl's atomic writers (temporary file beside it + rename).
- * Assumes: POSIX lstat/stat (Windows: GetFileAttributes, see the _WIN32 branch).
+ * as an output may be written by onnx2cl's atomic writers (temporary file beside it + rename);
+ * o2r_fmap_*, o2r_tmp_create, o2r_file_sync_close, o2r_rename_replace, o2r_path_make_dirs,
+ * o2r_exe_path, o2r_now_ms are the only OS calls of the runtime.
+ * Assumes: POSIX.1-2008 (lstat, mmap, mkstemp, fsync, readlink of /proc/self/exe where it
+ * exists), or Windows (the _WIN32 branches: GetFileAttributes, CreateFileMapping, MoveFileEx,
+ * GetModuleFileName, QueryPerformanceCounter; builds with MinGW-w64).
  * Guarantees: only a missing path or an existing regular file is accepted as an output file, and
  * only a missing path, a directory or a symbolic link to a directory as an output folder. A
  * device node, FIFO, socket, directory (for a file) or symbolic link (for a file, whatever it
  * points to) is refused with a message naming the path and what it is, so that rename() never
  * replaces /dev/null or a pipe, even when running as root. Callers check once before any work
  * starts and again just before their rename (the path may have changed meanwhile).
+ * Nothing here exits; failures come back as status / errno.
  */
-#include "onnx2cl_rt.h"
+#if !defined(_WIN32) && !defined(_XOPEN_SOURCE)
+#define _XOPEN_SOURCE 700 /* lstat, mkstemp, fchmod, fsync, readlink, S_ISSOCK under -std=c11 */
+#endif
+#include "platform.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #ifdef _WIN32
 #include <direct.h>
+#include <fcntl.h>
+#include <io.h>
 #include <windows.h>
+#else
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 #endif
 
 static void fmt(char *err, size_t cap, const char *f, ...)
@@ -138,10 +156,16 @@ static int make_one_dir(const char *p)
 #endif
 }
 
-static int is_dir(const char *p)
+int o2r_path_is_dir(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int o2r_path_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
 }
 
 o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
@@ -163,7 +187,7 @@ o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
             continue;
         char saved = buf[i];
         buf[i] = 0;
-        if (make_one_dir(buf) != 0 && !(errno == EEXIST && is_dir(buf))) {
+        if (make_one_dir(buf) != 0 && !(errno == EEXIST && o2r_path_is_dir(buf))) {
             fmt(err, errcap, "cannot create folder %s: %s", buf,
                 errno == EEXIST ? "it exists and is not a directory" : strerror(errno));
             return O2R_ERR_IO;
@@ -171,4 +195,271 @@ o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
         buf[i] = saved;
     }
     return O2R_OK;
+}
+
+/* ---- file mapping, temporary files, rename, executable path, clock ------------------------- */
+
+#ifdef _WIN32
+/* errno-like text of the last Win32 error. */
+static const char *win_reason(DWORD e, char *buf, size_t cap)
+{
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, e,
+                             0, buf, (DWORD)cap, NULL);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == '.'))
+        buf[--n] = 0;
+    if (!n)
+        snprintf(buf, cap, "Windows error %lu", (unsigned long)e);
+    return buf;
+}
+
+o2r_status o2r_fmap_open(const char *path, const char *what, struct o2r_fmap *fm, char *err,
+                         size_t errcap)
+{
+    char why[256];
+    memset(fm, 0, sizeof *fm);
+    DWORD a = GetFileAttributesA(path);
+    if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) {
+        fmt(err, errcap, "%s %s is not a regular file (it is a directory)", what, path);
+        return O2R_ERR_IO;
+    }
+    HANDLE h = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING,
+                           FILE_ATTRIBUTE_NORMAL, NULL);
+    if (h == INVALID_HANDLE_VALUE) {
+        fmt(err, errcap, "cannot open %s %s: %s", what, path, win_reason(GetLastError(), why,
+                                                                            sizeof why));
+        return O2R_ERR_IO;
+    }
+    LARGE_INTEGER sz;
+    if (GetFileType(h) != FILE_TYPE_DISK || !GetFileSizeEx(h, &sz)) {
+        fmt(err, errcap, "%s %s is not a regular file", what, path);
+        CloseHandle(h);
+        return O2R_ERR_IO;
+    }
+    fm->size = (uint64_t)sz.QuadPart;
+    fm->os[0] = (intptr_t)h;
+    if (fm->size == 0)
+        return O2R_OK;
+    HANDLE mh = CreateFileMappingA(h, NULL, PAGE_READONLY, 0, 0, NULL);
+    void *p = mh ? MapViewOfFile(mh, FILE_MAP_READ, 0, 0, 0) : NULL;
+    if (!p) {
+        fmt(err, errcap, "cannot map %s %s: %s", what, path,
+            win_reason(GetLastError(), why, sizeof why));
+        if (mh)
+            CloseHandle(mh);
+        CloseHandle(h);
+        memset(fm, 0, sizeof *fm);
+        return O2R_ERR_IO;
+    }
+    fm->os[1] = (intptr_t)mh;
+    fm->data = p;
+    return O2R_OK;
+}
+
+void o2r_fmap_close(struct o2r_fmap *fm)
+{
+    if (fm->data)
+        UnmapViewOfFile((void *)fm->data);
+    if (fm->os[1])
+        CloseHandle((HANDLE)fm->os[1]);
+    if (fm->os[0])
+        CloseHandle((HANDLE)fm->os[0]);
+    memset(fm, 0, sizeof *fm);
+}
+
+int o2r_file_regular_size(FILE *f, uint64_t *size)
+{
+    HANDLE h = (HANDLE)_get_osfhandle(_fileno(f));
+    LARGE_INTEGER sz;
+    if (h == INVALID_HANDLE_VALUE) {
+        errno = EBADF;
+        return -1;
+    }
+    if (GetFileType(h) != FILE_TYPE_DISK)
+        return 0;
+    BY_HANDLE_FILE_INFORMATION info;
+    if (GetFileInformationByHandle(h, &info) && (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
+        return 0;
+    if (!GetFileSizeEx(h, &sz)) {
+        errno = EIO;
+        return -1;
+    }
+    *size = (uint64_t)sz.QuadPart;
+    return 1;
+}
+
+FILE *o2r_tmp_create(const char *path, char *tmp, size_t tmpcap)
+{
+    static unsigned counter;
+    unsigned seed = (unsigned)GetCurrentProcessId() * 2654435761u ^ (unsigned)GetTickCount();
+    for (int i = 0; i < 100; i++) {
+        unsigned r = (seed + 7919u * ++counter) & 0xffffffu;
+        if ((size_t)snprintf(tmp, tmpcap, "%s.tmp%06x", path, r) >= tmpcap) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = _open(tmp, _O_CREAT | _O_EXCL | _O_WRONLY | _O_BINARY, _S_IREAD | _S_IWRITE);
+        if (fd >= 0) {
+            FILE *f = _fdopen(fd, "wb");
+            if (!f) {
+                int e = errno;
+                _close(fd);
+                remove(tmp);
+                errno = e;
+            }
+            return f;
+        }
+        if (errno != EEXIST)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Pushes a file's written data to the disk. */
+static int fd_sync(FILE *f)
+{
+    return _commit(_fileno(f));
+}
+
+int o2r_rename_replace(const char *from, const char *to)
+{
+    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        return 0;
+    DWORD e = GetLastError();
+    errno = e == ERROR_ACCESS_DENIED ? EACCES : e == ERROR_FILE_NOT_FOUND ? ENOENT
+          : e == ERROR_PATH_NOT_FOUND ? ENOENT : e == ERROR_NOT_SAME_DEVICE ? EXDEV : EIO;
+    return -1;
+}
+
+size_t o2r_exe_path(char *buf, size_t cap)
+{
+    DWORD n = GetModuleFileNameA(NULL, buf, (DWORD)cap);
+    if (n == 0 || n >= cap)
+        return 0;
+    buf[n] = 0;
+    return n;
+}
+
+double o2r_now_ms(void)
+{
+    LARGE_INTEGER c, f;
+    QueryPerformanceCounter(&c);
+    QueryPerformanceFrequency(&f);
+    return (double)c.QuadPart * 1e3 / (double)f.QuadPart;
+}
+
+#else /* POSIX */
+
+o2r_status o2r_fmap_open(const char *path, const char *what, struct o2r_fmap *fm, char *err,
+                         size_t errcap)
+{
+    struct stat st;
+    memset(fm, 0, sizeof *fm);
+    /* O_NONBLOCK: a FIFO named as the file must not hang the open */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        fmt(err, errcap, "cannot open %s %s: %s", what, path, strerror(errno));
+        return O2R_ERR_IO;
+    }
+    if (fstat(fd, &st) != 0) {
+        fmt(err, errcap, "cannot stat %s %s: %s", what, path, strerror(errno));
+        close(fd);
+        return O2R_ERR_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fmt(err, errcap, "%s %s is not a regular file%s", what, path,
+            S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
+        close(fd);
+        return O2R_ERR_IO;
+    }
+    fm->size = (uint64_t)st.st_size;
+    fm->os[0] = (intptr_t)fd + 1; /* 0 means closed */
+    if (fm->size == 0)
+        return O2R_OK;
+    void *p = mmap(NULL, (size_t)fm->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+        fmt(err, errcap, "cannot mmap %s %s: %s", what, path, strerror(errno));
+        close(fd);
+        memset(fm, 0, sizeof *fm);
+        return O2R_ERR_IO;
+    }
+    fm->data = p;
+    return O2R_OK;
+}
+
+void o2r_fmap_close(struct o2r_fmap *fm)
+{
+    if (fm->data)
+        munmap((void *)fm->data, (size_t)fm->size);
+    if (fm->os[0])
+        close((int)(fm->os[0] - 1));
+    memset(fm, 0, sizeof *fm);
+}
+
+int o2r_file_regular_size(FILE *f, uint64_t *size)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0)
+        return -1;
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    *size = (uint64_t)st.st_size;
+    return 1;
+}
+
+FILE *o2r_tmp_create(const char *path, char *tmp, size_t tmpcap)
+{
+    if ((size_t)snprintf(tmp, tmpcap, "%s.tmpXXXXXX", path) >= tmpcap) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fchmod(fd, 0644) == 0 ? fdopen(fd, "wb") : NULL; /* mkstemp creates 0600 */
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+    }
+    return f;
+}
+
+static int fd_sync(FILE *f)
+{
+    return fsync(fileno(f));
+}
+
+int o2r_rename_replace(const char *from, const char *to)
+{
+    return rename(from, to);
+}
+
+size_t o2r_exe_path(char *buf, size_t cap)
+{
+    if (cap < 2)
+        return 0;
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n <= 0 || (size_t)n >= cap - 1)
+        return 0;
+    buf[n] = 0;
+    return (size_t)n;
+}
+
+double o2r_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+#endif
+
+int o2r_file_sync_close(FILE *f)
+{
+    int ok = fflush(f) == 0 && !ferror(f) && fd_sync(f) == 0;
+    int e = errno;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok && e)
+        errno = e;
+    return ok ? 0 : -1;
 }

@@ -18,9 +18,17 @@
 #include <stdio.h>
 
 #include "onnx2cl_rt.h"
+#include "platform.h"
 
 #ifndef ONNX2CL_VERSION
 #define ONNX2CL_VERSION "unknown"
+#endif
+
+/* printf-style format checking; MinGW's C99 printf (__USE_MINGW_ANSI_STDIO) is gnu_printf */
+#ifdef __MINGW_PRINTF_FORMAT
+#define O2R_PRINTF(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#else
+#define O2R_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #endif
 
 #define O2R_ERR_CAP 8192 /* bytes of the last-error string (build logs are truncated to fit) */
@@ -78,13 +86,11 @@ void o2r_fault_reset(void);
 /* ---- errors (errors.c) ---- */
 /* printf into ctx->err (no-op when ctx is NULL). */
 void o2r_set_error(struct o2r_ctx *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+    O2R_PRINTF(2, 3);
 /* snprintf into a caller buffer (no-op when buf is NULL or cap 0). */
-void o2r_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void o2r_fmt(char *buf, size_t cap, const char *fmt, ...) O2R_PRINTF(3, 4);
 /* Message of the last failed o2r_ctx_create: o2r_ctx_last_error(NULL) returns it. */
 const char *o2r_ctx_create_error(void);
-/* Monotonic clock in milliseconds. */
-double o2r_now_ms(void);
 
 /* ---- program binary cache (cache.c) ---- */
 /* Builds desc's program for ctx's device, from the cache when possible; stores the binary after

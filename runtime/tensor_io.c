@@ -8,15 +8,12 @@
  * Follows: NumPy format spec (numpy.lib.format, versions 1.0-3.0) and onnx.proto (TensorProto).
  * Guarantees: every length, count and element-size product is checked against the file before
  * any copy; a malformed file gives O2R_ERR_FORMAT with a message naming the file and the
- * problem; .npy files are written atomically (mkstemp in the same folder, fsync, rename; the
- * temporary file is removed on failure).
+ * problem; .npy files are written atomically (temporary file in the same folder, fsync, rename
+ * through platform.h; the temporary file is removed on failure).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rt_internal.h"
 #include "tensor_internal.h"
@@ -102,18 +99,18 @@ static o2r_status read_all(const char *path, unsigned char **out, size_t *len, c
                            size_t errcap)
 {
     FILE *f = fopen(path, "rb");
-    struct stat st;
+    uint64_t fsize = 0;
     *out = NULL;
     if (!f) {
         o2r_fmt(err, errcap, "%s: cannot open: %s", path, strerror(errno));
         return O2R_ERR_IO;
     }
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (o2r_file_regular_size(f, &fsize) != 1 || fsize > SIZE_MAX) {
         o2r_fmt(err, errcap, "%s: not a regular file", path);
         fclose(f);
         return O2R_ERR_IO;
     }
-    size_t n = (size_t)st.st_size;
+    size_t n = (size_t)fsize;
     unsigned char *buf = o2r_malloc(n);
     if (!buf) {
         o2r_fmt(err, errcap, "%s: out of host memory reading %zu bytes", path, n);
@@ -686,23 +683,6 @@ void o2r_tensor_free(struct o2r_tensor *t)
     memset(t, 0, sizeof *t);
 }
 
-/* write() loop; 0 on failure. */
-static int write_full(int fd, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return 0;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
 o2r_status o2r_tensor_write_npy(const char *path, const struct o2r_tensor *t, char *err,
                                 size_t errcap)
 {
@@ -749,30 +729,30 @@ o2r_status o2r_tensor_write_npy(const char *path, const struct o2r_tensor *t, ch
         o2r_fmt(err, errcap, "%s: out of host memory", path);
         return O2R_ERR_NOMEM;
     }
-    sprintf(tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    FILE *f = o2r_tmp_create(path, tmp, strlen(path) + 16);
+    if (!f) {
         o2r_fmt(err, errcap, "%s: cannot create a temporary file beside it: %s", path,
                 strerror(errno));
         o2r_free(tmp);
         return O2R_ERR_IO;
     }
-    int good = fchmod(fd, 0644) == 0 && write_full(fd, hdr, padded) &&
-               (t->nbytes == 0 || write_full(fd, t->data, (size_t)t->nbytes)) && fsync(fd) == 0;
-    int saved = errno;
-    good = (close(fd) == 0) && good;
+    errno = 0;
+    int good = fwrite(hdr, 1, padded, f) == padded &&
+               (t->nbytes == 0 || fwrite(t->data, 1, (size_t)t->nbytes, f) == t->nbytes);
+    good = (o2r_file_sync_close(f) == 0) && good;
+    int saved = errno ? errno : EIO;
     if (good && o2r_path_check_output(path, err, errcap) != O2R_OK) {
         /* the path changed into something that must not be replaced while we wrote */
-        unlink(tmp);
+        remove(tmp);
         o2r_free(tmp);
         return O2R_ERR_IO;
     }
-    if (good && rename(tmp, path) != 0) {
+    if (good && o2r_rename_replace(tmp, path) != 0) {
         saved = errno;
         good = 0;
     }
     if (!good) {
-        unlink(tmp);
+        remove(tmp);
         o2r_fmt(err, errcap, "%s: write failed: %s", path, strerror(saved));
         o2r_free(tmp);
         return O2R_ERR_IO;

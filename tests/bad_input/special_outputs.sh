@@ -81,6 +81,10 @@ mkfifo "$D/f.c"
 expect_refused "onnx2cl -o fifo.c" "$D/f.c" "FIFO" "$O2C" "$MODEL" --shape x=2,3 -o "$D/f.c"
 mkfifo "$D/g.weights"
 expect_refused "onnx2cl -o g.c with g.weights a FIFO" "$D/g.weights" "FIFO" "$O2C" "$MODEL" --shape x=2,3 -o "$D/g.c"
+mkfifo "$D/h.h"
+expect_refused "onnx2cl -o h.c with h.h (the header) a FIFO" "$D/h.h" "FIFO" "$O2C" "$MODEL" --shape x=2,3 -o "$D/h.c"
+ln -s /dev/null "$D/e.h"
+expect_refused "onnx2cl -o e (executable) with e.h a link to /dev/null" "$D/e.h" "symbolic link" "$O2C" "$MODEL" --shape x=2,3 -o "$D/e"
 expect_refused "onnx2cl -o directory" "$D/adir" "directory" "$O2C" "$MODEL" --shape x=2,3 -o "$D/adir"
 # --output-dir: a FIFO as the folder, and a FIFO where an output file would go
 expect_refused "exe --output-dir fifo" "$D/fifo" "FIFO" "$EXE" --input x="$IN" --output-dir "$D/fifo"
@@ -92,7 +96,7 @@ expect_refused "exe --output-dir with y.npy a FIFO" "$D/od/y.npy" "FIFO" "$EXE" 
 mkdir -p "$W/ok"
 if "$O2C" "$MODEL" --shape x=2,3 -o "$W/ok/m.c" --stats-json "$W/ok/s.json" 2>/dev/null &&
    "$EXE" --input x="$IN" --output y="$W/ok/y.npy" --output-dir "$W/ok/nested/dir" 2>/dev/null &&
-   [ -f "$W/ok/m.c" ] && [ -f "$W/ok/y.npy" ] && [ -f "$W/ok/nested/dir/y.npy" ]; then
+   [ -f "$W/ok/m.c" ] && [ -f "$W/ok/m.h" ] && [ -f "$W/ok/y.npy" ] && [ -f "$W/ok/nested/dir/y.npy" ]; then
   echo "ok   control: regular outputs and a nested --output-dir are written"
 else
   echo "FAIL control: regular outputs were not written"; fails=$((fails + 1))

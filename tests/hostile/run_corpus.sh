@@ -13,8 +13,8 @@
 # MODE: cases      every case of CORPUS/cases.txt (made by make_corpus.py) and CORPUS/../fuzz_found
 #       truncate   CORPUS/base/model.onnx cut at every 4th offset
 #       flip       CORPUS/base/model.onnx with 1-4 bytes replaced, 200 deterministic variants;
-#                  here (and for truncations) success is allowed too if out/m.c and out/m.weights
-#                  are both written.
+#                  here (and for truncations) success is allowed too if out/m.c, out/m.h and
+#                  out/m.weights are all written.
 # Prints one line per case; exits 1 if any failed.
 set -u
 mode=$1; o2c=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); corpus=$(cd "$3" && pwd); work=$4
@@ -64,8 +64,8 @@ check() {
   msg=$(grep -av 'warning' "$d/stderr" | grep -av '^[[:space:]]*$')
   n=$((n + 1))
   if [ $st = 0 ] && [ "$allow_ok" = 1 ]; then
-    [ -s "$d/out/m.c" ] && [ -f "$d/out/m.weights" ] || why="exit 0 but outputs missing"
-    rm -f "$d/out/m.c" "$d/out/m.weights"
+    [ -s "$d/out/m.c" ] && [ -s "$d/out/m.h" ] && [ -f "$d/out/m.weights" ] || why="exit 0 but outputs missing"
+    rm -f "$d/out/m.c" "$d/out/m.h" "$d/out/m.weights"
   elif [ $st != 1 ] && [ $st != 2 ]; then
     why="exit status $st (want 1 or 2)"
   elif [ "$(printf '%s\n' "$msg" | wc -l)" != 1 ] || [ -z "$msg" ]; then

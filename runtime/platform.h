@@ -1,0 +1,63 @@
+/* platform.h — the runtime's operating-system seam (private; never installed).
+ *
+ * What: everything the runtime needs from the OS beyond ISO C11: read-only file mapping,
+ * temporary files beside an output + durable close + atomic replacing rename, folder checks,
+ * the running executable's path and a monotonic clock. Implemented once in platform.c for POSIX
+ * (Linux, macOS, BSD) and Windows (Win32 API, MinGW-w64 or MSVC).
+ * Assumes: paths are narrow (char) strings in the process code page on Windows.
+ * Guarantees: no other runtime file calls a POSIX- or Windows-only function; each function
+ * reports failures through its return value (and errno where it says so), never exits.
+ * The output-path checks (o2r_path_check_output...) are public: see onnx2cl_rt.h.
+ */
+#ifndef ONNX2CL_PLATFORM_H
+#define ONNX2CL_PLATFORM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "onnx2cl_rt.h"
+
+/* A read-only view of a whole regular file (o2r_fmap_open). */
+struct o2r_fmap {
+    const unsigned char *data; /* first byte of the file; NULL when size == 0 */
+    uint64_t size;             /* file size in bytes */
+    intptr_t os[2];            /* platform handles (POSIX: fd + 1, 0; Windows: file, mapping) */
+};
+
+/* Opens and maps the regular file `path` read-only. `what` names it in messages ("weights
+ * file"): "cannot open <what> PATH: <reason>", "<what> PATH is not a regular file (...)",
+ * "cannot map <what> PATH: <reason>", written into err. A FIFO does not block the open.
+ * Returns O2R_OK (then o2r_fmap_close must be called) or O2R_ERR_IO (nothing to close). */
+o2r_status o2r_fmap_open(const char *path, const char *what, struct o2r_fmap *fm, char *err,
+                         size_t errcap);
+/* Unmaps and closes; fm is zeroed. Safe on a zeroed struct. */
+void o2r_fmap_close(struct o2r_fmap *fm);
+
+/* Size of the open file f if it is a regular file: returns 1 and sets *size; 0 if it is not a
+ * regular file (directory, device, FIFO), -1 if it cannot be examined (errno set). */
+int o2r_file_regular_size(FILE *f, uint64_t *size);
+
+/* Creates a new, empty file beside `path` named "<path>.tmpXXXXXX" (exclusive create, mode 0644
+ * where modes exist), opened "wb". tmp receives its name (tmpcap >= strlen(path) + 12).
+ * Returns NULL with errno set on failure. */
+FILE *o2r_tmp_create(const char *path, char *tmp, size_t tmpcap);
+/* Flushes f to the disk (fflush + fsync / FlushFileBuffers) and closes it, also on failure.
+ * Returns 0, or -1 with errno set. */
+int o2r_file_sync_close(FILE *f);
+/* Renames `from` onto `to`, atomically replacing an existing file `to` (POSIX rename;
+ * Windows MoveFileEx with MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH).
+ * Returns 0, or -1 with errno set. */
+int o2r_rename_replace(const char *from, const char *to);
+
+/* 1 if path names an existing file system object (following links), else 0. */
+int o2r_path_exists(const char *path);
+/* 1 if path names an existing directory (following links), else 0. */
+int o2r_path_is_dir(const char *path);
+/* Full path of the running executable into buf (NUL-terminated); returns its length, or 0 if
+ * unknown or longer than cap - 1 (Linux: /proc/self/exe; Windows: GetModuleFileName). */
+size_t o2r_exe_path(char *buf, size_t cap);
+
+/* Monotonic clock in milliseconds (arbitrary origin). */
+double o2r_now_ms(void);
+
+#endif
