@@ -290,20 +290,6 @@ bad:
     return -1;
 }
 
-static size_t utf8_put(uint32_t cp, char *o)
-{
-    if (cp < 0x80) { o[0] = (char)cp; return 1; }
-    if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 63)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 63));
-        o[2] = (char)(0x80 | (cp & 63));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 63));
-    o[2] = (char)(0x80 | ((cp >> 6) & 63)); o[3] = (char)(0x80 | (cp & 63));
-    return 4;
-}
-
 /* GPT-2 byte -> printable code point table (bytes_to_unicode). */
 static uint32_t byte_char(unsigned b)
 {
@@ -484,7 +470,7 @@ int sdp_tokenizer_load(const char *dir, struct sdp_tokenizer **out, char *err, s
     }
     for (unsigned b = 0; b < 256; b++) {
         char s[16];
-        size_t n = utf8_put(byte_char(b), s);
+        size_t n = sdp_utf8_put(byte_char(b), s);
         t->byte_id[b] = str_map_get(&t->vocab, s, n);
         memcpy(s + n, "</w>", 4);
         t->byte_id_eow[b] = str_map_get(&t->vocab, s, n + 4);
@@ -597,7 +583,7 @@ static int encode_span(const struct sdp_tokenizer *t, const uint32_t *cps, size_
             size_t cut[4] = {i, i + 2, i + (size_t)lit - 2, i + (size_t)lit};
             for (int q = 0; q < 3; q++) {
                 size_t nb = 0;
-                for (size_t x = cut[q]; x < cut[q + 1]; x++) nb += utf8_put(b[x], (char *)bytes + nb);
+                for (size_t x = cut[q]; x < cut[q + 1]; x++) nb += sdp_utf8_put(b[x], (char *)bytes + nb);
                 if (bpe_piece(t, bytes, nb, sym, out)) goto done;
             }
             i += (size_t)lit;
@@ -619,7 +605,7 @@ static int encode_span(const struct sdp_tokenizer *t, const uint32_t *cps, size_
         } else
             for (j = i + 1; j < k && !is_space(b[j]) && !is_letter(b[j]) && !is_number(b[j]); j++) {}
         size_t nb = 0;
-        for (size_t q = i; q < j; q++) nb += utf8_put(b[q], (char *)bytes + nb);
+        for (size_t q = i; q < j; q++) nb += sdp_utf8_put(b[q], (char *)bytes + nb);
         if (bpe_piece(t, bytes, nb, sym, out)) goto done;
         i = j;
     }

@@ -103,7 +103,7 @@ static int hex4(struct parser *ps, unsigned *out)
     return 1;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
+size_t sdp_utf8_put(uint32_t cp, char *o)
 {
     if (cp < 0x80) { o[0] = (char)cp; return 1; }
     if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 63)); return 2; }
@@ -180,7 +180,7 @@ static char *parse_string(struct parser *ps, size_t *len)
                 fail(ps, "NUL character in string");
                 return NULL;
             }
-            n += put_utf8(out + n, cp);
+            n += sdp_utf8_put(cp, out + n);
             break;
         }
         default:

@@ -38,4 +38,8 @@ void sdp_json_free(struct sdp_json *root);
 /* Object member `key` or NULL (also NULL when obj is not an object). */
 const struct sdp_json *sdp_json_get(const struct sdp_json *obj, const char *key);
 
+/* Writes code point cp (<= 0x10FFFF, not a surrogate) as UTF-8 into o (4 bytes of room);
+ * returns the byte count. */
+size_t sdp_utf8_put(uint32_t cp, char *o);
+
 #endif
