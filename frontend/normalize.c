@@ -59,6 +59,7 @@
  * kept exact.
  */
 #include "frontend_internal.h"
+#include "../ref/ref.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -163,7 +164,7 @@ static uint32_t float_scalar(struct ir_graph *g, uint32_t nid, const char *what,
         return fe_const_new(g, base, IR_F64, 0, NULL, &d, sizeof d);
     }
     if (dt == IR_F16) {
-        _Float16 h = (_Float16)x;
+        uint16_t h = ref_f32_to_f16(x); /* portable: clang 14 and MSVC have no _Float16 on x86 */
         return fe_const_new(g, base, IR_F16, 0, NULL, &h, sizeof h);
     }
     return fe_const_new(g, base, IR_F32, 0, NULL, &x, sizeof x);

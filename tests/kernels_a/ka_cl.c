@@ -1,5 +1,6 @@
 /* ka_cl.c — see ka_cl.h. */
 #include "ka_cl.h"
+#include "test_device.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -42,28 +43,7 @@ static char *slurp(const char *path, size_t *len)
 
 void ka_init(const struct ka_inst *insts, int n)
 {
-    cl_platform_id plats[8];
-    cl_uint np = 0;
-    CK(clGetPlatformIDs(8, plats, &np));
-    const char *want = getenv("ONNX2CL_DEVICE");
-    int found = 0;
-    for (cl_uint p = 0; p < np && !found; p++) {
-        cl_device_id devs[8];
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 8, devs, &nd) != CL_SUCCESS) continue;
-        for (cl_uint d = 0; d < nd && !found; d++) {
-            char name[256];
-            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name, name, NULL);
-            if (!want || !*want || strstr(name, want)) {
-                g_dev = devs[d];
-                found = 1;
-            }
-        }
-    }
-    if (!found) {
-        fprintf(stderr, "no OpenCL device\n");
-        exit(1);
-    }
+    g_dev = test_cl_device(); /* $ONNX2CL_DEVICE, as the runtime chooses */
     cl_int e;
     g_ctx = clCreateContext(NULL, 1, &g_dev, NULL, NULL, &e);
     CK(e);

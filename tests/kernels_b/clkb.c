@@ -1,6 +1,7 @@
 /* clkb.c — see clkb.h. Assumes ONNX2CL_SOURCE_DIR (compile definition) points at the source
  * tree holding kernels/. */
 #include "clkb.h"
+#include "test_device.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -24,15 +25,7 @@ static cl_device_id g_dev;
 void kb_init(void)
 {
     if (g_ctx) return;
-    cl_platform_id plats[8];
-    cl_uint np = 0;
-    CK(clGetPlatformIDs(8, plats, &np));
-    for (cl_uint i = 0; i < np && !g_dev; i++)
-        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &g_dev, NULL) != CL_SUCCESS) g_dev = 0;
-    if (!g_dev) {
-        fprintf(stderr, "no OpenCL device\n");
-        exit(1);
-    }
+    g_dev = test_cl_device(); /* $ONNX2CL_DEVICE, as the runtime chooses */
     cl_int e;
     g_ctx = clCreateContext(NULL, 1, &g_dev, NULL, NULL, &e);
     CK(e);
