@@ -7,11 +7,23 @@
  *   act: 0 identity, 1 silu (v * sigmoid(v) = v / (1 + exp(-v))).
  * gnorm: ONE launch, one work-group of exactly GN_LWS items per (n, g):
  *   gws[0] = N*G*GN_LWS, lws[0] = GN_LWS. The work-group reads its group twice for the
- *   statistics (mean, then the sum of squared deviations: two-pass, float, stable for any group
- *   size — the work-item partial sums run over R/GN_LWS elements, then a __local tree) and a
- *   third time to write the normalized, scaled, activated result, channel by channel (so the
- *   affine parameters are loaded once per channel and the inner loop has no division); planes
- *   smaller than GN_LWS (tiny models, low resolutions) use one flat loop instead.
+ *   statistics and a third time to write the normalized, scaled, activated result, channel by
+ *   channel (so the affine parameters are loaded once per channel and the inner loop has no
+ *   division); planes smaller than GN_LWS (tiny models, low resolutions) use one flat loop
+ *   instead. The work-item partial sums run over R/GN_LWS elements, then a __local tree.
+ * NUMERICS RULE (this kernel, and every other variant of GroupNorm / LayerNorm /
+ * InstanceNorm, e.g. GPU work-group kernels, must follow it; kernels/norm.cl does the same):
+ *   - shift: x0 = the group's first element; statistics are taken on x - x0 (exact when x and
+ *     x0 are within a factor 2, Sterbenz), m = sum(x - x0) / R is the mean's offset from x0;
+ *   - variance from squared deviations: var = sum(((x - x0) - m)^2) / R (two-pass). A variant
+ *     that reduces in one pass merges per-item (count, mean offset, M2) partials with Chan's
+ *     formula, still on shifted values. Never E[x^2] - E[x]^2, never an unshifted float sum;
+ *   - output: ((x - x0) - m) * (gamma * rsqrt(var + eps)) + beta. Never x * sc + (beta - mean
+ *     * sc), and never fold x0 + m into one float mean: both cancel when |mean| >> std (0.05
+ *     absolute error at mean 1000, std 1e-3, eps 1e-6 — the bug of issue 13).
+ *   Guarantees the tests assert (tests/fusion_norm/graphs/gnx_*, lnx_*): an all-constant group
+ *   gives exactly beta (x - x0 == 0, so m == 0 and the product is 0), and groups with a large
+ *   mean and a tiny variance match a float64 reference within 1e-4 + 1e-3 |ref|.
  *   Why one launch and not stats + apply kernels: on PoCL a work-group is a loop on one core,
  *   __local memory is ordinary cache, and N*G work-groups (32+ for SD) already fill the cores;
  *   a second launch would add its latency and a scratch buffer for nothing. Groups of any size
@@ -52,12 +64,13 @@ __kernel void KN(gnorm)(__global const T *X, __global const T *Gamma, __global c
     const int base = (n * C + g * cpg) * S;
     const __global T *x = X + base;
     __global T *y = Y + base;
+    const float x0 = (float)x[0]; /* shift (NUMERICS RULE above) */
     float sum = 0.0f;
-    for (int j = lid; j < R; j += GN_LWS) sum += (float)x[j];
-    const float mean = gn_wg_sum(s, sum) / (float)R;
+    for (int j = lid; j < R; j += GN_LWS) sum += (float)x[j] - x0;
+    const float m = gn_wg_sum(s, sum) / (float)R; /* mean - x0 */
     float sq = 0.0f;
     for (int j = lid; j < R; j += GN_LWS) {
-        const float d = (float)x[j] - mean;
+        const float d = ((float)x[j] - x0) - m;
         sq += d * d;
     }
     const float inv = rsqrt(gn_wg_sum(s, sq) / (float)R + eps);
@@ -67,7 +80,7 @@ __kernel void KN(gnorm)(__global const T *X, __global const T *Gamma, __global c
         for (int j = lid; j < R; j += GN_LWS) {
             const int a = per_group ? g : g * cpg + j / S;
             const float sc = inv * (float)Gamma[a];
-            float v = ((float)x[j] - mean) * sc + (float)Beta[a];
+            float v = (((float)x[j] - x0) - m) * sc + (float)Beta[a];
             if (act == 1) v = v / (1.0f + exp(-v));
             y[j] = (T)v;
         }
@@ -76,16 +89,16 @@ __kernel void KN(gnorm)(__global const T *X, __global const T *Gamma, __global c
     for (int c = 0; c < cpg; c++) {
         const int a = per_group ? g : g * cpg + c;
         const float sc = inv * (float)Gamma[a];
-        const float sh = (float)Beta[a] - mean * sc;
+        const float b = (float)Beta[a];
         const __global T *xc = x + c * S;
         __global T *yc = y + c * S;
         if (act == 1) {
             for (int j = lid; j < S; j += GN_LWS) {
-                const float v = (float)xc[j] * sc + sh;
+                const float v = (((float)xc[j] - x0) - m) * sc + b;
                 yc[j] = (T)(v / (1.0f + exp(-v)));
             }
         } else {
-            for (int j = lid; j < S; j += GN_LWS) yc[j] = (T)((float)xc[j] * sc + sh);
+            for (int j = lid; j < S; j += GN_LWS) yc[j] = (T)((((float)xc[j] - x0) - m) * sc + b);
         }
     }
 }

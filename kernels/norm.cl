@@ -2,8 +2,10 @@
  * BatchNormalization-15 (inference form).
  *
  * norm_rows: X, Y dense, viewed as [rows, R] with contiguous rows. Per row: mean and biased
- *   variance in float, two passes (mean first, then sum of squared deviations: stable), then
- *     y[r, j] = (x[r, j] - mean) * rsqrt(var + eps) * scale[a] + bias[a]
+ *   variance in float by the NUMERICS RULE of kernels/gnorm.cl (shifted by the row's first
+ *   element x0, two passes: m = mean - x0, then the squared deviations), then
+ *     y[r, j] = ((x[r, j] - x0) - m) * rsqrt(var + eps) * scale[a] + bias[a]
+ *   (a constant row gives exactly bias; no cancellation when |mean| >> std)
  *   with the affine index a = (r % rmod) * rmul + (j / jdiv) % jmod, which expresses
  *     InstanceNorm      rows = N*C, R = S:          a = r % C            (rmod C, rmul 1, jdiv R, jmod 1)
  *     GroupNorm (-21)   rows = N*G, R = (C/G)*S:    a = (r%G)*(C/G) + (j/S)%(C/G)
@@ -48,12 +50,13 @@ static void KN(nm_rows_body)(__global const T *X, __global const T *Scale,
     const int lid = (int)get_local_id(0);
     const __global T *x = X + row * R;
     __global T *y = Y + row * R;
+    const float x0 = (float)x[0]; /* shift (NUMERICS RULE of kernels/gnorm.cl) */
     float sum = 0.0f;
-    for (int j = lid; j < R; j += NM_LWS) sum += (float)x[j];
-    const float mean = nm_wg_sum(s, sum) / (float)R;
+    for (int j = lid; j < R; j += NM_LWS) sum += (float)x[j] - x0;
+    const float m = nm_wg_sum(s, sum) / (float)R; /* mean - x0 */
     float sq = 0.0f;
     for (int j = lid; j < R; j += NM_LWS) {
-        const float d = (float)x[j] - mean;
+        const float d = ((float)x[j] - x0) - m;
         sq += d * d;
     }
     const float var = nm_wg_sum(s, sq) / (float)R;
@@ -61,10 +64,11 @@ static void KN(nm_rows_body)(__global const T *X, __global const T *Scale,
     const int abase = (row % rmod) * rmul;
     for (int j = lid; j < R; j += NM_LWS) {
         const int a = abase + (j / jdiv) % jmod;
-        float v = ((float)x[j] - mean) * inv * (float)Scale[a];
+        float v = (((float)x[j] - x0) - m) * inv * (float)Scale[a];
         if (has_bias) v += (float)Bias[a];
         y[j] = (T)v;
     }
+    const float mean = x0 + m;
     *mean_out = mean;
     *inv_out = inv;
 }

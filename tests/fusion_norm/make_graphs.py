@@ -4,10 +4,14 @@
 Writes graphs/<name>/{model.onnx, inputs/<input>.npy, ref/<output>.npy}; the references are
 onnxruntime (CPU, all graph optimizations disabled) outputs on the committed inputs
 (numpy default_rng(seed)). Needs numpy, onnx, onnxruntime; CI only reads the committed files.
-Run from anywhere: python3 tests/fusion_norm/make_graphs.py
+The gnx_* / lnx_* graphs (normalization numerics, issue 13: constant groups, large mean with
+tiny variance, float32 and float16 models) take numpy float64 references instead (the exact
+math on the stored inputs, rounded once to the model's dtype), written by numerics_graphs().
+Run from anywhere: python3 tests/fusion_norm/make_graphs.py [NAME-PREFIX...] (default: all)
 """
 import os
 import shutil
+import sys
 
 import numpy as np
 import onnx
@@ -18,6 +22,22 @@ from onnx import numpy_helper as nh
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphs")
 rng = np.random.default_rng(20260529)
+
+
+def selected(name):
+    """True if NAME is to be (re)written: no arguments, or an argument is a prefix of it."""
+    return len(sys.argv) < 2 or any(name.startswith(a) for a in sys.argv[1:])
+
+
+def fresh_dir(name):
+    """graphs/NAME emptied, with inputs/ and ref/; None if NAME is not selected."""
+    if not selected(name):
+        return None
+    d = os.path.join(ROOT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "inputs"))
+    os.makedirs(os.path.join(d, "ref"))
+    return d
 
 
 class G:
@@ -45,10 +65,9 @@ class G:
         return out
 
     def save(self, name, outputs):
-        d = os.path.join(ROOT, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(os.path.join(d, "inputs"))
-        os.makedirs(os.path.join(d, "ref"))
+        d = fresh_dir(name)
+        if d is None:
+            return
         for i, o in enumerate(outputs):
             self.nodes.append(oh.make_node("Identity", [o], [f"y{i}"], name=f"out{i}"))
         so = ort.SessionOptions()
@@ -243,3 +262,147 @@ conv_temb()
 conv_relu_1d()
 conv_add_conv()
 conv_shared()
+
+
+# ---- normalization numerics (issue 13) ----------------------------------------------------
+# Groups / rows of four kinds (cycling over (n, g) or rows): a constant, a large mean with a
+# tiny spread, ordinary data, a moderate mean with a small spread; eps 1e-6. The float16 data
+# sit on the float16 grid (spreads of a few ulps). References: float64 on the stored values.
+rng_n = np.random.default_rng(13013)
+NP2TP = {np.float32: TP.FLOAT, np.float16: TP.FLOAT16}
+
+
+def hazard_rows(rows, R, dt, const_only=False):
+    """[rows, R] float64 values exactly representable in dt."""
+    out = np.empty((rows, R))
+    f16 = dt == np.float16
+    consts = [1000.5, -37.25, 3.0, 6.5e4 if not f16 else 6.0e4, -0.001, 250.0]
+    for r in range(rows):
+        k = 0 if const_only else r % 4
+        if k == 0:
+            out[r] = consts[r % len(consts)] + (0 if f16 else 0.3)
+        elif k == 1:
+            out[r] = 1000 + (0.5 * rng_n.integers(-2, 3, R) if f16 else 1e-3 * rng_n.standard_normal(R))
+        elif k == 2:
+            out[r] = 2 * rng_n.standard_normal(R) + 0.5
+        else:
+            out[r] = 250 + (0.125 * rng_n.integers(-3, 4, R) if f16 else 0.01 * rng_n.standard_normal(R))
+    return out.astype(dt).astype(np.float64)
+
+
+def gn_ref(x, G_, gamma, beta, eps, silu, per_group):
+    """float64 GroupNormalization (-18 per_group / -21 per channel) + optional SiLU."""
+    N, C = x.shape[:2]
+    xr = x.reshape(N, G_, -1)
+    mean = xr.mean(axis=2, keepdims=True)
+    var = ((xr - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((xr - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    bshape = (1, C) + (1,) * (x.ndim - 2)
+    if per_group:
+        gamma, beta = np.repeat(gamma, C // G_), np.repeat(beta, C // G_)
+    y = y * gamma.reshape(bshape) + beta.reshape(bshape)
+    return y / (1 + np.exp(-y)) if silu else y
+
+
+def save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, opset, tol=None):
+    """Writes graphs/NAME with float64 references REFS rounded once to dt (no onnxruntime);
+    TOL "ATOL RTOL" goes to tolerance.txt (fused_vs_unfused.sh; default 1e-4 1e-3)."""
+    d = fresh_dir(name)
+    if d is None:
+        return
+    tp = NP2TP[dt]
+    graph = oh.make_graph(nodes, name, [oh.make_tensor_value_info(k, tp, v.shape) for k, v in ins],
+                          [oh.make_tensor_value_info(k, tp, r.shape) for k, r in zip(outs, refs)],
+                          inits)
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", opset)],
+                          producer_name="make_graphs.py")
+    model.ir_version = 8
+    if opset != 18:  # GroupNormalization-18 is deprecated: the checker refuses it
+        onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for k, v in feeds.items():
+        np.save(os.path.join(d, "inputs", k + ".npy"), v.astype(dt))
+    for k, r in zip(outs, refs):
+        np.save(os.path.join(d, "ref", k + ".npy"), r.astype(dt))
+    if tol:
+        with open(os.path.join(d, "tolerance.txt"), "w") as f:
+            f.write(tol + "\n")
+
+
+def gnx(name, form, dt, shapes, G_, silu, const_only=False):
+    """GroupNorm over hazard data: form 'inst' (Reshape-InstanceNormalization-Reshape-Mul-Add,
+    opset 17), 'op21' (GroupNormalization-21, [C] scale/bias) or 'op18' ([G]); one graph input
+    and output per shape in SHAPES."""
+    opset = {"inst": 17, "op21": 21, "op18": 18}[form]
+    nodes, inits, ins, outs, feeds, refs = [], [], [], [], {}, []
+    eps = 1e-6
+
+    def const(nm, arr):
+        inits.append(nh.from_array(np.asarray(arr).astype(dt if arr.dtype.kind == "f" else arr.dtype), nm))
+        return nm
+
+    for i, shape in enumerate(shapes):
+        N, C = shape[:2]
+        x = hazard_rows(N * G_, int(np.prod(shape)) // (N * G_), dt, const_only).reshape(shape)
+        n_aff = G_ if form == "op18" else C
+        gamma = (1 + 0.1 * rng_n.standard_normal(n_aff)).astype(dt).astype(np.float64)
+        beta = (0.1 * rng_n.standard_normal(n_aff)).astype(dt).astype(np.float64)
+        xi, y = f"x{i}", f"y{i}"
+        ins.append((xi, x))
+        feeds[xi] = x
+        t = f"t{i}_"
+        if form == "inst":
+            nodes += [oh.make_node("Reshape", [xi, const(t + "s1", np.array([N, G_, -1], np.int64))], [t + "r"]),
+                      oh.make_node("InstanceNormalization", [t + "r", const(t + "one", np.ones(G_)),
+                                   const(t + "zero", np.zeros(G_))], [t + "i"], epsilon=eps),
+                      oh.make_node("Reshape", [t + "i", const(t + "s2", np.array(shape, np.int64))], [t + "b"]),
+                      oh.make_node("Mul", [t + "b", const(t + "g", gamma.reshape(C, 1, 1))], [t + "m"]),
+                      oh.make_node("Add", [const(t + "be", beta.reshape(C, 1, 1)), t + "m"], [t + "n"])]
+        else:
+            nodes.append(oh.make_node("GroupNormalization", [xi, const(t + "g", gamma), const(t + "be", beta)],
+                                      [t + "n"], num_groups=G_, epsilon=eps))
+        if silu:
+            nodes += [oh.make_node("Sigmoid", [t + "n"], [t + "sg"]), oh.make_node("Mul", [t + "n", t + "sg"], [y])]
+        else:
+            nodes.append(oh.make_node("Identity", [t + "n"], [y]))
+        outs.append(y)
+        refs.append(gn_ref(x, G_, gamma, beta, eps, silu, form == "op18"))
+    # all-constant groups must give exactly beta: bit-exact comparison
+    save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, opset, "0 0" if const_only else None)
+
+
+def lnx(name, dt, shape, axis):
+    """LayerNormalization-17 over hazard rows (rows = prod(shape[:axis]))."""
+    rows = int(np.prod(shape[:axis]))
+    x = hazard_rows(rows, int(np.prod(shape)) // rows, dt).reshape(shape)
+    sc = (1 + 0.1 * rng_n.standard_normal(shape[axis:])).astype(dt).astype(np.float64)
+    bi = (0.1 * rng_n.standard_normal(shape[axis:])).astype(dt).astype(np.float64)
+    xr = x.reshape(rows, -1)
+    mean = xr.mean(axis=1, keepdims=True)
+    y = ((xr - mean) / np.sqrt(((xr - mean) ** 2).mean(axis=1, keepdims=True) + 1e-6)).reshape(shape)
+    inits = [nh.from_array(sc.astype(dt), "sc"), nh.from_array(bi.astype(dt), "bi")]
+    nodes = [oh.make_node("LayerNormalization", ["x", "sc", "bi"], ["y0"], axis=axis, epsilon=1e-6)]
+    save_exact(name, nodes, [("x", x)], ["y0"], inits, {"x": x}, [y * sc + bi], dt, 17)
+
+
+def inx(name, dt, shape):
+    """InstanceNormalization-6 alone over hazard (n, c) planes."""
+    N, C = shape[:2]
+    x = hazard_rows(N * C, int(np.prod(shape)) // (N * C), dt).reshape(shape)
+    sc = (1 + 0.1 * rng_n.standard_normal(C)).astype(dt).astype(np.float64)
+    bi = (0.1 * rng_n.standard_normal(C)).astype(dt).astype(np.float64)
+    inits = [nh.from_array(sc.astype(dt), "sc"), nh.from_array(bi.astype(dt), "bi")]
+    nodes = [oh.make_node("InstanceNormalization", ["x", "sc", "bi"], ["y0"], epsilon=1e-6)]
+    ref = gn_ref(x, C, sc, bi, 1e-6, False, False)
+    save_exact(name, nodes, [("x", x)], ["y0"], inits, {"x": x}, [ref], dt, 17)
+
+
+# S = 7*5 = 35 < 128 (flat loop) and 13*11 = 143 >= 128 (per-channel loop) in kernels/gnorm.cl
+for dt, sfx in ((np.float32, "f32"), (np.float16, "f16")):
+    gnx(f"gnx_inst_{sfx}", "inst", dt, [(2, 6, 13, 11), (2, 6, 7, 5)], 3, True)
+    gnx(f"gnx_op21_{sfx}", "op21", dt, [(2, 6, 7, 5), (1, 6, 13, 11)], 3, True)
+    gnx(f"gnx_op18_{sfx}", "op18", dt, [(2, 6, 13, 11), (2, 6, 7, 5)], 3, False)
+    gnx(f"gnx_const_{sfx}", "inst" if dt == np.float32 else "op21", dt, [(2, 6, 13, 11), (2, 6, 7, 5)], 3,
+        False, const_only=True)
+    lnx(f"lnx_{sfx}", dt, (4, 3, 131), 2)
+    inx(f"inx_{sfx}", dt, (2, 5, 7, 5))
