@@ -13,6 +13,7 @@
 struct cg_use {
     const char *family;  /* kernels/<family>.cl */
     enum ir_dtype dtype; /* instantiated element type T */
+    unsigned variants;   /* O2R_VARIANT_* classes that use it (OR of cg_variant masks) */
 };
 
 /* One launch as emitted by a lowering. */
@@ -24,6 +25,7 @@ struct cg_launch {
     size_t gws[3], lws[3]; /* global / local sizes (lws 0 = driver's choice) */
     uint32_t first_arg;  /* first argument in cg_ctx.args */
     uint32_t nargs;      /* number of arguments */
+    unsigned variants;   /* O2R_VARIANT_* classes this launch runs under */
 };
 
 /* One kernel argument before buffer assignment. */
@@ -46,9 +48,11 @@ struct cg_ctx {
     struct ir_graph *g;        /* the graph being lowered */
     uint32_t cur_node;         /* node being lowered (IR_NONE outside lowering) */
     int64_t step;              /* current schedule step */
+    unsigned variants;         /* cg_variant mask for the launches/sources being emitted */
     struct cg_use *uses;       /* kernel instances, first-use order */
     uint32_t nuses, cap_uses;
     char **extra_src;          /* cg_add_source texts, in first-use order */
+    unsigned *extra_variants;  /* [nextra] classes using each text (grown with extra_src) */
     uint32_t nextra, cap_extra;
     struct cg_launch *launches;
     uint32_t nlaunches, cap_launches;
@@ -63,8 +67,10 @@ struct cg_ctx {
     uint32_t nbufs, cap_bufs;
     uint64_t arena_bytes;      /* planned arena size */
     uint64_t weights_bytes;    /* weights region size */
-    char *source;              /* assembled OpenCL source (malloc) */
+    char *source;              /* assembled OpenCL source of every class (malloc; --stats) */
     size_t source_len;
+    struct o2r_source *segments; /* desc.sources: pieces of `source` tagged by class (<= 60 KB) */
+    uint32_t nsegments;
     struct o2r_model_desc desc; /* descriptor (arrays in the graph arena) */
     void *payload;             /* lazily built weights payload (malloc) */
 };

@@ -10,7 +10,9 @@
  *      whose lifetimes overlap (inclusive) never share bytes; placement is greedy best-fit in
  *      decreasing size order (deterministic);
  *   4. the descriptor (runtime/onnx2cl_rt.h) is assembled from these tables.
- * The OpenCL source is the prelude plus each (family, dtype) pair in first-use order.
+ * The OpenCL source is the prelude plus each (family, dtype) pair in first-use order, split into
+ * segments tagged with the kernel classes that use them (lower.h: cg_variant): first what every
+ * class uses, then what only CPU variants use, then what only GPU variants use.
  * Everything is deterministic: the same graph gives byte-identical output.
  */
 #include "codegen.h"
@@ -115,13 +117,17 @@ const char *cg_use(struct cg_ctx *cg, const char *family, enum ir_dtype dtype)
                       ir_dtype_name(dtype));
     }
     for (uint32_t i = 0; i < cg->nuses; i++)
-        if (strcmp(cg->uses[i].family, family) == 0 && cg->uses[i].dtype == dtype) return sfx;
+        if (strcmp(cg->uses[i].family, family) == 0 && cg->uses[i].dtype == dtype) {
+            cg->uses[i].variants |= cg->variants;
+            return sfx;
+        }
     size_t len;
     if (!kernel_source(cg, family, &len))
         ir_die("internal error: kernels/%s.cl is not embedded", family);
     GROW(cg->uses, cg->nuses, cg->cap_uses);
     cg->uses[cg->nuses].family = ir_strdup(cg->g, family);
     cg->uses[cg->nuses].dtype = dtype;
+    cg->uses[cg->nuses].variants = cg->variants;
     cg->nuses++;
     return sfx;
 }
@@ -129,9 +135,27 @@ const char *cg_use(struct cg_ctx *cg, const char *family, enum ir_dtype dtype)
 void cg_add_source(struct cg_ctx *cg, const char *src)
 {
     for (uint32_t i = 0; i < cg->nextra; i++)
-        if (strcmp(cg->extra_src[i], src) == 0) return;
+        if (strcmp(cg->extra_src[i], src) == 0) {
+            cg->extra_variants[i] |= cg->variants;
+            return;
+        }
+    uint32_t cap = cg->cap_extra;
     GROW(cg->extra_src, cg->nextra, cg->cap_extra);
+    if (cap != cg->cap_extra) {
+        unsigned *p = realloc(cg->extra_variants, sizeof *p * cg->cap_extra);
+        if (!p) ir_die("out of memory");
+        cg->extra_variants = p;
+    }
+    cg->extra_variants[cg->nextra] = cg->variants;
     cg->extra_src[cg->nextra++] = ir_strdup(cg->g, src);
+}
+
+unsigned cg_variant(struct cg_ctx *cg, unsigned mask)
+{
+    IR_ASSERT(mask >= 1 && mask <= CG_VARIANT_ALL);
+    unsigned old = cg->variants;
+    cg->variants = mask;
+    return old;
 }
 
 /* ---- launches and arguments ---- */
@@ -147,6 +171,7 @@ void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned
     l->node = node_id;
     l->step = cg->step;
     l->work_dim = work_dim;
+    l->variants = cg->variants;
     for (unsigned d = 0; d < work_dim; d++) {
         IR_ASSERT(gws[d] >= 1);
         l->gws[d] = gws[d];
@@ -308,8 +333,10 @@ static void lower_node(struct cg_ctx *cg, uint32_t i)
     if (!fn)
         ir_fatal_node(g, n, "no OpenCL kernel for op %s yet (family '%s')", ir_op_name(n->op), fam);
     uint32_t before = cg->nlaunches;
+    cg->variants = CG_VARIANT_ALL;
     if (!fn(cg, g, i))
         ir_fatal_node(g, &g->nodes[i], "op %s is not supported in this form", ir_op_name(n->op));
+    cg->variants = CG_VARIANT_ALL;
     n = &g->nodes[i];
     /* Outputs of a node are written at this step even if a lowering emitted no launch (empty
      * tensors): keep their lifetime well-formed. */
@@ -443,47 +470,94 @@ uint64_t cg_weights_checksum(const struct cg_ctx *m)
 
 /* ---- descriptor ---- */
 
+/* A growable text. */
+struct text {
+    char *s;
+    size_t len, cap;
+};
+
+static void text_add(struct text *t, const char *p, size_t n)
+{
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 1 << 16;
+        while (t->len + n + 1 > cap) cap *= 2;
+        char *q = realloc(t->s, cap);
+        if (!q) ir_die("out of memory");
+        t->s = q;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, p, n);
+    t->len += n;
+    t->s[t->len] = 0;
+}
+
+#define CG_SEGMENT_MAX 60000 /* bytes per source segment: one C string literal each (MSVC: 64 KB) */
+
+/* Appends the segments of one class's text (split at line ends, each <= CG_SEGMENT_MAX; a
+ * single longer line, which codegen never makes, stays whole). Texts point into m->source. */
+static void add_segments(struct cg_ctx *m, size_t off, size_t len, unsigned variants,
+                         uint32_t *cap)
+{
+    while (len > 0) {
+        size_t n = len;
+        if (n > CG_SEGMENT_MAX) {
+            n = CG_SEGMENT_MAX;
+            while (n > 0 && m->source[off + n - 1] != '\n') n--;
+            if (n == 0) n = len; /* no line end: keep the line whole */
+        }
+        if (m->nsegments == *cap) {
+            *cap = *cap ? *cap * 2 : 16;
+            m->segments = realloc(m->segments, sizeof *m->segments * *cap);
+            if (!m->segments) ir_die("out of memory");
+        }
+        m->segments[m->nsegments++] = (struct o2r_source){m->source + off, n, variants};
+        off += n;
+        len -= n;
+    }
+}
+
 static void build_source(struct cg_ctx *m)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *s = malloc(cap);
-    if (!s) ir_die("out of memory");
-#define APPEND(p, n)                                                  \
-    do {                                                              \
-        size_t _n = (n);                                              \
-        while (len + _n + 1 > cap) {                                  \
-            cap *= 2;                                                 \
-            s = realloc(s, cap);                                      \
-            if (!s) ir_die("out of memory");                          \
-        }                                                             \
-        memcpy(s + len, (p), _n);                                     \
-        len += _n;                                                    \
-    } while (0)
+    /* cls[0]: used by every class (prelude first), cls[1]: CPU only, cls[2]: GPU only */
+    struct text cls[3] = {{0}};
+    static const unsigned mask[3] = {CG_VARIANT_ALL, CG_VARIANT_CPU, CG_VARIANT_GPU};
     bool f64 = false;
     for (uint32_t i = 0; i < m->nuses; i++) f64 |= m->uses[i].dtype == IR_F64;
-    if (f64) APPEND("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", 46);
+    if (f64) text_add(&cls[0], "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", 46);
     size_t plen;
     const char *pre = kernel_source(m, "prelude", &plen);
     if (!pre) ir_die("internal error: kernels/prelude.cl is not embedded");
-    APPEND(pre, plen);
+    text_add(&cls[0], pre, plen);
     for (uint32_t i = 0; i < m->nuses; i++) {
+        struct text *t = &cls[m->uses[i].variants == CG_VARIANT_CPU   ? 1
+                              : m->uses[i].variants == CG_VARIANT_GPU ? 2 : 0];
         char hdr[256];
         int hn = snprintf(hdr, sizeof hdr, "\n/* ---- %s.cl, T=%s ---- */\n#define T %s\n#define TS %s\n",
                           m->uses[i].family, ir_dtype_name(m->uses[i].dtype),
                           cg_ctype(m->uses[i].dtype), dtype_suffix(m->uses[i].dtype));
-        APPEND(hdr, (size_t)hn);
+        text_add(t, hdr, (size_t)hn);
         const char *src = kernel_source(m, m->uses[i].family, &plen);
-        APPEND(src, plen);
-        APPEND("\n#undef T\n#undef TS\n", 20);
+        text_add(t, src, plen);
+        text_add(t, "\n#undef T\n#undef TS\n", 20);
     }
     for (uint32_t i = 0; i < m->nextra; i++) {
-        APPEND("\n", 1);
-        APPEND(m->extra_src[i], strlen(m->extra_src[i]));
+        struct text *t = &cls[m->extra_variants[i] == CG_VARIANT_CPU   ? 1
+                              : m->extra_variants[i] == CG_VARIANT_GPU ? 2 : 0];
+        text_add(t, "\n", 1);
+        text_add(t, m->extra_src[i], strlen(m->extra_src[i]));
     }
-    s[len] = 0;
-#undef APPEND
-    m->source = s;
-    m->source_len = len;
+    struct text all = {0};
+    for (int c = 0; c < 3; c++)
+        if (cls[c].len) text_add(&all, cls[c].s, cls[c].len);
+    m->source = all.s;
+    m->source_len = all.len;
+    uint32_t cap = 0;
+    size_t off = 0;
+    for (int c = 0; c < 3; c++) {
+        add_segments(m, off, cls[c].len, mask[c], &cap);
+        off += cls[c].len;
+        free(cls[c].s);
+    }
 }
 
 static void fill_io(struct cg_ctx *m, struct o2r_io *io, uint32_t v)
@@ -507,8 +581,10 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     char *hex = ir_alloc(g, 65);
     for (int i = 0; i < 32; i++) sprintf(hex + 2 * i, "%02x", g->model_hash[i]);
     d->model_hash = hex;
-    d->kernel_source = m->source;
-    d->kernel_source_len = m->source_len;
+    d->kernel_source = NULL; /* the program is d->sources, by class */
+    d->kernel_source_len = 0;
+    d->n_sources = m->nsegments;
+    d->sources = m->segments;
     d->build_options = "-cl-std=CL1.2";
     d->arena_bytes = m->arena_bytes;
     d->weights_bytes = m->weights_bytes;
@@ -546,6 +622,7 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
         ls[i].nargs = l->nargs;
         ls[i].node = n->name && n->name[0] ? n->name : ir_sprintf(g, "#%d", (int)n->onnx_index);
         ls[i].op = n->op_type;
+        ls[i].variants = l->variants == CG_VARIANT_ALL ? 0 : l->variants;
     }
     d->n_launches = m->nlaunches;
     d->launches = ls;
@@ -564,6 +641,7 @@ struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
     struct cg_ctx *m = ir_alloc(g, sizeof *m);
     m->g = g;
     m->cur_node = IR_NONE;
+    m->variants = CG_VARIANT_ALL;
     ensure_value_tables(m);
     /* Graph inputs are written before step 0; outputs are read after the last step. */
     for (uint32_t k = 0; k < g->ninputs; k++) touch(m, g->inputs[k], -1);
@@ -609,6 +687,8 @@ void cg_free(struct cg_ctx *m)
     free(m->buf);
     free(m->bufs);
     free(m->source);
+    free(m->segments);
+    free(m->extra_variants);
     free(m->payload);
     /* the struct itself and the descriptor arrays live in the graph arena */
 }
@@ -634,6 +714,13 @@ const void *cg_weights_payload(const struct cg_ctx *m)
     return p;
 }
 
+uint32_t cg_launch_count(const struct cg_ctx *m, unsigned cls)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nlaunches; i++) n += (m->launches[i].variants & cls) != 0;
+    return n;
+}
+
 void cg_print_stats(const struct cg_ctx *m, FILE *f)
 {
     uint32_t narena = 0, nweights = 0;
@@ -646,7 +733,8 @@ void cg_print_stats(const struct cg_ctx *m, FILE *f)
             nweights++;
         }
     }
-    fprintf(f, "kernel launches per inference: %u\n", m->nlaunches);
+    fprintf(f, "kernel launches per inference: %u (cpu kernels), %u (gpu kernels)\n",
+            cg_launch_count(m, CG_VARIANT_CPU), cg_launch_count(m, CG_VARIANT_GPU));
     fprintf(f, "arena: %" PRIu64 " bytes (%.2f MiB) for %u activation buffers (%.2f MiB without reuse)\n",
             m->arena_bytes, m->arena_bytes / 1048576.0, narena, unplanned / 1048576.0);
     fprintf(f, "weights: %" PRIu64 " bytes (%.2f MiB) in %u tensors\n", m->weights_bytes,

@@ -43,6 +43,9 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
  * NAME_INPUTi_NAME (string), _DTYPE (enum o2r_dtype constant), _RANK, _SHAPE ({d0, ...}),
  * _NUMEL, _BYTES, with NAME = opt->name in upper case; NAME_NUM_INPUTS / NAME_NUM_OUTPUTS. */
 void cg_write_h(const struct cg_ctx *m, const char *path, const struct cg_options *opt);
+/* Kernel launches per inference under kernel class cls (CG_VARIANT_CPU / CG_VARIANT_GPU, lower.h):
+ * launches shared by every class plus that class's own variants. */
+uint32_t cg_launch_count(const struct cg_ctx *m, unsigned cls);
 /* Statistics for --stats. */
 void cg_print_stats(const struct cg_ctx *m, FILE *f);
 

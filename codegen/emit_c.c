@@ -121,9 +121,10 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     fprintf(f, "\n * model: ");
     put_comment_text(f, g->model_path);
     fprintf(f, " (sha256 %s, opset %" PRId64 ")\n", d->model_hash, g->opset);
-    fprintf(f, " * kernel launches per inference: %u; arena %" PRIu64 " bytes; weights %" PRIu64
-               " bytes\n *\n",
-            d->n_launches, d->arena_bytes, d->weights_bytes);
+    fprintf(f, " * kernel launches per inference: %u with the cpu kernels, %u with the gpu kernels;"
+               " arena %" PRIu64 " bytes; weights %" PRIu64 " bytes\n *\n",
+            cg_launch_count(m, CG_VARIANT_CPU), cg_launch_count(m, CG_VARIANT_GPU),
+            d->arena_bytes, d->weights_bytes);
     fprintf(f, " * API (link with libonnx2cl_rt.a and -lOpenCL; see onnx2cl_rt.h):\n");
     fprintf(f, " *   o2r_status %s_init(struct o2r_ctx *ctx, const char *weights_path, struct o2r_model **m);\n", nm);
     fprintf(f, " *   o2r_status %s_run(struct o2r_model *m, const void *const *inputs, void *const *outputs);\n", nm);
@@ -133,9 +134,20 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     io_signature(f, g, d->outputs, d->n_outputs, "output");
     fputs(" */\n#include \"onnx2cl_rt.h\"\n\n", f);
 
-    fprintf(f, "static const char %s_kernel_source[] =\n", nm);
-    put_cstring(f, d->kernel_source, d->kernel_source_len);
-    fputs(";\n\n", f);
+    /* One literal per source segment (each <= 60 KB: MSVC takes at most 64 KB per literal). */
+    for (uint32_t s = 0; s < d->n_sources; s++) {
+        fprintf(f, "static const char %s_src%u[] = /* %s */\n", nm, s,
+                d->sources[s].variants == CG_VARIANT_CPU   ? "cpu kernels only"
+                : d->sources[s].variants == CG_VARIANT_GPU ? "gpu kernels only" : "every class");
+        put_cstring(f, d->sources[s].text, d->sources[s].len);
+        fputs(";\n", f);
+    }
+    fprintf(f, "\nstatic const struct o2r_source %s_sources[] = {\n", nm);
+    for (uint32_t s = 0; s < d->n_sources; s++)
+        fprintf(f, "    {%s_src%u, sizeof %s_src%u - 1, %u},\n", nm, s, nm, s,
+                d->sources[s].variants == CG_VARIANT_ALL ? 0 : d->sources[s].variants);
+    if (!d->n_sources) fputs("    {\"\", 0, 0},\n", f);
+    fputs("};\n\n", f);
 
     fprintf(f, "static const struct o2r_buffer %s_buffers[] = {\n", nm);
     for (uint32_t b = 0; b < d->n_buffers; b++) {
@@ -198,7 +210,7 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
         put_cstring(f, la->node, strlen(la->node));
         fputs(", ", f);
         put_cstring(f, la->op, strlen(la->op));
-        fputs("},\n", f);
+        fprintf(f, ", %u},\n", la->variants);
     }
     if (!d->n_launches) fputs("    {0},\n", f);
     fputs("};\n\n", f);
@@ -208,12 +220,13 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
 
     fprintf(f, "\nstatic const struct o2r_model_desc %s_model_desc = {\n", nm);
     fprintf(f, "    O2R_ABI_VERSION, \"%s\", \"%s\",\n", nm, d->model_hash);
-    fprintf(f, "    %s_kernel_source, sizeof %s_kernel_source - 1, \"%s\",\n", nm, nm, d->build_options);
+    fprintf(f, "    NULL, 0, \"%s\",\n", d->build_options);
     fprintf(f, "    UINT64_C(%" PRIu64 "), UINT64_C(%" PRIu64 "), UINT64_C(0x%016" PRIx64 "),\n",
             d->arena_bytes, d->weights_bytes, d->weights_checksum);
     fprintf(f, "    %u, %s_buffers, %u, %s_args, %u, %s_launches,\n", d->n_buffers, nm, d->n_args, nm,
             d->n_launches, nm);
-    fprintf(f, "    %u, o2c_inputs, %u, o2c_outputs,\n};\n\n", d->n_inputs, d->n_outputs);
+    fprintf(f, "    %u, o2c_inputs, %u, o2c_outputs,\n", d->n_inputs, d->n_outputs);
+    fprintf(f, "    %u, %s_sources,\n};\n\n", d->n_sources, nm);
 
     fprintf(f, "/* The model's descriptor (for tools; most users call the functions below). */\n");
     fprintf(f, "const struct o2r_model_desc *%s_desc(void) { return &%s_model_desc; }\n\n", nm, nm);

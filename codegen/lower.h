@@ -57,6 +57,25 @@ uint32_t cg_temp(struct cg_ctx *cg, uint32_t node_id, enum ir_dtype dtype, int64
  * codegen cannot see, e.g. Identity inside a lowering). */
 void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in);
 
+/* ---- kernel variants (docs/kernel_variants.md) ----
+ * A node may be computed by different kernels on different kinds of device: CPU-shaped kernels
+ * (register tiles, float16 vectors, one work-item per row) and GPU-shaped ones (__local tiles,
+ * coalesced loads, work-group reductions). The generated file carries both; the runtime picks
+ * one class per device at init (runtime/schedule.c) and runs only that class's launches.
+ * A lowering says WHAT a node computes and hands it to a schedule function (codegen/sched_*.c)
+ * that emits HOW, once per class:
+ *     cg_variant(cg, CG_VARIANT_CPU);  ... cg_use / cg_launch / cg_arg_* of the CPU kernel ...
+ *     cg_variant(cg, CG_VARIANT_GPU);  ... the same outputs computed by the GPU kernel ...
+ * Both variants must write the same output values; each may use its own temporaries, constants
+ * (e.g. repacked weights) and kernel sources, which are tagged with the class that asked for
+ * them (sources only one class uses are not compiled for the other). The mask is reset to
+ * CG_VARIANT_ALL before every node, so lowerings with one variant for every device do nothing.
+ * Lowerings never test the device: there is no device at compile time. */
+enum { CG_VARIANT_CPU = 1, CG_VARIANT_GPU = 2, CG_VARIANT_ALL = 3 }; /* == O2R_VARIANT_* */
+/* Sets the class mask of the launches, cg_use and cg_add_source calls that follow (until the
+ * next call or the end of the node); returns the previous mask. */
+unsigned cg_variant(struct cg_ctx *cg, unsigned mask);
+
 /* Lowering entry points, one per family in ops.def, defined in codegen/lower_<family>.c.
  * cmake/lower_table.cmake lists the ones that exist in cg_lowerings[]; a family without one is
  * reported as "no OpenCL kernel for op X yet". */

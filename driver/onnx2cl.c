@@ -247,9 +247,10 @@ static void write_stats_json(const char *path, const struct ir_graph *g, const s
     FILE *f = fdopen(fd, "w");
     uint32_t live = 0;
     for (uint32_t i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
-    fprintf(f, "{\n  \"kernel_launches\": %u,\n  \"arena_bytes\": %" PRIu64 ",\n  \"weights_bytes\": %" PRIu64
+    fprintf(f, "{\n  \"kernel_launches\": %u,\n  \"kernel_launches_gpu\": %u,\n  \"arena_bytes\": %" PRIu64 ",\n  \"weights_bytes\": %" PRIu64
                ",\n  \"nodes_after\": %u,\n  \"compile_seconds\": %.3f,\n  \"passes\": ",
-            d->n_launches, d->arena_bytes, d->weights_bytes, live, compile_s);
+            cg_launch_count(m, 1 /* CG_VARIANT_CPU */), cg_launch_count(m, 2 /* CG_VARIANT_GPU */),
+            d->arena_bytes, d->weights_bytes, live, compile_s);
     fuse_stats_json(f);
     fputs("\n}\n", f);
     if (fclose(f) != 0) ir_die("%s: write failed", path);

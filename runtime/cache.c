@@ -150,12 +150,10 @@ fail:
 }
 
 o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
-                           cl_program *out, int *cache_hit)
+                           const char *src, size_t src_len, cl_program *out, int *cache_hit)
 {
     char dir[4096], path[4200] = "";
     const char *opts = desc->build_options ? desc->build_options : "";
-    size_t src_len = desc->kernel_source_len ? (size_t)desc->kernel_source_len
-                                             : strlen(desc->kernel_source);
     int use_cache = cache_dir(dir, sizeof dir);
     cl_program p = NULL;
     cl_int e;
@@ -165,7 +163,7 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
         uint64_t h[2] = {O2R_FNV_SEED, 0x9e3779b97f4a7c15ull};
         char ver[64];
         snprintf(ver, sizeof ver, "onnx2cl_rt %s abi %d", ONNX2CL_VERSION, O2R_ABI_VERSION);
-        key_add(h, desc->kernel_source, src_len);
+        key_add(h, src, src_len);
         key_add(h, opts, strlen(opts));
         key_add(h, ctx->device_name, strlen(ctx->device_name));
         key_add(h, ctx->device_version, strlen(ctx->device_version));
@@ -194,7 +192,7 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
     }
     e = o2r_fault_cl("clCreateProgramWithSource");
     if (e == CL_SUCCESS) {
-        const char *srcs[1] = {desc->kernel_source};
+        const char *srcs[1] = {src};
         p = clCreateProgramWithSource(ctx->context, 1, srcs, &src_len, &e);
     }
     if (e != CL_SUCCESS || !p) {

@@ -24,6 +24,27 @@ struct dev_entry {
     char name[512];          /* "platform / device" */
 };
 
+/* What to install or set when no device is usable, in words (static text or buf). */
+static const char *no_device_hint(char *buf, size_t cap, int have_platform)
+{
+    if (!have_platform)
+        return " (the OpenCL ICD loader found no driver: install a GPU vendor's OpenCL driver, or "
+               "PoCL for the CPU (Debian: apt-get install pocl-opencl-icd); drivers are listed in "
+               "/etc/OpenCL/vendors/*.icd, or in the folder $OCL_ICD_VENDORS names)";
+    const char *pocl = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    const char *var = pocl && *pocl ? "POCL_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+    const char *dir = pocl && *pocl ? pocl : xdg && *xdg ? xdg : home;
+    if (!dir || !o2r_path_is_writable_dir(dir)) {
+        snprintf(buf, cap, " (PoCL needs a writable cache folder and %s is %s%s%s: set "
+                 "POCL_CACHE_DIR, XDG_CACHE_HOME or HOME to a writable folder)", var,
+                 dir ? "'" : "unset", dir ? dir : "", dir ? "', not a writable folder" : "");
+        return buf;
+    }
+    return " (a driver is installed but offers no device: check that the GPU is visible to this "
+           "user (e.g. /dev/dri or /dev/nvidia* permissions), or install PoCL for the CPU)";
+}
+
 /* Case-insensitive substring test. */
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -47,7 +68,8 @@ static o2r_status enum_devices(struct o2r_ctx *c, struct dev_entry **out, cl_uin
     o2r_status st = O2R_OK;
     cl_int e = clGetPlatformIDs(0, NULL, &np);
     if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
-        o2r_set_error(c, "no OpenCL platform found (is an ICD installed under /etc/OpenCL/vendors?)");
+        char hint[512];
+        o2r_set_error(c, "no OpenCL platform found%s", no_device_hint(hint, sizeof hint, 0));
         return O2R_ERR_NODEVICE;
     }
     if (e != CL_SUCCESS) {
@@ -71,7 +93,9 @@ static o2r_status enum_devices(struct o2r_ctx *c, struct dev_entry **out, cl_uin
             total += nd;
     }
     if (total == 0) {
-        o2r_set_error(c, "no OpenCL device found on %u platform(s)", (unsigned)np);
+        char hint[512];
+        o2r_set_error(c, "no OpenCL device found on %u platform(s)%s", (unsigned)np,
+                      no_device_hint(hint, sizeof hint, 1));
         st = O2R_ERR_NODEVICE;
         goto cleanup;
     }
@@ -207,6 +231,9 @@ o2r_status o2r_ctx_create(const char *device_spec, struct o2r_ctx **out)
         st = O2R_ERR_CL;
         goto fail;
     }
+    st = o2r_schedule_init_ctx(c);
+    if (st != O2R_OK)
+        goto fail;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     e = o2r_fault_cl("clCreateContext");
     if (e == CL_SUCCESS)
@@ -257,4 +284,58 @@ const char *o2r_ctx_device_name(const struct o2r_ctx *ctx)
 const char *o2r_ctx_create_error(void)
 {
     return g_create_err;
+}
+
+/* Byte count in binary units ("24.0 GiB"). */
+static void human_bytes(uint64_t b, char *out, size_t cap)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(out, cap, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+o2r_status o2r_list_devices(void *fp)
+{
+    FILE *f = fp ? fp : stdout;
+    struct o2r_ctx *c = o2r_calloc(1, sizeof *c);
+    struct dev_entry *devs = NULL;
+    cl_uint n = 0;
+    if (!c) {
+        fprintf(f, "out of host memory\n");
+        return O2R_ERR_NOMEM;
+    }
+    o2r_status st = enum_devices(c, &devs, &n);
+    if (st != O2R_OK) {
+        fprintf(f, "no usable OpenCL device: %s\n", c->err);
+        o2r_free(c);
+        return st == O2R_ERR_NOMEM ? st : O2R_ERR_NODEVICE;
+    }
+    for (cl_uint i = 0; i < n; i++) {
+        struct o2r_device_info in;
+        o2r_query_device_info(devs[i].platform, devs[i].device, &in);
+        char gm[32], ma[32], lm[32];
+        human_bytes(in.global_mem, gm, sizeof gm);
+        human_bytes(in.max_alloc, ma, sizeof ma);
+        human_bytes(in.local_mem, lm, sizeof lm);
+        const char *type = in.type & CL_DEVICE_TYPE_GPU ? "GPU"
+                           : in.type & CL_DEVICE_TYPE_CPU ? "CPU"
+                           : in.type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator" : "other";
+        fprintf(f, "%u: %s\n", (unsigned)i, devs[i].name);
+        fprintf(f, "   type %s, vendor %s, %u compute units at %u MHz\n", type, in.vendor,
+                (unsigned)in.compute_units, (unsigned)in.max_clock_mhz);
+        fprintf(f, "   memory %s, max allocation %s, local memory %s%s, max work-group %llu\n", gm,
+                ma, lm, in.local_mem_dedicated ? "" : " (emulated in global memory)",
+                (unsigned long long)in.max_wg_size);
+        fprintf(f, "   %s; %s; driver %s; float64 %s; kernels by default: %s\n", in.version,
+                in.c_version, in.driver, in.fp64 ? "yes" : "no",
+                in.type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) ? "gpu" : "cpu");
+    }
+    o2r_free(devs);
+    o2r_free(c);
+    return O2R_OK;
 }

@@ -23,6 +23,7 @@ struct cli {
     const char *output_dir; /* --output-dir */
     const char *weights;    /* --weights */
     const char *device;     /* --device */
+    const char *kernels;    /* --kernels cpu|gpu|auto (NULL = $ONNX2CL_KERNELS or auto) */
     long bench;             /* --bench N (0 = off) */
     int profile;            /* --profile */
     int verbose;            /* --verbose */
@@ -34,7 +35,8 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
     char shp[256];
     fprintf(f,
             "usage: %s --input NAME=FILE ... [--output NAME=FILE.npy ...] [--output-dir DIR]\n"
-            "          [--weights PATH] [--device SPEC] [--bench N] [--profile] [--verbose]\n"
+            "          [--weights PATH] [--device SPEC] [--kernels cpu|gpu|auto] [--bench N]\n"
+            "          [--profile] [--verbose] | --list-devices | --help\n"
             "Runs model '%s' once through OpenCL.\n"
             "  --input NAME=FILE   model input NAME from FILE (.npy, or ONNX TensorProto .pb);\n"
             "                      every input exactly once; dtype and shape must match exactly\n"
@@ -44,12 +46,16 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
             "  --weights PATH      weights file (default: this executable's path + \".weights\")\n"
             "  --device SPEC       OpenCL device: index N, or a substring of \"platform/device\"\n"
             "                      (default: $ONNX2CL_DEVICE, else the first GPU, else the first)\n"
+            "  --kernels MODE      kernel variants: cpu, gpu or auto (default: $ONNX2CL_KERNELS,\n"
+            "                      else auto = gpu variants on GPU devices, cpu variants otherwise)\n"
+            "  --list-devices      list the OpenCL devices (type, memory, limits) and exit\n"
             "  --bench N           one warm-up run, then N timed runs (median and min)\n"
             "  --profile           print per-kernel device times of the (last) run\n"
-            "  --verbose           print the device and the init time split to stderr\n"
+            "  --verbose           print the device, the kernel variants chosen and the init time\n"
+            "                      split to stderr\n"
             "  --help              this text\n"
             "Environment: ONNX2CL_CACHE_DIR (program binary cache), ONNX2CL_NO_CACHE=1,\n"
-            "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE.\n"
+            "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE, ONNX2CL_KERNELS.\n"
             "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
             prog, d->name);
     fprintf(f, "inputs:\n");
@@ -101,7 +107,8 @@ static int find_io(const struct o2r_io *ios, uint32_t n, const char *name, size_
     return -1;
 }
 
-/* Parses argv into c. Returns 0 ok, 2 usage error, 3 = --help printed. */
+/* Parses argv into c. Returns 0 ok, 2 usage error, 3 = --help or --list-devices done, 4 =
+ * --list-devices found no usable device (exit 1). */
 static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, struct cli *c,
                      const char *prog)
 {
@@ -111,6 +118,8 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o2r_usage(d, prog, stdout);
             return 3;
+        } else if (strcmp(a, "--list-devices") == 0) {
+            return o2r_list_devices(stdout) == O2R_OK ? 3 : 4;
         } else if (strcmp(a, "--profile") == 0) {
             c->profile = 1;
         } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
@@ -143,6 +152,7 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
         } else if (opt_value(argc, argv, &i, "--output-dir", &v) ||
                    opt_value(argc, argv, &i, "--weights", &v) ||
                    opt_value(argc, argv, &i, "--device", &v) ||
+                   opt_value(argc, argv, &i, "--kernels", &v) ||
                    opt_value(argc, argv, &i, "--bench", &v)) {
             if (!v || !*v) {
                 fprintf(stderr, "%s: %.*s needs a value\n", prog, (int)strcspn(a, "="), a);
@@ -154,6 +164,12 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
                 c->weights = v;
             } else if (strncmp(a, "--device", 8) == 0) {
                 c->device = v;
+            } else if (strncmp(a, "--kernels", 9) == 0) {
+                if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "auto")) {
+                    fprintf(stderr, "%s: --kernels expects cpu, gpu or auto, got '%s'\n", prog, v);
+                    return 2;
+                }
+                c->kernels = v;
             } else {
                 char *end = NULL;
                 c->bench = strtol(v, &end, 10);
@@ -327,8 +343,8 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         goto cleanup;
     }
     int pr = parse_cli(desc, argc, argv, &c, prog);
-    if (pr == 3) {
-        rc = 0;
+    if (pr == 3 || pr == 4) {
+        rc = pr == 3 ? 0 : 1;
         goto cleanup;
     }
     if (pr != 0) {
@@ -413,6 +429,10 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(NULL));
         goto cleanup;
     }
+    if (c.kernels && o2r_ctx_set_kernels(ctx, c.kernels) != O2R_OK) {
+        fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));
+        goto cleanup;
+    }
     double t1 = o2r_now_ms();
     if (c.verbose)
         fprintf(stderr, "%s: device %s (context %.1f ms)\n", prog, o2r_ctx_device_name(ctx),
@@ -434,6 +454,7 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         o2r_model_timing(m, &bms, &wms);
         fprintf(stderr, "%s: init %.1f ms (program %s %.1f ms, weights %.1f ms)\n", prog,
                 o2r_now_ms() - t1, o2r_model_cache_hit(m) ? "from cache" : "build", bms, wms);
+        o2r_model_print_variants(m, stderr);
     }
     if (c.profile && o2r_model_set_profiling(m, 1) != O2R_OK) {
         fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));

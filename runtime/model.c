@@ -27,7 +27,8 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
                       O2R_ABI_VERSION);
         return O2R_ERR_ARG;
     }
-    if (!d->name || !d->kernel_source || (d->n_buffers && !d->buffers) ||
+    if (!d->name || (!d->kernel_source && !d->n_sources) || (d->n_sources && !d->sources) ||
+        (d->n_buffers && !d->buffers) ||
         (d->n_args && !d->args) || (d->n_launches && !d->launches) ||
         (d->n_inputs && !d->inputs) || (d->n_outputs && !d->outputs)) {
         o2r_set_error(ctx, "model '%s': descriptor has a NULL name, source or array", mn);
@@ -58,7 +59,7 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
     }
     for (uint32_t i = 0; i < d->n_launches; i++) {
         const struct o2r_launch *l = &d->launches[i];
-        if (!l->kernel || l->work_dim < 1 || l->work_dim > 3 ||
+        if (!l->kernel || l->work_dim < 1 || l->work_dim > 3 || l->variants > O2R_VARIANT_ALL ||
             (uint64_t)l->first_arg + l->nargs > d->n_args) {
             o2r_set_error(ctx, "model '%s': launch %u (kernel %s, node '%s') has an invalid "
                           "kernel name, work_dim %u or argument range", mn, (unsigned)i,
@@ -67,6 +68,12 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
             return O2R_ERR_ARG;
         }
     }
+    for (uint32_t i = 0; i < d->n_sources; i++)
+        if (!d->sources[i].text || d->sources[i].variants > O2R_VARIANT_ALL) {
+            o2r_set_error(ctx, "model '%s': source segment %u has no text or an unknown variant "
+                          "mask %u", mn, (unsigned)i, (unsigned)d->sources[i].variants);
+            return O2R_ERR_ARG;
+        }
     for (int pass = 0; pass < 2; pass++) {
         uint32_t n = pass ? d->n_outputs : d->n_inputs;
         const struct o2r_io *ios = pass ? d->outputs : d->inputs;
@@ -212,6 +219,8 @@ static o2r_status create_kernels(struct o2r_model *m)
         return O2R_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < d->n_launches; i++) {
+        if (!o2r_launch_selected(&d->launches[i], m->kclass))
+            continue; /* another class's variant: its kernel is not in this program */
         const char *name = d->launches[i].kernel;
         uint32_t k;
         for (k = 0; k < m->n_kernels; k++)
@@ -314,7 +323,11 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     m->ctx = ctx;
     m->desc = desc;
     double t0 = o2r_now_ms();
-    st = o2r_program_get(ctx, desc, &m->program, &m->cache_hit);
+    m->kclass = ctx->kclass;
+    st = o2r_schedule_source(m);
+    if (st != O2R_OK)
+        goto fail;
+    st = o2r_program_get(ctx, desc, m->source, m->source_len, &m->program, &m->cache_hit);
     if (st != O2R_OK)
         goto fail;
     st = create_kernels(m);
@@ -422,6 +435,8 @@ o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *c
     }
     for (uint32_t i = 0; i < d->n_launches; i++) {
         const struct o2r_launch *l = &d->launches[i];
+        if (!o2r_launch_selected(l, m->kclass))
+            continue;
         size_t gws[3] = {1, 1, 1}, lws[3] = {1, 1, 1};
         int empty = 0, lws_set = 0;
         for (uint32_t k = 0; k < l->work_dim; k++) {
@@ -510,6 +525,7 @@ void o2r_model_free(struct o2r_model *m)
     o2r_free(m->bufs);
     o2r_free(m->kernels);
     o2r_free(m->kernel_names);
+    o2r_free(m->source);
     o2r_free(m->launch_kernel);
     o2r_free(m->events);
     o2r_free(m->launch_ns);
@@ -570,15 +586,17 @@ void o2r_model_print_profile(const struct o2r_model *m, void *fp)
                 d->name);
         return;
     }
-    uint32_t n = d->n_launches, nops = 0;
+    uint32_t n = 0, nops = 0;
     uint64_t total = 0;
-    struct op_total *ops = o2r_calloc(n, sizeof *ops);
-    uint32_t *order = o2r_calloc(n, sizeof *order);
+    struct op_total *ops = o2r_calloc(d->n_launches + 1, sizeof *ops);
+    uint32_t *order = o2r_calloc(d->n_launches + 1, sizeof *order);
     if (!ops || !order) {
         fprintf(f, "profile of model '%s': out of host memory\n", d->name);
         goto done;
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < d->n_launches; i++) {
+        if (!o2r_launch_selected(&d->launches[i], m->kclass))
+            continue;
         const char *op = d->launches[i].op ? d->launches[i].op : "?";
         uint32_t k;
         for (k = 0; k < nops; k++)
@@ -589,13 +607,14 @@ void o2r_model_print_profile(const struct o2r_model *m, void *fp)
         ops[k].ns += m->launch_ns[i];
         ops[k].count++;
         total += m->launch_ns[i];
-        order[i] = i;
+        order[n++] = i;
     }
     qsort(ops, nops, sizeof *ops, cmp_op_total);
     g_sort_ns = m->launch_ns;
     qsort(order, n, sizeof *order, cmp_launch);
-    fprintf(f, "profile of model '%s' on %s: %u launches, %.3f ms total device time\n", d->name,
-            m->ctx->device_name, (unsigned)n, (double)total / 1e6);
+    fprintf(f, "profile of model '%s' on %s (%s kernels): %u launches, %.3f ms total device "
+            "time\n", d->name, m->ctx->device_name, m->kclass == O2R_VARIANT_GPU ? "gpu" : "cpu",
+            (unsigned)n, (double)total / 1e6);
     fprintf(f, "%-24s %8s %12s %7s %12s\n", "op", "launches", "total ms", "%", "avg us");
     for (uint32_t k = 0; k < nops; k++)
         fprintf(f, "%-24s %8u %12.3f %6.1f%% %12.1f\n", ops[k].op, (unsigned)ops[k].count,

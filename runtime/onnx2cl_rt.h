@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define O2R_MAX_RANK 8
-#define O2R_ABI_VERSION 1
+#define O2R_ABI_VERSION 2
 /* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * of common devices: 4096 bits). */
 #define O2R_ALIGN 512
@@ -83,6 +83,22 @@ struct o2r_arg {
     } u;
 };
 
+/* Kernel variant classes (docs/kernel_variants.md). A generated file may carry launches and
+ * kernel sources for several classes; at init the runtime picks ONE class for the device
+ * (o2r_ctx_set_kernels, $ONNX2CL_KERNELS, else by CL_DEVICE_TYPE) and runs only the launches
+ * and builds only the source segments whose mask holds it. Mask 0 means every class. */
+#define O2R_VARIANT_CPU 1u /* shaped for CPU devices: per-work-item register tiles, wide vectors */
+#define O2R_VARIANT_GPU 2u /* shaped for GPUs: __local tiles, coalesced loads, 64-256 items/group */
+#define O2R_VARIANT_ALL 3u
+
+/* One piece of the program source; the program is the concatenation, in order, of the segments
+ * whose mask holds the chosen class (each segment <= 60 KB so every C compiler takes it). */
+struct o2r_source {
+    const char *text;  /* OpenCL C text (not NUL-terminated necessarily) */
+    uint64_t len;      /* bytes */
+    uint32_t variants; /* O2R_VARIANT_* mask (0 = all) */
+};
+
 /* One clEnqueueNDRangeKernel. */
 struct o2r_launch {
     const char *kernel;  /* kernel function name in the program */
@@ -93,6 +109,7 @@ struct o2r_launch {
     uint32_t nargs;      /* number of arguments */
     const char *node;    /* ONNX node name(s) it implements (for errors and --profile) */
     const char *op;      /* op kind (e.g. "Conv", "Add") for profile grouping */
+    uint32_t variants;   /* kernel classes this launch belongs to (O2R_VARIANT_* bits; 0 = all) */
 };
 
 /* A graph input or output. */
@@ -110,7 +127,7 @@ struct o2r_model_desc {
     uint32_t abi_version;          /* O2R_ABI_VERSION */
     const char *name;              /* model name (API prefix) */
     const char *model_hash;        /* hex SHA-256 of the .onnx file (weights file must match) */
-    const char *kernel_source;     /* OpenCL C 1.2 source of every kernel the model uses */
+    const char *kernel_source;     /* OpenCL C 1.2 source of every kernel (NULL when n_sources) */
     uint64_t kernel_source_len;
     const char *build_options;     /* clBuildProgram options */
     uint64_t arena_bytes;          /* activation arena size */
@@ -126,6 +143,8 @@ struct o2r_model_desc {
     const struct o2r_io *inputs;
     uint32_t n_outputs;
     const struct o2r_io *outputs;
+    uint32_t n_sources;            /* > 0: the program is built from `sources`, not kernel_source */
+    const struct o2r_source *sources;
 };
 
 /* Weights file layout (little-endian), written by onnx2cl, read by o2r_model_init:
@@ -154,6 +173,46 @@ void o2r_ctx_free(struct o2r_ctx *ctx);
 const char *o2r_ctx_last_error(const struct o2r_ctx *ctx);
 /* Human-readable device name ("Portable Computing Language / pthread-..."). */
 const char *o2r_ctx_device_name(const struct o2r_ctx *ctx);
+
+/* What the runtime knows of a device (CL_DEVICE_* queries; sizes in bytes). */
+struct o2r_device_info {
+    char platform[256];         /* CL_PLATFORM_NAME */
+    char name[256];             /* CL_DEVICE_NAME */
+    char vendor[256];           /* CL_DEVICE_VENDOR */
+    char version[256];          /* CL_DEVICE_VERSION ("OpenCL 3.0 CUDA") */
+    char driver[256];           /* CL_DRIVER_VERSION */
+    char c_version[256];        /* CL_DEVICE_OPENCL_C_VERSION ("OpenCL C 1.2 ...") */
+    uint64_t type;              /* CL_DEVICE_TYPE bits (CPU 2, GPU 4, ACCELERATOR 8) */
+    uint32_t compute_units;     /* CL_DEVICE_MAX_COMPUTE_UNITS */
+    uint32_t max_clock_mhz;     /* CL_DEVICE_MAX_CLOCK_FREQUENCY */
+    uint64_t max_wg_size;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    uint64_t local_mem;         /* CL_DEVICE_LOCAL_MEM_SIZE */
+    int local_mem_dedicated;    /* CL_DEVICE_LOCAL_MEM_TYPE == CL_LOCAL */
+    uint64_t global_mem;        /* CL_DEVICE_GLOBAL_MEM_SIZE */
+    uint64_t max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    uint32_t pref_vec_float;    /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT */
+    int fp64;                   /* CL_DEVICE_DOUBLE_FP_CONFIG != 0 */
+};
+/* Fills *info for the context's device. O2R_ERR_ARG if an argument is NULL. */
+o2r_status o2r_ctx_device_info(const struct o2r_ctx *ctx, struct o2r_device_info *info);
+/* Prints every OpenCL platform and device (type, memory, max allocation, local memory, compute
+ * units, OpenCL C version) to f (a FILE*), numbered as --device N counts them. When none is
+ * usable, prints why and what to install or set (ICD loader, a vendor driver or PoCL,
+ * OCL_ICD_VENDORS, a writable HOME for PoCL's cache). Returns O2R_OK when at least one device
+ * was listed, O2R_ERR_NODEVICE otherwise. */
+o2r_status o2r_list_devices(void *f);
+
+/* Which kernel variants models initialized on this context use: "cpu", "gpu" or "auto" (by
+ * CL_DEVICE_TYPE: GPU and ACCELERATOR devices get the GPU variants, others the CPU ones). NULL
+ * means $ONNX2CL_KERNELS, else "auto". O2R_ERR_ARG (message in o2r_ctx_last_error) for any
+ * other value. Takes effect for the next o2r_model_init. */
+o2r_status o2r_ctx_set_kernels(struct o2r_ctx *ctx, const char *mode);
+/* The class chosen for this context (O2R_VARIANT_CPU or O2R_VARIANT_GPU) and, in why, the
+ * reason in words ("auto: CL_DEVICE_TYPE_GPU", "--kernels gpu", "$ONNX2CL_KERNELS=cpu"). */
+uint32_t o2r_ctx_kernel_class(const struct o2r_ctx *ctx, const char **why);
+/* Prints the model's kernel class, why it was chosen, and per op kind the class-specific
+ * kernels its launches use, to f (a FILE*; NULL = stderr). For --verbose. */
+void o2r_model_print_variants(const struct o2r_model *m, void *f);
 
 /* Builds the program (binary cache under $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
  * ~/.cache/onnx2cl; key = hash of source, options, device, driver and runtime version), maps and

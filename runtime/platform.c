@@ -29,6 +29,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 #ifdef _WIN32
 #include <direct.h>
@@ -462,4 +465,13 @@ int o2r_file_sync_close(FILE *f)
     if (!ok && e)
         errno = e;
     return ok ? 0 : -1;
+int o2r_path_is_writable_dir(const char *path)
+{
+    if (!path || !*path || !is_dir(path))
+        return 0;
+#ifdef _WIN32
+    return 1; /* Windows ACLs: try and see; callers only use this for hints */
+#else
+    return access(path, W_OK | X_OK) == 0;
+#endif
 }

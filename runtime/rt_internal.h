@@ -45,6 +45,9 @@ struct o2r_ctx {
     char platform_version[256];   /* CL_PLATFORM_VERSION */
     cl_uint base_align_bits;      /* CL_DEVICE_MEM_BASE_ADDR_ALIGN (bits) */
     cl_ulong max_alloc;           /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (bytes) */
+    struct o2r_device_info info;  /* device facts (o2r_ctx_device_info) */
+    uint32_t kclass;              /* chosen kernel class (O2R_VARIANT_CPU / _GPU) */
+    char kclass_why[160];         /* why that class ("auto: CL_DEVICE_TYPE_GPU", ...) */
     char err[O2R_ERR_CAP];        /* last error message ("" if none) */
 };
 
@@ -66,6 +69,9 @@ struct o2r_model {
     cl_event *events;                    /* [n_launches] scratch events while profiling */
     int cache_hit;                       /* 1 if the program came from the binary cache */
     double build_ms;                     /* time spent building / loading the program */
+    uint32_t kclass;                     /* kernel class of this model (from its ctx at init) */
+    char *source;                        /* program source: the segments of that class */
+    size_t source_len;                   /* bytes of source */
     double weights_ms;                   /* time spent reading, checking and uploading weights */
 };
 
@@ -96,7 +102,22 @@ const char *o2r_ctx_create_error(void);
 /* Builds desc's program for ctx's device, from the cache when possible; stores the binary after
  * a source build. Sets *cache_hit. On failure sets ctx->err (build log + options included). */
 o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
-                           cl_program *out, int *cache_hit);
+                           const char *src, size_t src_len, cl_program *out, int *cache_hit);
+
+/* ---- platform (platform.c) ---- */
+/* 1 if path is an existing directory this process may create files in (hints only). */
+int o2r_path_is_writable_dir(const char *path);
+
+/* ---- kernel variants (schedule.c) ---- */
+/* Fills ctx->info from the device and sets the default class ($ONNX2CL_KERNELS or auto);
+ * O2R_ERR_ARG with the message in ctx->err for a bad $ONNX2CL_KERNELS. */
+o2r_status o2r_schedule_init_ctx(struct o2r_ctx *ctx);
+/* Fills *info with the properties of device d of platform p (missing ones read as 0/""). */
+void o2r_query_device_info(cl_platform_id p, cl_device_id d, struct o2r_device_info *info);
+/* 1 when launch l runs under class kclass. */
+int o2r_launch_selected(const struct o2r_launch *l, uint32_t kclass);
+/* Assembles the program source of m->kclass into m->source (o2r_malloc). */
+o2r_status o2r_schedule_source(struct o2r_model *m);
 
 /* ---- model test hooks (model.c) ---- */
 /* 1 if the model's program was loaded from the binary cache. */

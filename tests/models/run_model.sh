@@ -8,7 +8,7 @@ rm -rf "$work"; mkdir -p "$work/out"
 "$onnx2cl" "$dir/model.onnx" -o "$work/model" "$@"
 args=()
 for f in "$dir"/inputs/*.npy; do n=$(basename "$f" .npy); args+=(--input "$n=$f"); done
-"$work/model" "${args[@]}" --output-dir "$work/out"
+"$work/model" "${args[@]}" --output-dir "$work/out" --verbose
 status=0
 for f in "$dir"/ref/*.npy; do
   n=$(basename "$f")

@@ -57,8 +57,8 @@ static struct o2r_arg k_args[] = {
     {O2R_ARG_BUF, {.buf = 2}}, {O2R_ARG_I64, {.i64 = N}}, {O2R_ARG_LOCAL, {.local_bytes = 8 * 4}},
 };
 static struct o2r_launch k_launches[] = {
-    {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "n1_mul_add_b", "Mul"},
-    {"mul_add", 1, {N, 0, 0}, {8, 0, 0}, 5, 6, "n2_mul_add_x", "Add"},
+    {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "n1_mul_add_b", "Mul", 0},
+    {"mul_add", 1, {N, 0, 0}, {8, 0, 0}, 5, 6, "n2_mul_add_x", "Add", 0},
 };
 static const struct o2r_io k_inputs[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
 static const struct o2r_io k_outputs[] = {
@@ -68,7 +68,7 @@ static const struct o2r_io k_outputs[] = {
 static struct o2r_model_desc g_desc = {
     O2R_ABI_VERSION, "tiny", HASH, k_source, sizeof k_source - 1, "-cl-mad-enable -DUNUSED=1",
     8192 + N * 4, 4096 + N * 4, 0 /* checksum, set in main */,
-    5, k_buffers, 11, k_args, 2, k_launches, 1, k_inputs, 2, k_outputs,
+    5, k_buffers, 11, k_args, 2, k_launches, 1, k_inputs, 2, k_outputs, 0, NULL,
 };
 
 static char g_tmp[256];     /* temporary folder */
@@ -418,14 +418,14 @@ static void test_no_weights(void)
         {O2R_ARG_F32, {.f32 = -1.0f}}, {O2R_ARG_I32, {.i32 = N}},
     };
     static const struct o2r_launch launches[] = {
-        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "sq", "Mul"},
-        {"axpb", 2, {N, 0, 0}, {0, 0, 0}, 0, 5, "empty", "Mul"}, /* gws[1] == 0: skipped */
+        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "sq", "Mul", 0},
+        {"axpb", 2, {N, 0, 0}, {0, 0, 0}, 0, 5, "empty", "Mul", 0}, /* gws[1] == 0: skipped */
     };
     static const struct o2r_io ins[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
     static const struct o2r_io outs[] = {{"t", O2R_F32, 1, {N}, 1, N * 4}};
     struct o2r_model_desc d = {
         O2R_ABI_VERSION, "noweights", HASH, k_source, sizeof k_source - 1, "", 4608 + N * 4, 0,
-        0, 2, bufs, 5, args, 2, launches, 1, ins, 1, outs,
+        0, 2, bufs, 5, args, 2, launches, 1, ins, 1, outs, 0, NULL,
     };
     char msg[O2R_ERR_CAP];
     float t[N], want[N];
@@ -447,6 +447,111 @@ static void test_no_weights(void)
     }
     o2r_model_free(m);
     o2r_ctx_free(ctx);
+}
+
+/* Kernel variants: a descriptor with a shared source segment, a CPU-only and a GPU-only one, and
+ * one launch per class writing the same output with a different factor (2x for cpu, 3x for gpu)
+ * so the values show which class ran. The class comes from o2r_ctx_set_kernels, else
+ * $ONNX2CL_KERNELS, else the device type (PoCL: CPU). A segment of the other class is never
+ * compiled: the GPU-only segment of the second descriptor does not compile at all. */
+static void test_variants(void)
+{
+    static const char common[] = "#define SCALE(k) (x[i] * (k))\n";
+    static const char cpu_src[] =
+        "__kernel void scale_cpu(__global const float *x, __global float *y, int n) {\n"
+        "    int i = get_global_id(0); if (i < n) y[i] = SCALE(2.0f); }\n";
+    static const char gpu_src[] =
+        "__kernel void scale_gpu(__global const float *x, __global float *y, int n) {\n"
+        "    int i = get_global_id(0); if (i < n) y[i] = SCALE(3.0f); }\n";
+    static const char broken[] = "#error the GPU-only segment must not be compiled for cpu\n";
+    static const struct o2r_source srcs[] = {
+        {common, sizeof common - 1, 0},
+        {cpu_src, sizeof cpu_src - 1, O2R_VARIANT_CPU},
+        {gpu_src, sizeof gpu_src - 1, O2R_VARIANT_GPU},
+    };
+    static const struct o2r_source srcs_broken[] = {
+        {common, sizeof common - 1, 0},
+        {cpu_src, sizeof cpu_src - 1, O2R_VARIANT_CPU},
+        {broken, sizeof broken - 1, O2R_VARIANT_GPU},
+    };
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA},
+                                             {4608, N * 4, O2R_SPACE_ARENA}};
+    static const struct o2r_arg args[] = {
+        {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_I32, {.i32 = N}},
+    };
+    static const struct o2r_launch launches[] = {
+        {"scale_cpu", 1, {N, 0, 0}, {0, 0, 0}, 0, 3, "s", "Mul", O2R_VARIANT_CPU},
+        {"scale_gpu", 1, {N, 0, 0}, {0, 0, 0}, 0, 3, "s", "Mul", O2R_VARIANT_GPU},
+    };
+    static const struct o2r_io ins[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
+    static const struct o2r_io outs[] = {{"y", O2R_F32, 1, {N}, 1, N * 4}};
+    struct o2r_model_desc d = {
+        O2R_ABI_VERSION, "variants", HASH, NULL, 0, "", 4608 + N * 4, 0,
+        0, 2, bufs, 3, args, 2, launches, 1, ins, 1, outs, 3, srcs,
+    };
+    struct o2r_model_desc d_broken = d;
+    d_broken.n_launches = 1; /* the CPU launch only */
+    d_broken.sources = srcs_broken;
+    static const struct {
+        const char *env, *api; /* $ONNX2CL_KERNELS, o2r_ctx_set_kernels argument */
+        float factor;          /* expected y / x */
+        uint32_t cls;
+    } cases[] = {
+        {NULL, NULL, 2.0f, O2R_VARIANT_CPU},   /* auto on PoCL: CPU device */
+        {"gpu", NULL, 3.0f, O2R_VARIANT_GPU},  /* env forces the GPU variants */
+        {"gpu", "cpu", 2.0f, O2R_VARIANT_CPU}, /* the API (--kernels) beats the env */
+        {NULL, "gpu", 3.0f, O2R_VARIANT_GPU},
+        {"cpu", "auto", 2.0f, O2R_VARIANT_CPU},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (cases[c].env)
+            setenv("ONNX2CL_KERNELS", cases[c].env, 1);
+        else
+            unsetenv("ONNX2CL_KERNELS");
+        struct o2r_ctx *ctx = NULL;
+        struct o2r_model *m = NULL;
+        CHECK(o2r_ctx_create(NULL, &ctx) == O2R_OK, "%s", o2r_ctx_last_error(NULL));
+        if (!ctx)
+            continue;
+        if (cases[c].api)
+            CHECK(o2r_ctx_set_kernels(ctx, cases[c].api) == O2R_OK, "set_kernels %s",
+                  cases[c].api);
+        const char *why = NULL;
+        CHECK(o2r_ctx_kernel_class(ctx, &why) == cases[c].cls, "case %zu: class %u (%s)", c,
+              (unsigned)o2r_ctx_kernel_class(ctx, NULL), why);
+        CHECK(o2r_model_init(ctx, &d, NULL, &m) == O2R_OK, "case %zu init: %s", c,
+              o2r_ctx_last_error(ctx));
+        if (m) {
+            float y[N], want[N];
+            for (int i = 0; i < N; i++)
+                want[i] = g_x[i] * cases[c].factor;
+            const void *in[1] = {g_x};
+            void *out[1] = {y};
+            CHECK(o2r_model_run(m, in, out) == O2R_OK, "%s", o2r_ctx_last_error(ctx));
+            CHECK(close_enough(y, want, N), "case %zu: values show the wrong variant ran (y/x = "
+                  "%g, want %g)", c, g_x[1] ? y[1] / g_x[1] : 0.0, (double)cases[c].factor);
+        }
+        o2r_model_free(m);
+        m = NULL;
+        if (cases[c].cls == O2R_VARIANT_CPU) {
+            CHECK(o2r_model_init(ctx, &d_broken, NULL, &m) == O2R_OK,
+                  "case %zu: the GPU-only segment was compiled for the cpu class: %s", c,
+                  o2r_ctx_last_error(ctx));
+            o2r_model_free(m);
+            m = NULL;
+        }
+        CHECK(o2r_ctx_set_kernels(ctx, "fast") == O2R_ERR_ARG &&
+                  strstr(o2r_ctx_last_error(ctx), "'fast'") != NULL,
+              "a bad mode is refused by name: %s", o2r_ctx_last_error(ctx));
+        o2r_ctx_free(ctx);
+    }
+    setenv("ONNX2CL_KERNELS", "turbo", 1);
+    struct o2r_ctx *bad = NULL;
+    CHECK(o2r_ctx_create(NULL, &bad) != O2R_OK && !bad &&
+              strstr(o2r_ctx_last_error(NULL), "ONNX2CL_KERNELS='turbo'") != NULL,
+          "bad $ONNX2CL_KERNELS refused by name: %s", o2r_ctx_last_error(NULL));
+    o2r_ctx_free(bad);
+    unsetenv("ONNX2CL_KERNELS");
 }
 
 /* Runs o2r_main with a NULL-terminated argument list. */
@@ -565,6 +670,7 @@ int main(void)
     test_device_and_profile();
     test_fault_injection();
     test_no_weights();
+    test_variants();
     test_cli();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
