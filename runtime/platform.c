@@ -465,9 +465,11 @@ int o2r_file_sync_close(FILE *f)
     if (!ok && e)
         errno = e;
     return ok ? 0 : -1;
+}
+
 int o2r_path_is_writable_dir(const char *path)
 {
-    if (!path || !*path || !is_dir(path))
+    if (!path || !*path || !o2r_path_is_dir(path))
         return 0;
 #ifdef _WIN32
     return 1; /* Windows ACLs: try and see; callers only use this for hints */
