@@ -430,6 +430,12 @@ void ref_convt_geom(const struct ir_graph *g, const struct ir_node *n, const int
         if (s <= 0 || d <= 0 || k <= 0)
             ir_fatal_node(g, n, "spatial dim %d: kernel %lld, stride %lld, dilation %lld must be > 0",
                           i, (long long)k, (long long)s, (long long)d);
+        /* ConvTranspose-11: "output_padding ... must be smaller than either stride or
+         * dilation" (per axis); a larger one would add rows no input contributes to */
+        if (opad[i] < 0 || (opad[i] >= s && opad[i] >= d))
+            ir_fatal_node(g, n, "output_padding[%d]=%lld must be >= 0 and smaller than the stride "
+                          "(%lld) or the dilation (%lld) of that axis",
+                          i, (long long)opad[i], (long long)s, (long long)d);
         int64_t ek = d * (k - 1) + 1;
         int64_t full = s * (in - 1) + opad[i] + ek;
         if (os || ap == 1 || ap == 2) {

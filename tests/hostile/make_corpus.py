@@ -23,7 +23,8 @@ dims, rank 9 / 100, element counts overflowing int64 and size_t, raw_data / type
 matching dims x dtype, wrong data field for the dtype), graph (cycle, input nobody produces,
 duplicate outputs / inputs / initializers, output never computed, initializer named like a node
 output, no outputs, empty op_type), and ops (attributes of the wrong type, Conv weight rank >
-input rank, Conv group not dividing channels / zero, zero strides / kernel / dilations, Gather
+input rank, Conv group not dividing channels / zero, zero strides / kernel / dilations,
+ConvTranspose output_padding not smaller than the stride or the dilation (or negative), Gather
 constant indices out of range, impossible Reshapes, bad Transpose perm, bad axes, Range delta 0,
 huge ConstantOfShape, Split sizes not summing, Slice step 0, Cast to a string, Expand mismatch).
 """
@@ -325,6 +326,13 @@ def main():
     conv("conv_auto_pad_bad", ".*auto_pad", auto_pad="SOMETIMES")
     conv("conv_group_float", ".*group.*(type|INT|FLOAT)", group=1.5)
     conv("conv_strides_string", ".*strides.*(type|INTS|STRING)", strides="11")
+    wt = arr("w", np.ones((4, 2, 3, 3), np.float32))
+    for nm, at in (("ge_stride", dict(strides=[2, 2], output_padding=[2, 0])),
+                   ("ge_stride_and_dilation", dict(strides=[2, 1], dilations=[1, 2], output_padding=[0, 2])),
+                   ("negative", dict(strides=[2, 2], output_padding=[0, -1]))):
+        attr_case("convtranspose_output_padding_" + nm,
+                  helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="convt0", **at), [X4], [wt],
+                  r".*output_padding\[[01]\]=-?[0-9]+ must be >= 0 and smaller than the stride")
     attr_case("pool_stride_zero", helper.make_node("MaxPool", ["x"], ["y"], name="pool0", kernel_shape=[2, 2], strides=[0, 0]), [X4], [], ".*stride")
     attr_case("pool_kernel_zero", helper.make_node("AveragePool", ["x"], ["y"], name="pool0", kernel_shape=[0, 2]), [X4], [], ".*kernel")
     attr_case("pool_no_kernel", helper.make_node("MaxPool", ["x"], ["y"], name="pool0"), [X4], [], ".*kernel_shape")
