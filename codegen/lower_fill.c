@@ -25,6 +25,19 @@ static uint64_t one_bits(enum ir_dtype t)
     }
 }
 
+void ka_fill(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t y, uint64_t bits)
+{
+    const int64_t cnt = ka_numel(g, node, y);
+    if (cnt == 0) return;
+    char kname[64];
+    const char *sfx = cg_use(cg, "fill", ka_size_type(g, node, g->values[y].dtype));
+    snprintf(kname, sizeof kname, "fill_%s", sfx);
+    ka_launch(cg, node, kname, cnt);
+    cg_arg_buf(cg, y);
+    cg_arg_i32(cg, cnt);
+    cg_arg_i64(cg, (int64_t)bits);
+}
+
 bool lower_fill(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
@@ -48,12 +61,7 @@ bool lower_fill(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
             const uint8_t *p = cv->data;
             for (size_t i = 0; i < ir_dtype_size(cv->dtype); i++) bits |= (uint64_t)p[i] << (8 * i);
         }
-        const char *sfx = cg_use(cg, "fill", ka_size_type(g, node, yv->dtype));
-        snprintf(kname, sizeof kname, "fill_%s", sfx);
-        ka_launch(cg, node, kname, cnt);
-        cg_arg_buf(cg, y);
-        cg_arg_i32(cg, cnt);
-        cg_arg_i64(cg, (int64_t)bits);
+        ka_fill(cg, g, node, y, bits);
         return true;
     }
     if (n->op == IR_OP_EYE_LIKE) {

@@ -40,6 +40,10 @@ int ka_collapse(int rank, int64_t *dims, int nops, int64_t (*strides)[IR_MAX_RAN
 void ka_strided_copy(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t x, uint32_t y,
                      int rank, const int64_t *dims, const int64_t *xs, int64_t xoff,
                      const int64_t *ys, int64_t yoff);
+/* Fills every element of y with the dtype-sized low bytes of the little-endian 64-bit pattern
+ * `bits` (kernels/fill.cl fill, per element size); nothing is emitted for an empty y.
+ * Used by ConstantOfShape and by reductions over an empty axis (lower_reduce.c). */
+void ka_fill(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t y, uint64_t bits);
 /* Row-major strides of a dims array; returns the element count. */
 int64_t ka_dense_strides(int rank, const int64_t *dims, int64_t *strides);
 

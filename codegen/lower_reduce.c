@@ -14,13 +14,17 @@
  * output.
  * Assumes: shape inference ran. Data types: float32, float64 (accumulated in double), int32,
  * int64 (Mean/L2/LogSum/LogSumExp: float types only).
- * Guarantees: fatal (ir_fatal_node) for other dtypes, reductions over an empty axis with a
- * non-empty output, or tensors of >= 2^31 elements.
+ * Empty reduced set (a reduced axis of size 0, non-empty output): the output is a constant fill
+ *   with the ONNX-18 value (as ref/ref_reduce.c): Sum/L1/L2/SumSquare 0, Prod 1, Max -inf (the
+ *   dtype's lowest for integers), Min +inf (highest), Mean NaN (0/0), LogSum/LogSumExp -inf.
+ * Guarantees: fatal (ir_fatal_node) for other dtypes or tensors of >= 2^31 elements.
  */
-#include "codegen/lower.h"
+#include "codegen/lower_ka.h"
 #include "ref/ref_util.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Work-group size of the _wg kernels (RD_LWS in kernels/reduce.cl). */
 #define REDUCE_LWS 128
@@ -43,6 +47,34 @@ static void need_dtype(const struct ir_graph *g, const struct ir_node *n, enum i
     if (t == IR_F32 || t == IR_F64 || (!float_only && (t == IR_I32 || t == IR_I64))) return;
     ir_fatal_node(g, n, "%s on %s is not supported yet (%s)", ir_op_name(n->op), ir_dtype_name(t),
                   float_only ? "float32, float64" : "float32, float64, int32, int64");
+}
+
+/* Bit pattern (little-endian, dtype-sized low bytes) of the reduction of an empty set. */
+static uint64_t empty_bits(enum ir_op op, enum ir_dtype t)
+{
+    double v = 0.0;
+    int64_t iv = 0;
+    switch (op) {
+    case IR_OP_REDUCE_PROD: v = 1.0, iv = 1; break;
+    case IR_OP_REDUCE_MAX: v = -INFINITY, iv = t == IR_I32 ? INT32_MIN : INT64_MIN; break;
+    case IR_OP_REDUCE_MIN: v = INFINITY, iv = t == IR_I32 ? INT32_MAX : INT64_MAX; break;
+    case IR_OP_REDUCE_MEAN: v = NAN; break;
+    case IR_OP_REDUCE_LOG_SUM:
+    case IR_OP_REDUCE_LOG_SUM_EXP: v = -INFINITY; break;
+    default: break;
+    }
+    uint64_t bits = 0;
+    if (t == IR_F32) {
+        float f = (float)v;
+        uint32_t b;
+        memcpy(&b, &f, sizeof b);
+        bits = b;
+    } else if (t == IR_F64) {
+        memcpy(&bits, &v, sizeof bits);
+    } else {
+        bits = (uint64_t)iv;
+    }
+    return bits;
 }
 
 /* One reduce_<op> pass over [outer, R, inner] of x into y. */
@@ -93,6 +125,12 @@ static void lower_reduce_op(struct cg_ctx *cg, struct ir_graph *g, uint32_t node
     for (int k = 0; k < rank; k++) dims[k] = g->values[x].dims[k];
     int64_t total = ir_numel(g, x), nout = ir_numel(g, y);
     if (nout == 0) return;
+    if (total == 0) {
+        /* a reduced axis has size 0 (the output is not empty; a no-op reduction would have
+         * nout == total): every output is the empty set's value */
+        ka_fill(cg, g, node, y, empty_bits(n->op, t));
+        return;
+    }
     const char *sfx = cg_use(cg, "reduce", t);
     bool mask[IR_MAX_RANK];
     if (!ref_reduce_axes(g, n, rank, mask)) {
@@ -100,9 +138,6 @@ static void lower_reduce_op(struct cg_ctx *cg, struct ir_graph *g, uint32_t node
         emit_pass(cg, node, "sum", sfx, x, y, nout, 1, 1, 0, 0, 1.0f);
         return;
     }
-    if (total == 0)
-        ir_fatal_node(g, n, "%s over an empty axis (input '%s' has no elements) is not "
-                      "supported yet", ir_op_name(n->op), g->values[x].name);
     /* runs of (size, reduced), size-1 dims dropped, neighbours of the same kind merged */
     int64_t rs[IR_MAX_RANK];
     bool rr[IR_MAX_RANK];

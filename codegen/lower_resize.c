@@ -12,8 +12,12 @@
  * Modes: nearest (any element type; every nearest_mode), linear and cubic (float32/64/16;
  * cubic_coeff_a, exclude_outside), every coordinate_transformation_mode incl.
  * tf_crop_and_resize (roi, extrapolation_value) and Resize-11's tf_half_pixel_for_nn.
- * Refused (fatal, located, naming the attribute): run-time scales/sizes/roi, antialias=1 when
- * downscaling with linear/cubic, unknown attribute values, integer linear/cubic.
+ * antialias=1 (Resize-18) with linear/cubic and some resized axis downscaled: one resize_aa pass
+ * per resized axis, in axis order, through scratch buffers (the filter is stretched by
+ * 1/min(scale, 1), so its tap count depends on the scale; see kernels/resize.cl). Ignored for
+ * nearest, as the spec says (it names linear and cubic only).
+ * Refused (fatal, located, naming the attribute): run-time scales/sizes/roi, unknown attribute
+ * values, integer linear/cubic, antialias filters wider than 2^21 taps.
  */
 #include "lower_ka.h"
 
@@ -41,6 +45,78 @@ static uint32_t const_param(const struct ir_graph *g, const struct ir_node *n, u
                       "time)", what, g->values[v].name);
     }
     return ir_numel(g, v) == 0 ? IR_NONE : v;
+}
+
+/* The per-node parameters of the antialias passes. */
+struct resize_aa_params {
+    int mode;      /* 1 linear, 2 cubic */
+    int ctm;       /* coordinate_transformation_mode index (kernels/resize.cl) */
+    float cubic_a; /* cubic_coeff_a */
+    int excl;      /* exclude_outside */
+    float extrap;  /* extrapolation_value (tf_crop_and_resize) */
+};
+
+/* antialias=1: one resize_aa pass per active axis k (in order), x -> scratch -> ... -> y. */
+static void emit_antialias(struct cg_ctx *cg, struct ir_graph *g, uint32_t node,
+                           const struct resize_aa_params *p, const bool *active, const double *scale,
+                           const double *r0, const double *r1)
+{
+    const uint32_t x = g->nodes[node].inputs[0], y = g->nodes[node].outputs[0];
+    const int r = g->values[x].rank;
+    const enum ir_dtype dt = g->values[x].dtype;
+    int64_t cur[IR_MAX_RANK], od[IR_MAX_RANK];
+    int last = -1;
+    for (int k = 0; k < r; k++) {
+        cur[k] = g->values[x].dims[k];
+        od[k] = g->values[y].dims[k];
+        if (active[k]) last = k;
+    }
+    const char *sfx = cg_use(cg, "resize", dt);
+    char kname[64];
+    snprintf(kname, sizeof kname, "resize_aa_%s", sfx);
+    uint32_t src = x;
+    for (int k = 0; k <= last; k++) {
+        if (!active[k]) continue;
+        const int64_t in = cur[k], out = od[k];
+        int64_t outer = 1, inner = 1;
+        for (int j = 0; j < k; j++) outer *= cur[j];
+        for (int j = k + 1; j < r; j++) inner *= cur[j];
+        const int64_t cnt = outer * out * inner;
+        if (outer * in * inner >= ((int64_t)1 << 31) || cnt >= ((int64_t)1 << 31))
+            ir_fatal_node(g, &g->nodes[node], "Resize: an antialias pass over axis %d has >= "
+                          "2^31 elements (the kernel indexes with 32-bit ints)", k);
+        const double asc = scale[k] < 1.0 ? scale[k] : 1.0;
+        if (1.0 / asc > (double)(1 << 20))
+            ir_fatal_node(g, &g->nodes[node], "Resize: antialias=1 with scale %g on axis %d: "
+                          "the filter would have more than 2^21 taps", scale[k], k);
+        const int64_t start = (int64_t)floor((p->mode == 1 ? -1.0 : -2.0) / asc) + 1;
+        const double ow = scale[k] * (double)in;
+        double p0 = 0.0, p1 = 0.0;
+        if (p->ctm == 1) p0 = ((double)in / 2.0) * (1.0 - (double)out / ow);
+        if (p->ctm == 5) p0 = r0[k], p1 = r1[k];
+        const uint32_t dst = k == last ? y : cg_temp(cg, node, dt, cnt);
+        ka_launch(cg, node, kname, cnt);
+        cg_arg_buf(cg, src);
+        cg_arg_buf(cg, dst);
+        cg_arg_i32(cg, cnt);
+        cg_arg_i32(cg, in);
+        cg_arg_i32(cg, out);
+        cg_arg_i32(cg, inner);
+        cg_arg_f32(cg, (float)scale[k]);
+        cg_arg_f32(cg, (float)ow);
+        cg_arg_f32(cg, (float)p0);
+        cg_arg_f32(cg, (float)p1);
+        cg_arg_i32(cg, p->ctm);
+        cg_arg_i32(cg, p->mode);
+        cg_arg_f32(cg, p->cubic_a);
+        cg_arg_i32(cg, p->excl);
+        cg_arg_f32(cg, p->extrap);
+        cg_arg_i32(cg, start);
+        cg_arg_i32(cg, 2 - 2 * start);
+        cg_arg_f32(cg, (float)asc);
+        cur[k] = out;
+        src = dst;
+    }
 }
 
 bool lower_resize(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
@@ -145,7 +221,7 @@ bool lower_resize(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     }
 
     /* active axes */
-    bool active[IR_MAX_RANK];
+    bool active[IR_MAX_RANK], aa = false;
     int first = r;
     for (int k = 0; k < r; k++) {
         const bool roi_default = fabs(r0[k]) < 1e-9 && fabs(r1[k] - 1.0) < 1e-9;
@@ -155,14 +231,17 @@ bool lower_resize(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
             ir_fatal_node(g, n, "Resize: axis %d has scale 1 but sizes %lld -> %lld", k,
                           (long long)xv->dims[k], (long long)yv->dims[k]);
         if (active[k] && first == r) first = k;
-        if (active[k] && antialias && mode != 0 && scale[k] < 1.0)
-            ir_fatal_node(g, n, "Resize: antialias=1 when downscaling (axis %d, scale %g) is not "
-                          "supported", k, scale[k]);
+        if (active[k] && antialias && mode != 0 && scale[k] < 1.0) aa = true;
     }
     ka_numel(g, node, x);
     const int64_t cnt = ka_numel(g, node, y);
     if (cnt == 0) return true;
     if (ir_numel(g, x) == 0) ir_fatal_node(g, n, "Resize: empty input with a non-empty output");
+    if (aa) {
+        const struct resize_aa_params ax = {mode, ctm, cubic_a, excl, extrap};
+        emit_antialias(cg, g, node, &ax, active, scale, r0, r1);
+        return true;
+    }
     if (first == r) first = r - 1 < 0 ? 0 : r - 1;
     if (r - first > 4)
         ir_fatal_node(g, n, "Resize: %d trailing axes would be resized (axis %d on); the kernel "

@@ -26,6 +26,15 @@
  * Kernels (one work-item per output element; i >= n exits):
  *   resize_nearest / resize_linear / resize_cubic(x, y, n, in0..in3, out0..out3,
  *     scale0..3, ow0..3, p00..p03, p10..p13, active, ctm, nm, extrap, cubic_a, excl)
+ *   resize_aa(x, y, n, in, out, inner, scale, ow, p0, p1, ctm, mode, cubic_a, excl, extrap,
+ *     start, ntaps, asc): antialias=1 (Resize-18) linear (mode 1) / cubic (mode 2), ONE axis
+ *     of x viewed as [outer, in, inner] -> y [outer, out, inner] (the lowering runs one pass per
+ *     resized axis). The filter is stretched by 1/asc (asc = min(scale, 1)): with r = x -
+ *     floor(x) (r = 1 for an integral x) and b = x - r, taps b+start+k (k < ntaps; start =
+ *     floor(-1/asc)+1 linear, floor(-2/asc)+1 cubic, ntaps = 2 - 2*start, from the host) weigh
+ *     f((start + k - r) * asc), f = max(0, 1-|t|) or the Keys cubic, divided by the sum of the
+ *     weights (exclude_outside: of the taps inside [0, in), the others weigh 0), as
+ *     onnx/reference/ops/op_resize.py.
  * Element-type block: see unary.cl.
  */
 #if O2C_TID == O2C_ID_f64
@@ -76,6 +85,16 @@ static inline void ka_rs_cubic(float r, float A, float *w)
     w[2] = ((A + 2.0f) * s - (A + 3.0f)) * s * s + 1.0f;
     w[3] = ((A * s1 - 5.0f * A) * s1 + 8.0f * A) * s1 - 4.0f * A;
 }
+/* Antialias filter value at (scaled) offset t: triangle (mode 1) or Keys cubic (mode 2). */
+static inline float ka_rs_aa_filter(int mode, float t, float A)
+{
+    t = fabs(t);
+    if (mode == 1) return t < 1.0f ? 1.0f - t : 0.0f;
+    if (t <= 1.0f) return ((A + 2.0f) * t - (A + 3.0f)) * t * t + 1.0f;
+    if (t < 2.0f) return ((A * t - 5.0f * A) * t + 8.0f * A) * t - 4.0f * A;
+    return 0.0f;
+}
+
 /* Taps of one axis for output coordinate c; mode 0 nearest, 1 linear, 2 cubic. Returns the
  * tap count and fills idx/w. */
 static inline int ka_rs_taps(int mode, int active, int ctm, int nm, int c, int in, float scale,
@@ -179,6 +198,35 @@ static inline int ka_rs_taps(int mode, int active, int ctm, int nm, int c, int i
 KA_RESIZE(resize_linear, 1)
 KA_RESIZE(resize_cubic, 2)
 #undef KA_RESIZE_BODY
+
+__kernel void KN(resize_aa)(__global const T *x, __global T *y, int n, int in, int out,
+                            int inner, float scale, float ow, float p0, float p1, int ctm,
+                            int mode, float cubic_a, int excl, float extrap, int start,
+                            int ntaps, float asc)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= n) return;
+    const int ii = i % inner, c = (i / inner) % out, b = i / (inner * out);
+    int oor = 0;
+    const float xo = ka_rs_coord(ctm, c, in, scale, ow, p0, p1, &oor);
+    if (oor) {
+        KA_ST(y, i, (KA_CT)extrap);
+        return;
+    }
+    const float fl = floor(xo);
+    const float r = xo == fl ? 1.0f : xo - fl;
+    const int j0 = (int)fl - (xo == fl ? 1 : 0) + start;
+    const int xb = b * in * inner + ii;
+    KA_ACC acc = 0, wsum = 0;
+    for (int k = 0; k < ntaps; k++) {
+        const int j = j0 + k;
+        if (excl && (j < 0 || j >= in)) continue;
+        const float w = ka_rs_aa_filter(mode, ((float)(start + k) - r) * asc, cubic_a);
+        wsum += (KA_ACC)w;
+        acc += (KA_ACC)w * (KA_ACC)KA_LD(x, xb + ka_rs_clampi(j, in) * inner);
+    }
+    KA_ST(y, i, (KA_CT)(wsum != 0 ? acc / wsum : (KA_ACC)0));
+}
 #undef KA_ACC
 #endif
 #define KA_RESIZE_BODY                                                                        \

@@ -11,7 +11,12 @@
  *   linear:  2 taps [1-r, r]; cubic: 4 taps (cubic_coeff_a, default -0.75), exclude_outside;
  * neighbours outside the input are clamped (edge padding). Axes whose scale is 1 with an
  * unchanged size (and default roi) are copied. Integer outputs are rounded half-to-even and
- * saturated. antialias=1 is refused (fatal, "unsupported").
+ * saturated.
+ * antialias=1 (Resize-18, linear/cubic; ignored for nearest): the filter is stretched by
+ * 1/min(scale, 1): taps base+start .. base+start+n-1 (start = floor(-1/sc)+1 linear,
+ * floor(-2/sc)+1 cubic; n = 2 - 2*start), weight f((start + k - r) * sc) with f the triangle
+ * max(0, 1-|t|) or the Keys cubic of cubic_coeff_a, normalized by their sum (before
+ * exclude_outside renormalizes), as onnx/reference/ops/op_resize.py.
  * Opset < 11 Resize and Upsample: asymmetric coordinates, nearest = floor.
  */
 #include <math.h>
@@ -30,6 +35,16 @@ static int parse(const struct ir_graph *g, const struct ir_node *n, const char *
     for (int i = 0; i < count; i++)
         if (!strcmp(s, names[i])) return i;
     ir_fatal_node(g, n, "unsupported %s '%s'", attr, s);
+}
+
+/* Antialias filter value at offset t (already scaled): triangle (linear) or Keys cubic. */
+static double aa_filter(int mode, double t, double A)
+{
+    t = fabs(t);
+    if (mode == 1) return t < 1 ? 1 - t : 0;
+    if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+    if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+    return 0;
 }
 
 static void cubic_coeffs(double r, double A, double *c)
@@ -58,8 +73,7 @@ bool ref_eval_resize(struct ir_graph *g, uint32_t node)
     int ct = legacy ? CT_ASYM : parse(g, n, "coordinate_transformation_mode", "half_pixel", cts, 7);
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     int nm = legacy ? NM_FLOOR : parse(g, n, "nearest_mode", "round_prefer_floor", nms, 4);
-    if (ir_attr_int(n, "antialias", 0))
-        ir_fatal_node(g, n, "Resize antialias=1 is unsupported");
+    const bool aa = mode != 0 && ir_attr_int(n, "antialias", 0) != 0;
     double A = ir_attr_float(n, "cubic_coeff_a", -0.75f);
     bool excl = ir_attr_int(n, "exclude_outside", 0) != 0;
     double extrap = ir_attr_float(n, "extrapolation_value", 0.0f);
@@ -105,6 +119,14 @@ bool ref_eval_resize(struct ir_graph *g, uint32_t node)
         bool roi_default = !have_roi || (fabs(r0[a]) < 1e-9 && fabs(r1[a] - 1) < 1e-9);
         if (fabs(s - 1.0) <= 1e-9 && out == in && roi_default) continue;
         int taps = mode == 0 ? 2 : mode == 1 ? 2 : 4;
+        double asc = s < 1 ? s : 1; /* antialias: filter stretched by 1/asc */
+        int64_t astart = (int64_t)floor((mode == 1 ? -1.0 : -2.0) / asc) + 1;
+        if (aa) {
+            if (1 / asc > (double)(1 << 20))
+                ir_fatal_node(g, n, "antialias=1 with scale %g on axis %d: the filter would have "
+                              "more than 2^21 taps", s, a);
+            taps = (int)(2 - 2 * astart);
+        }
         double *cf = ref_tmp(sizeof(double) * (size_t)(out * taps + 1));
         int64_t *ix = ref_tmp(sizeof(int64_t) * (size_t)(out * taps + 1));
         bool *ex = ref_tmp((size_t)out + 1);
@@ -135,7 +157,15 @@ bool ref_eval_resize(struct ir_graph *g, uint32_t node)
             double *c = cf + y * taps;
             int64_t *id = ix + y * taps;
             if (xo == fl) base -= 1; /* integral x: window [x-1, x] / [x-2 .. x+1] */
-            if (mode == 0) {
+            if (aa) {
+                double sum = 0;
+                for (int j = 0; j < taps; j++) {
+                    c[j] = aa_filter(mode, ((double)(astart + j) - r) * asc, A);
+                    sum += c[j];
+                    id[j] = base + astart + j;
+                }
+                for (int j = 0; j < taps; j++) c[j] /= sum;
+            } else if (mode == 0) {
                 if (xo == fl) {
                     c[0] = 0;
                     c[1] = 1;
