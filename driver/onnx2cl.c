@@ -91,6 +91,7 @@ static void usage(FILE *f)
           "  --verify               run the IR verifier after every pass\n"
           "  --no-main              do not emit main() (library use)\n"
           "  --cc CC                C compiler for the executable (default: $CC or the build's)\n"
+          "  --list-devices         list the OpenCL devices the generated programs can use and exit\n"
           "  --version, --help\n",
           f);
 }
@@ -283,6 +284,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--version") == 0) {
             printf("onnx2cl %s\n", ONNX2CL_VERSION);
             return 0;
+        } else if (strcmp(a, "--list-devices") == 0) {
+            return o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
         } else if (strcmp(a, "-o") == 0) {
             out = NEXT();
         } else if (strcmp(a, "--shape") == 0 || strncmp(a, "--shape=", 8) == 0) {

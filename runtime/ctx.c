@@ -31,14 +31,23 @@ static const char *no_device_hint(char *buf, size_t cap, int have_platform)
         return " (the OpenCL ICD loader found no driver: install a GPU vendor's OpenCL driver, or "
                "PoCL for the CPU (Debian: apt-get install pocl-opencl-icd); drivers are listed in "
                "/etc/OpenCL/vendors/*.icd, or in the folder $OCL_ICD_VENDORS names)";
+    /* PoCL offers no device when it cannot make its kernel cache folder (an unusable HOME):
+     * try to make the folder it would use (it would create it itself) and name the failure. */
     const char *pocl = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
                *home = getenv("HOME");
     const char *var = pocl && *pocl ? "POCL_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
-    const char *dir = pocl && *pocl ? pocl : xdg && *xdg ? xdg : home;
-    if (!dir || !o2r_path_is_writable_dir(dir)) {
-        snprintf(buf, cap, " (PoCL needs a writable cache folder and %s is %s%s%s: set "
-                 "POCL_CACHE_DIR, XDG_CACHE_HOME or HOME to a writable folder)", var,
-                 dir ? "'" : "unset", dir ? dir : "", dir ? "', not a writable folder" : "");
+    char dir[1024], why[600];
+    if (pocl && *pocl)
+        snprintf(dir, sizeof dir, "%s", pocl);
+    else if ((xdg && *xdg) || (home && *home))
+        snprintf(dir, sizeof dir, "%s%s", xdg && *xdg ? xdg : home,
+                 xdg && *xdg ? "/pocl" : "/.cache/pocl");
+    else
+        dir[0] = 0;
+    if (!dir[0] || o2r_path_make_dirs(dir, why, sizeof why) != O2R_OK) {
+        snprintf(buf, cap, " (if the driver is PoCL: it needs a writable cache folder and %s "
+                 "gives %s%s%s; set POCL_CACHE_DIR, XDG_CACHE_HOME or HOME to a writable folder)",
+                 var, dir[0] ? "'" : "none", dir, dir[0] ? "', which cannot be created" : "");
         return buf;
     }
     return " (a driver is installed but offers no device: check that the GPU is visible to this "
@@ -311,7 +320,7 @@ o2r_status o2r_list_devices(void *fp)
     }
     o2r_status st = enum_devices(c, &devs, &n);
     if (st != O2R_OK) {
-        fprintf(f, "no usable OpenCL device: %s\n", c->err);
+        fprintf(stderr, "no usable OpenCL device: %s\n", c->err);
         o2r_free(c);
         return st == O2R_ERR_NOMEM ? st : O2R_ERR_NODEVICE;
     }
@@ -331,8 +340,18 @@ o2r_status o2r_list_devices(void *fp)
         fprintf(f, "   memory %s, max allocation %s, local memory %s%s, max work-group %llu\n", gm,
                 ma, lm, in.local_mem_dedicated ? "" : " (emulated in global memory)",
                 (unsigned long long)in.max_wg_size);
-        fprintf(f, "   %s; %s; driver %s; float64 %s; kernels by default: %s\n", in.version,
+        static const char half_probe[] =
+            "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+            "__kernel void probe(__global half *x) { half a = x[0]; x[0] = a * a + (half)1; }\n";
+        static const char vload_half_probe[] =
+            "__kernel void probe(__global const half *x, __global float *y) {\n"
+            "    y[0] = vload_half(0, x); vstore_half(y[0], 1, (__global half *)x); }\n";
+        fprintf(f, "   %s; %s; driver %s; float64 %s; half storage (vload_half) %s; half "
+                "arithmetic (cl_khr_fp16, by compiling) %s; kernels by default: %s\n", in.version,
                 in.c_version, in.driver, in.fp64 ? "yes" : "no",
+                o2r_probe_build(devs[i].platform, devs[i].device, vload_half_probe) ? "yes" : "NO",
+                o2r_probe_build(devs[i].platform, devs[i].device, half_probe) ? "compiles"
+                                                                                : "does not compile",
                 in.type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) ? "gpu" : "cpu");
     }
     o2r_free(devs);

@@ -196,8 +196,9 @@ struct o2r_device_info {
 /* Fills *info for the context's device. O2R_ERR_ARG if an argument is NULL. */
 o2r_status o2r_ctx_device_info(const struct o2r_ctx *ctx, struct o2r_device_info *info);
 /* Prints every OpenCL platform and device (type, memory, max allocation, local memory, compute
- * units, OpenCL C version) to f (a FILE*), numbered as --device N counts them. When none is
- * usable, prints why and what to install or set (ICD loader, a vendor driver or PoCL,
+ * units, OpenCL C version, float64, half storage and half arithmetic probed by compiling a
+ * kernel) to f (a FILE*), numbered as --device N counts them. When none is usable, prints to
+ * stderr why and what to install or set (ICD loader, a vendor driver or PoCL,
  * OCL_ICD_VENDORS, a writable HOME for PoCL's cache). Returns O2R_OK when at least one device
  * was listed, O2R_ERR_NODEVICE otherwise. */
 o2r_status o2r_list_devices(void *f);

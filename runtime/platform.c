@@ -466,14 +466,3 @@ int o2r_file_sync_close(FILE *f)
         errno = e;
     return ok ? 0 : -1;
 }
-
-int o2r_path_is_writable_dir(const char *path)
-{
-    if (!path || !*path || !o2r_path_is_dir(path))
-        return 0;
-#ifdef _WIN32
-    return 1; /* Windows ACLs: try and see; callers only use this for hints */
-#else
-    return access(path, W_OK | X_OK) == 0;
-#endif
-}

@@ -104,16 +104,15 @@ const char *o2r_ctx_create_error(void);
 o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                            const char *src, size_t src_len, cl_program *out, int *cache_hit);
 
-/* ---- platform (platform.c) ---- */
-/* 1 if path is an existing directory this process may create files in (hints only). */
-int o2r_path_is_writable_dir(const char *path);
-
 /* ---- kernel variants (schedule.c) ---- */
 /* Fills ctx->info from the device and sets the default class ($ONNX2CL_KERNELS or auto);
  * O2R_ERR_ARG with the message in ctx->err for a bad $ONNX2CL_KERNELS. */
 o2r_status o2r_schedule_init_ctx(struct o2r_ctx *ctx);
 /* Fills *info with the properties of device d of platform p (missing ones read as 0/""). */
 void o2r_query_device_info(cl_platform_id p, cl_device_id d, struct o2r_device_info *info);
+/* 1 if OpenCL C source `src` (defining a kernel named "probe") builds for device d: how device
+ * features are probed (never by trusting extension strings). Creates and frees its own context. */
+int o2r_probe_build(cl_platform_id p, cl_device_id d, const char *src);
 /* 1 when launch l runs under class kclass. */
 int o2r_launch_selected(const struct o2r_launch *l, uint32_t kclass);
 /* Assembles the program source of m->kclass into m->source (o2r_malloc). */

@@ -239,3 +239,27 @@ void o2r_model_print_variants(const struct o2r_model *m, void *fp)
         fprintf(f, " (%u launches)\n", (unsigned)count);
     }
 }
+
+int o2r_probe_build(cl_platform_id p, cl_device_id d, const char *src)
+{
+    cl_int e;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p, 0};
+    cl_context c = clCreateContext(props, 1, &d, NULL, NULL, &e);
+    if (e != CL_SUCCESS || !c)
+        return 0;
+    size_t len = strlen(src);
+    cl_program prog = clCreateProgramWithSource(c, 1, &src, &len, &e);
+    int ok = 0;
+    if (e == CL_SUCCESS && prog) {
+        ok = clBuildProgram(prog, 1, &d, "-cl-std=CL1.2", NULL, NULL) == CL_SUCCESS;
+        if (ok) { /* a kernel object must come out of it too */
+            cl_kernel k = clCreateKernel(prog, "probe", &e);
+            ok = e == CL_SUCCESS && k;
+            if (k)
+                clReleaseKernel(k);
+        }
+        clReleaseProgram(prog);
+    }
+    clReleaseContext(c);
+    return ok;
+}
