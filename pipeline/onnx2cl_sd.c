@@ -1,0 +1,295 @@
+/* onnx2cl_sd.c — onnx2cl-sd: Stable Diffusion txt2img from three models compiled by onnx2cl.
+ *
+ *   onnx2cl-sd --models DIR --hf CKPT -p "a photo of a cat" -o cat.png [options]
+ *
+ * DIR holds text_encoder.so, unet.so, vae_decoder.so (+ .weights) built from onnx2cl's C output;
+ * CKPT is a Hugging Face SD folder (tokenizer/vocab.json + merges.txt,
+ * scheduler/scheduler_config.json, vae/config.json). Prints a progress line per step and a timings
+ * table on stderr; writes an 8-bit RGB PNG with the generation parameters in a tEXt chunk.
+ * Exit status: 0 ok, 1 error (files, models, device), 2 usage (flags, shapes the build cannot do,
+ * output path). Nothing is written unless generation succeeds (atomic rename).
+ */
+#include "clip_tokenizer.h"
+#include "json.h"
+#include "scheduler.h"
+#include "sd_pipeline.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ONNX2CL_VERSION
+#define ONNX2CL_VERSION "dev"
+#endif
+
+static const char *prog = "onnx2cl-sd";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: onnx2cl-sd --prompt TEXT [options]\n"
+        "models (shared objects from onnx2cl's C output, each with NAME.weights beside it):\n"
+        "  --models DIR            DIR/text_encoder.so, DIR/unet.so, DIR/vae_decoder.so\n"
+        "  --text-encoder F.so  --unet F.so  --vae-decoder F.so   (override one)\n"
+        "checkpoint files:\n"
+        "  --hf DIR                Hugging Face SD folder: DIR/tokenizer/, DIR/scheduler/scheduler_config.json,\n"
+        "                          DIR/vae/config.json (scaling_factor; optional)\n"
+        "  --tokenizer DIR         vocab.json + merges.txt (override)\n"
+        "  --scheduler-config F    scheduler_config.json (override)\n"
+        "  --scaling-factor X      VAE latent scaling factor (default: vae/config.json, else 0.18215)\n"
+        "generation:\n"
+        "  -p, --prompt TEXT       prompt (UTF-8; more than 75 tokens are truncated, with a note)\n"
+        "  -n, --negative-prompt TEXT\n"
+        "  --steps N               inference steps (default 20)\n"
+        "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
+        "  --seed N                torch.Generator().manual_seed(N) noise (default 0)\n"
+        "  --scheduler NAME        euler (default), euler_a, dpmpp_2m, ddim, lcm\n"
+        "  --karras | --no-karras  Karras sigmas (euler, dpmpp_2m; default: scheduler_config.json)\n"
+        "  --timestep-spacing S    linspace, leading, trailing (default: scheduler_config.json)\n"
+        "  --width W --height H    must match the compiled models (default: what they were compiled for)\n"
+        "  --latents F.npy         initial noise [1,4,h,w] float32 instead of --seed's (tests)\n"
+        "output:\n"
+        "  -o, --output F.png      image (default out.png)\n"
+        "  --save-image F.npy      also the float image [1,3,H,W] in [0,1] before 8-bit rounding\n"
+        "  --device SPEC           OpenCL device (index or name part; default $ONNX2CL_DEVICE, a GPU, else first)\n"
+        "  --quiet                 no per-step progress lines\n"
+        "SD-Turbo: --scheduler euler --timestep-spacing trailing --steps 1 --cfg 0\n");
+}
+
+static void die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(code);
+}
+
+static double parse_num(const char *flag, const char *v, double lo, double hi)
+{
+    char *e;
+    errno = 0;
+    double d = strtod(v, &e);
+    if (e == v || *e || errno || !(d >= lo && d <= hi)) die(2, "%s %s: expected a number in [%g, %g]", flag, v, lo, hi);
+    return d;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Refuses an output path that cannot be written, before any work. */
+static void check_output(const char *flag, const char *path)
+{
+    char err[1024];
+    if (o2r_path_check_output(path, err, sizeof err) != O2R_OK) die(2, "%s: %s", flag, err);
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        die(2, "%s %s: folder '%s' does not exist", flag, path, dir);
+    if (access(dir, W_OK | X_OK) != 0) die(2, "%s %s: folder '%s' is not writable", flag, path, dir);
+}
+
+int main(int argc, char **argv)
+{
+    const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
+    const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
+    const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = "euler";
+    double cfg = 7.5, scaling = 0;
+    int steps = 20, width = 0, height = 0, quiet = 0;
+    uint64_t seed = 0;
+    struct sdp_sched_overrides ov = {.karras = -1, .spacing = NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (die(2, "%s needs a value", a), ""))
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("onnx2cl-sd %s\n", ONNX2CL_VERSION);
+            return 0;
+        } else if (!strcmp(a, "--models")) models = NEXT();
+        else if (!strcmp(a, "--text-encoder")) te_so = NEXT();
+        else if (!strcmp(a, "--unet")) unet_so = NEXT();
+        else if (!strcmp(a, "--vae-decoder")) vae_so = NEXT();
+        else if (!strcmp(a, "--hf")) hf = NEXT();
+        else if (!strcmp(a, "--tokenizer")) tok_dir = NEXT();
+        else if (!strcmp(a, "--scheduler-config")) sched_cfg = NEXT();
+        else if (!strcmp(a, "--scaling-factor")) scaling = parse_num(a, NEXT(), 1e-6, 1e6);
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = NEXT();
+        else if (!strcmp(a, "-n") || !strcmp(a, "--negative-prompt")) negative = NEXT();
+        else if (!strcmp(a, "--steps")) steps = (int)parse_num(a, NEXT(), 1, 1000);
+        else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100);
+        else if (!strcmp(a, "--seed")) seed = (uint64_t)parse_num(a, NEXT(), 0, 18446744073709549568.0);
+        else if (!strcmp(a, "--scheduler")) sched_name = NEXT();
+        else if (!strcmp(a, "--karras")) ov.karras = 1;
+        else if (!strcmp(a, "--no-karras")) ov.karras = 0;
+        else if (!strcmp(a, "--timestep-spacing")) ov.spacing = NEXT();
+        else if (!strcmp(a, "--width")) width = (int)parse_num(a, NEXT(), 8, 65536);
+        else if (!strcmp(a, "--height")) height = (int)parse_num(a, NEXT(), 8, 65536);
+        else if (!strcmp(a, "--latents")) latents_path = NEXT();
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = NEXT();
+        else if (!strcmp(a, "--save-image")) save_image = NEXT();
+        else if (!strcmp(a, "--device")) device = NEXT();
+        else if (!strcmp(a, "--quiet")) quiet = 1;
+        else die(2, "unknown option '%s' (--help lists them)", a);
+#undef NEXT
+    }
+    if (!prompt) die(2, "--prompt is required (--help shows the usage)");
+    if (steps != (int)steps) die(2, "--steps: not an integer");
+    enum sdp_sched_kind kind;
+    if (sdp_sched_kind_from_name(sched_name, &kind))
+        die(2, "--scheduler %s: not one of euler, euler_a, dpmpp_2m, ddim, lcm", sched_name);
+    if (ov.spacing && strcmp(ov.spacing, "linspace") && strcmp(ov.spacing, "leading") && strcmp(ov.spacing, "trailing"))
+        die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
+    if (ov.karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M)
+        die(2, "--karras: only euler and dpmpp_2m use Karras sigmas");
+    /* file locations */
+    static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX], p_vc[PATH_MAX];
+    if (!te_so || !unet_so || !vae_so) {
+        if (!models) die(2, "give --models DIR (or all of --text-encoder, --unet, --vae-decoder)");
+        snprintf(p_te, sizeof p_te, "%s/text_encoder.so", models);
+        snprintf(p_un, sizeof p_un, "%s/unet.so", models);
+        snprintf(p_va, sizeof p_va, "%s/vae_decoder.so", models);
+        if (!te_so) te_so = p_te;
+        if (!unet_so) unet_so = p_un;
+        if (!vae_so) vae_so = p_va;
+    }
+    if (!tok_dir) {
+        if (!hf) die(2, "give --hf CHECKPOINT_DIR or --tokenizer DIR");
+        snprintf(p_tok, sizeof p_tok, "%s/tokenizer", hf);
+        tok_dir = p_tok;
+    }
+    if (!sched_cfg) {
+        if (!hf) die(2, "give --hf CHECKPOINT_DIR or --scheduler-config FILE");
+        snprintf(p_sc, sizeof p_sc, "%s/scheduler/scheduler_config.json", hf);
+        sched_cfg = p_sc;
+    }
+    check_output("--output", out);
+    if (save_image) check_output("--save-image", save_image);
+    char err[2048];
+    if (scaling == 0) {
+        scaling = 0.18215;
+        if (hf) {
+            snprintf(p_vc, sizeof p_vc, "%s/vae/config.json", hf);
+            if (file_exists(p_vc)) {
+                struct sdp_json *j = sdp_json_parse_file(p_vc, err, sizeof err);
+                if (!j) die(1, "%s", err);
+                const struct sdp_json *sf = sdp_json_get(j, "scaling_factor");
+                if (sf && sf->type != SDP_JSON_NUMBER) die(1, "%s: scaling_factor is not a number", p_vc);
+                if (sf) scaling = sf->num;
+                sdp_json_free(j);
+            }
+        }
+    }
+    struct sdp_pipeline p = {0};
+    if (sdp_tokenizer_load(tok_dir, &p.tok, err, sizeof err)) die(1, "%s", err);
+    if (sdp_sched_load(sched_cfg, kind, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);
+    /* the prompt and the schedule are checked before any model is loaded */
+    {
+        int64_t ids[2];
+        int full;
+        if (sdp_tokenizer_encode(p.tok, prompt, ids, 2, &full, err, sizeof err)) die(2, "--prompt: %s", err);
+        if (sdp_tokenizer_encode(p.tok, negative, ids, 2, &full, err, sizeof err))
+            die(2, "--negative-prompt: %s", err);
+        if (sdp_sched_set_timesteps(p.sched, steps, err, sizeof err)) die(2, "%s", err);
+    }
+    struct o2r_ctx *ctx;
+    double t0 = now_s();
+    if (o2r_ctx_create(device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
+    if (sdp_model_load(ctx, te_so, NULL, &p.te, err, sizeof err) ||
+        sdp_model_load(ctx, unet_so, NULL, &p.unet, err, sizeof err) ||
+        sdp_model_load(ctx, vae_so, NULL, &p.vae, err, sizeof err))
+        die(1, "%s", err);
+    double t_load = now_s() - t0;
+    if (sdp_pipeline_check(&p, err, sizeof err)) die(1, "%s", err);
+    if ((width && width != p.img_w) || (height && height != p.img_h))
+        die(2, "--width %d --height %d: the models were compiled for %dx%d (UNet sample [%d,%d,%d,%d], VAE "
+            "output %dx%d); recompile the UNet with --shape sample=B,%d,H/f,W/f --shape "
+            "encoder_hidden_states=B,%d,%d and the VAE decoder with --shape latent_sample=1,%d,H/f,W/f "
+            "(f = %d here)", width ? width : p.img_w, height ? height : p.img_h, p.img_w, p.img_h, p.u_batch,
+            p.lat_c, p.lat_h, p.lat_w, p.img_w, p.img_h, p.lat_c, p.seq, p.hidden, p.lat_c,
+            p.img_w / (p.lat_w ? p.lat_w : 1));
+    float *latents = NULL;
+    size_t nl = (size_t)p.lat_c * p.lat_h * p.lat_w;
+    if (latents_path) {
+        struct o2r_tensor t;
+        if (o2r_tensor_read(latents_path, &t, err, sizeof err) != O2R_OK) die(1, "--latents: %s", err);
+        if (t.dtype != O2R_F32 || t.nbytes != nl * 4)
+            die(1, "--latents %s: expected float32 [1,%d,%d,%d] (%zu values), got %s with %llu bytes", latents_path,
+                p.lat_c, p.lat_h, p.lat_w, nl, o2r_dtype_name(t.dtype), (unsigned long long)t.nbytes);
+        latents = t.data;
+    }
+    struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)cfg,
+                             .seed = seed, .latents = latents, .scaling_factor = (float)scaling, .quiet = quiet};
+    size_t ni = (size_t)3 * p.img_h * p.img_w;
+    float *image = malloc(ni * sizeof *image);
+    if (!image) die(1, "out of memory");
+    struct sdp_timings tm;
+    int n_tokens = 0;
+    if (sdp_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err)) die(1, "%s", err);
+    if (n_tokens > p.seq)
+        fprintf(stderr, "%s: note: the prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
+                "the last %d were dropped (as diffusers truncates)\n", prog, n_tokens, p.seq, n_tokens - p.seq);
+    /* outputs */
+    if (save_image) {
+        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {1, 3, p.img_h, p.img_w}, .data = image,
+                               .nbytes = ni * 4};
+        if (o2r_tensor_write_npy(save_image, &t, err, sizeof err) != O2R_OK) die(1, "--save-image: %s", err);
+    }
+    char params[8192];
+    snprintf(params, sizeof params,
+             "%s\nNegative prompt: %s\nSteps: %d, Sampler: %s%s%s%s, CFG scale: %g, Seed: %llu%s, Size: %dx%d, "
+             "Scheduler config: %s, Generator: onnx2cl-sd %s",
+             prompt, negative, steps, sched_name, p.sched->karras ? " karras" : "",
+             ov.spacing ? " " : "", ov.spacing ? ov.spacing : "",
+             cfg, (unsigned long long)seed, latents_path ? " (latents from file)" : "", p.img_w, p.img_h, sched_cfg,
+             ONNX2CL_VERSION);
+    const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
+    if (sdp_png_write(out, image, p.img_h, p.img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
+    /* timings */
+    int n = p.sched->n_steps;
+    fprintf(stderr,
+            "%s: wrote %s (%dx%d)\n"
+            "timings on %s:\n"
+            "  stage              runs   total s   per run s\n"
+            "  load models           3  %8.3f\n"
+            "  text encoder       %4d  %8.3f  %10.4f\n"
+            "  unet               %4d  %8.3f  %10.4f\n"
+            "  unet per step      %4d            %10.4f\n"
+            "  scheduler (host)   %4d  %8.3f\n"
+            "  vae decoder           1  %8.3f  %10.4f\n"
+            "  total (no load)          %8.3f\n",
+            prog, out, p.img_w, p.img_h, o2r_ctx_device_name(ctx), t_load, tm.text_runs, tm.text_encoder,
+            tm.text_runs ? tm.text_encoder / tm.text_runs : 0, tm.unet_runs, tm.unet_total,
+            tm.unet_runs ? tm.unet_total / tm.unet_runs : 0, n, n ? tm.unet_total / n : 0, n, tm.scheduler, tm.vae,
+            tm.vae, tm.total);
+    free(image);
+    free(latents);
+    sdp_model_close(&p.te);
+    sdp_model_close(&p.unet);
+    sdp_model_close(&p.vae);
+    sdp_tokenizer_free(p.tok);
+    sdp_sched_free(p.sched);
+    o2r_ctx_free(ctx);
+    return 0;
+}

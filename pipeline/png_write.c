@@ -1,0 +1,100 @@
+/* png_write.c — 8-bit RGB PNG output with tEXt chunks, through libpng (see sdp_png_write in
+ * sd_pipeline.h).
+ *
+ * Assumes: libpng 1.6. Guarantees: the PNG appears under its name only when complete (temporary
+ * file in the same folder, fsync-free rename); any failure removes the temporary file.
+ */
+#include "sd_pipeline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* libpng error callback: keeps the message and jumps back. */
+static void on_png_error(png_structp png, png_const_charp msg)
+{
+    char *buf = png_get_error_ptr(png);
+    snprintf(buf, 256, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void on_png_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
+
+int sdp_png_write(const char *path, const float *chw, int h, int w, const char *const *keys,
+                  const char *const *values, int n_text, char *err, size_t errcap)
+{
+    char tmp[4096], pngmsg[256] = "";
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errcap, "%s: cannot create a file in its folder: %s", path, strerror(errno));
+        return -1;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um); /* mkstemp makes 0600; an image is as readable as any new file */
+    FILE *f = fdopen(fd, "wb");
+    unsigned char *row = malloc((size_t)w * 3);
+    png_textp text = calloc((size_t)(n_text > 0 ? n_text : 1), sizeof *text);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, pngmsg, on_png_error, on_png_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!f || !row || !text || !png || !info) {
+        snprintf(err, errcap, "%s: out of memory", path);
+        goto fail;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        snprintf(err, errcap, "%s: libpng: %s", path, pngmsg);
+        goto fail;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    for (int i = 0; i < n_text; i++) {
+        text[i].compression = PNG_TEXT_COMPRESSION_NONE;
+        text[i].key = (png_charp)keys[i];
+        text[i].text = (png_charp)values[i];
+        text[i].text_length = strlen(values[i]);
+    }
+    if (n_text > 0) png_set_text(png, info, text, n_text);
+    png_write_info(png, info);
+    size_t plane = (size_t)h * w;
+    for (int y = 0; y < h; y++) {
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+                float v = chw[c * plane + (size_t)y * w + x] * 255.0f;
+                v = nearbyintf(v); /* numpy round: half to even */
+                row[x * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        png_write_row(png, row);
+    }
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    free(row);
+    free(text);
+    if (fclose(f) != 0) {
+        f = NULL;
+        snprintf(err, errcap, "%s: write error: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errcap, "%s: cannot rename the finished image into place: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+fail:
+    if (png) png_destroy_write_struct(&png, info ? &info : NULL);
+    free(row);
+    free(text);
+    if (f) fclose(f);
+    else close(fd);
+    unlink(tmp);
+    return -1;
+}

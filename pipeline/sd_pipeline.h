@@ -1,0 +1,98 @@
+/* sd_pipeline.h — Stable Diffusion txt2img around three models compiled by onnx2cl (text encoder,
+ * UNet, VAE decoder), loaded at run time as shared objects through the generated API only
+ * (<name>_desc() + the runtime's o2r_model_init/_run/_free of runtime/onnx2cl_rt.h).
+ *
+ * What a run does (as diffusers' StableDiffusionPipeline 0.42 does it, guidance_rescale 0):
+ *   tokenize prompt (and negative prompt when cfg > 1) -> text encoder -> last_hidden_state;
+ *   latents = randn(seed) (or given) * init_noise_sigma; for each timestep: scale_model_input,
+ *   UNet on [uncond; cond] (one batch-2 run if the UNet was compiled for batch 2, else two runs),
+ *   noise = uncond + cfg * (cond - uncond), scheduler step; image = VAE(latents / scaling_factor),
+ *   then image / 2 + 0.5 clamped to [0, 1] (NCHW float32).
+ * Guarantees: every shape, dtype and name is checked before the first run, with messages that
+ * name the file or flag; float16 model inputs/outputs are converted on the host.
+ */
+#ifndef PIPELINE_SD_PIPELINE_H
+#define PIPELINE_SD_PIPELINE_H
+
+#include "clip_tokenizer.h"
+#include "onnx2cl_rt.h"
+#include "scheduler.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A compiled model loaded from a shared object. */
+struct sdp_model {
+    void *dl;                          /* dlopen handle */
+    const struct o2r_model_desc *desc; /* from <name>_desc() */
+    struct o2r_model *m;               /* initialized model */
+    struct o2r_ctx *ctx;               /* context it runs on (for error messages) */
+    char path[1024];                   /* the shared object, for messages */
+};
+
+/* Loads SO_PATH (built from onnx2cl's C output with -DONNX2CL_NO_MAIN / --no-main and
+ * `cc -shared -fPIC`), finds <name>_desc where name is the file's base name without its
+ * extension made a C identifier (onnx2cl's default --name), and initializes it on ctx with
+ * weights_path (NULL: SO_PATH with its extension replaced by ".weights"). Returns 0, or -1 with a
+ * message naming the file. */
+int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
+                   struct sdp_model *out, char *err, size_t errcap);
+void sdp_model_close(struct sdp_model *m);
+
+/* Generation parameters. */
+struct sdp_params {
+    const char *prompt;           /* UTF-8 */
+    const char *negative;         /* UTF-8, "" = none */
+    int steps;                    /* inference steps */
+    float cfg;                    /* guidance scale; <= 1 disables classifier-free guidance */
+    uint64_t seed;                /* torch.Generator().manual_seed(seed) */
+    const float *latents;         /* NULL, or initial noise [1,4,h,w] (before init_noise_sigma) */
+    float scaling_factor;         /* VAE latent scaling factor (0.18215 for SD 1.x/2.x) */
+    int quiet;                    /* no per-step progress lines */
+};
+
+/* Stage timings of the last run (seconds, host wall clock, every run synchronous). */
+struct sdp_timings {
+    double text_encoder;   /* all text encoder runs */
+    int text_runs;         /* number of text encoder runs */
+    double unet_total;     /* all UNet runs */
+    int unet_runs;         /* number of UNet runs */
+    double scheduler;      /* scheduler arithmetic on the host */
+    double vae;            /* VAE decoder */
+    double total;          /* the whole generation (not model loading) */
+};
+
+/* The three models, the tokenizer and the scheduler of one pipeline. */
+struct sdp_pipeline {
+    struct sdp_model te, unet, vae;          /* loaded models */
+    struct sdp_tokenizer *tok;               /* CLIP tokenizer */
+    struct sdp_scheduler *sched;             /* scheduler (set_timesteps done by sdp_generate) */
+    /* discovered from the models' descriptors */
+    int te_ids, te_out;                      /* text encoder: input index, last_hidden_state index */
+    int te_batch, seq, hidden;               /* text encoder batch, sequence length, hidden size */
+    int u_sample, u_t, u_ehs, u_out;         /* UNet input/output indices */
+    int u_batch, lat_c, lat_h, lat_w;        /* UNet sample dims */
+    int v_in, v_out;                         /* VAE input/output index */
+    int img_c, img_h, img_w;                 /* VAE output dims */
+};
+
+/* Checks that the loaded models fit together (a UNet whose inputs look like a UNet: sample
+ * [B,C,h,w] float, timestep of 1 or B elements, encoder_hidden_states [B,S,D] float with S and D
+ * the text encoder's; a text encoder with int32/int64 ids [b,S] and a [b,S,D] output; a VAE
+ * decoder taking [1,C,h,w] or [B,C,h,w]) and fills the index/shape fields. Returns 0, or -1 with
+ * a message naming the model file and what does not fit. */
+int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap);
+
+/* Runs txt2img. image receives img_c*img_h*img_w floats in [0, 1] (NCHW, batch 1). n_tokens
+ * receives the untruncated token count of the prompt (> seq means it was truncated). Returns 0,
+ * or -1 with a message. */
+int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *image, int *n_tokens,
+                 struct sdp_timings *tm, char *err, size_t errcap);
+
+/* Writes an 8-bit RGB PNG (libpng) of a [3,h,w] float image in [0, 1] (values * 255 rounded half
+ * to even, as diffusers' numpy_to_pil), with tEXt chunks key[i] = value[i]. Atomic: a temporary
+ * file in the same folder renamed into place; nothing is left behind on failure. */
+int sdp_png_write(const char *path, const float *chw, int h, int w, const char *const *keys,
+                  const char *const *values, int n_text, char *err, size_t errcap);
+
+#endif
