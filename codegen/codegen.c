@@ -591,7 +591,8 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     d->weights_checksum = cg_weights_checksum(m);
     struct o2r_buffer *bufs = ir_alloc(g, sizeof *bufs * (m->nbufs ? m->nbufs : 1));
     for (uint32_t b = 0; b < m->nbufs; b++)
-        bufs[b] = (struct o2r_buffer){m->bufs[b].offset, m->bufs[b].size, m->bufs[b].space};
+        bufs[b] = (struct o2r_buffer){m->bufs[b].offset, m->bufs[b].size, m->bufs[b].space,
+                                      g->values[m->bufs[b].value].name};
     d->n_buffers = m->nbufs;
     d->buffers = bufs;
     struct o2r_arg *args = ir_alloc(g, sizeof *args * (m->nargs ? m->nargs : 1));

@@ -151,11 +151,11 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
 
     fprintf(f, "static const struct o2r_buffer %s_buffers[] = {\n", nm);
     for (uint32_t b = 0; b < d->n_buffers; b++) {
-        fprintf(f, "    {%" PRIu64 ", %" PRIu64 ", %u}, /* %u: %s ", d->buffers[b].offset,
-                d->buffers[b].size, d->buffers[b].space, b,
-                d->buffers[b].space == O2R_SPACE_WEIGHTS ? "weights" : "arena");
-        put_comment_text(f, g->values[m->bufs[b].value].name);
-        fputs(" */\n", f);
+        fprintf(f, "    /* %u: %s */ {%" PRIu64 ", %" PRIu64 ", %u, ", b,
+                d->buffers[b].space == O2R_SPACE_WEIGHTS ? "weights" : "arena",
+                d->buffers[b].offset, d->buffers[b].size, d->buffers[b].space);
+        put_cstring(f, d->buffers[b].name, strlen(d->buffers[b].name));
+        fputs("},\n", f);
     }
     if (!d->n_buffers) fputs("    {0, 4, 0},\n", f);
     fputs("};\n\n", f);

@@ -5,6 +5,12 @@
  * o2r_model_print_profile.
  * Assumes: desc is the static descriptor of a generated file (it must outlive the model); the
  * weights file follows the layout documented in onnx2cl_rt.h.
+ * Device memory: weights and activations are split into several device allocations ("chunks")
+ * each <= CL_DEVICE_MAX_MEM_ALLOC_SIZE or the lower $ONNX2CL_MAX_ALLOC; each desc buffer is a
+ * sub-buffer of one chunk (the plan and its design: memplan.c). Weights chunks are uploaded
+ * from their byte range of the mmapped weights file. Before anything is built or allocated,
+ * init refuses a tensor larger than the limit and a total need (weights + arena + scratch)
+ * above CL_DEVICE_GLOBAL_MEM_SIZE (or the lower $ONNX2CL_GLOBAL_MEM, for tests).
  * Guarantees: init validates the whole descriptor first (indices, sizes, alignment, work
  * dimensions), so run only fails on OpenCL errors; every failure path releases what was
  * created and leaves a message naming the CL call, the CL error name and the kernel / node in
@@ -103,7 +109,7 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
     return O2R_OK;
 }
 
-/* Maps, checks and uploads the weights file into m->weights. */
+/* Maps and checks the weights file and uploads each weights chunk of m->plan from it. */
 static o2r_status load_weights(struct o2r_model *m, const char *path)
 {
     struct o2r_ctx *ctx = m->ctx;
@@ -183,24 +189,22 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
-    if (payload > ctx->max_alloc) {
-        o2r_set_error(ctx, "model '%s': weights region of %llu bytes exceeds "
-                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE %llu of %s", d->name,
-                      (unsigned long long)payload, (unsigned long long)ctx->max_alloc,
-                      ctx->device_name);
-        st = O2R_ERR_CL;
-        goto cleanup;
-    }
-    e = o2r_fault_cl("clCreateBuffer");
-    if (e == CL_SUCCESS)
-        m->weights = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    (size_t)payload, (void *)(map + O2R_WEIGHTS_HEADER), &e);
-    if (e != CL_SUCCESS || !m->weights) {
-        o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', %llu bytes): %s", d->name,
-                      (unsigned long long)payload, o2r_cl_error_name(e));
-        m->weights = NULL;
-        st = O2R_ERR_CL;
-        goto cleanup;
+    for (uint32_t c = 0; c < m->plan.n_weight_chunks; c++) {
+        uint64_t src = m->plan.chunk_src[c], n = m->plan.chunk_bytes[c];
+        e = o2r_fault_cl("clCreateBuffer");
+        if (e == CL_SUCCESS)
+            m->chunks[c] = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                          (size_t)n, (void *)(map + O2R_WEIGHTS_HEADER + src),
+                                          &e);
+        if (e != CL_SUCCESS || !m->chunks[c]) {
+            o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', chunk %u of %u: %llu bytes "
+                          "from payload offset %llu): %s", d->name, (unsigned)c + 1,
+                          (unsigned)m->plan.n_weight_chunks, (unsigned long long)n,
+                          (unsigned long long)src, o2r_cl_error_name(e));
+            m->chunks[c] = NULL;
+            st = O2R_ERR_CL;
+            goto cleanup;
+        }
     }
 cleanup:
     o2r_fmap_close(&fm);
@@ -244,48 +248,118 @@ static o2r_status create_kernels(struct o2r_model *m)
     return O2R_OK;
 }
 
-/* Allocates the arena and one sub-buffer per desc buffer. */
+/* Reads a byte-count environment variable (o2r_parse_bytes syntax) into *v when it is set;
+ * a set but malformed value is an error naming the variable. */
+static o2r_status env_bytes(struct o2r_ctx *ctx, const char *var, uint64_t *v, int *set)
+{
+    const char *s = getenv(var);
+    *set = 0;
+    if (!s)
+        return O2R_OK;
+    if (o2r_parse_bytes(s, v) != O2R_OK) {
+        o2r_set_error(ctx, "$%s='%s' is not a byte count: expected a positive integer with an "
+                      "optional K, M or G suffix (2^10, 2^20, 2^30), e.g. 268435456, 256K, 64M, 2G",
+                      var, s);
+        return O2R_ERR_ARG;
+    }
+    *set = 1;
+    return O2R_OK;
+}
+
+/* Splits the model's buffers into chunks under the allocation limit and checks that weights +
+ * arena + scratch fit the device's global memory; fills m->plan. */
+static o2r_status plan_memory(struct o2r_model *m)
+{
+    struct o2r_ctx *ctx = m->ctx;
+    const struct o2r_model_desc *d = m->desc;
+    uint64_t env_alloc = 0, env_global = 0, global = 0;
+    int alloc_set, global_set;
+    char src[128];
+    o2r_status st = env_bytes(ctx, "ONNX2CL_MAX_ALLOC", &env_alloc, &alloc_set);
+    if (st == O2R_OK)
+        st = env_bytes(ctx, "ONNX2CL_GLOBAL_MEM", &env_global, &global_set);
+    if (st != O2R_OK)
+        return st;
+    cl_int e = clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global,
+                               NULL);
+    if (e != CL_SUCCESS) {
+        o2r_set_error(ctx, "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE, %s): %s",
+                      ctx->device_name, o2r_cl_error_name(e));
+        return O2R_ERR_CL;
+    }
+    uint64_t limit = ctx->max_alloc;
+    if (alloc_set && env_alloc < limit) {
+        limit = env_alloc;
+        snprintf(src, sizeof src, "$ONNX2CL_MAX_ALLOC");
+    } else {
+        snprintf(src, sizeof src, "CL_DEVICE_MAX_MEM_ALLOC_SIZE of the device");
+    }
+    const char *gsrc = "CL_DEVICE_GLOBAL_MEM_SIZE";
+    if (global_set && env_global < global) {
+        global = env_global;
+        gsrc = "$ONNX2CL_GLOBAL_MEM, lowered for testing";
+    }
+    st = o2r_mem_plan_build(d, limit, src, &m->plan, ctx->err, sizeof ctx->err);
+    if (st != O2R_OK)
+        return st;
+    uint64_t scratch = 0; /* the runtime allocates nothing besides the chunks (memplan.c) */
+    uint64_t need = m->plan.weights_bytes + m->plan.arena_bytes + scratch;
+    if (need > global) {
+        o2r_set_error(ctx, "model '%s' needs %llu bytes (%.1f MiB) of device memory (weights %llu "
+                      "+ arena %llu + scratch %llu bytes), more than the %llu bytes (%.1f MiB) of "
+                      "%s (%s)", d->name, (unsigned long long)need, (double)need / 1048576.0,
+                      (unsigned long long)m->plan.weights_bytes,
+                      (unsigned long long)m->plan.arena_bytes, (unsigned long long)scratch,
+                      (unsigned long long)global, (double)global / 1048576.0, ctx->device_name,
+                      gsrc);
+        return O2R_ERR_NODEVICE;
+    }
+    uint32_t nc = m->plan.n_weight_chunks + m->plan.n_arena_chunks;
+    m->chunks = o2r_calloc(nc ? nc : 1, sizeof *m->chunks);
+    m->bufs = o2r_calloc(d->n_buffers ? d->n_buffers : 1, sizeof *m->bufs);
+    if (!m->chunks || !m->bufs) {
+        o2r_set_error(ctx, "out of host memory creating buffers of model '%s'", d->name);
+        return O2R_ERR_NOMEM;
+    }
+    return O2R_OK;
+}
+
+/* Allocates the arena chunks and one sub-buffer per desc buffer. */
 static o2r_status create_buffers(struct o2r_model *m)
 {
     struct o2r_ctx *ctx = m->ctx;
     const struct o2r_model_desc *d = m->desc;
-    uint64_t arena = d->arena_bytes ? d->arena_bytes : 1;
+    const struct o2r_mem_plan *p = &m->plan;
     cl_int e;
-    if (arena > ctx->max_alloc) {
-        o2r_set_error(ctx, "model '%s': activation arena of %llu bytes exceeds "
-                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE %llu of %s", d->name,
-                      (unsigned long long)arena, (unsigned long long)ctx->max_alloc,
-                      ctx->device_name);
-        return O2R_ERR_CL;
-    }
-    e = o2r_fault_cl("clCreateBuffer");
-    if (e == CL_SUCCESS)
-        m->arena = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, (size_t)arena, NULL, &e);
-    if (e != CL_SUCCESS || !m->arena) {
-        o2r_set_error(ctx, "clCreateBuffer(arena of model '%s', %llu bytes): %s", d->name,
-                      (unsigned long long)arena, o2r_cl_error_name(e));
-        m->arena = NULL;
-        return O2R_ERR_CL;
-    }
-    m->bufs = o2r_calloc(d->n_buffers, sizeof *m->bufs);
-    if (!m->bufs) {
-        o2r_set_error(ctx, "out of host memory creating buffers of model '%s'", d->name);
-        return O2R_ERR_NOMEM;
+    for (uint32_t c = p->n_weight_chunks; c < p->n_weight_chunks + p->n_arena_chunks; c++) {
+        e = o2r_fault_cl("clCreateBuffer");
+        if (e == CL_SUCCESS)
+            m->chunks[c] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE,
+                                          (size_t)p->chunk_bytes[c], NULL, &e);
+        if (e != CL_SUCCESS || !m->chunks[c]) {
+            o2r_set_error(ctx, "clCreateBuffer(arena of model '%s', chunk %u of %u, %llu bytes): "
+                          "%s", d->name, (unsigned)(c - p->n_weight_chunks) + 1,
+                          (unsigned)p->n_arena_chunks, (unsigned long long)p->chunk_bytes[c],
+                          o2r_cl_error_name(e));
+            m->chunks[c] = NULL;
+            return O2R_ERR_CL;
+        }
     }
     for (uint32_t i = 0; i < d->n_buffers; i++) {
         const struct o2r_buffer *b = &d->buffers[i];
-        cl_mem parent = b->space == O2R_SPACE_WEIGHTS ? m->weights : m->arena;
-        cl_buffer_region reg = {(size_t)b->offset, (size_t)b->size};
+        cl_mem parent = m->chunks[p->buf_chunk[i]];
+        cl_buffer_region reg = {(size_t)p->buf_off[i], (size_t)b->size};
         cl_mem_flags fl = b->space == O2R_SPACE_WEIGHTS ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
         e = o2r_fault_cl("clCreateSubBuffer");
         if (e == CL_SUCCESS)
             m->bufs[i] = clCreateSubBuffer(parent, fl, CL_BUFFER_CREATE_TYPE_REGION, &reg, &e);
         if (e != CL_SUCCESS || !m->bufs[i]) {
-            o2r_set_error(ctx, "clCreateSubBuffer(model '%s', buffer %u in the %s, offset %llu, "
-                          "size %llu): %s", d->name, (unsigned)i,
-                          b->space == O2R_SPACE_WEIGHTS ? "weights region" : "arena",
-                          (unsigned long long)b->offset, (unsigned long long)b->size,
-                          o2r_cl_error_name(e));
+            o2r_set_error(ctx, "clCreateSubBuffer(model '%s', buffer %u '%s' in %s chunk %u, "
+                          "offset %llu, size %llu): %s", d->name, (unsigned)i,
+                          b->name ? b->name : "?",
+                          b->space == O2R_SPACE_WEIGHTS ? "weights" : "arena",
+                          (unsigned)p->buf_chunk[i], (unsigned long long)p->buf_off[i],
+                          (unsigned long long)b->size, o2r_cl_error_name(e));
             m->bufs[i] = NULL;
             return O2R_ERR_CL;
         }
@@ -322,6 +396,9 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     }
     m->ctx = ctx;
     m->desc = desc;
+    st = plan_memory(m);
+    if (st != O2R_OK)
+        goto fail;
     double t0 = o2r_now_ms();
     m->kclass = ctx->kclass;
     st = o2r_schedule_source(m);
@@ -514,10 +591,11 @@ void o2r_model_free(struct o2r_model *m)
     for (uint32_t i = 0; m->bufs && i < d->n_buffers; i++)
         if (m->bufs[i])
             clReleaseMemObject(m->bufs[i]);
-    if (m->arena)
-        clReleaseMemObject(m->arena);
-    if (m->weights)
-        clReleaseMemObject(m->weights);
+    for (uint32_t c = 0; m->chunks && c < m->plan.n_weight_chunks + m->plan.n_arena_chunks; c++)
+        if (m->chunks[c])
+            clReleaseMemObject(m->chunks[c]);
+    o2r_free(m->chunks);
+    o2r_mem_plan_free(&m->plan);
     for (uint32_t k = 0; m->kernels && k < m->n_kernels; k++)
         clReleaseKernel(m->kernels[k]);
     if (m->program)
@@ -638,6 +716,11 @@ done:
 int o2r_model_cache_hit(const struct o2r_model *m)
 {
     return m ? m->cache_hit : 0;
+}
+
+const struct o2r_mem_plan *o2r_model_mem_plan(const struct o2r_model *m)
+{
+    return m ? &m->plan : NULL;
 }
 
 void o2r_model_timing(const struct o2r_model *m, double *build_ms, double *weights_ms)

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define O2R_MAX_RANK 8
-#define O2R_ABI_VERSION 2
+#define O2R_ABI_VERSION 3
 /* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * of common devices: 4096 bits). */
 #define O2R_ALIGN 512
@@ -41,7 +41,7 @@ typedef enum o2r_status {
     O2R_ERR_MISMATCH,  /* dtype/shape/checksum does not match the model */
     O2R_ERR_CL,        /* an OpenCL call failed */
     O2R_ERR_NOMEM,     /* host allocation failed */
-    O2R_ERR_NODEVICE,  /* no OpenCL device matches */
+    O2R_ERR_NODEVICE,  /* no OpenCL device matches, or the device cannot hold the model */
 } o2r_status;
 
 /* Element types: ONNX TensorProto.DataType numbering. */
@@ -56,11 +56,14 @@ enum o2r_space {
     O2R_SPACE_WEIGHTS = 1, /* weights region (filled from the weights file at init) */
 };
 
-/* One device buffer = a sub-buffer [offset, offset+size) of the arena or the weights region. */
+/* One device buffer = a sub-buffer [offset, offset+size) of the arena or the weights region.
+ * The runtime may place it in one of several device allocations (see o2r_model_init); the
+ * offset is its place in the compiled, contiguous layout (and in the weights file). */
 struct o2r_buffer {
-    uint64_t offset; /* bytes, multiple of O2R_ALIGN */
-    uint64_t size;   /* bytes, > 0 */
-    uint8_t space;   /* enum o2r_space */
+    uint64_t offset;  /* bytes, multiple of O2R_ALIGN */
+    uint64_t size;    /* bytes, > 0 */
+    uint8_t space;    /* enum o2r_space */
+    const char *name; /* tensor (ONNX value) name, for messages; may be NULL */
 };
 
 enum o2r_arg_kind {
@@ -163,6 +166,21 @@ struct o2r_model_desc {
 struct o2r_ctx;
 struct o2r_model;
 
+/* Device memory a descriptor needs as compiled (contiguous weights region and arena). */
+struct o2r_memory {
+    uint64_t weights_bytes;        /* weights region */
+    uint64_t arena_bytes;          /* activation arena */
+    uint64_t scratch_bytes;        /* other device allocations of the runtime (0 today) */
+    uint64_t peak_bytes;           /* weights + arena + scratch: all live for the whole run */
+    int32_t largest_weight;        /* buffer index of the largest weight tensor, -1 if none */
+    uint64_t largest_weight_bytes; /* its size */
+    int32_t largest_arena;         /* buffer index of the largest activation, -1 if none */
+    uint64_t largest_arena_bytes;  /* its size: no device allocation may be smaller than the
+                                      larger of the two */
+};
+/* Fills *out from desc (desc NULL: zeros and -1). Pure host code. */
+void o2r_desc_memory(const struct o2r_model_desc *desc, struct o2r_memory *out);
+
 /* Creates an OpenCL context. device_spec: NULL/"" = $ONNX2CL_DEVICE or the first GPU, else the
  * first device; "N" = device index N over all platforms; any other string = first device whose
  * "platform/device" name contains it (case-insensitive). */
@@ -218,7 +236,15 @@ void o2r_model_print_variants(const struct o2r_model *m, void *f);
 /* Builds the program (binary cache under $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
  * ~/.cache/onnx2cl; key = hash of source, options, device, driver and runtime version), maps and
  * checks the weights file (magic, version, size, checksum, model hash), uploads it, and allocates
- * the arena. */
+ * the arena.
+ * Device memory: weights and activations are split into as many device allocations as needed,
+ * each <= CL_DEVICE_MAX_MEM_ALLOC_SIZE, or <= $ONNX2CL_MAX_ALLOC when that is lower (bytes, with
+ * an optional K/M/G suffix); a tensor never straddles two allocations. Errors: a bad
+ * $ONNX2CL_MAX_ALLOC / $ONNX2CL_GLOBAL_MEM value (O2R_ERR_ARG, naming the variable); a single
+ * tensor larger than the limit (O2R_ERR_NODEVICE, naming the tensor, its size and the limit);
+ * weights + arena + scratch larger than CL_DEVICE_GLOBAL_MEM_SIZE (O2R_ERR_NODEVICE, giving the
+ * need and the device's memory; $ONNX2CL_GLOBAL_MEM lowers that figure, for tests only).
+ * Checked before the program is built. */
 o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                           const char *weights_path, struct o2r_model **out);
 /* Runs one inference. inputs[i] points at desc.inputs[i].nbytes of host data in the declared

@@ -51,6 +51,21 @@ struct o2r_ctx {
     char err[O2R_ERR_CAP];        /* last error message ("" if none) */
 };
 
+/* How a model's buffers are split into device allocations ("chunks"), each <= limit
+ * (o2r_mem_plan_build, memplan.c). */
+struct o2r_mem_plan {
+    uint64_t limit;            /* bytes: largest allowed allocation */
+    uint32_t n_weight_chunks;  /* chunks [0, n_weight_chunks) hold weights */
+    uint32_t n_arena_chunks;   /* chunks after them hold activations */
+    uint64_t *chunk_bytes;     /* [chunks] allocation size */
+    uint64_t *chunk_src;       /* [chunks] weights chunks: byte offset in the weights payload */
+    uint32_t *buf_chunk;       /* [n_buffers] chunk holding each desc buffer */
+    uint64_t *buf_off;         /* [n_buffers] its offset inside the chunk (multiple of O2R_ALIGN) */
+    uint64_t weights_bytes;    /* sum of the weights chunks */
+    uint64_t arena_bytes;      /* sum of the arena chunks */
+    int arena_replaced;        /* 1: the compiled arena plan could not be cut, placed again */
+};
+
 /* A model instance (o2r_model_init). */
 struct o2r_model {
     struct o2r_ctx *ctx;                 /* owning context (not owned) */
@@ -60,9 +75,10 @@ struct o2r_model {
     cl_kernel *kernels;                  /* [n_kernels], one per distinct name */
     const char **kernel_names;           /* [n_kernels] names (point into desc) */
     uint32_t *launch_kernel;             /* [n_launches] index into kernels */
-    cl_mem weights;                      /* weights region (NULL when desc->weights_bytes == 0) */
-    cl_mem arena;                        /* activation arena (>= 1 byte) */
-    cl_mem *bufs;                        /* [n_buffers] sub-buffers */
+    struct o2r_mem_plan plan;            /* which chunk / offset each desc buffer lives at */
+    cl_mem *chunks;                      /* [plan.n_weight_chunks + plan.n_arena_chunks] device
+                                            allocations: weights chunks first, then arena */
+    cl_mem *bufs;                        /* [n_buffers] sub-buffers of the chunks */
     int profiling;                       /* o2r_model_set_profiling state */
     int have_profile;                    /* launch_ns holds the timings of the last run */
     uint64_t *launch_ns;                 /* [n_launches] device time of each launch, last run */
@@ -118,10 +134,26 @@ int o2r_launch_selected(const struct o2r_launch *l, uint32_t kclass);
 /* Assembles the program source of m->kclass into m->source (o2r_malloc). */
 o2r_status o2r_schedule_source(struct o2r_model *m);
 
+/* ---- device memory planning (memplan.c) ---- */
+/* Parses a byte count: decimal digits, optionally followed by one of K/M/G (k/m/g; 2^10, 2^20,
+ * 2^30). Nothing else is accepted (no sign, spaces, fractions or "B"); 0 and values that
+ * overflow 64 bits are refused. O2R_OK and *out set, or O2R_ERR_ARG. */
+o2r_status o2r_parse_bytes(const char *s, uint64_t *out);
+/* Splits desc's weights region and arena into chunks of at most `limit` bytes (design in the
+ * banner of memplan.c). limit_src names where the limit comes from, for messages. Errors:
+ * O2R_ERR_NODEVICE when one tensor exceeds the limit (err names it, its size and the limit),
+ * O2R_ERR_NOMEM, O2R_ERR_ARG for an inconsistent desc. On failure p holds nothing. */
+o2r_status o2r_mem_plan_build(const struct o2r_model_desc *desc, uint64_t limit,
+                              const char *limit_src, struct o2r_mem_plan *p, char *err,
+                              size_t errcap);
+void o2r_mem_plan_free(struct o2r_mem_plan *p);
+
 /* ---- model test hooks (model.c) ---- */
 /* 1 if the model's program was loaded from the binary cache. */
 int o2r_model_cache_hit(const struct o2r_model *m);
 /* Init time split: program build/cache load and weights read+check+upload, in ms. */
 void o2r_model_timing(const struct o2r_model *m, double *build_ms, double *weights_ms);
+/* The model's device buffer plan (valid while m lives). */
+const struct o2r_mem_plan *o2r_model_mem_plan(const struct o2r_model *m);
 
 #endif

@@ -11,7 +11,8 @@
  * build failures (build log + options in the message), enqueue failures (CL error name + node),
  * injected CL and allocation failures (clean error, no crash), device selection, profiling
  * output and the o2r_main CLI (inputs/outputs, name checks, --output-dir, --bench, default
- * weights path, exit codes).
+ * weights path, exit codes), allocation splitting under $ONNX2CL_MAX_ALLOC (chunk counts, values,
+ * bad values, a tensor over the limit, a need over $ONNX2CL_GLOBAL_MEM).
  * Assumes: an OpenCL device; RT_TEST_DATA unused; writes only under a mkdtemp folder and the
  * test executable's own "<exe>.weights".
  */
@@ -46,9 +47,9 @@ static const char k_source[] =
 
 /* buffers: 0 x (arena 0), 1 t (arena 4096), 2 y (arena 8192), 3 a (weights 0), 4 c (weights 4096) */
 static const struct o2r_buffer k_buffers[] = {
-    {0, N * 4, O2R_SPACE_ARENA},    {4096, N * 4, O2R_SPACE_ARENA},
-    {8192, N * 4, O2R_SPACE_ARENA}, {0, N * 4, O2R_SPACE_WEIGHTS},
-    {4096, N * 4, O2R_SPACE_WEIGHTS},
+    {0, N * 4, O2R_SPACE_ARENA, "x"},    {4096, N * 4, O2R_SPACE_ARENA, "t"},
+    {8192, N * 4, O2R_SPACE_ARENA, "y"}, {0, N * 4, O2R_SPACE_WEIGHTS, "a"},
+    {4096, N * 4, O2R_SPACE_WEIGHTS, "c"},
 };
 static struct o2r_arg k_args[] = {
     {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 3}}, {O2R_ARG_BUF, {.buf = 1}},
@@ -411,8 +412,8 @@ done:
 /* A model without weights (weights_bytes 0, no file), plus a launch with gws 0 (skipped). */
 static void test_no_weights(void)
 {
-    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA},
-                                             {4608, N * 4, O2R_SPACE_ARENA}};
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, NULL},
+                                             {4608, N * 4, O2R_SPACE_ARENA, NULL}};
     static const struct o2r_arg args[] = {
         {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}},
         {O2R_ARG_F32, {.f32 = -1.0f}}, {O2R_ARG_I32, {.i32 = N}},
@@ -570,6 +571,93 @@ static int run_main(const char *first, ...)
     return o2r_main(&g_desc, argc, argv);
 }
 
+/* Init + run under $ONNX2CL_MAX_ALLOC / $ONNX2CL_GLOBAL_MEM (NULL = unset); the chunk counts of
+ * the plan in *nw / *na. */
+static o2r_status split_run(const char *max_alloc, const char *global_mem, char *msg, size_t cap,
+                            uint32_t *nw, uint32_t *na, float *y, float *t)
+{
+    struct o2r_ctx *ctx = NULL;
+    struct o2r_model *m = NULL;
+    if (max_alloc)
+        setenv("ONNX2CL_MAX_ALLOC", max_alloc, 1);
+    if (global_mem)
+        setenv("ONNX2CL_GLOBAL_MEM", global_mem, 1);
+    o2r_status st = o2r_ctx_create(NULL, &ctx);
+    msg[0] = 0;
+    *nw = *na = 0;
+    if (st == O2R_OK)
+        st = o2r_model_init(ctx, &g_desc, g_wpath, &m);
+    if (st == O2R_OK) {
+        *nw = o2r_model_mem_plan(m)->n_weight_chunks;
+        *na = o2r_model_mem_plan(m)->n_arena_chunks;
+        const void *ins[1] = {g_x};
+        void *outs[2] = {y, t};
+        st = o2r_model_run(m, ins, outs);
+    }
+    if (st != O2R_OK)
+        snprintf(msg, cap, "%s", ctx ? o2r_ctx_last_error(ctx) : o2r_ctx_last_error(NULL));
+    o2r_model_free(m);
+    o2r_ctx_free(ctx);
+    unsetenv("ONNX2CL_MAX_ALLOC");
+    unsetenv("ONNX2CL_GLOBAL_MEM");
+    return st;
+}
+
+/* Allocation splitting: the model split under a lowered limit gives the same values; bad limits,
+ * a tensor over the limit and a need over the device memory are clear init errors. */
+static void test_split(void)
+{
+    char msg[O2R_ERR_CAP];
+    float y[N], t[N], ey[N], et[N];
+    uint32_t nw, na;
+    expected(ey, et);
+    /* buffers of 4000 bytes at 0/4096(/8192): 4K puts each in its own chunk, 8K pairs them */
+    static const struct { const char *limit; uint32_t nw, na; } ok[] = {
+        {NULL, 1, 1}, {"4K", 2, 3}, {"4000", 2, 3}, {"8k", 1, 2}, {"12192", 1, 1}, {"1G", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        memset(y, 0, sizeof y);
+        memset(t, 0, sizeof t);
+        o2r_status st = split_run(ok[i].limit, NULL, msg, sizeof msg, &nw, &na, y, t);
+        CHECK(st == O2R_OK, "MAX_ALLOC=%s: %s", ok[i].limit ? ok[i].limit : "(unset)", msg);
+        CHECK(nw == ok[i].nw && na == ok[i].na, "MAX_ALLOC=%s: %u weights + %u arena chunks, "
+              "want %u + %u", ok[i].limit ? ok[i].limit : "(unset)", nw, na, ok[i].nw, ok[i].na);
+        CHECK(close_enough(y, ey, N) && close_enough(t, et, N), "MAX_ALLOC=%s: values",
+              ok[i].limit ? ok[i].limit : "(unset)");
+    }
+    static const char *bad[] = {"", "0", "12Q", "1.5G", "-1", "4KB", " 4K", "4K ", "+4K", "0x10",
+                                "99999999999999999999", "17179869184G", "K"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "$ONNX2CL_MAX_ALLOC='%s'", bad[i]);
+        o2r_status st = split_run(bad[i], NULL, msg, sizeof msg, &nw, &na, y, t);
+        CHECK(st == O2R_ERR_ARG && strstr(msg, want) && strstr(msg, "not a byte count"),
+              "MAX_ALLOC='%s': status %d '%s'", bad[i], st, msg);
+        snprintf(want, sizeof want, "$ONNX2CL_GLOBAL_MEM='%s'", bad[i]);
+        st = split_run(NULL, bad[i], msg, sizeof msg, &nw, &na, y, t);
+        CHECK(st == O2R_ERR_ARG && strstr(msg, want), "GLOBAL_MEM='%s': status %d '%s'", bad[i],
+              st, msg);
+    }
+    /* a tensor over the limit: named, with its size and the limit */
+    o2r_status st = split_run("2K", NULL, msg, sizeof msg, &nw, &na, y, t);
+    CHECK(st == O2R_ERR_NODEVICE && strstr(msg, "tensor 'x' is 4000 bytes") &&
+              strstr(msg, "2048-byte limit") && strstr(msg, "$ONNX2CL_MAX_ALLOC"),
+          "tensor over the limit: status %d '%s'", st, msg);
+    /* total need (weights 8096 + arena 12192 bytes) over the device memory */
+    st = split_run(NULL, "16K", msg, sizeof msg, &nw, &na, y, t);
+    CHECK(st == O2R_ERR_NODEVICE && strstr(msg, "needs 20288 bytes") &&
+              strstr(msg, "weights 8096 + arena 12192 + scratch 0 bytes") &&
+              strstr(msg, "16384 bytes") && strstr(msg, "ONNX2CL_GLOBAL_MEM"),
+          "need over the device memory: status %d '%s'", st, msg);
+    st = split_run(NULL, "20288", msg, sizeof msg, &nw, &na, y, t);
+    CHECK(st == O2R_OK, "need == device memory fits: %s", msg);
+    /* the split need counts the chunks as allocated: 4K gives weights 8000 + arena 12000 */
+    st = split_run("4K", "20000", msg, sizeof msg, &nw, &na, y, t);
+    CHECK(st == O2R_OK && nw == 2 && na == 3, "split need 20000: %s", msg);
+    st = split_run("4K", "19999", msg, sizeof msg, &nw, &na, y, t);
+    CHECK(st == O2R_ERR_NODEVICE && strstr(msg, "needs 20000 bytes"), "split need: '%s'", msg);
+}
+
 static void test_cli(void)
 {
     char xin[600], xbad[600], yout[600], odir[600], arg_in[700], arg_out[700], arg_w[700],
@@ -671,6 +759,7 @@ int main(void)
     test_fault_injection();
     test_no_weights();
     test_variants();
+    test_split();
     test_cli();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
