@@ -457,11 +457,13 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         o2r_model_print_variants(m, stderr);
         const struct o2r_mem_plan *mp = o2r_model_mem_plan(m);
         fprintf(stderr, "%s: device memory: weights %llu bytes in %u allocation(s), arena %llu "
-                "bytes in %u allocation(s)%s; allocation limit %llu bytes\n", prog,
+                "bytes in %u allocation(s)%s; allocation limit %llu bytes; %u buffer(s) of "
+                "%llu bytes only other kernel classes use: not allocated\n", prog,
                 (unsigned long long)mp->weights_bytes, (unsigned)mp->n_weight_chunks,
                 (unsigned long long)mp->arena_bytes, (unsigned)mp->n_arena_chunks,
                 mp->arena_replaced ? " (placed again to fit the limit)" : "",
-                (unsigned long long)mp->limit);
+                (unsigned long long)mp->limit, (unsigned)mp->n_unused,
+                (unsigned long long)mp->unused_bytes);
     }
     if (c.profile && o2r_model_set_profiling(m, 1) != O2R_OK) {
         fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));

@@ -34,6 +34,10 @@
  *   offset stays a multiple of O2R_ALIGN.
  *   A single tensor larger than the limit cannot be placed: the error names it, its size and
  *   the limit (and where the limit came from).
+ * Kernel classes: buffers that no launch of the selected class (runtime/schedule.c) names and
+ * that are not graph inputs or outputs (the other class's temporaries and packed weights) get
+ * no device memory and are not uploaded; lifetimes count the selected launches only. A run of
+ * such weights longer than O2R_SKIP_GAP ends a weights chunk, so their bytes are not uploaded.
  * Scratch: the runtime allocates nothing on the device besides the chunks (temporaries of
  * kernels are planned inside the arena by the compiler), so the scratch term is 0 today; it is
  * kept in the figures so the need message and --info stay right when that changes.
@@ -75,6 +79,9 @@ o2r_status o2r_parse_bytes(const char *s, uint64_t *out)
     *out = v << shift;
     return O2R_OK;
 }
+
+/* Bytes of unused buffers between two used ones above which a chunk ends (not uploaded). */
+#define O2R_SKIP_GAP (1u << 20)
 
 /* Byte size rounded up to O2R_ALIGN. */
 static uint64_t align_up(uint64_t x)
@@ -156,7 +163,8 @@ static int plan_cut(const struct o2r_model_desc *d, const uint32_t *ids, uint32_
     for (uint32_t k = 0; k < n;) {
         uint64_t lo = d->buffers[ids[k]].offset;
         uint32_t j = cluster_end(d, ids, n, k, &hi);
-        if (!open || hi - chunk_lo > limit) {
+        /* a long run of skipped (unused) tensors ends the chunk: they are not uploaded */
+        if (!open || hi - chunk_lo > limit || lo - (chunk_lo + p->chunk_bytes[c]) > O2R_SKIP_GAP) {
             c = add_chunk(p, lo, 0);
             if (weights)
                 p->n_weight_chunks++;
@@ -186,7 +194,8 @@ static int cmp_busy(const void *a, const void *b)
 }
 
 /* Places the arena buffers `ids` again from their launch lifetimes (see the banner). */
-static o2r_status plan_replace(const struct o2r_model_desc *d, uint32_t *ids, uint32_t n,
+static o2r_status plan_replace(const struct o2r_model_desc *d, uint32_t kclass, uint32_t *ids,
+                               uint32_t n,
                                uint64_t limit, struct o2r_mem_plan *p, char *err, size_t cap)
 {
     o2r_status st = O2R_OK;
@@ -201,7 +210,8 @@ static o2r_status plan_replace(const struct o2r_model_desc *d, uint32_t *ids, ui
     for (uint32_t i = 0; i < d->n_buffers; i++)
         lo[i] = INT64_MAX, hi[i] = INT64_MIN;
     for (uint32_t l = 0; l < d->n_launches; l++)
-        for (uint32_t a = 0; a < d->launches[l].nargs; a++) {
+        for (uint32_t a = 0; o2r_launch_selected(&d->launches[l], kclass) && a < d->launches[l].nargs;
+             a++) {
             const struct o2r_arg *ar = &d->args[d->launches[l].first_arg + a];
             if (ar->kind != O2R_ARG_BUF)
                 continue;
@@ -263,7 +273,7 @@ done:
     return st;
 }
 
-o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint64_t limit,
+o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint32_t kclass, uint64_t limit,
                               const char *limit_src, struct o2r_mem_plan *p, char *err,
                               size_t cap)
 {
@@ -276,15 +286,33 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint64_t limit,
     p->chunk_src = o2r_calloc(nb + 1, sizeof *p->chunk_src);
     p->buf_chunk = o2r_calloc(nb ? nb : 1, sizeof *p->buf_chunk);
     p->buf_off = o2r_calloc(nb ? nb : 1, sizeof *p->buf_off);
-    if (!ids || !p->chunk_bytes || !p->chunk_src || !p->buf_chunk || !p->buf_off) {
+    unsigned char *used = o2r_calloc(nb ? nb : 1, 1);
+    if (!ids || !p->chunk_bytes || !p->chunk_src || !p->buf_chunk || !p->buf_off || !used) {
         o2r_fmt(err, cap, "out of host memory planning the device buffers of model '%s'",
                 d->name);
         st = O2R_ERR_NOMEM;
         goto fail;
     }
     p->limit = limit;
+    /* buffers no launch of the class names (another class's temporaries and packed weights)
+     * get no device memory */
+    for (uint32_t l = 0; l < d->n_launches; l++)
+        for (uint32_t a = 0; o2r_launch_selected(&d->launches[l], kclass) && a < d->launches[l].nargs;
+             a++)
+            if (d->args[d->launches[l].first_arg + a].kind == O2R_ARG_BUF)
+                used[d->args[d->launches[l].first_arg + a].u.buf] = 1;
+    for (uint32_t i = 0; i < d->n_inputs; i++)
+        used[d->inputs[i].buf] = 1;
+    for (uint32_t i = 0; i < d->n_outputs; i++)
+        used[d->outputs[i].buf] = 1;
     for (uint32_t i = 0; i < nb; i++)
-        if (d->buffers[i].size > limit) {
+        if (!used[i]) {
+            p->buf_chunk[i] = UINT32_MAX;
+            p->n_unused++;
+            p->unused_bytes += d->buffers[i].size;
+        }
+    for (uint32_t i = 0; i < nb; i++)
+        if (used[i] && d->buffers[i].size > limit) {
             const struct o2r_buffer *b = &d->buffers[i];
             o2r_fmt(err, cap, "model '%s': %s tensor '%s' is %llu bytes, larger than the %llu-byte "
                     "limit of one device allocation (%s); a tensor cannot be split across "
@@ -294,11 +322,13 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint64_t limit,
             st = O2R_ERR_NODEVICE;
             goto fail;
         }
-    for (uint32_t i = 0; i < nb; i++) /* arena buffers first in ids, then weights */
-        na += d->buffers[i].space == O2R_SPACE_ARENA;
+    for (uint32_t i = 0; i < nb; i++) { /* used arena buffers first in ids, then weights */
+        na += used[i] && d->buffers[i].space == O2R_SPACE_ARENA;
+        nw += used[i] && d->buffers[i].space == O2R_SPACE_WEIGHTS;
+    }
     for (uint32_t i = 0, ka = 0, kw = na; i < nb; i++)
-        ids[d->buffers[i].space == O2R_SPACE_ARENA ? ka++ : kw++] = i;
-    nw = nb - na;
+        if (used[i])
+            ids[d->buffers[i].space == O2R_SPACE_ARENA ? ka++ : kw++] = i;
     /* weights first: chunks [0, n_weight_chunks) */
     g_sort_bufs = d->buffers;
     qsort(ids + na, nw, sizeof *ids, cmp_offset);
@@ -313,7 +343,7 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint64_t limit,
     }
     qsort(ids, na, sizeof *ids, cmp_offset);
     if (!plan_cut(d, ids, na, limit, 0, p)) {
-        st = plan_replace(d, ids, na, limit, p, err, cap);
+        st = plan_replace(d, kclass, ids, na, limit, p, err, cap);
         if (st != O2R_OK)
             goto fail;
     }
@@ -322,9 +352,11 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint64_t limit,
     for (uint32_t c = p->n_weight_chunks; c < p->n_weight_chunks + p->n_arena_chunks; c++)
         p->arena_bytes += p->chunk_bytes[c];
     o2r_free(ids);
+    o2r_free(used);
     return O2R_OK;
 fail:
     o2r_free(ids);
+    o2r_free(used);
     o2r_mem_plan_free(p);
     return st;
 }

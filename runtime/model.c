@@ -299,7 +299,7 @@ static o2r_status plan_memory(struct o2r_model *m)
         global = env_global;
         gsrc = "$ONNX2CL_GLOBAL_MEM, lowered for testing";
     }
-    st = o2r_mem_plan_build(d, limit, src, &m->plan, ctx->err, sizeof ctx->err);
+    st = o2r_mem_plan_build(d, m->kclass, limit, src, &m->plan, ctx->err, sizeof ctx->err);
     if (st != O2R_OK)
         return st;
     uint64_t scratch = 0; /* the runtime allocates nothing besides the chunks (memplan.c) */
@@ -324,7 +324,7 @@ static o2r_status plan_memory(struct o2r_model *m)
     return O2R_OK;
 }
 
-/* Allocates the arena chunks and one sub-buffer per desc buffer. */
+/* Allocates the arena chunks and one sub-buffer per desc buffer the selected class uses. */
 static o2r_status create_buffers(struct o2r_model *m)
 {
     struct o2r_ctx *ctx = m->ctx;
@@ -347,6 +347,8 @@ static o2r_status create_buffers(struct o2r_model *m)
     }
     for (uint32_t i = 0; i < d->n_buffers; i++) {
         const struct o2r_buffer *b = &d->buffers[i];
+        if (p->buf_chunk[i] == UINT32_MAX)
+            continue; /* only other kernel classes use it: no sub-buffer, never an argument */
         cl_mem parent = m->chunks[p->buf_chunk[i]];
         cl_buffer_region reg = {(size_t)p->buf_off[i], (size_t)b->size};
         cl_mem_flags fl = b->space == O2R_SPACE_WEIGHTS ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
@@ -396,11 +398,11 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     }
     m->ctx = ctx;
     m->desc = desc;
+    m->kclass = ctx->kclass;
     st = plan_memory(m);
     if (st != O2R_OK)
         goto fail;
     double t0 = o2r_now_ms();
-    m->kclass = ctx->kclass;
     st = o2r_schedule_source(m);
     if (st != O2R_OK)
         goto fail;

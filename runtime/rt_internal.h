@@ -59,11 +59,14 @@ struct o2r_mem_plan {
     uint32_t n_arena_chunks;   /* chunks after them hold activations */
     uint64_t *chunk_bytes;     /* [chunks] allocation size */
     uint64_t *chunk_src;       /* [chunks] weights chunks: byte offset in the weights payload */
-    uint32_t *buf_chunk;       /* [n_buffers] chunk holding each desc buffer */
+    uint32_t *buf_chunk;       /* [n_buffers] chunk holding each desc buffer; UINT32_MAX: unused
+                                  by the selected kernel class, no device memory */
     uint64_t *buf_off;         /* [n_buffers] its offset inside the chunk (multiple of O2R_ALIGN) */
     uint64_t weights_bytes;    /* sum of the weights chunks */
     uint64_t arena_bytes;      /* sum of the arena chunks */
     int arena_replaced;        /* 1: the compiled arena plan could not be cut, placed again */
+    uint32_t n_unused;         /* buffers skipped: no selected launch names them */
+    uint64_t unused_bytes;     /* their total size */
 };
 
 /* A model instance (o2r_model_init). */
@@ -140,10 +143,12 @@ o2r_status o2r_schedule_source(struct o2r_model *m);
  * overflow 64 bits are refused. O2R_OK and *out set, or O2R_ERR_ARG. */
 o2r_status o2r_parse_bytes(const char *s, uint64_t *out);
 /* Splits desc's weights region and arena into chunks of at most `limit` bytes (design in the
- * banner of memplan.c). limit_src names where the limit comes from, for messages. Errors:
+ * banner of memplan.c), for the launches of kernel class kclass (O2R_VARIANT_*, as
+ * o2r_launch_selected; O2R_VARIANT_ALL = every launch); buffers only other classes use get no
+ * chunk. limit_src names where the limit comes from, for messages. Errors:
  * O2R_ERR_NODEVICE when one tensor exceeds the limit (err names it, its size and the limit),
  * O2R_ERR_NOMEM, O2R_ERR_ARG for an inconsistent desc. On failure p holds nothing. */
-o2r_status o2r_mem_plan_build(const struct o2r_model_desc *desc, uint64_t limit,
+o2r_status o2r_mem_plan_build(const struct o2r_model_desc *desc, uint32_t kclass, uint64_t limit,
                               const char *limit_src, struct o2r_mem_plan *p, char *err,
                               size_t errcap);
 void o2r_mem_plan_free(struct o2r_mem_plan *p);

@@ -32,7 +32,7 @@ static void synth_finish(struct synth *s, uint32_t nb, uint32_t nl)
 {
     uint32_t na = 0;
     for (uint32_t l = 0; l < nl; l++) {
-        s->launches[l] = (struct o2r_launch){"k", 1, {1, 1, 1}, {0, 0, 0}, na, 0, "n", "Op"};
+        s->launches[l] = (struct o2r_launch){"k", 1, {1, 1, 1}, {0, 0, 0}, na, 0, "n", "Op", 0};
         for (uint32_t b = 0; b < nb; b++)
             if (s->lo[b] <= (int)l && (int)l <= s->hi[b]) {
                 s->args[na++] = (struct o2r_arg){O2R_ARG_BUF, {.buf = (int32_t)b}};
@@ -69,6 +69,8 @@ static int check_plan(const struct synth *s, const struct o2r_mem_plan *p, uint6
         }
     for (uint32_t i = 0; i < s->d.n_buffers; i++) {
         uint32_t c = p->buf_chunk[i];
+        if (c == UINT32_MAX && s->lo[i] == -9)
+            continue; /* skipped on purpose (test_classes checks which) */
         int wchunk = c < p->n_weight_chunks;
         if (c >= nc || wchunk != (s->bufs[i].space == O2R_SPACE_WEIGHTS) ||
             p->buf_off[i] % O2R_ALIGN || p->buf_off[i] + s->bufs[i].size > p->chunk_bytes[c]) {
@@ -139,7 +141,7 @@ static void test_fixed(void)
     memcpy(s.hi, hi, sizeof hi);
     synth_finish(&s, 9, 6);
     /* limit 4096: weights {0..3} (4072 bytes) and {4}; the arena chain must be placed again */
-    CHECK(o2r_mem_plan_build(&s.d, 4096, "test", &p, err, sizeof err) == O2R_OK, "%s", err);
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, 4096, "test", &p, err, sizeof err) == O2R_OK, "%s", err);
     CHECK(p.n_weight_chunks == 2 && p.arena_replaced, "4096: %u weight chunks, replaced %d",
           p.n_weight_chunks, p.arena_replaced);
     CHECK(check_plan(&s, &p, 4096, "fixed 4096") == 0, "fixed 4096");
@@ -150,7 +152,7 @@ static void test_fixed(void)
           (unsigned long long)p.buf_off[7]);
     o2r_mem_plan_free(&p);
     /* limit 8192: the compiled plan cuts (one cluster of 7168 + D): kept as compiled */
-    CHECK(o2r_mem_plan_build(&s.d, 8192, "test", &p, err, sizeof err) == O2R_OK, "%s", err);
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, 8192, "test", &p, err, sizeof err) == O2R_OK, "%s", err);
     CHECK(!p.arena_replaced && p.n_arena_chunks == 1 && p.n_weight_chunks == 1 &&
               p.buf_off[6] == 2048 && p.buf_off[8] == 7168 && p.arena_bytes == 8192 &&
               p.weights_bytes == 4096 + 1000,
@@ -159,16 +161,16 @@ static void test_fixed(void)
     CHECK(check_plan(&s, &p, 8192, "fixed 8192") == 0, "fixed 8192");
     o2r_mem_plan_free(&p);
     /* limit 3072: weights {0,1,2} (3048 bytes) and {3,4}; A, B, C exactly at the limit */
-    CHECK(o2r_mem_plan_build(&s.d, 3072, "test", &p, err, sizeof err) == O2R_OK, "%s", err);
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, 3072, "test", &p, err, sizeof err) == O2R_OK, "%s", err);
     CHECK(p.n_weight_chunks == 2 && check_plan(&s, &p, 3072, "fixed 3072") == 0, "fixed 3072");
     o2r_mem_plan_free(&p);
-    o2r_status st = o2r_mem_plan_build(&s.d, 3000, "$ONNX2CL_MAX_ALLOC", &p, err, sizeof err);
+    o2r_status st = o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, 3000, "$ONNX2CL_MAX_ALLOC", &p, err, sizeof err);
     CHECK(st == O2R_ERR_NODEVICE && strstr(err, "activation tensor 'A' is 3072 bytes") &&
               strstr(err, "3000-byte limit") && strstr(err, "$ONNX2CL_MAX_ALLOC") &&
               p.chunk_bytes == NULL,
           "too large: %d '%s'", st, err);
     s.bufs[5].name = NULL;
-    st = o2r_mem_plan_build(&s.d, 3000, "x", &p, err, sizeof err);
+    st = o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, 3000, "x", &p, err, sizeof err);
     CHECK(st == O2R_ERR_NODEVICE && strstr(err, "tensor 'buffer 5'"), "unnamed: '%s'", err);
     s.bufs[5].name = "A";
     struct o2r_memory mem;
@@ -221,7 +223,7 @@ static void test_random(void)
             char what[64];
             snprintf(what, sizeof what, "random %d limit %llu", iter,
                      (unsigned long long)limits[k]);
-            o2r_status st = o2r_mem_plan_build(&s.d, limits[k], "t", &p, err, sizeof err);
+            o2r_status st = o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, limits[k], "t", &p, err, sizeof err);
             CHECK(st == O2R_OK, "%s: %s", what, err);
             if (st == O2R_OK) {
                 CHECK(check_plan(&s, &p, limits[k], what) == 0, "%s", what);
@@ -239,10 +241,58 @@ static void test_random(void)
             split);
 }
 
+/* Kernel classes: launch 0 is cpu-only, launch 1 gpu-only, launch 2 shared. */
+static void test_classes(void)
+{
+    static struct synth s;
+    struct o2r_mem_plan p;
+    char err[512];
+    memset(&s, 0, sizeof s);
+    /* weights: c0 (cpu, 1000 B at 0), g0 (gpu, 2 MiB at 1024), c1 (cpu, 1000 B after it) */
+    s.bufs[0] = (struct o2r_buffer){0, 1000, O2R_SPACE_WEIGHTS, "c0"};
+    s.bufs[1] = (struct o2r_buffer){1024, 2u << 20, O2R_SPACE_WEIGHTS, "g0"};
+    s.bufs[2] = (struct o2r_buffer){1024 + (2u << 20), 1000, O2R_SPACE_WEIGHTS, "c1"};
+    s.bufs[3] = (struct o2r_buffer){0, 4096, O2R_SPACE_ARENA, "x"};    /* shared */
+    s.bufs[4] = (struct o2r_buffer){4096, 4096, O2R_SPACE_ARENA, "tg"}; /* gpu temp */
+    int lo[] = {0, 1, 0, 0, 1}, hi[] = {0, 1, 0, 2, 1};
+    memcpy(s.lo, lo, sizeof lo);
+    memcpy(s.hi, hi, sizeof hi);
+    synth_finish(&s, 5, 3);
+    s.launches[0].variants = O2R_VARIANT_CPU;
+    s.launches[1].variants = O2R_VARIANT_GPU;
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_CPU, 1u << 30, "t", &p, err, sizeof err) == O2R_OK,
+          "%s", err);
+    CHECK(p.buf_chunk[1] == UINT32_MAX && p.buf_chunk[4] == UINT32_MAX && p.n_unused == 2 &&
+              p.unused_bytes == (2u << 20) + 4096,
+          "cpu: gpu buffers skipped (%u, %llu bytes)", p.n_unused,
+          (unsigned long long)p.unused_bytes);
+    /* the 2 MiB gpu weight between c0 and c1 is not uploaded: two chunks of 1000 bytes */
+    CHECK(p.n_weight_chunks == 2 && p.weights_bytes == 2000 && p.arena_bytes == 4096,
+          "cpu: %u weight chunks, %llu weight bytes, %llu arena bytes", p.n_weight_chunks,
+          (unsigned long long)p.weights_bytes, (unsigned long long)p.arena_bytes);
+    s.lo[1] = s.hi[1] = s.lo[4] = s.hi[4] = -9; /* check_plan: skipped buffers overlap nothing */
+    CHECK(check_plan(&s, &p, 1u << 30, "cpu class") == 0, "cpu class");
+    o2r_mem_plan_free(&p);
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_GPU, 1u << 30, "t", &p, err, sizeof err) == O2R_OK,
+          "%s", err);
+    CHECK(p.buf_chunk[0] == UINT32_MAX && p.buf_chunk[2] == UINT32_MAX && p.n_unused == 2 &&
+              p.buf_chunk[1] != UINT32_MAX && p.buf_chunk[4] != UINT32_MAX &&
+              p.weights_bytes == (2u << 20),
+          "gpu: cpu weights skipped (%u)", p.n_unused);
+    o2r_mem_plan_free(&p);
+    /* a tensor over the limit that the selected class never uses is not an error */
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_CPU, 8192, "t", &p, err, sizeof err) == O2R_OK,
+          "cpu, 8K: %s", err);
+    o2r_mem_plan_free(&p);
+    CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_GPU, 8192, "t", &p, err, sizeof err) ==
+              O2R_ERR_NODEVICE && strstr(err, "'g0'"), "gpu, 8K: %s", err);
+}
+
 int main(void)
 {
     test_parse();
     test_fixed();
     test_random();
+    test_classes();
     return rt_test_done("test_memplan");
 }

@@ -475,8 +475,8 @@ static void test_variants(void)
         {cpu_src, sizeof cpu_src - 1, O2R_VARIANT_CPU},
         {broken, sizeof broken - 1, O2R_VARIANT_GPU},
     };
-    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA},
-                                             {4608, N * 4, O2R_SPACE_ARENA}};
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, "x"},
+                                             {4608, N * 4, O2R_SPACE_ARENA, "y"}};
     static const struct o2r_arg args[] = {
         {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_I32, {.i32 = N}},
     };
