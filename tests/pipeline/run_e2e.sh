@@ -8,29 +8,12 @@
 # the two-UNet-runs guidance path. Also checks the PNG (size, 8-bit values = round(ref * 255)
 # within 1, the parameters text chunk).
 #
-# Usage: run_e2e.sh ONNX2CL ONNX2CL_SD O2C_COMPARE CC RUNTIME_INCLUDE TOKENIZER_DIR WORK_DIR
+# Usage: run_e2e.sh ONNX2CL_SD O2C_COMPARE TOKENIZER_DIR WORK_DIR   (WORK_DIR made by build_tiny.sh)
 set -euo pipefail
-onnx2cl=$1 sd=$2 compare=$3 cc=$4 rtinc=$5 tok=$6 work=$7
+sd=$1 compare=$2 tok=$3 work=$4
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
 e2e=$here/e2e
-mkdir -p "$work"
 export ONNX2CL_CACHE_DIR=${ONNX2CL_CACHE_DIR:-$work/cache}
-
-build() { # build NAME MODEL shape-flags...
-  local name=$1 model=$2; shift 2
-  if [ ! -f "$work/$name.so" ] || [ "$model" -nt "$work/$name.so" ] || [ "$onnx2cl" -nt "$work/$name.so" ]; then
-    "$onnx2cl" "$model" -o "$work/$name.c" --no-main "$@"
-    "$cc" -O1 -shared -fPIC -I"$rtinc" "$work/$name.c" -o "$work/$name.so"
-  fi
-}
-mkdir -p "$work/b2" "$work/b1"
-t0=$(date +%s)
-build text_encoder "$root/models/tiny/text_encoder/model.onnx" --shape input_ids=1,77
-build vae_decoder "$root/models/tiny/vae_decoder/model.onnx" --shape latent_sample=1,4,16,16
-build b2/unet "$root/models/tiny/unet/model.onnx" --shape sample=2,4,16,16 --shape encoder_hidden_states=2,77,32
-build b1/unet "$root/models/tiny/unet/model.onnx" --shape sample=1,4,16,16 --shape encoder_hidden_states=1,77,32
-echo "models compiled in $(( $(date +%s) - t0 )) s"
 
 prompt=$(sed -n 's/^# prompt: //p' "$e2e/cases.txt")
 negative=$(sed -n 's/^# negative: //p' "$e2e/cases.txt")

@@ -1,0 +1,74 @@
+#!/bin/bash
+# bad_input.sh — onnx2cl-sd on bad input: every case must exit with the expected status (1 = bad
+# file or model, 2 = bad flag / output path / size the build cannot do), print a message naming
+# the file or flag, and leave no PNG (nor a temporary file) behind. A prompt over 77 tokens must
+# succeed with a truncation note.
+# Usage: bad_input.sh ONNX2CL_SD TOKENIZER_DIR WORK_DIR   (WORK_DIR made by build_tiny.sh)
+set -uo pipefail
+sd=$1 tok=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+export ONNX2CL_CACHE_DIR=${ONNX2CL_CACHE_DIR:-$work/cache}
+t=$(mktemp -d)
+trap 'chmod -R u+w "$t"; rm -rf "$t"' EXIT
+mkdir -p "$t/out" "$t/tok_badjson" "$t/tok_badmerge" "$t/tok_nomerge" "$t/models"
+cp "$tok"/* "$t/tok_badjson/"; cp "$tok"/* "$t/tok_badmerge/"; cp "$tok/vocab.json" "$t/tok_nomerge/"
+head -c 5000 "$tok/vocab.json" > "$t/tok_badjson/vocab.json"
+printf '#version: 0.2\ni n\nthis_line_has_one_symbol\n' > "$t/tok_badmerge/merges.txt"
+printf '{"beta_schedule": "scaled_linear", "prediction_type": "x0"}' > "$t/sched_badpred.json"
+printf '{"beta_schedule": "scaled_linear",, }' > "$t/sched_badjson.json"
+printf '{"num_train_timesteps": "many"}' > "$t/sched_badtype.json"
+ln -s "$work/text_encoder.so" "$t/models/text_encoder.so"; ln -s "$work/text_encoder.weights" "$t/models/text_encoder.weights"
+ln -s "$work/vae_decoder.so" "$t/models/vae_decoder.so"; ln -s "$work/vae_decoder.weights" "$t/models/vae_decoder.weights"
+cp "$work/text_encoder.so" "$t/models/notunet.so"; cp "$work/text_encoder.weights" "$t/models/notunet.weights"
+mkdir "$t/out/adir.png"; ln -s "$t/elsewhere.png" "$t/out/link.png"; mkdir "$t/ro"; chmod 555 "$t/ro"
+base=(--text-encoder "$work/text_encoder.so" --unet "$work/b2/unet.so" --vae-decoder "$work/vae_decoder.so"
+      --tokenizer "$tok" --scheduler-config "$here/sched/sd15.json" --steps 2 --quiet)
+fails=0 n=0
+expect() { # expect STATUS MESSAGE-REGEX OUTPUT -- ARGS...
+  local want=$1 re=$2 out=$3; shift 4
+  n=$((n + 1))
+  local msg rc
+  msg=$("$sd" "$@" -o "$out" 2>&1 >/dev/null); rc=$?
+  local leftovers
+  leftovers=$(find "$(dirname "$out")" -maxdepth 1 -name "$(basename "$out").tmp.*" 2>/dev/null)
+  if [ "$rc" != "$want" ] || ! grep -Eq -- "$re" <<< "$msg" || { [ "$want" != 0 ] && [ -f "$out" ]; } || [ -n "$leftovers" ]; then
+    echo "FAIL (exit $rc, want $want; /$re/): onnx2cl-sd $*"; echo "  $msg" | head -5
+    [ "$want" != 0 ] && [ -f "$out" ] && echo "  a PNG was left behind: $out"
+    [ -n "$leftovers" ] && echo "  temporary files left: $leftovers"
+    fails=$((fails + 1))
+  else
+    echo "ok   exit $rc: $(head -1 <<< "$msg" | cut -c1-150)"
+  fi
+  rm -f "$out"
+}
+o=$t/out/x.png
+expect 1 "$t/nothere/vocab.json: cannot read" "$o" -- "${base[@]}" -p cat --tokenizer "$t/nothere"
+expect 1 "tok_badjson/vocab.json:1:[0-9]+: unterminated string" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_badjson"
+expect 1 "tok_badmerge/merges.txt:3: expected" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_badmerge"
+expect 1 "tok_nomerge/merges.txt: cannot read" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_nomerge"
+expect 1 "nothere.json: cannot read" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/nothere.json"
+expect 1 "sched_badpred.json: prediction_type \"x0\"" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badpred.json"
+expect 1 "sched_badjson.json:1:[0-9]+: expected a member name" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badjson.json"
+expect 1 "sched_badtype.json: \"num_train_timesteps\" must be a number" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badtype.json"
+expect 2 "^onnx2cl-sd: --width 64 --height 32: the models were compiled for 32x32" "$o" -- "${base[@]}" -p cat --width 64
+expect 2 "folder '$t/nodir' does not exist" "$t/nodir/x.png" -- "${base[@]}" -p cat
+expect 2 "is a directory" "$t/out/adir.png" -- "${base[@]}" -p cat
+expect 2 "symbolic link" "$t/out/link.png" -- "${base[@]}" -p cat
+if [ "$(id -u)" != 0 ]; then expect 2 "is not writable" "$t/ro/x.png" -- "${base[@]}" -p cat; fi
+expect 2 "^onnx2cl-sd: --save-image: .*is a directory" "$o" -- "${base[@]}" -p cat --save-image "$t/out/adir.png"
+expect 1 "fake/unet.so: does not look like a UNet: 1 inputs, expected 3" "$o" -- "${base[@]}" -p cat --unet "$work/fake/unet.so"
+expect 1 "models/unet.so: cannot load" "$o" -- "${base[@]}" -p cat --models "$t/models" --text-encoder "$work/text_encoder.so" --vae-decoder "$work/vae_decoder.so" --unet "$t/models/unet.so"
+expect 1 "notunet.so: no symbol notunet_desc\\(\\)" "$o" -- "${base[@]}" -p cat --unet "$t/models/notunet.so"
+expect 1 "b2/unet.so: does not look like a CLIP text encoder" "$o" -- "${base[@]}" -p cat --text-encoder "$work/b2/unet.so"
+expect 2 "--scheduler heun: not one of" "$o" -- "${base[@]}" -p cat --scheduler heun
+expect 2 "--karras: only euler and dpmpp_2m" "$o" -- "${base[@]}" -p cat --scheduler ddim --karras
+expect 2 "--steps 0: expected a number" "$o" -- "${base[@]}" -p cat --steps 0
+expect 2 "--steps 60: LCM allows at most original_inference_steps = 50" "$o" -- "${base[@]}" -p cat --scheduler lcm --steps 60
+expect 2 "--prompt: prompt is not valid UTF-8 \(byte 1\)" "$o" -- "${base[@]}" -p $'a\xff'
+expect 2 "--prompt is required" "$o" -- "${base[@]}"
+expect 2 "unknown option '--frobnicate'" "$o" -- "${base[@]}" -p cat --frobnicate
+expect 1 "^onnx2cl-sd: --latents: $t/sched_badpred.json: not a valid" "$o" -- "${base[@]}" -p cat --latents "$t/sched_badpred.json"
+long=$(for i in $(seq 1 120); do printf 'word%d ' "$i"; done)
+expect 0 "note: the prompt is [0-9]+ tokens with BOS/EOS; the text encoder takes 77: the last [0-9]+ were dropped" "$o" -- "${base[@]}" -p "$long"
+echo "$n cases, $fails failed"
+[ "$fails" = 0 ]
