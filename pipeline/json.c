@@ -7,6 +7,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -295,6 +296,20 @@ static struct sdp_json *parse_value(struct parser *ps, int depth)
     static const struct { const char *word; enum sdp_json_type t; double num; } lits[] = {
         {"true", SDP_JSON_BOOL, 1}, {"false", SDP_JSON_BOOL, 0}, {"null", SDP_JSON_NULL, 0},
     };
+    /* Python's json module writes NaN, Infinity and -Infinity (diffusers configs carry e.g.
+     * "lambda_min_clipped": -Infinity): accepted as numbers */
+    static const struct { const char *word; double num; } py[] = {
+        {"NaN", NAN}, {"Infinity", INFINITY}, {"-Infinity", -INFINITY},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        size_t l = strlen(py[i].word);
+        if ((size_t)(ps->end - ps->p) >= l && memcmp(ps->p, py[i].word, l) == 0) {
+            ps->p += l;
+            struct sdp_json *v = new_node(ps, SDP_JSON_NUMBER);
+            if (v) v->num = py[i].num;
+            return v;
+        }
+    }
     for (size_t i = 0; i < 3; i++) {
         size_t l = strlen(lits[i].word);
         if ((size_t)(ps->end - ps->p) >= l && memcmp(ps->p, lits[i].word, l) == 0) {

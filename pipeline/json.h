@@ -2,7 +2,8 @@
  * vocab.json and tokenizer_config.json, the scheduler's scheduler_config.json, the VAE's
  * config.json.
  *
- * Assumes: the whole document fits in memory. Guarantees: a parse error names the file, the line
+ * Assumes: the whole document fits in memory. Accepts Python's NaN/Infinity/-Infinity (which
+ * json.dump writes into diffusers configs) as numbers. Guarantees: a parse error names the file, the line
  * and the column; strings are decoded to UTF-8 (\uXXXX escapes and surrogate pairs included);
  * numbers are kept as double; object members keep their file order. One allocation block per
  * document, freed by sdp_json_free.

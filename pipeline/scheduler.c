@@ -103,6 +103,59 @@ static int get_str(const struct sdp_json *cfg, const char *key, const char **v, 
     return 1;
 }
 
+/* Config keys that change the arithmetic in ways not ported: a value other than the one given
+ * here is refused (naming the key) instead of being ignored. kinds: bit mask of the classes that
+ * read the key (diffusers ignores keys a class does not take). */
+static const struct {
+    const char *key;     /* scheduler_config.json key */
+    unsigned kinds;      /* 1 << enum sdp_sched_kind */
+    const char *str;     /* accepted string value, or NULL for a number/bool */
+    double num;          /* accepted number/bool value */
+} unsupported[] = {
+#define K(k) (1u << SDP_SCHED_##k)
+    {"rescale_betas_zero_snr", 31, NULL, 0},
+    {"thresholding", K(DPMPP_2M) | K(DDIM) | K(LCM), NULL, 0},
+    {"interpolation_type", K(EULER), "linear", 0},
+    {"timestep_type", K(EULER), "discrete", 0},
+    {"final_sigmas_type", K(EULER) | K(DPMPP_2M), "zero", 0},
+    {"use_exponential_sigmas", K(EULER) | K(DPMPP_2M), NULL, 0},
+    {"use_beta_sigmas", K(EULER) | K(DPMPP_2M), NULL, 0},
+    {"use_lu_lambdas", K(DPMPP_2M), NULL, 0},
+    {"use_flow_sigmas", K(DPMPP_2M), NULL, 0},
+    {"use_dynamic_shifting", K(DPMPP_2M), NULL, 0},
+    {"algorithm_type", K(DPMPP_2M), "dpmsolver++", 0},
+    {"solver_order", K(DPMPP_2M), NULL, 2},
+    {"solver_type", K(DPMPP_2M), "midpoint", 0},
+    {"lower_order_final", K(DPMPP_2M), NULL, 1},
+    {"euler_at_final", K(DPMPP_2M), NULL, 0},
+    {"variance_type", K(DPMPP_2M), "", 0},
+    {"lambda_min_clipped", K(DPMPP_2M), NULL, -INFINITY},
+#undef K
+};
+
+static int check_unsupported(const struct sdp_json *cfg, enum sdp_sched_kind kind, const char *path,
+                             char *err, size_t errcap)
+{
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+        if (!(unsupported[i].kinds & (1u << kind))) continue;
+        const struct sdp_json *v = sdp_json_get(cfg, unsupported[i].key);
+        if (!v || v->type == SDP_JSON_NULL) continue;
+        int ok = unsupported[i].str
+                     ? v->type == SDP_JSON_STRING && strcmp(v->str, unsupported[i].str) == 0
+                     : (v->type == SDP_JSON_NUMBER || v->type == SDP_JSON_BOOL) && v->num == unsupported[i].num;
+        if (!ok) {
+            if (unsupported[i].str)
+                snprintf(err, errcap, "%s: \"%s\" other than \"%s\" is not supported by %s", path,
+                         unsupported[i].key, unsupported[i].str, kind_names[kind]);
+            else
+                snprintf(err, errcap, "%s: \"%s\" other than %g is not supported by %s", path,
+                         unsupported[i].key, unsupported[i].num, kind_names[kind]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_sched_overrides *ov,
                    struct sdp_scheduler **out, char *err, size_t errcap)
 {
@@ -147,6 +200,7 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
         if (a) s->sigma_min = smin;
         if (b) s->sigma_max = smax;
     }
+    if (check_unsupported(cfg, kind, path, err, errcap)) goto fail;
     if (ov && ov->spacing) spacing = ov->spacing;
     if (ov && ov->karras >= 0) karras_on = ov->karras;
     if (n_train < 2 || n_train > 100000 || n_train != floor(n_train)) {

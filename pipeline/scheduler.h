@@ -12,7 +12,9 @@
  * (epsilon, v_prediction, sample), timestep_spacing (linspace, leading, trailing), steps_offset,
  * set_alpha_to_one, clip_sample(_range), use_karras_sigmas, sigma_min/sigma_max (Euler),
  * original_inference_steps/timestep_scaling (LCM); a key that is absent takes the default of the
- * chosen diffusers class, as SchedulerClass.from_config(config) does.
+ * chosen diffusers class, as SchedulerClass.from_config(config) does. Settings that are not
+ * ported (rescale_betas_zero_snr, thresholding, exponential/beta/flow sigmas, other DPM solver
+ * types or orders, non-zero final sigma, ...) are refused with the key named, never ignored.
  *
  * Arithmetic: schedule set-up in double as numpy does, cast to float32 where diffusers casts;
  * per-element updates in float32 in diffusers' operation order (the file is compiled without

@@ -186,7 +186,7 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
         return -1;
     }
     p->hidden = (int)to->dims[2];
-    if (p->te_batch < 1 || p->te_batch > 2 || p->seq < 2) {
+    if (p->te_batch < 1 || p->te_batch > 2 || p->seq < 2 || p->seq > 1024) {
         snprintf(err, errcap, "%s: input_ids batch %d, sequence %d: compile it with --shape input_ids=1,77",
                  p->te.path, p->te_batch, p->seq);
         return -1;

@@ -17,6 +17,9 @@ printf '#version: 0.2\ni n\nthis_line_has_one_symbol\n' > "$t/tok_badmerge/merge
 printf '{"beta_schedule": "scaled_linear", "prediction_type": "x0"}' > "$t/sched_badpred.json"
 printf '{"beta_schedule": "scaled_linear",, }' > "$t/sched_badjson.json"
 printf '{"num_train_timesteps": "many"}' > "$t/sched_badtype.json"
+printf '{"beta_schedule": "scaled_linear", "rescale_betas_zero_snr": true}' > "$t/sched_zsnr.json"
+printf '{"algorithm_type": "sde-dpmsolver++", "solver_order": 2}' > "$t/sched_sde.json"
+printf '{"beta_schedule": "scaled_linear", "lambda_min_clipped": -Infinity, "variance_type": null}' > "$t/sched_pyjson.json"
 ln -s "$work/text_encoder.so" "$t/models/text_encoder.so"; ln -s "$work/text_encoder.weights" "$t/models/text_encoder.weights"
 ln -s "$work/vae_decoder.so" "$t/models/vae_decoder.so"; ln -s "$work/vae_decoder.weights" "$t/models/vae_decoder.weights"
 cp "$work/text_encoder.so" "$t/models/notunet.so"; cp "$work/text_encoder.weights" "$t/models/notunet.weights"
@@ -50,6 +53,9 @@ expect 1 "nothere.json: cannot read" "$o" -- "${base[@]}" -p cat --scheduler-con
 expect 1 "sched_badpred.json: prediction_type \"x0\"" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badpred.json"
 expect 1 "sched_badjson.json:1:[0-9]+: expected a member name" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badjson.json"
 expect 1 "sched_badtype.json: \"num_train_timesteps\" must be a number" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badtype.json"
+expect 1 "sched_zsnr.json: \"rescale_betas_zero_snr\" other than 0 is not supported by euler" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_zsnr.json"
+expect 1 "sched_sde.json: \"algorithm_type\" other than \"dpmsolver\+\+\" is not supported by dpmpp_2m" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_sde.json"
+expect 0 "wrote .*x.png" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_pyjson.json"
 expect 2 "^onnx2cl-sd: --width 64 --height 32: the models were compiled for 32x32" "$o" -- "${base[@]}" -p cat --width 64
 expect 2 "folder '$t/nodir' does not exist" "$t/nodir/x.png" -- "${base[@]}" -p cat
 expect 2 "is a directory" "$t/out/adir.png" -- "${base[@]}" -p cat
