@@ -49,7 +49,8 @@ static void usage(FILE *f)
         "  --steps N               inference steps (default 20)\n"
         "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
         "  --seed N                torch.Generator().manual_seed(N) noise (default 0)\n"
-        "  --scheduler NAME        euler (default), euler_a, dpmpp_2m, ddim, lcm\n"
+        "  --scheduler NAME        euler, euler_a, dpmpp_2m, ddim, lcm (default: the config's _class_name\n"
+        "                          when it is one of these, else euler)\n"
         "  --karras | --no-karras  Karras sigmas (euler, dpmpp_2m; default: scheduler_config.json)\n"
         "  --timestep-spacing S    linspace, leading, trailing (default: scheduler_config.json)\n"
         "  --width W --height H    must match the compiled models (default: what they were compiled for)\n"
@@ -59,7 +60,7 @@ static void usage(FILE *f)
         "  --save-image F.npy      also the float image [1,3,H,W] in [0,1] before 8-bit rounding\n"
         "  --device SPEC           OpenCL device (index or name part; default $ONNX2CL_DEVICE, a GPU, else first)\n"
         "  --quiet                 no per-step progress lines\n"
-        "SD-Turbo: --scheduler euler --timestep-spacing trailing --steps 1 --cfg 0\n");
+        "SD-Turbo: --steps 1 --cfg 0 (its config: EulerDiscreteScheduler, trailing spacing)\n");
 }
 
 static void die(int code, const char *fmt, ...)
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
-    const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = "euler";
+    const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL;
     double cfg = 7.5, scaling = 0;
     int steps = 20, width = 0, height = 0, quiet = 0;
     uint64_t seed = 0;
@@ -155,14 +156,11 @@ int main(int argc, char **argv)
 #undef NEXT
     }
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
-    if (steps != (int)steps) die(2, "--steps: not an integer");
-    enum sdp_sched_kind kind;
-    if (sdp_sched_kind_from_name(sched_name, &kind))
+    enum sdp_sched_kind kind = SDP_SCHED_EULER;
+    if (sched_name && sdp_sched_kind_from_name(sched_name, &kind))
         die(2, "--scheduler %s: not one of euler, euler_a, dpmpp_2m, ddim, lcm", sched_name);
     if (ov.spacing && strcmp(ov.spacing, "linspace") && strcmp(ov.spacing, "leading") && strcmp(ov.spacing, "trailing"))
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
-    if (ov.karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M)
-        die(2, "--karras: only euler and dpmpp_2m use Karras sigmas");
     /* file locations */
     static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX], p_vc[PATH_MAX];
     if (!te_so || !unet_so || !vae_so) {
@@ -201,6 +199,29 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (!sched_name) { /* the checkpoint's own class when it is one of ours */
+        static const char *const classes[][2] = {
+            {"EulerDiscreteScheduler", "euler"}, {"EulerAncestralDiscreteScheduler", "euler_a"},
+            {"DPMSolverMultistepScheduler", "dpmpp_2m"}, {"DDIMScheduler", "ddim"}, {"LCMScheduler", "lcm"}};
+        struct sdp_json *j = sdp_json_parse_file(sched_cfg, err, sizeof err);
+        if (!j) die(1, "%s", err);
+        const struct sdp_json *cn = sdp_json_get(j, "_class_name");
+        const char *cls = cn && cn->type == SDP_JSON_STRING ? cn->str : NULL;
+        sched_name = "euler";
+        for (int i = 0; i < 5 && cls; i++)
+            if (strcmp(cls, classes[i][0]) == 0) sched_name = classes[i][1];
+        if (!cls)
+            fprintf(stderr, "%s: scheduler euler (%s names no _class_name)\n", prog, sched_cfg);
+        else if (strcmp(sched_name, "euler") == 0 && strcmp(cls, classes[0][0]))
+            fprintf(stderr, "%s: scheduler euler (%s: _class_name %s is not ported; --scheduler picks "
+                    "another)\n", prog, sched_cfg, cls);
+        else
+            fprintf(stderr, "%s: scheduler %s (%s: _class_name %s)\n", prog, sched_name, sched_cfg, cls);
+        sdp_json_free(j);
+        sdp_sched_kind_from_name(sched_name, &kind);
+    }
+    if (ov.karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M)
+        die(2, "--karras: only euler and dpmpp_2m use Karras sigmas");
     struct sdp_pipeline p = {0};
     if (sdp_tokenizer_load(tok_dir, &p.tok, err, sizeof err)) die(1, "%s", err);
     if (sdp_sched_load(sched_cfg, kind, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);

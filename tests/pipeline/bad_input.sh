@@ -56,6 +56,8 @@ expect 1 "sched_badtype.json: \"num_train_timesteps\" must be a number" "$o" -- 
 expect 1 "sched_zsnr.json: \"rescale_betas_zero_snr\" other than 0 is not supported by euler" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_zsnr.json"
 expect 1 "sched_sde.json: \"algorithm_type\" other than \"dpmsolver\+\+\" is not supported by dpmpp_2m" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_sde.json"
 expect 0 "wrote .*x.png" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_pyjson.json"
+expect 0 "scheduler euler \\(.*turbo.json: _class_name EulerDiscreteScheduler\\)" "$o" -- "${base[@]}" -p cat --scheduler-config "$here/sched/turbo.json" --steps 1 --cfg 0
+expect 0 "scheduler euler \\(.*sd15.json: _class_name PNDMScheduler is not ported; --scheduler picks another\\)" "$o" -- "${base[@]}" -p cat
 expect 2 "^onnx2cl-sd: --width 64 --height 32: the models were compiled for 32x32" "$o" -- "${base[@]}" -p cat --width 64
 expect 2 "folder '$t/nodir' does not exist" "$t/nodir/x.png" -- "${base[@]}" -p cat
 expect 2 "is a directory" "$t/out/adir.png" -- "${base[@]}" -p cat
