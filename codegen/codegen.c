@@ -715,6 +715,18 @@ const void *cg_weights_payload(const struct cg_ctx *m)
     return p;
 }
 
+uint64_t cg_weights_bytes_f16(const struct cg_ctx *m)
+{
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < m->nbufs; b++) {
+        const struct cg_buffer *bf = &m->bufs[b];
+        if (bf->space != O2R_SPACE_WEIGHTS) continue;
+        bool f32 = m->g->values[bf->value].dtype == IR_F32;
+        total += align_up(f32 ? (bf->size + 1) / 2 : bf->size);
+    }
+    return total;
+}
+
 uint32_t cg_launch_count(const struct cg_ctx *m, unsigned cls)
 {
     uint32_t n = 0;

@@ -46,6 +46,9 @@ void cg_write_h(const struct cg_ctx *m, const char *path, const struct cg_option
 /* Kernel launches per inference under kernel class cls (CG_VARIANT_CPU / CG_VARIANT_GPU, lower.h):
  * launches shared by every class plus that class's own variants. */
 uint32_t cg_launch_count(const struct cg_ctx *m, unsigned cls);
+/* Weights region size if every float32 weight tensor were stored as float16 (others as they
+ * are), with the same O2R_ALIGN padding: the --info estimate for float16 storage. */
+uint64_t cg_weights_bytes_f16(const struct cg_ctx *m);
 /* Statistics for --stats. */
 void cg_print_stats(const struct cg_ctx *m, FILE *f);
 

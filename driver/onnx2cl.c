@@ -13,6 +13,7 @@
 #include "runtime/onnx2cl_rt.h"
 #include "frontend/onnx_load.h"
 #include "passes/passes.h"
+#include "driver/info.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -84,13 +85,17 @@ static void usage(FILE *f)
           "  --name ID              C API prefix (default: from the output file name)\n"
           "  --stats                print pass statistics, kernel launches, arena and weights sizes\n"
           "  --stats-json FILE      write the same statistics as JSON (kernel_launches, arena_bytes,\n"
-          "                         weights_bytes, passes[{name, applied, rejected, reasons}])\n"
+          "                         weights_bytes, device_bytes_peak, passes[{name, applied, rejected, reasons}])\n"
           "  --dump-after=PASS      print the IR after PASS (import, specialize_shapes, infer_fold,\n"
           "                         promote_f16, remove_identity, dce, a fusion pass, all)\n"
           "  --no-fuse=NAME[,NAME]  disable fusion passes by name ('all' disables every fusion)\n"
           "  --verify               run the IR verifier after every pass\n"
           "  --no-main              do not emit main() (library use)\n"
           "  --cc CC                C compiler for the executable (default: $CC or the build's)\n"
+          "  --info                 print inputs/outputs, op histogram, parameters, FLOPs, weights\n"
+          "                         bytes (float32 and float16 storage), arena bytes, peak device\n"
+          "                         memory and kernel launches for the --shape bindings; writes\n"
+          "                         nothing (no -o)\n"
           "  --list-devices         list the OpenCL devices the generated programs can use and exit\n"
           "  --version, --help\n",
           f);
@@ -248,10 +253,12 @@ static void write_stats_json(const char *path, const struct ir_graph *g, const s
     FILE *f = fdopen(fd, "w");
     uint32_t live = 0;
     for (uint32_t i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
+    struct o2r_memory mem;
+    o2r_desc_memory(d, &mem);
     fprintf(f, "{\n  \"kernel_launches\": %u,\n  \"kernel_launches_gpu\": %u,\n  \"arena_bytes\": %" PRIu64 ",\n  \"weights_bytes\": %" PRIu64
-               ",\n  \"nodes_after\": %u,\n  \"compile_seconds\": %.3f,\n  \"passes\": ",
+               ",\n  \"device_bytes_peak\": %" PRIu64 ",\n  \"nodes_after\": %u,\n  \"compile_seconds\": %.3f,\n  \"passes\": ",
             cg_launch_count(m, 1 /* CG_VARIANT_CPU */), cg_launch_count(m, 2 /* CG_VARIANT_GPU */),
-            d->arena_bytes, d->weights_bytes, live, compile_s);
+            d->arena_bytes, d->weights_bytes, mem.peak_bytes, live, compile_s);
     fuse_stats_json(f);
     fputs("\n}\n", f);
     if (fclose(f) != 0) ir_die("%s: write failed", path);
@@ -273,7 +280,7 @@ int main(int argc, char **argv)
     const char *model = NULL, *out = NULL, *name = NULL, *cc = NULL, *stats_json = NULL;
     static struct pass_shape_binding shapes[MAX_SHAPES];
     struct pass_options opt = {0};
-    bool with_main = true;
+    bool with_main = true, info = false;
     opt.shapes = shapes;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -284,6 +291,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--version") == 0) {
             printf("onnx2cl %s\n", ONNX2CL_VERSION);
             return 0;
+        } else if (strcmp(a, "--info") == 0) {
+            info = true;
         } else if (strcmp(a, "--list-devices") == 0) {
             return o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
         } else if (strcmp(a, "-o") == 0) {
@@ -322,11 +331,27 @@ int main(int argc, char **argv)
 #undef NEXT
     }
     if (!model) usage_error("%s", "no model given");
-    if (!out) usage_error("%s", "no output given (-o OUT.c or -o OUT)");
+    if (info && (out || stats_json))
+        usage_error("%s", "--info writes nothing: drop -o and --stats-json");
+    if (!out && !info) usage_error("%s", "no output given (-o OUT.c or -o OUT)");
     for (int i = 0; i < opt.nshapes; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(shapes[i].input, shapes[j].input) == 0)
                 usage_error("--shape %s given twice", shapes[i].input);
+    if (info) {
+        struct ir_graph *g = onnx_load(model);
+        struct info_imported imp;
+        info_count_imported(g, &imp);
+        passes_run(g, &opt);
+        uint64_t flops = info_flops(g);
+        struct cg_options cgo = {.name = "info", .command_line = "", .with_main = false};
+        struct cg_ctx *m = cg_build(g, &cgo);
+        info_print(stdout, g, &imp, flops, m);
+        info_imported_free(&imp);
+        cg_free(m);
+        ir_graph_free(g);
+        return 0;
+    }
 
     bool exe = !ends_with(out, ".c");
     size_t olen = strlen(out);

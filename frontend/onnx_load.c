@@ -363,7 +363,8 @@ static void import_initializers(struct fe_ctx *c, const Onnx__GraphProto *gp, co
         const void *data;
         size_t nbytes;
         fe_tensor_data(c, t, t->name, &dt, &rank, dims, &data, &nbytes);
-        const_define(c, where, t->name, dt, rank, dims, data, nbytes);
+        uint32_t v = const_define(c, where, t->name, dt, rank, dims, data, nbytes);
+        g->values[v].is_param = true;
     }
 }
 

@@ -126,6 +126,7 @@ struct ir_value {
     bool is_input;                      /* graph input (fed at run time) */
     bool is_output;                     /* graph output */
     bool is_initializer;                /* came from an initializer / Constant (a weight) */
+    bool is_param;                      /* came from a graph initializer (counted as a parameter) */
 };
 
 /* One operator application. */

@@ -55,7 +55,9 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
             "                      split to stderr\n"
             "  --help              this text\n"
             "Environment: ONNX2CL_CACHE_DIR (program binary cache), ONNX2CL_NO_CACHE=1,\n"
-            "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE, ONNX2CL_KERNELS.\n"
+            "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE, ONNX2CL_KERNELS, ONNX2CL_MAX_ALLOC=BYTES (largest\n"
+            "device allocation, K/M/G suffix; below the device's limit it splits more),\n"
+            "ONNX2CL_GLOBAL_MEM=BYTES (pretend the device has less memory; for tests).\n"
             "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
             prog, d->name);
     fprintf(f, "inputs:\n");
@@ -69,6 +71,22 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
         fprintf(f, "  %s: %s %s\n", d->outputs[i].name, o2r_dtype_name(d->outputs[i].dtype),
                 shp);
     }
+    struct o2r_memory mem;
+    o2r_desc_memory(d, &mem);
+    int wl = mem.largest_weight_bytes >= mem.largest_arena_bytes;
+    int32_t lb = wl ? mem.largest_weight : mem.largest_arena;
+    fprintf(f, "device memory (as compiled; split into allocations no larger than the device's\n"
+               "CL_DEVICE_MAX_MEM_ALLOC_SIZE at init):\n"
+               "  weights_bytes: %llu (%.2f MiB)\n  arena_bytes: %llu (%.2f MiB)\n"
+               "  scratch_bytes: %llu\n  device_bytes_peak: %llu (%.2f MiB)\n",
+            (unsigned long long)mem.weights_bytes, (double)mem.weights_bytes / 1048576.0,
+            (unsigned long long)mem.arena_bytes, (double)mem.arena_bytes / 1048576.0,
+            (unsigned long long)mem.scratch_bytes, (unsigned long long)mem.peak_bytes,
+            (double)mem.peak_bytes / 1048576.0);
+    if (lb >= 0)
+        fprintf(f, "  largest_tensor_bytes: %llu (%s '%s'; one allocation must hold it)\n",
+                (unsigned long long)d->buffers[lb].size, wl ? "weight" : "activation",
+                d->buffers[lb].name ? d->buffers[lb].name : "?");
 }
 
 /* Lists the model's inputs or outputs on stderr after an error about a name. */
