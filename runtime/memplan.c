@@ -98,27 +98,35 @@ static const char *buf_name(const struct o2r_model_desc *d, uint32_t i, char *tm
     return tmp;
 }
 
-static const struct o2r_buffer *g_sort_bufs; /* qsort context for cmp_offset / cmp_size */
+/* Sort key of one buffer (no global qsort context: init may run in several threads). */
+struct sort_key {
+    uint64_t k1, k2; /* primary, secondary key (ascending) */
+    uint32_t id;     /* buffer index, last key */
+};
 
-/* By offset, then by end, then by index (deterministic). */
-static int cmp_offset(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
-    const struct o2r_buffer *x = &g_sort_bufs[*(const uint32_t *)a];
-    const struct o2r_buffer *y = &g_sort_bufs[*(const uint32_t *)b];
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    if (x->size != y->size)
-        return x->size < y->size ? -1 : 1;
-    return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+    const struct sort_key *x = a, *y = b;
+    if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
-/* By decreasing size, then by index. */
-static int cmp_size(const void *a, const void *b)
+/* Sorts buffer indices ids[0..n) by (offset, size, index), or with by_size by (decreasing
+ * size, index). Returns 0 when out of host memory. */
+static int sort_ids(const struct o2r_model_desc *d, uint32_t *ids, uint32_t n, int by_size)
 {
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    if (g_sort_bufs[i].size != g_sort_bufs[j].size)
-        return g_sort_bufs[i].size > g_sort_bufs[j].size ? -1 : 1;
-    return (i > j) - (i < j);
+    struct sort_key *k = o2r_calloc(n ? n : 1, sizeof *k);
+    if (!k) return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct o2r_buffer *b = &d->buffers[ids[i]];
+        k[i] = by_size ? (struct sort_key){UINT64_MAX - b->size, 0, ids[i]}
+                       : (struct sort_key){b->offset, b->size, ids[i]};
+    }
+    qsort(k, n, sizeof *k, cmp_key);
+    for (uint32_t i = 0; i < n; i++) ids[i] = k[i].id;
+    o2r_free(k);
+    return 1;
 }
 
 /* Appends a chunk to p (capacity n_buffers + 1 is enough: every chunk holds >= 1 buffer). */
@@ -232,8 +240,11 @@ static o2r_status plan_replace(const struct o2r_model_desc *d, uint32_t kclass, 
     for (uint32_t i = 0; i < d->n_buffers; i++)
         if (lo[i] > hi[i]) /* named by no launch and no I/O: its bytes are never touched */
             lo[i] = hi[i] = -2;
-    g_sort_bufs = d->buffers;
-    qsort(ids, n, sizeof *ids, cmp_size);
+    if (!sort_ids(d, ids, n, 1)) {
+        o2r_fmt(err, cap, "out of host memory placing the arena of model '%s'", d->name);
+        st = O2R_ERR_NOMEM;
+        goto done;
+    }
     uint32_t c0 = p->n_weight_chunks;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t b = ids[k], chunk = UINT32_MAX;
@@ -330,8 +341,12 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint32_t kclass, u
         if (used[i])
             ids[d->buffers[i].space == O2R_SPACE_ARENA ? ka++ : kw++] = i;
     /* weights first: chunks [0, n_weight_chunks) */
-    g_sort_bufs = d->buffers;
-    qsort(ids + na, nw, sizeof *ids, cmp_offset);
+    if (!sort_ids(d, ids + na, nw, 0) || !sort_ids(d, ids, na, 0)) {
+        o2r_fmt(err, cap, "out of host memory planning the device buffers of model '%s'",
+                d->name);
+        st = O2R_ERR_NOMEM;
+        goto fail;
+    }
     if (!plan_cut(d, ids + na, nw, limit, 1, p)) {
         /* weight tensors never overlap in a valid desc and each fits: unreachable unless the
          * desc overlaps two weight tensors */
@@ -341,7 +356,6 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint32_t kclass, u
         st = O2R_ERR_ARG;
         goto fail;
     }
-    qsort(ids, na, sizeof *ids, cmp_offset);
     if (!plan_cut(d, ids, na, limit, 0, p)) {
         st = plan_replace(d, kclass, ids, na, limit, p, err, cap);
         if (st != O2R_OK)
