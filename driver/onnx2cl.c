@@ -82,6 +82,9 @@ static void usage(FILE *f)
           "  -o OUT.c               write OUT.c, OUT.h (API header) and OUT.weights\n"
           "  -o OUT                 also compile the executable OUT (with OUT.c, OUT.h, OUT.weights beside it)\n"
           "  --shape NAME=D0,D1,..  bind the dims of graph input NAME (needed for symbolic dims)\n"
+          "  --bind NAME=FILE.npy   fix graph input NAME to FILE's value at compile time (it is no\n"
+          "                         longer an input; control flow and shapes computed from it fold)\n"
+          "  --expose NAME[,NAME..] keep intermediate values NAME (or 'all') as extra outputs\n"
           "  --name ID              C API prefix (default: from the output file name)\n"
           "  --stats                print pass statistics, kernel launches, arena and weights sizes\n"
           "  --stats-json FILE      write the same statistics as JSON (kernel_launches, arena_bytes,\n"
@@ -128,6 +131,28 @@ static void parse_shape(const char *arg, struct pass_shape_binding *b)
         if (*end != ',' && *end != 'x') usage_error("--shape %s: dims are separated by ','", arg);
         p = end + 1;
     }
+}
+
+/* --bind NAME=FILE: reads FILE (.npy or TensorProto .pb) now; an unreadable file is a usage
+ * error naming it. The value's fit to the input is checked by pass_specialize_shapes. */
+static void parse_bind(const char *arg, struct pass_value_binding *b)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1]) usage_error("--bind %s: expected NAME=FILE.npy", arg);
+    b->input = strndup(arg, (size_t)(eq - arg));
+    b->file = eq + 1;
+    struct o2r_tensor t;
+    char err[1024];
+    if (o2r_tensor_read(b->file, &t, err, sizeof err) != O2R_OK) {
+        fprintf(stderr, "onnx2cl: --bind %s: %s\n(run 'onnx2cl --help' for usage)\n", arg, err);
+        exit(2);
+    }
+    if (t.rank > IR_MAX_RANK) usage_error("--bind %s: more dims than onnx2cl supports", arg);
+    b->dtype = (enum ir_dtype)t.dtype;
+    b->rank = t.rank;
+    for (int k = 0; k < t.rank; k++) b->dims[k] = t.dims[k];
+    b->data = t.data; /* kept until exit */
+    b->nbytes = (size_t)t.nbytes;
 }
 
 static bool ends_with(const char *s, const char *suf)
@@ -279,9 +304,11 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *out = NULL, *name = NULL, *cc = NULL, *stats_json = NULL;
     static struct pass_shape_binding shapes[MAX_SHAPES];
+    static struct pass_value_binding binds[MAX_SHAPES];
     struct pass_options opt = {0};
     bool with_main = true, info = false;
     opt.shapes = shapes;
+    opt.binds = binds;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (usage_error("%s needs a value", a), ""))
@@ -301,6 +328,13 @@ int main(int argc, char **argv)
             const char *v = a[7] == '=' ? a + 8 : NEXT();
             if (opt.nshapes >= MAX_SHAPES) usage_error("too many --shape flags (%s)", v);
             parse_shape(v, &shapes[opt.nshapes++]);
+        } else if (strcmp(a, "--bind") == 0 || strncmp(a, "--bind=", 7) == 0) {
+            const char *v = a[6] == '=' ? a + 7 : NEXT();
+            if (opt.nbinds >= MAX_SHAPES) usage_error("too many --bind flags (%s)", v);
+            parse_bind(v, &binds[opt.nbinds++]);
+        } else if (strcmp(a, "--expose") == 0 || strncmp(a, "--expose=", 9) == 0) {
+            opt.expose = a[8] == '=' ? a + 9 : NEXT();
+            if (!*opt.expose) usage_error("%s", "--expose needs NAME[,NAME...] or all");
         } else if (strcmp(a, "--name") == 0) {
             name = NEXT();
         } else if (strcmp(a, "--cc") == 0) {
@@ -338,6 +372,9 @@ int main(int argc, char **argv)
         for (int j = 0; j < i; j++)
             if (strcmp(shapes[i].input, shapes[j].input) == 0)
                 usage_error("--shape %s given twice", shapes[i].input);
+    for (int i = 0; i < opt.nbinds; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(binds[i].input, binds[j].input) == 0) usage_error("--bind %s given twice", binds[i].input);
     if (info) {
         struct ir_graph *g = onnx_load(model);
         struct info_imported imp;

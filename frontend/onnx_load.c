@@ -11,8 +11,10 @@
  *                     input is its default value (ONNX IR >= 4): onnx2cl compiles it in as a
  *                     constant and does NOT make it a graph input.
  *   input             graph inputs (tensor types only), in file order; dims from dim_value, symbolic
- *                     dims keep their dim_param; a dim with neither gets the unique symbolic name
- *                     "?<input>[<axis>]"; a missing shape gives rank -1 (unknown).
+ *                     dims keep their dim_param; a dim with neither, or with dim_value -1 (some
+ *                     exporters write that for "dynamic"), gets the unique symbolic name
+ *                     "?<input>[<axis>]"; a missing shape gives rank -1 (unknown). A dim_value 0
+ *                     stays 0 (an empty tensor) unless --shape binds it (specialize_shapes.c).
  *   node              one IR node each (op from ops.def via ir_op_lookup), with its provenance
  *                     (name, op_type, onnx_index) and every attribute copied (TENSOR attributes
  *                     become constant values referenced by attr.tensor). Constant nodes become
@@ -21,8 +23,9 @@
  *   output            graph outputs by name (is_output, +1 use each).
  *   value_info        read only as static-shape hints for normalization (GroupNormalization-18).
  *
- * Refused (fatal, located): non-ONNX/truncated/empty files, nodes of other domains, op types not
- * in ops.def, subgraph attributes (If/Loop/Scan), sparse tensors, string tensors, attribute
+ * Refused (fatal, located): non-ONNX/truncated/empty files, a default-domain opset newer than
+ * O2C_NEWEST_OPSET, nodes of other domains and op types not in ops.def (every such node of the
+ * model, subgraphs included, listed in one message by check_ops before anything is imported), subgraph attributes (If/Loop/Scan), sparse tensors, string tensors, attribute
  * references (ref_attr_name, only valid in functions), non-tensor graph inputs, a value produced
  * twice, a value read but produced by nothing, a graph output produced by nothing, input counts
  * outside ops.def's [MIN_IN, MAX_IN]. Nodes that are not in topological order in the file are
@@ -167,12 +170,13 @@ static void import_input(struct fe_ctx *c, const Onnx__ValueInfoProto *vi)
         rank = (int)tt->shape->n_dim;
         for (int k = 0; k < rank; k++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
-            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                d->dim_value != -1) {
                 if (d->dim_value < 0)
                     ir_fatal(g, "graph input '%s': negative dim %lld at axis %d", name,
                              (long long)d->dim_value, k);
-                dims[k] = d->dim_value;
-            } else {
+                dims[k] = d->dim_value; /* 0: empty, unless --shape binds it (specialize_shapes) */
+            } else { /* dim_param, no value, or dim_value -1 (some exporters' "dynamic") */
                 dims[k] = -1;
                 if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                     d->dim_param && *d->dim_param)
@@ -643,6 +647,79 @@ static void import_node(struct fe_ctx *c, const Onnx__ModelProto *m, const Onnx_
     }
 }
 
+/* ---- unsupported operators, all at once ----------------------------------------------------- */
+
+/* One unsupported (domain, op_type) pair of the model. */
+struct unsup_op {
+    const char *domain;    /* "ai.onnx" for the default domain */
+    const char *op_type;   /* as written */
+    int64_t opset;         /* the model's import of that domain, -1 if it imports none */
+    uint32_t count;        /* nodes using it */
+    const char *names[3];  /* the first node names (scoped "<owner>/<attr>/<name>" in subgraphs) */
+};
+
+/* Adds every unsupported node of gp (and of its subgraphs) to list[*n] (at most cap pairs). */
+static void collect_unsupported(struct fe_ctx *c, const Onnx__GraphProto *gp, const char *prefix,
+                                struct unsup_op *list, uint32_t *n, uint32_t cap, uint32_t *total)
+{
+    struct ir_graph *g = c->g;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        const char *ot = np->op_type ? np->op_type : "";
+        const char *nm = np->name && *np->name ? np->name : ot;
+        for (size_t a = 0; a < np->n_attribute; a++) {
+            const Onnx__AttributeProto *at = np->attribute[a];
+            const char *sub = ir_sprintf(g, "%s%s/%s/", prefix, nm, at->name ? at->name : "?");
+            if (at->g) collect_unsupported(c, at->g, sub, list, n, cap, total);
+            for (size_t k = 0; k < at->n_graphs; k++)
+                collect_unsupported(c, at->graphs[k], sub, list, n, cap, total);
+        }
+        bool other = !is_default_domain(np->domain);
+        if (!*ot || (!other && strcmp(ot, "Constant") == 0)) continue;
+        if (!other) {
+            enum ir_op op = ir_op_lookup(ot);
+            if (op != IR_OP_UNKNOWN && !(ir_op_flags(op) & IR_F_INTERNAL)) continue;
+        }
+        const char *dom = other ? np->domain : "ai.onnx";
+        (*total)++;
+        uint32_t k = 0;
+        while (k < *n && !(strcmp(list[k].domain, dom) == 0 && strcmp(list[k].op_type, ot) == 0)) k++;
+        if (k == *n) {
+            if (*n == cap) continue;
+            list[k] = (struct unsup_op){.domain = dom, .op_type = ot,
+                                        .opset = domain_version(c->model, other ? np->domain : "")};
+            (*n)++;
+        }
+        if (list[k].count < 3) list[k].names[list[k].count] = ir_sprintf(g, "%s%s", prefix, nm);
+        list[k].count++;
+    }
+}
+
+/* A model with more than one node of an unsupported op or domain is refused with one message
+ * listing each (op, domain, opset), its node count and first node names; a single such node is
+ * left to import_node, whose message is located at it. */
+static void check_ops(struct fe_ctx *c, const Onnx__GraphProto *gp)
+{
+    enum { CAP = 64 };
+    struct unsup_op list[CAP];
+    uint32_t n = 0, total = 0;
+    collect_unsupported(c, gp, "", list, &n, CAP, &total);
+    if (total <= 1) return;
+    size_t cap = 256 + (size_t)n * 1200, o = 0;
+    char *msg = ir_alloc(c->g, cap);
+    o += (size_t)snprintf(msg + o, cap - o, "%u nodes use %u operator%s onnx2cl does not support: ", total,
+                          n, n == 1 ? "" : "s");
+    for (uint32_t k = 0; k < n && o < cap; k++) {
+        const struct unsup_op *u = &list[k];
+        o += (size_t)snprintf(msg + o, cap - o, "%s%s (domain '%s', opset %lld): %u node%s ", k ? "; " : "", u->op_type,
+                              u->domain, (long long)u->opset, u->count, u->count == 1 ? "" : "s");
+        for (uint32_t j = 0; j < u->count && j < 3 && o < cap; j++)
+            o += (size_t)snprintf(msg + o, cap - o, "%s'%.200s'", j ? ", " : "(", u->names[j]);
+        if (o < cap) o += (size_t)snprintf(msg + o, cap - o, "%s)", u->count > 3 ? ", ..." : "");
+    }
+    ir_fatal(c->g, "%s", msg);
+}
+
 /* ---- whole model ----------------------------------------------------------------------------------- */
 
 static void read_hints(struct fe_ctx *c, const Onnx__GraphProto *gp)
@@ -671,11 +748,15 @@ static void build_graph(struct fe_ctx *c, const Onnx__ModelProto *m)
     const Onnx__GraphProto *gp = m->graph;
     g->opset = domain_version(m, "");
     c->model = m;
+    if (g->opset > ONNX2CL_NEWEST_OPSET)
+        ir_fatal(g, "opset %lld of the default domain (ai.onnx) is newer than the newest onnx2cl knows (%d)",
+                 (long long)g->opset, ONNX2CL_NEWEST_OPSET);
     g->graph_name = ir_strdup(g, gp->name ? gp->name : "");
     g->producer = ir_sprintf(g, "%s%s%s", m->producer_name ? m->producer_name : "",
                              m->producer_version && *m->producer_version ? " " : "",
                              m->producer_version ? m->producer_version : "");
     read_hints(c, gp);
+    check_ops(c, gp);
 
     import_initializers(c, gp, NULL);
 

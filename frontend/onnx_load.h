@@ -9,6 +9,10 @@
 
 #include "../ir/ir.h"
 
+/* The newest default-domain (ai.onnx) opset onnx2cl knows (every op of ops.def at its forms up to
+ * this version; onnx 1.23's operator sets). A model importing a newer one is refused by name. */
+#define ONNX2CL_NEWEST_OPSET 28
+
 /* Loads the ONNX model at `path` into a new graph.
  *
  * Result: nodes in file order (topologically sorted if the file was not), graph inputs in file

@@ -4,7 +4,11 @@
  *   If-1/11/13/16/19/21   condition constant: the taken branch is copied in. Condition known only
  *                         at run time: both branches are copied and each output is
  *                         Where(cond, then, else) — both branches run; their outputs must agree in
- *                         dtype and dims (else a located error).
+ *                         dtype and dims (else a located error naming the graph inputs the condition
+ *                         is computed from, which --bind can fix). Conditions computed from shapes
+ *                         only (Not(Equal(Size(Shape(x)), 0))) fold also inside a branch copy and
+ *                         after an earlier If (Shape/Size fold in infer_fold_node), so they count
+ *                         as constant.
  *   Loop-1/11/13/16/19/21 trip count M constant (or absent) and the condition constant at every
  *                         step (absent, a constant, or a body output that folds to a constant):
  *                         the body is copied once per iteration, iteration_num a constant; scan
@@ -111,6 +115,40 @@ static int const_flag(const struct ex_ctx *e, uint32_t v)
     return ref_get_i(x->data, x->dtype, 0) != 0;
 }
 
+/* "the graph input 'a' (and 'b')" that run-time value v is computed from, for messages: a
+ * condition or trip count known only at run time names what decides it and how to fix it. */
+static const char *runtime_origin(struct ex_ctx *e, uint32_t v)
+{
+    struct ir_graph *g = e->g;
+    bool *seen = ir_alloc(g, g->nvalues + 1);
+    memset(seen, 0, g->nvalues + 1);
+    uint32_t *stk = ir_alloc(g, (g->nvalues + 1) * sizeof *stk), sp = 0;
+    const char *names = "";
+    int found = 0;
+    stk[sp++] = v;
+    seen[v] = true;
+    while (sp) {
+        const struct ir_value *x = &g->values[stk[--sp]];
+        if (x->is_input) {
+            names = ir_sprintf(g, "%s%s'%s'", names, found ? ", " : "", x->name);
+            found++;
+            continue;
+        }
+        if (x->producer == IR_NONE || x->data) continue;
+        const struct ir_node *n = &g->nodes[x->producer];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            uint32_t u = n->inputs[k];
+            if (u != IR_NONE && !seen[u]) seen[u] = true, stk[sp++] = u;
+        }
+    }
+    if (!found) return "";
+    if (found == 1)
+        return ir_sprintf(g, "; it depends on the graph input %s (fix it with --bind %.*s=VALUE.npy to "
+                             "compile for one value)", names, (int)strlen(names) - 2, names + 1);
+    return ir_sprintf(g, "; it depends on the graph inputs %s (fix them with --bind NAME=VALUE.npy to "
+                         "compile for one value)", names);
+}
+
 static uint32_t stack(struct ex_ctx *e, uint32_t *vals, uint32_t n, int64_t axis)
 {
     if (n == 0) ex_fatal(e, "a scan output over zero iterations has no known shape (unsupported)");
@@ -139,6 +177,8 @@ void expand_if(struct ex_ctx *e)
         return;
     }
     if (ref_numel_v(ex_v(e, cond)) != 1) ex_fatal(e, "cond must hold exactly one element");
+    const char *origin = runtime_origin(e, cond);
+    const char *cname = ex_v(e, cond)->name;
     uint32_t c0 = ex_reshape(e, cond, 0, NULL);
     if (ex_v(e, c0)->dtype != IR_BOOL) c0 = ex_cast(e, c0, IR_BOOL);
     instantiate(e, tb, NULL, tr);
@@ -147,15 +187,16 @@ void expand_if(struct ex_ctx *e)
         const struct ir_value *a = ex_v(e, tr[k]), *b = ex_v(e, er[k]);
         char b1[200], b2[200];
         if (a->dtype != b->dtype)
-            ex_fatal(e, "output %u: then_branch gives %s and else_branch %s; with a condition known "
-                        "only at run time both branches must give the same dtype",
-                     k, ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
+            ex_fatal(e, "output %u: then_branch gives %s and else_branch %s; with a condition ('%s') known "
+                        "only at run time both branches must give the same dtype%s",
+                     k, ir_dtype_name(a->dtype), ir_dtype_name(b->dtype), cname, origin);
         if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank))
             ex_fatal(e,
-                     "output %u: then_branch gives %s %s and else_branch %s %s; with a condition known "
-                     "only at run time both must agree (the output shape would be decided at run time)",
+                     "output %u: then_branch gives %s %s and else_branch %s %s; with a condition ('%s') "
+                     "known only at run time both must agree (the output shape would be decided at run "
+                     "time)%s",
                      k, ir_dtype_name(a->dtype), ir_dims_str(a, b1, sizeof b1), ir_dtype_name(b->dtype),
-                     ir_dims_str(b, b2, sizeof b2));
+                     ir_dims_str(b, b2, sizeof b2), cname, origin);
         ex_output(e, k, ex_op3(e, IR_OP_WHERE, c0, tr[k], er[k]));
     }
 }
@@ -179,13 +220,13 @@ void expand_loop(struct ex_ctx *e)
         const struct ir_value *mv = ex_v(e, m);
         if (!mv->data)
             ex_fatal(e, "trip count M ('%s') is known only at run time; onnx2cl unrolls loops at "
-                        "compile time and needs it constant", mv->name);
+                        "compile time and needs it constant%s", mv->name, runtime_origin(e, m));
         trip = ref_get_i(mv->data, mv->dtype, 0);
     }
     int c = cond == IR_NONE ? 1 : const_flag(e, cond);
     if (c < 0)
         ex_fatal(e, "loop condition ('%s') is known only at run time; onnx2cl unrolls loops at "
-                    "compile time and needs it constant", ex_v(e, cond)->name);
+                    "compile time and needs it constant%s", ex_v(e, cond)->name, runtime_origin(e, cond));
     uint32_t vals[66], res[80];
     for (uint32_t k = 0; k < ncarried; k++) vals[2 + k] = ex_in(e, 2 + k);
     uint32_t *scans[16];
@@ -199,7 +240,7 @@ void expand_loop(struct ex_ctx *e)
         c = const_flag(e, res[0]);
         if (c < 0)
             ex_fatal(e, "the body's condition output is computed at run time; onnx2cl unrolls "
-                        "loops at compile time and needs it constant");
+                        "loops at compile time and needs it constant%s", runtime_origin(e, res[0]));
         for (uint32_t k = 0; k < ncarried; k++) vals[2 + k] = res[1 + k];
         for (uint32_t k = 0; k < nscan; k++) scans[k][it] = res[1 + ncarried + k];
     }

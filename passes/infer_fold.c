@@ -1,7 +1,8 @@
 /* infer_fold.c — shape inference and constant folding in one topological sweep.
  *
  * For each live node in order: infer its output dtypes and dims (infer_node); then, if every
- * present input is constant (or the op only needs input shapes: Shape, Size), evaluate it on
+ * present input is constant (or the op only needs input shapes: Shape, Size — also when made
+ * inside an expansion, e.g. an If branch copy, so shape-only If conditions there fold), evaluate it on
  * the host with the reference implementation (ref_eval) and erase the node, its outputs now
  * being constants. Folded outputs larger than FOLD_MAX_BYTES are left to run on the device
  * (e.g. a huge Expand of zeros), unless every consumer is itself foldable shape arithmetic.
@@ -60,6 +61,11 @@ bool infer_fold_node(struct ir_graph *g, uint32_t i)
     struct ir_node *n;
     infer_node(g, i);
     n = &g->nodes[i];
+    if (n->op == IR_OP_SHAPE || n->op == IR_OP_SIZE) { /* only dims needed: folds in any scope */
+        fold_shape_op(g, i);
+        ir_node_erase(g, i);
+        return true;
+    }
     if (ir_op_flags(n->op) & IR_F_NOFOLD) return false;
     bool all_const = true;
     for (uint32_t k = 0; k < n->ninputs; k++)
@@ -96,12 +102,6 @@ bool pass_infer_fold(struct ir_graph *g)
                 ir_fatal_node(g, n, "dims of input '%s' %s are unknown (bind graph inputs with --shape NAME=d0,d1,...)",
                               g->values[v].name, ir_dims_str(&g->values[v], d, sizeof d));
             }
-        }
-        if (n->op == IR_OP_SHAPE || n->op == IR_OP_SIZE) {
-            fold_shape_op(g, i);
-            ir_node_erase(g, i);
-            changed = true;
-            continue;
         }
         if (ir_op_flags(n->op) & IR_F_FUNCTION) {
             expand_node(g, i);

@@ -17,10 +17,27 @@ struct pass_shape_binding {
     int64_t dims[IR_MAX_RANK];   /* dims */
 };
 
+/* A graph input fixed at compile time: --bind NAME=FILE.npy. The input becomes a constant with
+ * this value (dtype must equal the input's, rank and static dims must agree; symbolic dims take
+ * the file's), so everything computed from it folds, and it is no longer an input of the
+ * generated code. */
+struct pass_value_binding {
+    const char *input;           /* graph input name */
+    const char *file;            /* where the value came from (messages) */
+    enum ir_dtype dtype;         /* element type of data */
+    int rank;                    /* number of dims */
+    int64_t dims[IR_MAX_RANK];   /* dims */
+    const void *data;            /* little-endian, C order; copied into the graph */
+    size_t nbytes;               /* bytes of data */
+};
+
 /* Options of the pipeline (from the command line). */
 struct pass_options {
     const struct pass_shape_binding *shapes; /* --shape bindings */
     int nshapes;
+    const struct pass_value_binding *binds; /* --bind values */
+    int nbinds;
+    const char *expose;      /* --expose NAME[,NAME...] | all: values kept as extra graph outputs */
     const char *dump_after;  /* --dump-after=PASS (NULL = none, "all" = every pass) */
     bool verify;             /* run ir_verify after each pass */
     bool stats;              /* --stats: node counts per pass to stderr */
@@ -46,6 +63,9 @@ void fuse_stats_json(FILE *f);
 
 /* Individual passes (in pipeline order). */
 bool pass_specialize_shapes(struct ir_graph *g, const struct pass_options *opt);
+/* --expose NAME[,NAME...] | all (passes/expose.c): the named values become extra graph outputs,
+ * after the model's own, in the order given; usage error (exit 2) for unknown names. */
+bool pass_expose(struct ir_graph *g, const char *names);
 bool pass_infer_fold(struct ir_graph *g);     /* shape inference + constant folding, one sweep */
 bool pass_promote_f16(struct ir_graph *g);     /* float16 MatMul/Gemm/Conv run in float32 */
 bool pass_remove_identity(struct ir_graph *g);

@@ -1,6 +1,6 @@
 /* pipeline.c — the ordered pass table and its driver (verifier, --dump-after, --stats).
  *
- * Order: specialize_shapes -> infer_fold (shape inference + constant folding in one topological
+ * Order: specialize_shapes (+ --bind) -> [expose, with --expose] -> infer_fold (shape inference + constant folding in one topological
  * sweep: shapes need folded values, folding needs shapes; function ops expand here) -> promote_f16
  * (float16 GEMM/conv in float32) -> remove_identity -> dce -> the
  * fusion passes of fusion_passes[] (each can be disabled by --no-fuse=NAME, all by
@@ -94,7 +94,7 @@ static double now_ms(void)
 
 void passes_run(struct ir_graph *g, const struct pass_options *opt)
 {
-    static const char *const names[] = {"specialize_shapes", "infer_fold", "promote_f16", "remove_identity", "dce"};
+    static const char *const names[] = {"specialize_shapes", "expose", "infer_fold", "promote_f16", "remove_identity", "dce"};
     check_no_fuse(opt);
     if (opt->dump_after && strcmp(opt->dump_after, "all") && strcmp(opt->dump_after, "import")) {
         bool known = false;
@@ -127,6 +127,7 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt)
         after_pass(g, opt, name, before, now_ms() - t);   \
     } while (0)
     RUN("specialize_shapes", pass_specialize_shapes(g, opt));
+    if (opt->expose) RUN("expose", pass_expose(g, opt->expose));
     RUN("infer_fold", pass_infer_fold(g));
     RUN("promote_f16", pass_promote_f16(g));
     RUN("remove_identity", pass_remove_identity(g));
