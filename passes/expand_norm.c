@@ -5,7 +5,10 @@
  *   Shrink-9              Y = X < -lambd ? X + bias : X > lambd ? X - bias : 0
  *   LpNormalization-1/22  Y = X / ReduceLp(X, axis, keepdims), 0 where the norm is 0 (p = 1 or 2)
  *   MeanVarianceNormalization-9/13
- *                         Y = (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9), over `axes` (default 0,2,3)
+ *                         Y = (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9), over `axes` (default 0,2,3),
+ *                         the variance computed as E[d^2], d = (X - x0) - E[X - x0], x0 the
+ *                         set's first element (no cancellation; a constant set gives 0);
+ *                         float16 in float32 (1e-9 would round to 0)
  *   LRN-1/13              Y = X / (bias + alpha/size * sum_{c' in window(c)} X[c']^2)^beta; the
  *                         window sum is an AveragePool (count_include_pad) over the channel axis
  *                         of X^2 viewed as [N,1,C,prod(spatial)], times size.
@@ -107,11 +110,23 @@ void expand_mean_variance_normalization(struct ex_ctx *e)
         for (int i = 0; i < n; i++) axes[i] = a[i];
     }
     for (int i = 0; i < n; i++) axes[i] = norm_axis(e, axes[i], rank);
-    uint32_t mean = ex_reduce(e, IR_OP_REDUCE_MEAN, x, n, axes, true);
-    uint32_t mean_sq = ex_reduce(e, IR_OP_REDUCE_MEAN, ex_op2(e, IR_OP_MUL, x, x), n, axes, true);
-    uint32_t var = ex_op2(e, IR_OP_SUB, mean_sq, ex_op2(e, IR_OP_MUL, mean, mean));
+    /* float16 runs in float32: 1e-9 is 0 in float16, so a constant set would give 0/0 */
+    const bool half = t == IR_F16;
+    if (half) {
+        x = ex_cast(e, x, IR_F32);
+        t = IR_F32;
+    }
+    /* E[X^2] - E[X]^2 as the spec writes it cancels (NaN for a constant set, 1e7 off at mean
+     * 250 / std 0.01): the same variance from shifted deviations instead (NUMERICS RULE of
+     * kernels/gnorm.cl): x0 = each set's first element, d = (X - x0) - E[X - x0] */
+    uint32_t x0 = x;
+    for (int i = 0; i < n; i++) x0 = ex_slice(e, x0, axes[i], 0, 1, 1);
+    uint32_t xs = ex_op2(e, IR_OP_SUB, x, x0);
+    uint32_t d = ex_op2(e, IR_OP_SUB, xs, ex_reduce(e, IR_OP_REDUCE_MEAN, xs, n, axes, true));
+    uint32_t var = ex_reduce(e, IR_OP_REDUCE_MEAN, ex_op2(e, IR_OP_MUL, d, d), n, axes, true);
     uint32_t sd = ex_op2(e, IR_OP_ADD, ex_op1(e, IR_OP_SQRT, var), ex_scalar(e, t, 1e-9));
-    ex_output(e, 0, ex_op2(e, IR_OP_DIV, ex_op2(e, IR_OP_SUB, x, mean), sd));
+    uint32_t y = ex_op2(e, IR_OP_DIV, d, sd);
+    ex_output(e, 0, half ? ex_cast(e, y, IR_F16) : y);
 }
 
 void expand_lrn(struct ex_ctx *e)

@@ -4,7 +4,7 @@
 Writes graphs/<name>/{model.onnx, inputs/<input>.npy, ref/<output>.npy}; the references are
 onnxruntime (CPU, all graph optimizations disabled) outputs on the committed inputs
 (numpy default_rng(seed)). Needs numpy, onnx, onnxruntime; CI only reads the committed files.
-The gnx_* / lnx_* graphs (normalization numerics, issue 13: constant groups, large mean with
+The gnx_* / lnx_* / inx_* / mvnx_* graphs (normalization numerics, issue 13: constant groups, large mean with
 tiny variance, float32 and float16 models) take numpy float64 references instead (the exact
 math on the stored inputs, rounded once to the model's dtype), written by numerics_graphs().
 Run from anywhere: python3 tests/fusion_norm/make_graphs.py [NAME-PREFIX...] (default: all)
@@ -304,7 +304,7 @@ def gn_ref(x, G_, gamma, beta, eps, silu, per_group):
     return y / (1 + np.exp(-y)) if silu else y
 
 
-def save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, opset, tol=None):
+def save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, opset, tol=None, check=True):
     """Writes graphs/NAME with float64 references REFS rounded once to dt (no onnxruntime);
     TOL "ATOL RTOL" goes to tolerance.txt (fused_vs_unfused.sh; default 1e-4 1e-3)."""
     d = fresh_dir(name)
@@ -317,7 +317,9 @@ def save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, opset, tol=None):
     model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", opset)],
                           producer_name="make_graphs.py")
     model.ir_version = 8
-    if opset != 18:  # GroupNormalization-18 is deprecated: the checker refuses it
+    # the checker refuses GroupNormalization-18 (deprecated) and fails inside the function body of
+    # MeanVarianceNormalization-13 (onnx 1.23)
+    if check and opset != 18:
         onnx.checker.check_model(model, full_check=True)
     onnx.save(model, os.path.join(d, "model.onnx"))
     for k, v in feeds.items():
@@ -397,6 +399,23 @@ def inx(name, dt, shape):
     save_exact(name, nodes, [("x", x)], ["y0"], inits, {"x": x}, [ref], dt, 17)
 
 
+def mvnx(name, dt, shape):
+    """MeanVarianceNormalization-13 (expanded into primitive ops by passes/expand_norm.c) over
+    hazard sets: x0 per (n, c) plane with axes [2, 3], x1 per channel with the default axes
+    [0, 2, 3]; reference (X - E[X]) / (sqrt(E[(X - E[X])^2]) + 1e-9) in float64."""
+    N, C = shape[:2]
+    xa = hazard_rows(N * C, int(np.prod(shape)) // (N * C), dt).reshape(shape)
+    xb = hazard_rows(C, int(np.prod(shape)) // C, dt).reshape((C, N) + shape[2:]).swapaxes(0, 1).copy()
+    nodes, refs = [], []
+    for i, (xv, axes) in enumerate(((xa, [2, 3]), (xb, None))):
+        kw = {"axes": axes} if axes else {}
+        nodes.append(oh.make_node("MeanVarianceNormalization", [f"x{i}"], [f"y{i}"], **kw))
+        ax = tuple(axes or [0, 2, 3])
+        mu = xv.mean(axis=ax, keepdims=True)
+        refs.append((xv - mu) / (np.sqrt(((xv - mu) ** 2).mean(axis=ax, keepdims=True)) + 1e-9))
+    save_exact(name, nodes, [("x0", xa), ("x1", xb)], ["y0", "y1"], [], {"x0": xa, "x1": xb}, refs, dt, 13, check=False)
+
+
 # S = 7*5 = 35 < 128 (flat loop) and 13*11 = 143 >= 128 (per-channel loop) in kernels/gnorm.cl
 for dt, sfx in ((np.float32, "f32"), (np.float16, "f16")):
     gnx(f"gnx_inst_{sfx}", "inst", dt, [(2, 6, 13, 11), (2, 6, 7, 5)], 3, True)
@@ -406,3 +425,4 @@ for dt, sfx in ((np.float32, "f32"), (np.float16, "f16")):
         False, const_only=True)
     lnx(f"lnx_{sfx}", dt, (4, 3, 131), 2)
     inx(f"inx_{sfx}", dt, (2, 5, 7, 5))
+    mvnx(f"mvnx_{sfx}", dt, (2, 4, 7, 5))
