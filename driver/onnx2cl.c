@@ -14,6 +14,7 @@
 #include "frontend/onnx_load.h"
 #include "passes/passes.h"
 #include "driver/info.h"
+#include "frontend/safetensors.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -95,6 +96,9 @@ static void usage(FILE *f)
           "  --verify               run the IR verifier after every pass\n"
           "  --no-main              do not emit main() (library use)\n"
           "  --cc CC                C compiler for the executable (default: $CC or the build's)\n"
+          "  --weights-from FILE    take initializer values from FILE.safetensors (by name; F32,\n"
+          "                         F16, BF16 into float32 initializers); tensors that match no\n"
+          "                         initializer or differ in shape or dtype are listed and refused\n"
           "  --info                 print inputs/outputs, op histogram, parameters, FLOPs, weights\n"
           "                         bytes (float32 and float16 storage), arena bytes, peak device\n"
           "                         memory and kernel launches for the --shape bindings; writes\n"
@@ -293,6 +297,18 @@ static void write_stats_json(const char *path, const struct ir_graph *g, const s
     free(tmp);
 }
 
+/* --weights-from: initializer values from a safetensors file (NULL: none). */
+static void apply_weights_from(struct ir_graph *g, const char *file)
+{
+    struct st_result r;
+    if (!file) return;
+    st_apply(g, file, &r);
+    if (r.kept)
+        fprintf(stderr, "onnx2cl: note: %u of %u initializers are not in %s and keep the model's "
+                "values (e.g. '%s')\n", r.kept, r.initializers, file,
+                r.first_kept ? r.first_kept : "?");
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -307,6 +323,7 @@ int main(int argc, char **argv)
     static struct pass_value_binding binds[MAX_SHAPES];
     struct pass_options opt = {0};
     bool with_main = true, info = false;
+    const char *weights_from = NULL;
     opt.shapes = shapes;
     opt.binds = binds;
     for (int i = 1; i < argc; i++) {
@@ -318,6 +335,10 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--version") == 0) {
             printf("onnx2cl %s\n", ONNX2CL_VERSION);
             return 0;
+        } else if (strcmp(a, "--weights-from") == 0 || strncmp(a, "--weights-from=", 15) == 0) {
+            const char *v = a[14] == '=' ? a + 15 : NEXT();
+            if (weights_from) usage_error("--weights-from given twice (%s)", v);
+            weights_from = v;
         } else if (strcmp(a, "--info") == 0) {
             info = true;
         } else if (strcmp(a, "--list-devices") == 0) {
@@ -377,6 +398,7 @@ int main(int argc, char **argv)
             if (strcmp(binds[i].input, binds[j].input) == 0) usage_error("--bind %s given twice", binds[i].input);
     if (info) {
         struct ir_graph *g = onnx_load(model);
+        apply_weights_from(g, weights_from);
         struct info_imported imp;
         info_count_imported(g, &imp);
         passes_run(g, &opt);
@@ -413,6 +435,15 @@ int main(int argc, char **argv)
             np++;
         }
         check_distinct(paths, what, np);
+        if (weights_from) { /* an input: no output may overwrite it */
+            const char *wp[2] = {weights_from, NULL};
+            const char *ww[2] = {"--weights-from file", NULL};
+            for (int i = 1; i < np; i++) {
+                wp[1] = paths[i];
+                ww[1] = what[i];
+                check_distinct(wp, ww, 2);
+            }
+        }
         for (int i = 1; i < np; i++) {
             char err[1024];
             if (o2r_path_check_output(paths[i], err, sizeof err) != O2R_OK)
@@ -441,6 +472,7 @@ int main(int argc, char **argv)
 
     double t0 = now_s();
     struct ir_graph *g = onnx_load(model);
+    apply_weights_from(g, weights_from);
     double t1 = now_s();
     passes_run(g, &opt);
     double t2 = now_s();

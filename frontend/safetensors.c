@@ -1,0 +1,509 @@
+/* safetensors.c — `onnx2cl --weights-from FILE.safetensors`: take initializer values from a
+ * safetensors file (matched by name) instead of the ONNX file.
+ *
+ * Format (https://github.com/huggingface/safetensors): 8-byte little-endian header length N,
+ * N bytes of JSON header, then the data region. The header is one object: each key a tensor name
+ * mapping to {"dtype": "F32", "shape": [d0, ...], "data_offsets": [begin, end]} (offsets relative
+ * to the data region, end exclusive), plus an optional "__metadata__" object of strings.
+ * What: st_apply() maps the file, parses the header with a strict JSON subset parser (objects,
+ * arrays of non-negative integers, strings with every JSON escape; no floats, no duplicates),
+ * checks every entry (known dtype; shape elements and bytes without overflow; offsets inside the
+ * data region; end - begin == elements x dtype size), matches it to an initializer of the same
+ * name and the same dims, and replaces that initializer's data. Conversions: any float dtype
+ * (F64, F32, F16, BF16) into a float32 initializer; F32/F16 into a float16 one (rounded to
+ * nearest even); other dtypes must equal the initializer's.
+ * Errors: fatal (ir_die, exit 1) naming the file and the tensor; tensors that match no
+ * initializer, or whose dims or dtype do not fit it, are all listed (up to 20) in one message.
+ * Nothing is written by this step, so a refusal leaves no output behind.
+ * Assumes: run right after onnx_load, before any pass (initializers still as imported).
+ * Guarantees: data used in place when aligned to its element size and of the initializer's
+ * dtype (the file stays mapped for the process, like external data), else copied into the
+ * graph's arena; never reads outside the file.
+ */
+#include "frontend/safetensors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ref/ref.h"
+#include "ref/ref_util.h"
+
+#define ST_MAX_HEADER (100u << 20) /* the format's own limit on the JSON header */
+#define ST_MAX_LISTED 20           /* problems named in one message */
+
+/* One tensor entry of the header. */
+struct st_entry {
+    char *name;                    /* tensor name (decoded) */
+    char dtype[8];                 /* "F32", ... */
+    int rank;                      /* number of dims */
+    int64_t dims[IR_MAX_RANK];     /* dims */
+    uint64_t begin, end;           /* data_offsets */
+};
+
+/* Parser state over the header bytes. */
+struct st_parser {
+    struct ir_graph *g;   /* arena for decoded strings */
+    const char *path;     /* file name for messages */
+    const char *start;    /* first header byte (for offsets in messages) */
+    const char *s, *end;  /* current position, end of the header bytes */
+};
+
+__attribute__((noreturn, format(printf, 2, 3))) static void st_fail(const struct st_parser *p,
+                                                                   const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ir_die("%s: safetensors header: %s", p->path, msg);
+}
+
+static void skip_ws(struct st_parser *p)
+{
+    while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r'))
+        p->s++;
+}
+
+static void expect(struct st_parser *p, char c, const char *where)
+{
+    skip_ws(p);
+    if (p->s >= p->end || *p->s != c)
+        st_fail(p, "expected '%c' %s at header byte %td", c, where, p->s - p->start);
+    p->s++;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static unsigned read_hex4(struct st_parser *p)
+{
+    if (p->end - p->s < 4) st_fail(p, "truncated \\u escape");
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p->s[i]);
+        if (h < 0) st_fail(p, "bad \\u escape");
+        v = v * 16 + (unsigned)h;
+    }
+    p->s += 4;
+    return v;
+}
+
+/* A JSON string, decoded to UTF-8 (NUL-terminated, in the graph arena). */
+static char *parse_string(struct st_parser *p)
+{
+    skip_ws(p);
+    if (p->s >= p->end || *p->s != '"') st_fail(p, "expected a string");
+    p->s++;
+    size_t cap = 64, n = 0;
+    char *out = malloc(cap);
+    if (!out) ir_die("out of memory");
+    for (;;) {
+        if (p->s >= p->end) {
+            free(out);
+            st_fail(p, "unterminated string");
+        }
+        unsigned char c = (unsigned char)*p->s++;
+        char buf[4];
+        size_t k = 0;
+        if (c == '"') break;
+        if (c < 0x20) {
+            free(out);
+            st_fail(p, "control character 0x%02x in a string", c);
+        }
+        if (c != '\\') {
+            buf[k++] = (char)c;
+        } else {
+            if (p->s >= p->end) {
+                free(out);
+                st_fail(p, "unterminated escape");
+            }
+            char e = *p->s++;
+            unsigned cp = 0;
+            switch (e) {
+            case '"': case '\\': case '/': buf[k++] = e; break;
+            case 'b': buf[k++] = '\b'; break;
+            case 'f': buf[k++] = '\f'; break;
+            case 'n': buf[k++] = '\n'; break;
+            case 'r': buf[k++] = '\r'; break;
+            case 't': buf[k++] = '\t'; break;
+            case 'u':
+                cp = read_hex4(p);
+                if (cp >= 0xd800 && cp < 0xdc00) { /* surrogate pair */
+                    if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u') {
+                        free(out);
+                        st_fail(p, "lone surrogate in a \\u escape");
+                    }
+                    p->s += 2;
+                    unsigned lo = read_hex4(p);
+                    if (lo < 0xdc00 || lo >= 0xe000) {
+                        free(out);
+                        st_fail(p, "bad surrogate pair in a \\u escape");
+                    }
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                } else if (cp >= 0xdc00 && cp < 0xe000) {
+                    free(out);
+                    st_fail(p, "lone surrogate in a \\u escape");
+                }
+                if (cp == 0) {
+                    free(out);
+                    st_fail(p, "NUL character in a string");
+                }
+                if (cp < 0x80) {
+                    buf[k++] = (char)cp;
+                } else if (cp < 0x800) {
+                    buf[k++] = (char)(0xc0 | (cp >> 6));
+                    buf[k++] = (char)(0x80 | (cp & 0x3f));
+                } else if (cp < 0x10000) {
+                    buf[k++] = (char)(0xe0 | (cp >> 12));
+                    buf[k++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                    buf[k++] = (char)(0x80 | (cp & 0x3f));
+                } else {
+                    buf[k++] = (char)(0xf0 | (cp >> 18));
+                    buf[k++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+                    buf[k++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                    buf[k++] = (char)(0x80 | (cp & 0x3f));
+                }
+                break;
+            default:
+                free(out);
+                st_fail(p, "bad escape '\\%c' in a string", e);
+            }
+        }
+        if (n + k + 1 > cap) {
+            cap *= 2;
+            char *q = realloc(out, cap);
+            if (!q) ir_die("out of memory");
+            out = q;
+        }
+        memcpy(out + n, buf, k);
+        n += k;
+    }
+    out[n] = 0;
+    char *r = ir_strdup(p->g, out);
+    free(out);
+    return r;
+}
+
+/* A non-negative integer (no sign, fraction or exponent), < 2^63, of `what` of tensor. */
+static uint64_t parse_uint(struct st_parser *p, const char *tensor, const char *what)
+{
+    skip_ws(p);
+    if (p->s >= p->end || *p->s < '0' || *p->s > '9')
+        st_fail(p, "tensor '%s': %s: expected a non-negative integer", tensor, what);
+    uint64_t v = 0;
+    while (p->s < p->end && *p->s >= '0' && *p->s <= '9') {
+        if (v > ((uint64_t)INT64_MAX - 9) / 10)
+            st_fail(p, "tensor '%s': %s: integer too large", tensor, what);
+        v = v * 10 + (uint64_t)(*p->s++ - '0');
+    }
+    if (p->s < p->end && (*p->s == '.' || *p->s == 'e' || *p->s == 'E'))
+        st_fail(p, "tensor '%s': %s: expected an integer, not a number with a fraction or "
+                "exponent", tensor, what);
+    return v;
+}
+
+/* Does the next non-space byte equal c? (consumes it if so) */
+static bool accept(struct st_parser *p, char c)
+{
+    skip_ws(p);
+    if (p->s < p->end && *p->s == c) {
+        p->s++;
+        return true;
+    }
+    return false;
+}
+
+/* {"dtype": ..., "shape": [...], "data_offsets": [b, e]} of tensor e->name. */
+static void parse_entry(struct st_parser *p, struct st_entry *e)
+{
+    bool has_dtype = false, has_shape = false, has_offsets = false;
+    expect(p, '{', "to open a tensor entry");
+    if (!accept(p, '}')) {
+        do {
+            char *key = parse_string(p);
+            expect(p, ':', "after a key");
+            if (strcmp(key, "dtype") == 0 && !has_dtype) {
+                char *dt = parse_string(p);
+                if (strlen(dt) >= sizeof e->dtype)
+                    st_fail(p, "tensor '%s': unknown dtype '%.40s'", e->name, dt);
+                strcpy(e->dtype, dt);
+                has_dtype = true;
+            } else if (strcmp(key, "shape") == 0 && !has_shape) {
+                expect(p, '[', "to open a shape");
+                e->rank = 0;
+                if (!accept(p, ']')) {
+                    do {
+                        if (e->rank >= IR_MAX_RANK)
+                            st_fail(p, "tensor '%s': more than %d dims", e->name, IR_MAX_RANK);
+                        e->dims[e->rank++] = (int64_t)parse_uint(p, e->name, "shape");
+                    } while (accept(p, ','));
+                    expect(p, ']', "to close a shape");
+                }
+                has_shape = true;
+            } else if (strcmp(key, "data_offsets") == 0 && !has_offsets) {
+                expect(p, '[', "to open data_offsets");
+                e->begin = parse_uint(p, e->name, "data_offsets");
+                expect(p, ',', "in data_offsets");
+                e->end = parse_uint(p, e->name, "data_offsets");
+                expect(p, ']', "to close data_offsets (two integers)");
+                has_offsets = true;
+            } else {
+                st_fail(p, "tensor '%s': unexpected or repeated key '%.60s'", e->name, key);
+            }
+        } while (accept(p, ','));
+        expect(p, '}', "to close a tensor entry");
+    }
+    if (!has_dtype || !has_shape || !has_offsets)
+        st_fail(p, "tensor '%s' lacks %s", e->name,
+                !has_dtype ? "\"dtype\"" : !has_shape ? "\"shape\"" : "\"data_offsets\"");
+}
+
+/* "__metadata__": an object of string values (ignored). */
+static void skip_metadata(struct st_parser *p)
+{
+    expect(p, '{', "to open __metadata__");
+    if (accept(p, '}')) return;
+    do {
+        parse_string(p);
+        expect(p, ':', "after a __metadata__ key");
+        parse_string(p);
+    } while (accept(p, ','));
+    expect(p, '}', "to close __metadata__");
+}
+
+/* Element type of a safetensors dtype name (IR_UNDEFINED if unknown). */
+static enum ir_dtype st_dtype(const char *s)
+{
+    static const struct { const char *name; enum ir_dtype t; } tab[] = {
+        {"F64", IR_F64}, {"F32", IR_F32}, {"F16", IR_F16}, {"BF16", IR_BF16}, {"I64", IR_I64},
+        {"I32", IR_I32}, {"I16", IR_I16}, {"I8", IR_I8}, {"U64", IR_U64}, {"U32", IR_U32},
+        {"U16", IR_U16}, {"U8", IR_U8}, {"BOOL", IR_BOOL},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (strcmp(s, tab[i].name) == 0) return tab[i].t;
+    return IR_UNDEFINED;
+}
+
+static bool is_float(enum ir_dtype t)
+{
+    return t == IR_F64 || t == IR_F32 || t == IR_F16 || t == IR_BF16;
+}
+
+/* Element i of float data of dtype t as float. */
+static float load_float(const unsigned char *p, enum ir_dtype t, uint64_t i)
+{
+    switch (t) {
+    case IR_F64: { double d; memcpy(&d, p + 8 * i, 8); return (float)d; }
+    case IR_F32: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+    case IR_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return ref_f16_to_f32(h); }
+    default: { uint16_t h; memcpy(&h, p + 2 * i, 2); return ref_bf16_to_f32(h); }
+    }
+}
+
+/* Appends "'name' (why)" to the problem list. */
+static void note(char *list, size_t cap, uint32_t *count, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void note(char *list, size_t cap, uint32_t *count, const char *name, const char *fmt, ...)
+{
+    if (++*count > ST_MAX_LISTED) return;
+    size_t n = strlen(list);
+    n += (size_t)snprintf(list + n, n < cap ? cap - n : 0, "%s'%s': ", *count > 1 ? "; " : " ",
+                          name);
+    if (n >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+static void dims_str(const int64_t *d, int rank, char *out, size_t cap)
+{
+    size_t n = (size_t)snprintf(out, cap, "[");
+    for (int k = 0; k < rank && n < cap; k++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%" PRId64, k ? "," : "", d[k]);
+    if (n < cap) snprintf(out + n, cap - n, "]");
+}
+
+uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes, size_t size,
+                         struct st_result *res)
+{
+    const unsigned char *b = bytes;
+    if (res) memset(res, 0, sizeof *res);
+    if (size < 8) ir_die("%s: not a safetensors file: %zu bytes, shorter than the 8-byte header "
+                         "length", path, size);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
+    if (hlen > ST_MAX_HEADER || hlen > size - 8)
+        ir_die("%s: safetensors header length %" PRIu64 " exceeds the %s (%zu bytes)", path, hlen,
+               hlen > ST_MAX_HEADER ? "format's 100 MiB limit; not a safetensors file?" : "file",
+               size);
+    const unsigned char *data = b + 8 + hlen;
+    uint64_t data_len = size - 8 - hlen;
+    struct st_parser p = {g, path, (const char *)b + 8, (const char *)b + 8,
+                          (const char *)b + 8 + hlen};
+    expect(&p, '{', "at the start of the header");
+    size_t cap = 16, n = 0;
+    struct st_entry *es = calloc(cap, sizeof *es);
+    if (!es) ir_die("out of memory");
+    bool meta = false;
+    if (!accept(&p, '}')) {
+        do {
+            char *key = parse_string(&p);
+            expect(&p, ':', "after a tensor name");
+            if (strcmp(key, "__metadata__") == 0) {
+                if (meta) st_fail(&p, "__metadata__ given twice");
+                meta = true;
+                skip_metadata(&p);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++)
+                if (strcmp(es[i].name, key) == 0) st_fail(&p, "tensor '%s' listed twice", key);
+            if (n == cap) {
+                cap *= 2;
+                struct st_entry *q = realloc(es, cap * sizeof *es);
+                if (!q) ir_die("out of memory");
+                es = q;
+            }
+            memset(&es[n], 0, sizeof es[n]);
+            es[n].name = key;
+            parse_entry(&p, &es[n]);
+            n++;
+        } while (accept(&p, ','));
+        expect(&p, '}', "to close the header");
+    }
+    skip_ws(&p);
+    if (p.s != p.end) st_fail(&p, "trailing bytes after the header object");
+    /* check every entry against the data region, then against the model */
+    char list[4096] = "";
+    uint32_t problems = 0, applied = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct st_entry *e = &es[i];
+        enum ir_dtype dt = st_dtype(e->dtype);
+        if (dt == IR_UNDEFINED)
+            ir_die("%s: tensor '%s': dtype '%s' is not a safetensors dtype this reader knows "
+                   "(F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL)", path,
+                   e->name, e->dtype);
+        uint64_t numel = 1;
+        for (int k = 0; k < e->rank; k++) {
+            if (e->dims[k] && numel > UINT64_MAX / 16 / (uint64_t)e->dims[k])
+                ir_die("%s: tensor '%s': shape overflows", path, e->name);
+            numel *= (uint64_t)e->dims[k];
+        }
+        uint64_t need = numel * ir_dtype_size(dt);
+        if (e->begin > e->end)
+            ir_die("%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] begin after they end",
+                   path, e->name, e->begin, e->end);
+        if (e->end > data_len)
+            ir_die("%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] are not inside the "
+                   "%" PRIu64 "-byte data region", path, e->name, e->begin, e->end, data_len);
+        if (e->end - e->begin != need) {
+            char ds[256];
+            dims_str(e->dims, e->rank, ds, sizeof ds);
+            ir_die("%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
+                   " bytes, but %s %s needs %" PRIu64, path, e->name, e->begin, e->end,
+                   e->end - e->begin, e->dtype, ds, need);
+        }
+        uint32_t v = ir_value_find(g, e->name);
+        if (v == IR_NONE || !g->values[v].is_param) {
+            note(list, sizeof list, &problems, e->name, "no initializer of the model has this name");
+            continue;
+        }
+        const struct ir_value *val = &g->values[v];
+        bool same = val->rank == e->rank;
+        for (int k = 0; same && k < e->rank; k++) same = val->dims[k] == e->dims[k];
+        if (!same) {
+            char a[256], c[256];
+            dims_str(e->dims, e->rank, a, sizeof a);
+            dims_str(val->dims, val->rank, c, sizeof c);
+            note(list, sizeof list, &problems, e->name, "shape %s, the model's initializer is %s", a,
+                 c);
+            continue;
+        }
+        bool ok = dt == val->dtype || (val->dtype == IR_F32 && is_float(dt)) ||
+                  (val->dtype == IR_F16 && (dt == IR_F32 || dt == IR_F16));
+        if (!ok) {
+            note(list, sizeof list, &problems, e->name, "dtype %s cannot fill the model's %s "
+                 "initializer", e->dtype, ir_dtype_name(val->dtype));
+            continue;
+        }
+    }
+    if (problems)
+        ir_die("%s: %u of %zu tensors do not fit the model (refused; nothing written):%s%s", path,
+               problems, n, list, problems > ST_MAX_LISTED ? "; ..." : "");
+    for (size_t i = 0; i < n; i++) {
+        const struct st_entry *e = &es[i];
+        enum ir_dtype dt = st_dtype(e->dtype);
+        uint32_t v = ir_value_find(g, e->name);
+        struct ir_value *val = &g->values[v];
+        const unsigned char *src = data + e->begin;
+        uint64_t numel = (e->end - e->begin) / ir_dtype_size(dt);
+        size_t es_out = ir_dtype_size(val->dtype);
+        size_t out_bytes = (size_t)numel * es_out;
+        if (dt == val->dtype && ((uintptr_t)src % es_out) == 0) {
+            val->data = src; /* in place: the file stays mapped */
+        } else if (dt == val->dtype) {
+            void *q = ir_alloc(g, out_bytes ? out_bytes : 1);
+            memcpy(q, src, out_bytes);
+            val->data = q;
+        } else {
+            unsigned char *q = ir_alloc(g, out_bytes ? out_bytes : 1);
+            for (uint64_t k = 0; k < numel; k++) {
+                float f = load_float(src, dt, k);
+                if (val->dtype == IR_F32) {
+                    memcpy(q + 4 * k, &f, 4);
+                } else {
+                    uint16_t h = ref_f32_to_f16(f);
+                    memcpy(q + 2 * k, &h, 2);
+                }
+            }
+            val->data = q;
+        }
+        val->nbytes = out_bytes;
+        applied++;
+    }
+    if (res) {
+        res->applied = applied;
+        for (uint32_t v = 0; v < g->nvalues; v++)
+            if (g->values[v].is_param) {
+                res->initializers++;
+                bool found = false;
+                for (size_t i = 0; i < n && !found; i++) found = strcmp(es[i].name, g->values[v].name) == 0;
+                if (!found && !res->first_kept) res->first_kept = g->values[v].name;
+                res->kept += !found;
+            }
+    }
+    free(es);
+    return applied;
+}
+
+uint32_t st_apply(struct ir_graph *g, const char *path, struct st_result *res)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) ir_die("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) ir_die("%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) ir_die("%s: not a regular file", path);
+    size_t size = (size_t)st.st_size;
+    const void *map = NULL;
+    if (size > 0) {
+        map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) ir_die("%s: cannot mmap: %s", path, strerror(errno));
+    }
+    close(fd);
+    /* stays mapped: initializers may point into it until the weights file is written */
+    return st_apply_buffer(g, path, map ? map : "", size, res);
+}
