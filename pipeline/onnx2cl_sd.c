@@ -140,7 +140,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-n") || !strcmp(a, "--negative-prompt")) negative = NEXT();
         else if (!strcmp(a, "--steps")) steps = (int)parse_num(a, NEXT(), 1, 1000);
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100);
-        else if (!strcmp(a, "--seed")) seed = (uint64_t)parse_num(a, NEXT(), 0, 18446744073709549568.0);
+        else if (!strcmp(a, "--seed")) {
+            const char *v = NEXT();
+            char *e;
+            errno = 0;
+            seed = strtoull(v, &e, 10);
+            if (e == v || *e || errno || v[0] == '-') die(2, "--seed %s: expected an integer in [0, 2^64)", v);
+        }
         else if (!strcmp(a, "--scheduler")) sched_name = NEXT();
         else if (!strcmp(a, "--karras")) ov.karras = 1;
         else if (!strcmp(a, "--no-karras")) ov.karras = 0;

@@ -73,6 +73,7 @@ expect 2 "--karras: only euler and dpmpp_2m" "$o" -- "${base[@]}" -p cat --sched
 expect 2 "--steps 0: expected a number" "$o" -- "${base[@]}" -p cat --steps 0
 expect 2 "--steps 60: LCM allows at most original_inference_steps = 50" "$o" -- "${base[@]}" -p cat --scheduler lcm --steps 60
 expect 2 "--prompt: prompt is not valid UTF-8 \(byte 1\)" "$o" -- "${base[@]}" -p $'a\xff'
+expect 2 "--seed -1: expected an integer" "$o" -- "${base[@]}" -p cat --seed -1
 expect 2 "--prompt is required" "$o" -- "${base[@]}"
 expect 2 "unknown option '--frobnicate'" "$o" -- "${base[@]}" -p cat --frobnicate
 expect 1 "^onnx2cl-sd: --latents: $t/sched_badpred.json: not a valid" "$o" -- "${base[@]}" -p cat --latents "$t/sched_badpred.json"
