@@ -82,7 +82,7 @@ unsigned cg_variant(struct cg_ctx *cg, unsigned mask);
 #define LOWER_FAMILIES(F)                                                                     \
     F(unary) F(binary) F(where) F(clip) F(cast) F(transpose) F(concat) F(split) F(slice)      \
     F(gather) F(expand) F(pad) F(resize) F(trilu) F(fill) F(matmul) F(conv) F(pool)          \
-    F(softmax) F(norm) F(reduce)
+    F(softmax) F(norm) F(reduce) F(topk)
 #define F(fam) bool lower_##fam(struct cg_ctx *cg, struct ir_graph *g, uint32_t node);
 LOWER_FAMILIES(F)
 #undef F

@@ -357,6 +357,16 @@ void fe_normalize_node(struct fe_ctx *c, uint32_t nid)
             ints_attr_to_input(g, nid, "paddings", 1, false);
         float_attr_to_input(g, nid, "value", 2);
         break;
+    case IR_OP_TOP_K: { /* TopK-1: k attribute -> int64 [1] input 1 (TopK-10's form) */
+        const struct ir_attr *a = ir_attr_find(n, "k");
+        if (!a) break;
+        if (a->type != IR_ATTR_INT) ir_fatal_node(g, n, "attribute 'k' must be an int");
+        if (ir_input(n, 1) != IR_NONE) ir_fatal_node(g, n, "'k' is given both as an attribute and as input 1");
+        int64_t k = a->i, dims[1] = {1};
+        attr_remove(g, nid, "k");
+        set_input(g, nid, 1, fe_const_new(g, const_base(g, nid, "k"), IR_I64, 1, dims, &k, sizeof k));
+        break;
+    }
     case IR_OP_SLICE:
         ints_attr_to_input(g, nid, "starts", 1, false);
         ints_attr_to_input(g, nid, "ends", 2, false);

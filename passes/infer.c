@@ -948,6 +948,26 @@ void infer_node(struct ir_graph *g, uint32_t node)
         req(g, n, 0);
         infer_reduce(g, n);
         return;
+    case IR_OP_TOP_K: { /* TopK-11: Values (X's dtype) and Indices (int64), axis dim -> k */
+        req(g, n, 0);
+        if (x->rank < 1) ir_fatal_node(g, n, "input '%s' must have rank >= 1", x->name);
+        int axis = ref_axis(g, n, ir_attr_int(n, "axis", -1), x->rank, false, "axis");
+        const struct ir_value *kv = req(g, n, 1);
+        if (!kv->data)
+            ir_fatal_node(g, n, "k ('%s') is computed at run time; it decides the output shape, so "
+                                "onnx2cl needs it constant%s%s%s",
+                          kv->name, kv->is_input ? " (fix it with --bind " : "", kv->is_input ? kv->name : "",
+                          kv->is_input ? "=VALUE.npy)" : "");
+        int64_t k = scalar_i(g, n, 1, "k");
+        if (k < 0 || k > x->dims[axis])
+            ir_fatal_node(g, n, "k=%lld is outside [0, %lld] (the size of axis %d of '%s')", (long long)k,
+                          (long long)x->dims[axis], axis, x->name);
+        memcpy(out, x->dims, sizeof(int64_t) * (size_t)x->rank);
+        out[axis] = k;
+        set_out(g, n, 0, x->dtype, x->rank, out);
+        set_out(g, n, 1, IR_I64, x->rank, out);
+        return;
+    }
     case IR_OP_CUM_SUM:
         req(g, n, 0);
         ref_axis(g, n, scalar_i(g, n, 1, "axis"), x->rank, false, "axis");

@@ -72,7 +72,7 @@ bool ref_eval(struct ir_graph *g, uint32_t node)
     default:
         break;
     }
-    if (ir_op_flags(n->op) & IR_F_REDUCTION || n->op == IR_OP_CUM_SUM)
+    if (ir_op_flags(n->op) & IR_F_REDUCTION || n->op == IR_OP_CUM_SUM || n->op == IR_OP_TOP_K)
         return ref_eval_reduce(g, node);
     return ref_eval_movement(g, node);
 }

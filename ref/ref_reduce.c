@@ -1,5 +1,5 @@
 /* ref_reduce.c — reference Reduce* (Mean, Sum, Max, Min, Prod, L1, L2, SumSquare, LogSum,
- * LogSumExp), ArgMax/ArgMin and CumSum.
+ * LogSumExp), ArgMax/ArgMin, CumSum and TopK.
  *
  * Assumes: axes from the normalized IR (input 1, via ref_reduce_axes); outputs shaped by
  * infer_node.
@@ -7,7 +7,8 @@
  * reductions over an empty set give the ONNX-18 identities (0 for sums, 1 for Prod, -inf / +inf
  * (or the dtype's min / max) for Max / Min, -inf for LogSum(Exp)); integer sums wrap in int64 and
  * are narrowed on store. ArgMax/ArgMin honour keepdims and select_last_index; CumSum honours
- * exclusive and reverse.
+ * exclusive and reverse. TopK: lines ordered largest (or smallest) first, NaN above every
+ * number, ties by lower index (onnxruntime's order), by a stable merge sort.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -211,6 +212,71 @@ static bool eval_cumsum(struct ir_graph *g, const struct ir_node *n)
     return true;
 }
 
+/* TopK order: whether element p comes before element q (p < q in index). Largest first: greater
+ * values first, NaN greater than every number; smallest first: the reverse order of values.
+ * Equal values (NaN equal to NaN) keep index order (lower index first), as onnxruntime. */
+static bool topk_before(const void *x, enum ir_dtype t, int64_t p, int64_t q, bool largest)
+{
+    int cmp;
+    if (ref_is_float(t)) {
+        double u = ref_get_f(x, t, p), v = ref_get_f(x, t, q);
+        bool nu = isnan(u), nv = isnan(v);
+        cmp = nu || nv ? (int)nu - (int)nv : (u > v) - (u < v);
+    } else if (ref_is_unsigned(t)) {
+        uint64_t u = (uint64_t)ref_get_i(x, t, p), v = (uint64_t)ref_get_i(x, t, q);
+        cmp = (u > v) - (u < v);
+    } else {
+        int64_t u = ref_get_i(x, t, p), v = ref_get_i(x, t, q);
+        cmp = (u > v) - (u < v);
+    }
+    if (!largest) cmp = -cmp;
+    return cmp > 0 || (cmp == 0 && p < q);
+}
+
+/* TopK-1/10/11 (k a constant input after import): the k first elements of every line along
+ * `axis` in topk_before order (sorted=0 gives the same order, which the spec allows), by a
+ * stable merge sort of the line's element offsets. */
+static bool eval_topk(struct ir_graph *g, const struct ir_node *n)
+{
+    const struct ir_value *x = &g->values[n->inputs[0]];
+    enum ir_dtype t = x->dtype;
+    if (t == IR_BOOL) return false;
+    int axis = ref_axis(g, n, ir_attr_int(n, "axis", -1), x->rank, false, "axis");
+    bool largest = ir_attr_int(n, "largest", 1) != 0;
+    uint32_t vo = n->outputs[0], io = n->noutputs > 1 ? n->outputs[1] : IR_NONE;
+    int64_t k = g->values[vo].dims[axis];
+    int64_t outer = 1, inner = 1, ax = x->dims[axis];
+    for (int d = 0; d < axis; d++) outer *= x->dims[d];
+    for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
+    void *vals = ref_alloc_out(g, vo);
+    int64_t *idx = io != IR_NONE ? ref_alloc_out(g, io) : NULL;
+    int64_t *a = ir_alloc(g, (size_t)(ax ? ax : 1) * sizeof *a), *b = ir_alloc(g, (size_t)(ax ? ax : 1) * sizeof *b);
+    size_t es = ir_dtype_size(t);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t base = o * ax * inner + i;
+            for (int64_t j = 0; j < ax; j++) a[j] = base + j * inner;
+            for (int64_t w = 1; w < ax; w *= 2) { /* bottom-up merge sort, a -> b -> a */
+                for (int64_t lo = 0; lo < ax; lo += 2 * w) {
+                    int64_t mid = lo + w < ax ? lo + w : ax, hi = lo + 2 * w < ax ? lo + 2 * w : ax;
+                    int64_t p = lo, q = mid, r = lo;
+                    while (p < mid && q < hi) b[r++] = topk_before(x->data, t, a[q], a[p], largest) ? a[q++] : a[p++];
+                    while (p < mid) b[r++] = a[p++];
+                    while (q < hi) b[r++] = a[q++];
+                }
+                int64_t *tmp = a;
+                a = b;
+                b = tmp;
+            }
+            for (int64_t j = 0; j < k; j++) {
+                int64_t dst = (o * k + j) * inner + i;
+                memcpy((char *)vals + dst * es, (const char *)x->data + a[j] * es, es);
+                if (idx) idx[dst] = (a[j] - base) / inner;
+            }
+        }
+    return true;
+}
+
 bool ref_eval_reduce(struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
@@ -218,6 +284,7 @@ bool ref_eval_reduce(struct ir_graph *g, uint32_t node)
     case IR_OP_ARG_MAX:
     case IR_OP_ARG_MIN: return eval_arg(g, n);
     case IR_OP_CUM_SUM: return eval_cumsum(g, n);
+    case IR_OP_TOP_K: return eval_topk(g, n);
     case IR_OP_REDUCE_MEAN:
     case IR_OP_REDUCE_SUM:
     case IR_OP_REDUCE_MAX:

@@ -17,6 +17,10 @@
  *   exclusions.txt      genuinely unsupported by design (string/sequence/optional types, training
  *                       mode, data-dependent output shapes, ops outside ir/ops.def, ...): the
  *                       test is not compiled; ctest reports it as skipped (exit 77).
+ *   binds.txt           tests whose listed graph inputs decide a shape or control flow (e.g. TopK's
+ *                       k): entry "NAME INPUT[,INPUT...] reason"; those inputs are fixed at compile
+ *                       time with onnx2cl --bind from each data set's .pb (the model is recompiled
+ *                       per data set) and are not fed to the executable.
  *   known_failures.txt  real bugs that are not fixed yet, each with an issue-style note: the test
  *                       runs; a failure exits 0 with "KNOWN FAILURE", a pass exits 1 ("now passes:
  *                       remove it from known_failures.txt") so the list cannot go stale.
@@ -196,6 +200,20 @@ static void lists_load(const char *dir, struct list *excl, struct list *known)
     list_load(p, excl);
     snprintf(p, sizeof p, "%s/known_failures.txt", dir);
     list_load(p, known);
+}
+
+/* Whether graph input `name` is in the comma-separated input list that starts binds.txt's
+ * reason `entry` (NULL entry: no binds). */
+static bool bound_input(const char *entry, const char *name)
+{
+    if (!entry) return false;
+    size_t len = strcspn(entry, " \t"), n = strlen(name);
+    for (const char *p = entry; p < entry + len;) {
+        size_t w = strcspn(p, ", \t");
+        if (w == n && strncmp(p, name, n) == 0) return true;
+        p += w + 1;
+    }
+    return false;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -494,11 +512,16 @@ static int count_sets(const char *test_dir)
 }
 
 /* Shape flags for the symbolic inputs, from data set `ds`; returns false on unreadable input. */
-static bool shape_flags(const char *test_dir, int ds, const struct model_info *mi, char flags[][512],
-                        int *nflags, char *msg, size_t cap)
+static bool shape_flags(const char *test_dir, int ds, const struct model_info *mi, const char *binds,
+                        char flags[][512], int *nflags, char *msg, size_t cap)
 {
     *nflags = 0;
     for (int i = 0; i < mi->n_in; i++) {
+        if (bound_input(binds, mi->in[i].name)) {
+            snprintf(flags[(*nflags)++], 512, "\001%s=%s/test_data_set_%d/input_%d.pb", mi->in[i].name,
+                     test_dir, ds, i); /* \001: a --bind flag */
+            continue;
+        }
         if (!mi->in[i].symbolic) continue;
         char p[4096], err[512];
         snprintf(p, sizeof p, "%s/test_data_set_%d/input_%d.pb", test_dir, ds, i);
@@ -531,8 +554,8 @@ static void compile_model(const char *onnx2cl, const char *test_dir, const char 
     argv[a++] = "-o";
     argv[a++] = exe;
     for (int i = 0; i < nflags; i++) {
-        argv[a++] = "--shape";
-        argv[a++] = flags[i];
+        argv[a++] = flags[i][0] == '\001' ? "--bind" : "--shape";
+        argv[a++] = flags[i] + (flags[i][0] == '\001');
     }
     argv[a] = NULL;
     int code;
@@ -562,7 +585,7 @@ static void compile_model(const char *onnx2cl, const char *test_dir, const char 
 
 /* Runs data set ds and compares its outputs. */
 static void run_set(const char *test_dir, const char *work, int ds, const struct model_info *mi,
-                    double atol_ovr, double rtol_ovr, struct verdict *v)
+                    const char *binds, double atol_ovr, double rtol_ovr, struct verdict *v)
 {
     char exe[4096], log[4096], outdir[4096];
     snprintf(exe, sizeof exe, "%s/m", work);
@@ -575,6 +598,7 @@ static void run_set(const char *test_dir, const char *work, int ds, const struct
     int a = 0;
     argv[a++] = exe;
     for (int i = 0; i < mi->n_in; i++) {
+        if (bound_input(binds, mi->in[i].name)) continue; /* compiled in by --bind */
         snprintf(inargs[i], sizeof inargs[i], "%s=%s/test_data_set_%d/input_%d.pb", mi->in[i].name, test_dir, ds, i);
         argv[a++] = "--input";
         argv[a++] = inargs[i];
@@ -636,8 +660,12 @@ static void run_set(const char *test_dir, const char *work, int ds, const struct
 static int cmd_run(const char *onnx2cl, const char *test_dir, const char *work, const char *lists,
                    const char *test_id)
 {
-    struct list excl, known;
+    struct list excl, known, bindl;
     lists_load(lists, &excl, &known);
+    char bp[4096];
+    snprintf(bp, sizeof bp, "%s/binds.txt", lists);
+    list_load(bp, &bindl);
+    const char *binds = list_find(&bindl, test_id);
     struct model_info mi;
     struct verdict v = {.status = "PASS", .msg = ""};
     char model[4096], err[512];
@@ -695,7 +723,7 @@ static int cmd_run(const char *onnx2cl, const char *test_dir, const char *work, 
             snprintf(v.msg, sizeof v.msg, "no test_data_set_0 in %s", test_dir);
         }
         for (int ds = 0; ds < nsets && strcmp(v.status, "PASS") == 0; ds++) {
-            if (!shape_flags(test_dir, ds, &mi, flags, &nflags, v.msg, sizeof v.msg)) {
+            if (!shape_flags(test_dir, ds, &mi, binds, flags, &nflags, v.msg, sizeof v.msg)) {
                 v.status = "ERROR";
                 break;
             }
@@ -707,7 +735,7 @@ static int cmd_run(const char *onnx2cl, const char *test_dir, const char *work, 
                 memcpy(prev, flags, sizeof flags);
                 nprev = nflags;
             }
-            run_set(test_dir, work, ds, &mi, atol_ovr, rtol_ovr, &v);
+            run_set(test_dir, work, ds, &mi, binds, atol_ovr, rtol_ovr, &v);
         }
     }
     one_line(v.msg);

@@ -698,11 +698,49 @@ def quant_dft_cases():
                [("y", TP.FLOAT)], opset=20, message=["DFT", "axis", "run time", "spectrum", "opset 20"])
 
 
+def topk_cases():
+    """TopK-1/10/11 with a constant k (codegen/lower_topk.c, ref eval_topk): ties broken by the
+    lower index, largest and smallest, every axis position, integer and float16 inputs, k = 0 and
+    k = the whole axis, a long line."""
+    rng = np.random.default_rng(23)
+    ties = rng.integers(-3, 4, (3, 7)).astype(np.float32)
+    outs = [("v", TP.FLOAT), ("i", TP.INT64)]
+
+    def topk(name, x, k, opset=11, outs=outs, **attrs):
+        if opset == 1:
+            n = helper.make_node("TopK", ["x"], ["v", "i"], k=k, **attrs)
+            case(name, [n], [("x", x)], outs, opset=1)
+        else:
+            n = helper.make_node("TopK", ["x", "k"], ["v", "i"], **attrs)
+            case(name, [n], [("x", x)], outs, inits=[("k", np.array([k], np.int64))], opset=opset)
+
+    topk("topk_ties_largest_axis1", ties, 4, axis=1)
+    topk("topk_ties_smallest_axis0", ties, 2, axis=0, largest=0)
+    topk("topk_ties_smallest_negative_axis", ties, 7, axis=-1, largest=0)
+    topk("topk_opset1_k_attribute", ties, 3, opset=1, axis=1)
+    topk("topk_opset10_k_input", ties, 3, opset=10, axis=0)
+    topk("topk_k0_empty", ties, 0, axis=1)
+    x4 = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    topk("topk_rank4_axis2", x4, 3, axis=2)
+    topk("topk_rank4_axis0_smallest", x4, 1, axis=0, largest=0)
+    topk("topk_long_line", rng.standard_normal((2, 300)).astype(np.float32), 5)
+    topk("topk_int32_ties", rng.integers(-5, 5, (4, 9)).astype(np.int32), 4, outs=[("v", TP.INT32), ("i", TP.INT64)])
+    topk("topk_int64_smallest", rng.integers(-2**40, 2**40, (3, 6)).astype(np.int64), 2, largest=0,
+         outs=[("v", TP.INT64), ("i", TP.INT64)])
+    topk("topk_uint8", rng.integers(0, 255, (2, 10)).astype(np.uint8), 3, outs=[("v", TP.UINT8), ("i", TP.INT64)])
+    topk("topk_f16", rng.standard_normal((3, 8)).astype(np.float16), 3, outs=[("v", TP.FLOAT16), ("i", TP.INT64)])
+    # a constant input: folded at compile time by the reference (ref/ref_reduce.c eval_topk)
+    n = helper.make_node("TopK", ["c", "k"], ["cv", "ci"], axis=1, largest=0)
+    case("topk_const_input_folds", [n, helper.make_node("Add", ["x", "cv"], ["v"])], [("x", ramp(3, 4))],
+         [("v", TP.FLOAT), ("ci", TP.INT64)], inits=[("c", ties), ("k", np.array([4], np.int64))])
+
+
 def error_cases():
     x = ramp(1, 2, 3)
     n = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, name="top")
-    error_case("error_unsupported_op_topk", [n], [("x", x)], [("v", TP.FLOAT), ("i", TP.INT64)],
-               inits=[("k", np.array([2], np.int64))], opset=13, message=["TopK", "top", "opset 13"])
+    error_case("error_topk_runtime_k", [n], [("x", x), ("k", np.array([2], np.int64))],
+               [("v", TP.FLOAT), ("i", TP.INT64)], opset=13,
+               message=["TopK", "top", "k ('k') is computed at run time", "--bind k=", "opset 13"])
     n = helper.make_node("Gelu", ["x"], ["y"], approximate="fast", name="act")
     error_case("error_gelu_bad_approximate", [n], [("x", x)], [("y", TP.FLOAT)], opset=20,
                message=["Gelu", "approximate", "fast", "act", "opset 20"])
@@ -729,6 +767,7 @@ def main():
     f64_gemm_cases()
     rnn_einsum_cases()
     quant_dft_cases()
+    topk_cases()
     error_cases()
     keep = set(written)
     for d in os.listdir(OUT):
