@@ -102,100 +102,69 @@ static unsigned read_hex4(struct st_parser *p)
     return v;
 }
 
-/* A JSON string, decoded to UTF-8 (NUL-terminated, in the graph arena). */
+/* A JSON string, decoded to UTF-8 (NUL-terminated, in the graph arena: nothing to free when a
+ * fatal error jumps out). Decoding never lengthens a string, so the raw length bounds it. */
 static char *parse_string(struct st_parser *p)
 {
     skip_ws(p);
     if (p->s >= p->end || *p->s != '"') st_fail(p, "expected a string");
     p->s++;
-    size_t cap = 64, n = 0;
-    char *out = malloc(cap);
-    if (!out) ir_die("out of memory");
+    const char *q = p->s;
+    while (q < p->end && *q != '"') q += *q == '\\' ? 2 : 1;
+    if (q >= p->end) st_fail(p, "unterminated string");
+    char *out = ir_alloc(p->g, (size_t)(q - p->s) + 1);
+    size_t n = 0;
     for (;;) {
-        if (p->s >= p->end) {
-            free(out);
-            st_fail(p, "unterminated string");
-        }
         unsigned char c = (unsigned char)*p->s++;
-        char buf[4];
-        size_t k = 0;
         if (c == '"') break;
-        if (c < 0x20) {
-            free(out);
-            st_fail(p, "control character 0x%02x in a string", c);
-        }
+        if (c < 0x20) st_fail(p, "control character 0x%02x in a string", c);
         if (c != '\\') {
-            buf[k++] = (char)c;
-        } else {
-            if (p->s >= p->end) {
-                free(out);
-                st_fail(p, "unterminated escape");
-            }
-            char e = *p->s++;
-            unsigned cp = 0;
-            switch (e) {
-            case '"': case '\\': case '/': buf[k++] = e; break;
-            case 'b': buf[k++] = '\b'; break;
-            case 'f': buf[k++] = '\f'; break;
-            case 'n': buf[k++] = '\n'; break;
-            case 'r': buf[k++] = '\r'; break;
-            case 't': buf[k++] = '\t'; break;
-            case 'u':
-                cp = read_hex4(p);
-                if (cp >= 0xd800 && cp < 0xdc00) { /* surrogate pair */
-                    if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u') {
-                        free(out);
-                        st_fail(p, "lone surrogate in a \\u escape");
-                    }
-                    p->s += 2;
-                    unsigned lo = read_hex4(p);
-                    if (lo < 0xdc00 || lo >= 0xe000) {
-                        free(out);
-                        st_fail(p, "bad surrogate pair in a \\u escape");
-                    }
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                } else if (cp >= 0xdc00 && cp < 0xe000) {
-                    free(out);
+            out[n++] = (char)c;
+            continue;
+        }
+        char e = *p->s++;
+        unsigned cp = 0;
+        switch (e) {
+        case '"': case '\\': case '/': out[n++] = e; break;
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'n': out[n++] = '\n'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'u':
+            cp = read_hex4(p);
+            if (cp >= 0xd800 && cp < 0xdc00) { /* surrogate pair */
+                if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u')
                     st_fail(p, "lone surrogate in a \\u escape");
-                }
-                if (cp == 0) {
-                    free(out);
-                    st_fail(p, "NUL character in a string");
-                }
-                if (cp < 0x80) {
-                    buf[k++] = (char)cp;
-                } else if (cp < 0x800) {
-                    buf[k++] = (char)(0xc0 | (cp >> 6));
-                    buf[k++] = (char)(0x80 | (cp & 0x3f));
-                } else if (cp < 0x10000) {
-                    buf[k++] = (char)(0xe0 | (cp >> 12));
-                    buf[k++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                    buf[k++] = (char)(0x80 | (cp & 0x3f));
-                } else {
-                    buf[k++] = (char)(0xf0 | (cp >> 18));
-                    buf[k++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-                    buf[k++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                    buf[k++] = (char)(0x80 | (cp & 0x3f));
-                }
-                break;
-            default:
-                free(out);
-                st_fail(p, "bad escape '\\%c' in a string", e);
+                p->s += 2;
+                unsigned lo = read_hex4(p);
+                if (lo < 0xdc00 || lo >= 0xe000) st_fail(p, "bad surrogate pair in a \\u escape");
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            } else if (cp >= 0xdc00 && cp < 0xe000) {
+                st_fail(p, "lone surrogate in a \\u escape");
             }
+            if (cp == 0) st_fail(p, "NUL character in a string");
+            if (cp < 0x80) {
+                out[n++] = (char)cp;
+            } else if (cp < 0x800) {
+                out[n++] = (char)(0xc0 | (cp >> 6));
+                out[n++] = (char)(0x80 | (cp & 0x3f));
+            } else if (cp < 0x10000) {
+                out[n++] = (char)(0xe0 | (cp >> 12));
+                out[n++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                out[n++] = (char)(0x80 | (cp & 0x3f));
+            } else {
+                out[n++] = (char)(0xf0 | (cp >> 18));
+                out[n++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+                out[n++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                out[n++] = (char)(0x80 | (cp & 0x3f));
+            }
+            break;
+        default: st_fail(p, "bad escape '\\%c' in a string", e);
         }
-        if (n + k + 1 > cap) {
-            cap *= 2;
-            char *q = realloc(out, cap);
-            if (!q) ir_die("out of memory");
-            out = q;
-        }
-        memcpy(out + n, buf, k);
-        n += k;
     }
     out[n] = 0;
-    char *r = ir_strdup(p->g, out);
-    free(out);
-    return r;
+    return out;
 }
 
 /* A non-negative integer (no sign, fraction or exponent), < 2^63, of `what` of tensor. */
@@ -357,8 +326,7 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
                           (const char *)b + 8 + hlen};
     expect(&p, '{', "at the start of the header");
     size_t cap = 16, n = 0;
-    struct st_entry *es = calloc(cap, sizeof *es);
-    if (!es) ir_die("out of memory");
+    struct st_entry *es = ir_alloc(g, cap * sizeof *es); /* arena: nothing leaks on a fatal error */
     bool meta = false;
     if (!accept(&p, '}')) {
         do {
@@ -373,10 +341,10 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
             for (size_t i = 0; i < n; i++)
                 if (strcmp(es[i].name, key) == 0) st_fail(&p, "tensor '%s' listed twice", key);
             if (n == cap) {
-                cap *= 2;
-                struct st_entry *q = realloc(es, cap * sizeof *es);
-                if (!q) ir_die("out of memory");
+                struct st_entry *q = ir_alloc(g, 2 * cap * sizeof *es);
+                memcpy(q, es, cap * sizeof *es);
                 es = q;
+                cap *= 2;
             }
             memset(&es[n], 0, sizeof es[n]);
             es[n].name = key;
@@ -486,7 +454,6 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
                 res->kept += !found;
             }
     }
-    free(es);
     return applied;
 }
 

@@ -1,11 +1,12 @@
 #!/bin/bash
 # run_fuzz.sh BUILD_DIR SECONDS [TARGET] [EXTRA libFuzzer flags...]
-# Runs BUILD_DIR/tests/fuzz/TARGET (fuzz_load, the default, or fuzz_input; built with
+# Runs BUILD_DIR/tests/fuzz/TARGET (fuzz_load, the default, fuzz_input or fuzz_safetensors; built with
 # -DONNX2CL_FUZZ=ON, CC=clang-15) for SECONDS of wall time on one core.
 # Seeds — fuzz_load: every .onnx under tests/ smaller than 64 KiB and the ONNX backend node-test
 # models (Debian libonnx-testdata); fuzz_input: a few command lines (--input/--output specs)
 # each followed by a tensor file: the .npy files under tests/ and models/tiny, the backend's
-# input_0.pb files, and the regression files of tests/fuzz/input_found/.
+# input_0.pb files, and the regression files of tests/fuzz/input_found/; fuzz_safetensors: the
+# good and malformed files of tests/weights_from/.
 # The growing corpus lives in BUILD_DIR/fuzz/TARGET/corpus (kept between runs); crashes are
 # written to BUILD_DIR/fuzz/TARGET/artifacts/ — turn each one into a regression file
 # (tests/hostile/hand/ for fuzz_load, tests/fuzz/input_found/ for fuzz_input) and a fix.
@@ -39,6 +40,9 @@ elif [ "$target" = fuzz_input ]; then
       i=$((i + 1)); printf '%s\n' "${lines[$((i % 3))]}" > "$seeds/s$i"; cat "$f" >> "$seeds/s$i"; done
   fi
   cp "$src"/tests/fuzz/input_found/* "$seeds/" 2>/dev/null || true
+elif [ "$target" = fuzz_safetensors ]; then
+  leaks=1  # the reader allocates from the graph arena only: nothing may leak
+  cp "$src"/tests/weights_from/*.safetensors "$src"/tests/fuzz/safetensors_found/* "$seeds/"
 fi
 echo "$target: seeds: $(ls "$seeds" | wc -l), corpus: $(ls "$corpus" | wc -l)"
 export ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1:abort_on_error=0
