@@ -13,7 +13,8 @@
  * Rows of >= 256 elements use the work-group kernels (lws 128), shorter ones one work-item per
  * output.
  * Assumes: shape inference ran. Data types: float32, float64 (accumulated in double), int32,
- * int64 (Mean/L2/LogSum/LogSumExp: float types only).
+ * int64 (Mean/L2/LogSum/LogSumExp: float types only); bool for Max/Min (OR/AND, run as uint8;
+ * the empty set gives false / true).
  * Empty reduced set (a reduced axis of size 0, non-empty output): the output is a constant fill
  *   with the ONNX-18 value (as ref/ref_reduce.c): Sum/L1/L2/SumSquare 0, Prod 1, Max -inf (the
  *   dtype's lowest for integers), Min +inf (highest), Mean NaN (0/0), LogSum/LogSumExp -inf.
@@ -119,7 +120,9 @@ static void lower_reduce_op(struct cg_ctx *cg, struct ir_graph *g, uint32_t node
     case IR_OP_REDUCE_LOG_SUM_EXP: op = "lse", float_only = true; break;
     default: IR_ASSERT(0);
     }
-    need_dtype(g, n, t, float_only);
+    /* bool ReduceMax / ReduceMin (opset 20): OR / AND, i.e. max / min of the 0/1 bytes */
+    const bool boolean = t == IR_BOOL && (n->op == IR_OP_REDUCE_MAX || n->op == IR_OP_REDUCE_MIN);
+    if (!boolean) need_dtype(g, n, t, float_only);
     int rank = g->values[x].rank;
     int64_t dims[IR_MAX_RANK];
     for (int k = 0; k < rank; k++) dims[k] = g->values[x].dims[k];
@@ -128,10 +131,10 @@ static void lower_reduce_op(struct cg_ctx *cg, struct ir_graph *g, uint32_t node
     if (total == 0) {
         /* a reduced axis has size 0 (the output is not empty; a no-op reduction would have
          * nout == total): every output is the empty set's value */
-        ka_fill(cg, g, node, y, empty_bits(n->op, t));
+        ka_fill(cg, g, node, y, boolean ? n->op == IR_OP_REDUCE_MIN : empty_bits(n->op, t));
         return;
     }
-    const char *sfx = cg_use(cg, "reduce", t);
+    const char *sfx = cg_use(cg, "reduce", boolean ? IR_U8 : t);
     bool mask[IR_MAX_RANK];
     if (!ref_reduce_axes(g, n, rank, mask)) {
         /* noop_with_empty_axes=1 and no axes: identity copy (a 1-element sum per output) */
