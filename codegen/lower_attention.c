@@ -1,4 +1,4 @@
-/* lower_attention.c — o2c.Attention (made by passes/fuse_attention.c) -> kernels/attention.cl.
+/* lower_attention.c — o2c.Attention (made by passes/fuse_attention.c) -> attention kernels.
  *
  * IR form (ir/ops.def): o2c.Attention(q, k, v, [mask]) -> y, attributes
  *   dims      ints [B, H, N, S, D]   batch, heads, query rows, keys, head dim
@@ -10,21 +10,13 @@
  *   m_strides ints [b, h, n, s]      of the mask (only with a mask input)
  *   scale     float                  multiplies q·k before the mask is added
  *   causal    int                    1: key j is only seen by query rows n >= j
- * Two launches per node: att_kt copies k transposed into a scratch buffer (tiles of 16 keys,
- * each a contiguous D x 16 block: B·H·D·ceil16(S) floats, live only during the node), then the
- * attention kernel with gws = {ceil(N/RB), H, B·NC}, specialized for (D, DC, RB, CW) by a
- * generated ATT_DEFINE line (see kernels/attention.cl).
+ * This file checks the node and states what it computes (struct sched_attention); the kernels,
+ * tiles and launches of each device class (cpu: kernels/attention.cl, gpu:
+ * kernels/attention_gpu.cl) are chosen in codegen/sched_attention.c.
  * Assumes: float32; every offset fits in int32 (checked). Guarantees: a fatal located error for
  * anything else, never a wrong kernel.
  */
-#include "codegen/lower.h"
-
-#include <stdio.h>
-
-/* Query rows per work-item (reuses each loaded k/v row RB times). */
-#define ATT_RB 8
-/* Largest work-group size (work-items along the query axis). */
-#define ATT_LWS 8
+#include "codegen/sched_attention.h"
 
 /* Reads an INTS attribute of exactly n entries or fails naming it. */
 static const int64_t *ints_attr(struct ir_graph *g, const struct ir_node *n, const char *name,
@@ -89,67 +81,16 @@ bool lower_attention(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
                           "with the given strides and int32 offsets (max offset %lld)",
                           g->values[chk[i].v].name, (long long)numel, (long long)off);
     }
-    /* output chunk: the whole head up to 512 dims (on PoCL, d=512 N=S=1024: 365 ms with one
-     * chunk and 4 rows per work-item, 1748 ms in chunks of 128 that recompute q·k per chunk);
-     * bigger heads in chunks of 256/128/64. GPUs would prefer smaller private arrays. */
-    int64_t dc = D;
-    if (D > 512) {
-        if (D % 256 == 0) dc = 256;
-        else if (D % 128 == 0) dc = 128;
-        else if (D % 64 == 0) dc = 64;
+    struct sched_attention a = {.node = node, .q = q, .k = k, .v = v, .mask = mask, .y = y,
+                                .B = B, .H = H, .N = N, .S = S, .D = D, .scale = scale,
+                                .causal = causal != 0};
+    for (int i = 0; i < 3; i++) {
+        a.qs[i] = qs[i];
+        a.ks[i] = ks[i];
+        a.vs[i] = vs[i];
+        a.os[i] = os[i];
     }
-    int64_t nc = D / dc;
-    int rb = ATT_RB;
-    if (N < rb) rb = (int)N;
-    const int cw = dc >= 16 ? 16 : dc >= 8 ? 8 : dc >= 4 ? 4 : 1;
-    const int64_t sp = (S + 15) / 16 * 16;
-    if (B * H * D * sp > lim)
-        ir_fatal_node(g, n, "o2c.Attention: the transposed keys (%lld elements) exceed the "
-                      "32-bit offsets of the kernel", (long long)(B * H * D * sp));
-    char kname[96], src[256];
-    (void)cg_use(cg, "attention", IR_F32);
-    /* keys transposed (d-major, keys contiguous) into a scratch buffer */
-    const uint32_t kt = cg_temp(cg, node, IR_F32, B * H * D * sp);
-    size_t kgws[3] = {(size_t)sp, (size_t)D, (size_t)(B * H)};
-    cg_launch(cg, node, "att_kt", 3, kgws, NULL);
-    cg_arg_buf(cg, k);
-    cg_arg_buf(cg, kt);
-    cg_arg_i32(cg, S);
-    cg_arg_i32(cg, sp);
-    cg_arg_i32(cg, D);
-    cg_arg_i32(cg, H);
-    for (int a = 0; a < 3; a++) cg_arg_i32(cg, ks[a]);
-    snprintf(kname, sizeof kname, "attention_d%lld_c%lld_r%d_w%d", (long long)D, (long long)dc,
-             rb, cw);
-    snprintf(src, sizeof src, "ATT_DEFINE(%s, %lld, %lld, %d, %d)\n", kname, (long long)D,
-             (long long)dc, rb, cw);
-    cg_add_source(cg, src);
-    size_t gws[3] = {(size_t)((N + rb - 1) / rb), (size_t)H, (size_t)(B * nc)};
-    /* Small work-groups: PoCL may keep the private arrays (q rows, accumulators: RB*(D+DC)
-     * floats) of every work-item of a group alive at once; a driver-chosen group of thousands
-     * of work-items overflows the worker thread's stack. lws[0] divides gws[0] (OpenCL 1.2). */
-    size_t lws[3] = {1, 1, 1};
-    for (size_t d = ATT_LWS; d >= 1; d--)
-        if (gws[0] % d == 0) {
-            lws[0] = d;
-            break;
-        }
-    cg_launch(cg, node, kname, 3, gws, lws);
-    cg_arg_buf(cg, q);
-    cg_arg_buf(cg, kt);
-    cg_arg_buf(cg, v);
-    cg_arg_buf(cg, mask != IR_NONE ? mask : q); /* unread without a mask */
-    cg_arg_buf(cg, y);
-    cg_arg_i32(cg, N);
-    cg_arg_i32(cg, S);
-    cg_arg_i32(cg, sp);
-    cg_arg_i32(cg, nc);
-    cg_arg_f32(cg, scale);
-    cg_arg_i32(cg, causal != 0);
-    cg_arg_i32(cg, mask != IR_NONE);
-    for (int a = 0; a < 3; a++) cg_arg_i32(cg, qs[a]);
-    for (int a = 0; a < 3; a++) cg_arg_i32(cg, vs[a]);
-    for (int a = 0; a < 3; a++) cg_arg_i32(cg, os[a]);
-    for (int a = 0; a < 4; a++) cg_arg_i32(cg, ms[a]);
+    for (int i = 0; i < 4; i++) a.ms[i] = ms[i];
+    sched_attention(cg, g, &a);
     return true;
 }

@@ -11,7 +11,12 @@
  * Tolerance: |got - ref| <= 2e-5 + 1e-4 |ref| (fp32 accumulation over up to 512 products;
  * inputs in [-1, 1)). Fully masked rows are not generated (the kernel gives NaN there, as the
  * unfused Softmax does).
- * Usage: test_attention_kernel [bench B H N S D]  (bench: times the fused kernel, no check).
+ * Kernel variants: the first argument picks the class (o2r_ctx_set_kernels): "cpu"
+ * (kernels/attention.cl), "gpu" (kernels/attention_gpu.cl, forced on PoCL: every case's sizes are
+ * non-multiples of its tiles: 64 query rows, 64 keys, 8/16 d-chunks), or "auto" (default).
+ * Usage: test_attention_kernel [cpu|gpu|auto] [--max-work W | bench B H N S D]
+ *   --max-work W  only the cases with B·H·N·S·D <= W (for slow simulators such as oclgrind);
+ *   bench         times the fused kernel on one size, no check.
  */
 #include "codegen/codegen.h"
 #include "ir/ir.h"
@@ -40,7 +45,8 @@ struct att_case {
     const char *label; /* printed name */
     int B, H, N, S, D; /* batch, heads, query rows, keys, head dim */
     bool split;        /* [B, tokens, H*D] layout (else dense [B, H, tokens, D]) */
-    int mask;          /* 0 none, 1 additive [N, S] with some -inf, 2 [B, 1, N, S] finite */
+    int mask;          /* 0 none, 1 additive [N, S] with some -inf, 2 [B, 1, N, S] finite,
+                          3 [N, S] -inf on every key < S - 70 (whole key tiles masked) */
     bool causal;       /* causal flag */
     float scale;       /* score scale */
 };
@@ -132,7 +138,7 @@ static int run_case(const struct att_case *c, int bench)
     ins[2] = add_input(g, "v", rank, kd);
     int64_t msd[4] = {0, 0, 0, 0}, mdims[4];
     int mrank = 0;
-    if (c->mask == 1) {
+    if (c->mask == 1 || c->mask == 3) {
         mrank = 2;
         mdims[0] = c->N;
         mdims[1] = c->S;
@@ -171,7 +177,7 @@ static int run_case(const struct att_case *c, int bench)
     g->values[out].nuses++;
 
     size_t nq = (size_t)c->B * c->H * c->N * c->D, nk = (size_t)c->B * c->H * c->S * c->D;
-    size_t nm = c->mask == 1 ? (size_t)c->N * c->S : (size_t)c->B * c->N * c->S;
+    size_t nm = c->mask != 2 ? (size_t)c->N * c->S : (size_t)c->B * c->N * c->S;
     float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4);
     float *mask = c->mask ? malloc(nm * 4) : NULL, *y = malloc(nq * 4);
     for (size_t i = 0; i < nq; i++) q[i] = frand();
@@ -180,7 +186,9 @@ static int run_case(const struct att_case *c, int bench)
     for (size_t i = 0; i < nm && mask; i++) {
         float r = frand();
         /* [N,S] masks: -inf on ~1/4 of the keys, never on key 0 (no fully masked row) */
-        mask[i] = c->mask == 1 ? (i % (size_t)c->S != 0 && r < -0.5f ? -INFINITY : 2.0f * r) : r;
+        if (c->mask == 1) mask[i] = i % (size_t)c->S != 0 && r < -0.5f ? -INFINITY : 2.0f * r;
+        else if (c->mask == 3) mask[i] = (int)(i % (size_t)c->S) < c->S - 70 ? -INFINITY : r;
+        else mask[i] = r;
     }
 
     struct cg_options co = {.name = "att", .with_main = false};
@@ -247,9 +255,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot create an OpenCL context: %s\n", o2r_ctx_last_error(NULL));
         return 1;
     }
-    if (argc == 7 && strcmp(argv[1], "bench") == 0) {
-        struct att_case c = {"bench", atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-                             atoi(argv[6]), true, 0, false, 0.125f};
+    int a0 = 1;
+    if (argc > 1 && strcmp(argv[1], "bench") != 0) {
+        if (o2r_ctx_set_kernels(ctx, argv[1]) != O2R_OK) {
+            fprintf(stderr, "%s\n", o2r_ctx_last_error(ctx));
+            return 2;
+        }
+        a0 = 2;
+    }
+    const char *why = "";
+    const uint32_t cls = o2r_ctx_kernel_class(ctx, &why);
+    printf("kernel class: %s (%s)\n", cls == O2R_VARIANT_GPU ? "gpu" : "cpu", why);
+    if (a0 == 2 && strcmp(argv[1], "auto") != 0 &&
+        (cls == O2R_VARIANT_GPU) != (strcmp(argv[1], "gpu") == 0)) {
+        fprintf(stderr, "FAIL: asked for the %s kernels, the context chose the other class\n",
+                argv[1]);
+        return 1;
+    }
+    if (argc == a0 + 6 && strcmp(argv[a0], "bench") == 0) {
+        struct att_case c = {"bench", atoi(argv[a0 + 1]), atoi(argv[a0 + 2]), atoi(argv[a0 + 3]),
+                             atoi(argv[a0 + 4]), atoi(argv[a0 + 5]), true, 0, false, 0.125f};
         c.scale = 1.0f / sqrtf((float)c.D);
         int rc = run_case(&c, 3);
         o2r_ctx_free(ctx);
@@ -267,9 +292,37 @@ int main(int argc, char **argv)
         {"dense_h1_n37_s77_d320_mask_ns", 1, 1, 37, 77, 320, false, 1, false, 0.056f},
         {"split_h2_n5_s9_d1024_chunked", 1, 2, 5, 9, 1024, true, 0, false, 0.03f},
         {"dense_h1_n6_s6_d520_causal", 1, 1, 6, 6, 520, false, 0, true, 0.04f},
+        /* the SD head dims (40, 64, 80, 96, 128, 160) on sizes that are not multiples of the
+         * GPU tiles (64 rows, 64 keys) nor of the CPU ones (8 rows, 16 keys): self, cross
+         * (N != S, S = 1), causal, each mask kind */
+        {"split_h2_n77_s77_d40_causal", 1, 2, 77, 77, 40, true, 0, true, 0.158f},
+        {"split_h2_n129_s77_d40_cross", 2, 2, 129, 77, 40, true, 0, false, 0.158f},
+        {"dense_h2_n129_s1_d64", 1, 2, 129, 1, 64, false, 0, false, 0.125f},
+        {"split_h1_n77_s333_d64_mask_tiles", 1, 1, 77, 333, 64, true, 3, false, 0.125f},
+        {"split_h2_n129_s333_d80_mask_ns", 1, 2, 129, 333, 80, true, 1, false, 0.112f},
+        {"dense_h1_n77_s77_d80_mask_b1ns_causal", 2, 1, 77, 77, 80, false, 2, true, 0.112f},
+        {"split_h1_n129_s333_d96", 1, 1, 129, 333, 96, true, 0, false, 0.102f},
+        {"split_h2_n1_s77_d96_cross", 1, 2, 1, 77, 96, true, 0, false, 0.102f},
+        {"split_h1_n129_s129_d128_causal", 1, 1, 129, 129, 128, true, 0, true, 0.088f},
+        {"dense_h1_n77_s333_d128_mask_ns", 1, 1, 77, 333, 128, false, 1, false, 0.088f},
+        {"split_h2_n77_s129_d160_causal", 1, 2, 77, 129, 160, true, 0, true, 0.079f},
+        {"split_h1_n129_s333_d160_mask_tiles", 1, 1, 129, 333, 160, true, 3, false, 0.079f},
+        {"split_h1_n333_s77_d40_causal_mask_ns", 1, 1, 333, 77, 40, true, 1, true, 0.158f},
     };
-    int fail = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) fail |= run_case(&cases[i], 0);
+    double max_work = 1e300;
+    if (argc == a0 + 2 && strcmp(argv[a0], "--max-work") == 0) max_work = atof(argv[a0 + 1]);
+    else if (argc != a0) {
+        fprintf(stderr, "usage: %s [cpu|gpu|auto] [--max-work W | bench B H N S D]\n", argv[0]);
+        return 2;
+    }
+    int fail = 0, ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct att_case *c = &cases[i];
+        if ((double)c->B * c->H * c->N * c->S * c->D > max_work) continue;
+        fail |= run_case(c, 0);
+        ran++;
+    }
+    printf("%d cases run\n", ran);
     o2r_ctx_free(ctx);
     return fail;
 }
