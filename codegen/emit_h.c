@@ -34,6 +34,7 @@ static const char *dtype_const(int32_t dt)
     case O2R_F64: return "O2R_F64";
     case O2R_U32: return "O2R_U32";
     case O2R_U64: return "O2R_U64";
+    case O2R_BF16: return "O2R_BF16";
     }
     return NULL;
 }

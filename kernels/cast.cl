@@ -7,7 +7,9 @@
  * saturates, NaN -> 0), then wraps to the destination like numpy's astype (ONNX leaves out-of-
  * range values undefined); integer -> integer wraps (C conversion, as numpy);
  * -> bool is (x != 0) (NaN -> true); bool -> number is 0/1; f16 sources are read with
- * vload_half. Element-type block: see unary.cl.
+ * vload_half. Element-type block: see unary.cl. bfloat16 (a promoted model's boundary):
+ * cast_bf16_to_f32_u16 (bits as ushort -> float, exact) and cast_to_bf16_f32 (round to nearest
+ * even, NaN stays NaN).
  */
 #if O2C_TID == O2C_ID_f64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -60,6 +62,26 @@ __kernel void KN(cast_to_f16)(__global const T *x, __global half *y, int n)
     if (i >= n) return;
     vstore_half_rte((float)KA_LD(x, i), i, y);
 }
+#if O2C_TID == O2C_ID_u16
+/* bfloat16 (the high half of a float32, as ushort bits) -> float32: exact */
+__kernel void KN(cast_bf16_to_f32)(__global const ushort *x, __global float *y, int n)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= n) return;
+    y[i] = as_float((uint)x[i] << 16);
+}
+#endif
+#if O2C_TID == O2C_ID_f32
+/* float32 -> bfloat16 bits: round to nearest even (as ONNX Cast and ml_dtypes); NaN stays a quiet
+ * NaN with its sign; overflow rounds to inf */
+__kernel void KN(cast_to_bf16)(__global const float *x, __global ushort *y, int n)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= n) return;
+    const uint u = as_uint(x[i]);
+    y[i] = isnan(x[i]) ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#endif
 #undef KA_CAST
 #undef KA_TOI
 #undef KA_TOU64

@@ -116,8 +116,8 @@ void expand_attention(struct ex_ctx *e)
     enum ir_dtype t = ex_v(e, q)->dtype;
     int rank = ex_v(e, q)->rank;
 
-    if (!ref_is_float(t) || t == IR_BF16)
-        ex_fatal(e, "Q of dtype %s is not supported (float32, float16, float64)", ir_dtype_name(t));
+    if (!ref_is_float(t))
+        ex_fatal(e, "Q of dtype %s is not supported (float32, float16, bfloat16, float64)", ir_dtype_name(t));
     if (rank != 3 && rank != 4) ex_fatal(e, "Q must have rank 3 or 4, not %d", rank);
     if (ex_v(e, k)->rank != rank || ex_v(e, v)->rank != rank)
         ex_fatal(e, "Q, K and V must have the same rank (%d, %d, %d)", rank, ex_v(e, k)->rank,

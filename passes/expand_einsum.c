@@ -254,7 +254,7 @@ void expand_einsum(struct ex_ctx *e)
         for (size_t i = 0; i < tl[k]; i++) nlet += tb[k][i] != '.';
         if (x->rank - nlet > E) E = x->rank - nlet;
     }
-    if (t == IR_BF16 || !(ref_is_float(t) || ref_is_int(t)))
+    if (!(ref_is_float(t) || ref_is_int(t)))
         ex_fatal(e, "Einsum: inputs of dtype %s are not supported", ir_dtype_name(t));
     int count[256] = {0};
     for (int k = 0; k < nops; k++) {

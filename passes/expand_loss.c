@@ -33,8 +33,8 @@ static enum ir_dtype check_inputs(struct ex_ctx *e)
     const struct ir_value *xv = ex_v(e, ex_in(e, 0));
     enum ir_dtype t = xv->dtype;
     int rank = xv->rank;
-    if (!ref_is_float(t) || t == IR_BF16)
-        ex_fatal(e, "input of dtype %s is not supported (float32, float16, float64)", ir_dtype_name(t));
+    if (!ref_is_float(t))
+        ex_fatal(e, "input of dtype %s is not supported (float32, float16, bfloat16, float64)", ir_dtype_name(t));
     if (rank < 2) ex_fatal(e, "input must have rank >= 2 ([N, C, d1, ...]), not %d", rank);
     const struct ir_value *tv = ex_v(e, ex_in(e, 1));
     if (tv->dtype != IR_I64 && tv->dtype != IR_I32)

@@ -24,8 +24,8 @@
 static void need_float(struct ex_ctx *e, uint32_t x, const char *what)
 {
     enum ir_dtype t = ex_v(e, x)->dtype;
-    if (!ref_is_float(t) || t == IR_BF16)
-        ex_fatal(e, "%s of dtype %s is not supported (float32, float16, float64)", what, ir_dtype_name(t));
+    if (!ref_is_float(t))
+        ex_fatal(e, "%s of dtype %s is not supported (float32, float16, bfloat16, float64)", what, ir_dtype_name(t));
 }
 
 /* Axis attribute value a normalized into [0, rank). */

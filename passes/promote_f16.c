@@ -1,4 +1,7 @@
-/* promote_f16.c — a float16 model runs in float32 inside, float16 at its boundary.
+/* promote_f16.c — a float16 or bfloat16 model runs in float32 inside, float16 / bfloat16 at its
+ * boundary. Everything below holds for bfloat16 as for float16 (one sweep per type; bfloat16 ->
+ * float32 is exact too, float32 -> bfloat16 rounds to nearest even, NaN stays NaN; the bfloat16
+ * boundary Casts lower to kernels/cast.cl cast_bf16_to_f32 / cast_to_bf16).
  *
  * The GEMM, convolution, attention, normalization, softmax, reduction and pooling kernels and
  * every fusion are float32; float16 arithmetic on this device gains nothing. So after shape
@@ -61,21 +64,24 @@ static uint32_t twin(struct ir_graph *g, uint32_t v, enum ir_dtype t, const char
     return w;
 }
 
-/* Node `node` writes its float16 output slot 0 (value y) to a new float16 value h instead, and
- * y = Cast(h -> float32): the rounding to float16 stays where the model put it. */
-static void round_through_f16(struct ir_graph *g, uint32_t node, uint32_t y)
+/* Node `node` writes its half-type (ht: float16 or bfloat16) output slot 0 (value y) to a new
+ * value h of that type instead, and y = Cast(h -> float32): the rounding stays where the model
+ * put it. */
+static void round_through(struct ir_graph *g, uint32_t node, uint32_t y, enum ir_dtype ht)
 {
-    uint32_t h = twin(g, y, IR_F16, "f16");
+    uint32_t h = twin(g, y, ht, ht == IR_F16 ? "f16" : "bf16");
     g->nodes[node].outputs[0] = h;
     g->values[h].producer = node;
     g->values[y].producer = IR_NONE;
     add_cast(g, h, y, IR_F32, ir_sprintf(g, "%s/to_f32", g->values[y].name));
 }
 
-bool pass_promote_f16(struct ir_graph *g)
+/* The pass for one half type ht (IR_F16 or IR_BF16). */
+static bool promote(struct ir_graph *g, enum ir_dtype ht)
 {
+    const char *hs = ht == IR_F16 ? "f16" : "bf16";
     bool any = false;
-    for (uint32_t v = 0; v < g->nvalues && !any; v++) any = g->values[v].dtype == IR_F16 && g->values[v].nuses;
+    for (uint32_t v = 0; v < g->nvalues && !any; v++) any = g->values[v].dtype == ht && g->values[v].nuses;
     if (!any) return false;
     /* Values made below are float32 from the start, or float16 rounding temporaries that stay
      * float16: step 4 converts only the values that existed before this pass. */
@@ -87,15 +93,15 @@ bool pass_promote_f16(struct ir_graph *g)
     for (uint32_t i = 0; i < nn; i++) {
         if (g->nodes[i].dead || g->nodes[i].op != IR_OP_BIT_CAST) continue;
         uint32_t x = g->nodes[i].inputs[0], y = g->nodes[i].outputs[0];
-        if (g->values[x].dtype == IR_F16) {
-            uint32_t h = twin(g, x, IR_F16, "f16");
+        if (g->values[x].dtype == ht) {
+            uint32_t h = twin(g, x, ht, hs);
             uint32_t id = ir_node_add(g, IR_OP_CAST, g->values[h].name, "Cast", &x, 1, &h, 1);
-            ir_attr_set_int(g, id, "to", IR_F16);
+            ir_attr_set_int(g, id, "to", ht);
             g->values[x].nuses--;
             g->nodes[i].inputs[0] = h;
             g->values[h].nuses++;
         }
-        if (g->values[y].dtype == IR_F16) round_through_f16(g, i, y);
+        if (g->values[y].dtype == ht) round_through(g, i, y, ht);
     }
 
     /* 2. Cast(to = float16) keeps its rounding: Cast(-> f16) then Cast(-> f32). */
@@ -104,21 +110,21 @@ bool pass_promote_f16(struct ir_graph *g)
         struct ir_node *n = &g->nodes[i];
         if (n->dead || (n->op != IR_OP_CAST && n->op != IR_OP_CAST_LIKE)) continue;
         uint32_t x = n->inputs[0], y = n->outputs[0];
-        if (g->values[y].dtype != IR_F16 || g->values[x].dtype == IR_F16 || g->values[y].is_output) continue;
+        if (g->values[y].dtype != ht || g->values[x].dtype == ht || g->values[y].is_output) continue;
         if (n->op == IR_OP_CAST_LIKE) { /* CastLike(x, like16) -> Cast(x, to = f16) */
             g->values[n->inputs[1]].nuses--;
             n->op = IR_OP_CAST;
             n->ninputs = 1;
-            ir_attr_set_int(g, i, "to", IR_F16);
+            ir_attr_set_int(g, i, "to", ht);
         }
-        round_through_f16(g, i, y);
+        round_through(g, i, y, ht);
     }
 
     /* 3. Graph boundary: float16 inputs are read through Cast(-> f32), float16 outputs written by
      *    Cast(-> f16). */
     for (uint32_t i = 0; i < g->ninputs; i++) {
         uint32_t x = g->inputs[i];
-        if (g->values[x].dtype != IR_F16) continue;
+        if (g->values[x].dtype != ht) continue;
         keep16[x] = true;
         uint32_t x32 = twin(g, x, IR_F32, "f32");
         reroute(g, x, x32);
@@ -126,7 +132,7 @@ bool pass_promote_f16(struct ir_graph *g)
     }
     for (uint32_t i = 0; i < g->noutputs; i++) {
         uint32_t y = g->outputs[i];
-        if (g->values[y].dtype != IR_F16 || keep16[y] || is_graph_input(g, y)) continue;
+        if (g->values[y].dtype != ht || keep16[y] || is_graph_input(g, y)) continue;
         keep16[y] = true;
         uint32_t y32 = twin(g, y, IR_F32, "f32");
         uint32_t p = g->values[y].producer;
@@ -136,7 +142,7 @@ bool pass_promote_f16(struct ir_graph *g)
             g->values[y32].producer = p;
             g->values[y].producer = IR_NONE;
             reroute(g, y, y32);
-            add_cast(g, y32, y, IR_F16, ir_sprintf(g, "%s/to_f16", g->values[y].name));
+            add_cast(g, y32, y, ht, ir_sprintf(g, "%s/to_%s", g->values[y].name, hs));
         } else if (g->values[y].data) {
             keep16[y] = true; /* a constant output stays as it is */
         }
@@ -145,11 +151,11 @@ bool pass_promote_f16(struct ir_graph *g)
     /* 4. Every other float16 value is float32 from here on. */
     for (uint32_t v = 0; v < nv; v++) {
         struct ir_value *x = &g->values[v];
-        if (x->dtype != IR_F16 || keep16[v]) continue;
+        if (x->dtype != ht || keep16[v]) continue;
         if (x->data) {
             int64_t cnt = ref_numel_v(x);
             float *d = ir_alloc(g, (size_t)(cnt ? cnt : 1) * sizeof(float));
-            for (int64_t k = 0; k < cnt; k++) d[k] = (float)ref_get_f(x->data, IR_F16, k);
+            for (int64_t k = 0; k < cnt; k++) d[k] = (float)ref_get_f(x->data, ht, k);
             x->data = d;
             x->nbytes = (size_t)cnt * sizeof(float);
         }
@@ -159,14 +165,21 @@ bool pass_promote_f16(struct ir_graph *g)
     for (uint32_t i = 0; i < g->nnodes; i++) {
         struct ir_node *n = &g->nodes[i];
         if (n->dead) continue;
-        if (n->op == IR_OP_CAST && ir_attr_int(n, "to", 0) == IR_F16 && g->values[n->outputs[0]].dtype == IR_F32)
+        if (n->op == IR_OP_CAST && ir_attr_int(n, "to", 0) == ht && g->values[n->outputs[0]].dtype == IR_F32)
             ir_attr_set_int(g, i, "to", IR_F32);
-        else if (n->op == IR_OP_EYE_LIKE && ir_attr_int(n, "dtype", 0) == IR_F16)
+        else if (n->op == IR_OP_EYE_LIKE && ir_attr_int(n, "dtype", 0) == ht)
             ir_attr_set_int(g, i, "dtype", IR_F32);
-        else if (ir_attr_int(n, "output_dtype", 0) == IR_F16 && g->values[n->outputs[0]].dtype == IR_F32)
+        else if (ir_attr_int(n, "output_dtype", 0) == ht && g->values[n->outputs[0]].dtype == IR_F32)
             ir_attr_set_int(g, i, "output_dtype", IR_F32);
     }
     ir_toposort(g);
     ir_recount(g);
     return true;
+}
+
+bool pass_promote_f16(struct ir_graph *g)
+{
+    bool a = promote(g, IR_F16);
+    bool b = promote(g, IR_BF16);
+    return a || b;
 }

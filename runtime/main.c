@@ -234,6 +234,12 @@ static double elem_as_double(const void *p, int32_t dtype, uint64_t i)
     case O2R_F32: return ((const float *)p)[i];
     case O2R_F64: return ((const double *)p)[i];
     case O2R_F16: return half_to_float(((const uint16_t *)p)[i]);
+    case O2R_BF16: {
+        uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
     case O2R_U8: case O2R_BOOL: return ((const uint8_t *)p)[i];
     case O2R_I8: return ((const int8_t *)p)[i];
     case O2R_U16: return ((const uint16_t *)p)[i];

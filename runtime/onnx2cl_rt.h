@@ -48,6 +48,7 @@ typedef enum o2r_status {
 enum o2r_dtype {
     O2R_F32 = 1, O2R_U8 = 2, O2R_I8 = 3, O2R_U16 = 4, O2R_I16 = 5, O2R_I32 = 6, O2R_I64 = 7,
     O2R_BOOL = 9, O2R_F16 = 10, O2R_F64 = 11, O2R_U32 = 12, O2R_U64 = 13,
+    O2R_BF16 = 16, /* bfloat16 bits; .npy descr '<V2' (what numpy writes for ml_dtypes.bfloat16) */
 };
 
 /* Where a buffer lives. */

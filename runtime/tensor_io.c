@@ -23,7 +23,7 @@ struct dtype_info {
     int32_t dtype;     /* enum o2r_dtype */
     size_t size;       /* bytes per element */
     const char *name;  /* numpy-style name */
-    char npy_kind;     /* numpy descr kind: 'f', 'i', 'u', 'b' */
+    char npy_kind;     /* numpy descr kind: 'f', 'i', 'u', 'b', 'V' (raw 2 bytes: bfloat16) */
 };
 
 static const struct dtype_info g_dtypes[] = {
@@ -31,6 +31,7 @@ static const struct dtype_info g_dtypes[] = {
     {O2R_U16, 2, "uint16", 'u'},  {O2R_I16, 2, "int16", 'i'},   {O2R_I32, 4, "int32", 'i'},
     {O2R_I64, 8, "int64", 'i'},   {O2R_BOOL, 1, "bool", 'b'},   {O2R_F16, 2, "float16", 'f'},
     {O2R_F64, 8, "float64", 'f'}, {O2R_U32, 4, "uint32", 'u'},  {O2R_U64, 8, "uint64", 'u'},
+    {O2R_BF16, 2, "bfloat16", 'V'}, /* '<V2': numpy's descr for ml_dtypes.bfloat16 */
 };
 #define N_DTYPES (sizeof g_dtypes / sizeof g_dtypes[0])
 

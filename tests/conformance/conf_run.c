@@ -34,6 +34,7 @@
  *   float32  ATOL 1e-5  RTOL 1e-3     (the backend runner's rtol; 1e-5 abs for values near 0)
  *   float64  ATOL 1e-5  RTOL 1e-3
  *   float16  ATOL 1e-3  RTOL 4e-3     (half has 11 significant bits: 1 ulp is ~9.8e-4 relative)
+ *   bfloat16 ATOL 1e-2  RTOL 1.6e-2   (8 significant bits: 1 ulp is ~7.8e-3 relative; 2 ulps)
  *   integers and bool: exact.
  * A test folder may hold `tolerance.txt` ("ATOL RTOL", e.g. "0 0" for bit-exact tests among
  * tests/conformance/extra) that overrides the float tolerances, or `expected_error.txt` (lines
@@ -391,7 +392,7 @@ static double f16_to_double(uint16_t h)
     return s ? -v : v;
 }
 
-static bool is_float(int dt) { return dt == O2R_F32 || dt == O2R_F64 || dt == O2R_F16; }
+static bool is_float(int dt) { return dt == O2R_F32 || dt == O2R_F64 || dt == O2R_F16 || dt == O2R_BF16; }
 
 static double elem_f(const struct o2r_tensor *t, uint64_t i)
 {
@@ -399,6 +400,12 @@ static double elem_f(const struct o2r_tensor *t, uint64_t i)
     case O2R_F32: return ((const float *)t->data)[i];
     case O2R_F64: return ((const double *)t->data)[i];
     case O2R_F16: return f16_to_double(((const uint16_t *)t->data)[i]);
+    case O2R_BF16: { /* the high half of a float32 */
+        uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
     default: return NAN;
     }
 }
@@ -424,6 +431,7 @@ static void tolerance_for(int dt, double *atol, double *rtol)
     case O2R_F32: *atol = 1e-5; *rtol = 1e-3; break;
     case O2R_F64: *atol = 1e-5; *rtol = 1e-3; break;
     case O2R_F16: *atol = 1e-3; *rtol = 4e-3; break;
+    case O2R_BF16: *atol = 1e-2; *rtol = 1.6e-2; break; /* 8 significant bits: 1 ulp ~ 7.8e-3 relative */
     default: *atol = 0; *rtol = 0; break;
     }
 }

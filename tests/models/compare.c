@@ -20,10 +20,19 @@ static double half_to_double(uint16_t h)
     return h & 0x8000 ? -v : v;
 }
 
+/* bfloat16 bits -> float (exact: the high half of a float32). */
+static float bf16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 static bool comparable(enum o2r_dtype t)
 {
     return t == O2R_F32 || t == O2R_F64 || t == O2R_F16 || t == O2R_I64 || t == O2R_I32 || t == O2R_I16 ||
-           t == O2R_U16 || t == O2R_U32 || t == O2R_U8 || t == O2R_I8 || t == O2R_BOOL;
+           t == O2R_U16 || t == O2R_U32 || t == O2R_U8 || t == O2R_I8 || t == O2R_BOOL || t == O2R_BF16;
 }
 
 static double elem(const struct o2r_tensor *t, uint64_t i)
@@ -31,6 +40,7 @@ static double elem(const struct o2r_tensor *t, uint64_t i)
     switch (t->dtype) {
     case O2R_F32: return ((const float *)t->data)[i];
     case O2R_F16: return half_to_double(((const uint16_t *)t->data)[i]);
+    case O2R_BF16: return (double)bf16_to_float(((const uint16_t *)t->data)[i]);
     case O2R_I16: return ((const int16_t *)t->data)[i];
     case O2R_U16: return ((const uint16_t *)t->data)[i];
     case O2R_U32: return ((const uint32_t *)t->data)[i];
