@@ -1,5 +1,7 @@
 #!/bin/bash
 # .ci/mingw.sh ONNX2CL WORK — the Windows job of CI (MinGW-w64 cross build, no Windows needed).
+#   0. every runtime/*.c but platform.c compiles as strict ISO C11 (no POSIX declarations
+#      visible): the OS-specific code stays in runtime/platform.c;
 #   1. configures + builds the runtime alone for x86_64 Windows (cmake/mingw-w64-x86_64.cmake,
 #      -DONNX2CL_RUNTIME_ONLY=ON: no protobuf-c) against the Khronos OpenCL headers and the
 #      import library made from cmake/OpenCL.def; -Wall -Wextra, any warning fails;
@@ -19,6 +21,15 @@ rm -rf "$work"; mkdir -p "$work"
 . "$src/.ci/lib.sh"
 step() { ci_step mingw "$work" "$@"; }
 no_warnings() { ! grep -E 'warning:|error:' "$1"; }
+iso_c() {
+  local f
+  for f in "$src"/runtime/*.c; do
+    [ "$(basename "$f")" = platform.c ] && continue
+    cc -std=c11 -Wall -Wextra -Werror=implicit-function-declaration -DCL_TARGET_OPENCL_VERSION=120 \
+       -fsyntax-only -I"$src/runtime" "$f" || return 1
+  done
+}
+step runtime-iso-c11 iso_c
 b=$work/build
 step configure cmake -S "$src" -B "$b" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/mingw-w64-x86_64.cmake" \
      -DONNX2CL_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
