@@ -5,11 +5,11 @@
 # Seeds — fuzz_load: every .onnx under tests/ smaller than 64 KiB and the ONNX backend node-test
 # models (Debian libonnx-testdata); fuzz_input: a few command lines (--input/--output specs)
 # each followed by a tensor file: the .npy files under tests/ and models/tiny, the backend's
-# input_0.pb files, and the regression files of tests/fuzz/input_found/; fuzz_safetensors: the
+# input_0.pb files, and the files of tests/fuzz/input_corpus/; fuzz_safetensors: the
 # good and malformed files of tests/weights_from/.
 # The growing corpus lives in BUILD_DIR/fuzz/TARGET/corpus (kept between runs); crashes are
 # written to BUILD_DIR/fuzz/TARGET/artifacts/ — turn each one into a regression file
-# (tests/hostile/hand/ for fuzz_load, tests/fuzz/input_found/ for fuzz_input) and a fix.
+# (tests/hostile/hand/ for fuzz_load, tests/fuzz/input_corpus/ for fuzz_input) and a fix.
 # The log is BUILD_DIR/fuzz/TARGET/fuzz.log.
 set -eu
 b=$(cd "$1" && pwd); secs=$2; shift 2
@@ -39,7 +39,7 @@ elif [ "$target" = fuzz_input ]; then
       ls "$td"/node/*/test_data_set_0/input_0.pb | awk 'NR % 8 == 0'; } | while read -r f; do
       i=$((i + 1)); printf '%s\n' "${lines[$((i % 3))]}" > "$seeds/s$i"; cat "$f" >> "$seeds/s$i"; done
   fi
-  cp "$src"/tests/fuzz/input_found/* "$seeds/" 2>/dev/null || true
+  cp "$src"/tests/fuzz/input_corpus/* "$seeds/" 2>/dev/null || true
 elif [ "$target" = fuzz_safetensors ]; then
   leaks=1  # the reader allocates from the graph arena only: nothing may leak
   cp "$src"/tests/weights_from/*.safetensors "$src"/tests/fuzz/safetensors_found/* "$seeds/"
