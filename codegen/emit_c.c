@@ -258,6 +258,8 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
     memcpy(hdr + 16, &bytes, 8);
     memcpy(hdr + 24, &sum, 8);
     memcpy(hdr + 32, m->desc.model_hash, 64);
+    uint64_t build = o2r_desc_build_hash(&m->desc);
+    memcpy(hdr + 96, &build, 8);
     fwrite(hdr, 1, sizeof hdr, f);
     uint64_t pos = 0;
     for (uint32_t b = 0; b < m->nbufs; b++) {

@@ -99,6 +99,10 @@ static void usage(FILE *f)
           "  --weights-from FILE    take initializer values from FILE.safetensors (by name; F32,\n"
           "                         F16, BF16 into float32 initializers); tensors that match no\n"
           "                         initializer or differ in shape or dtype are listed and refused\n"
+          "  --weights-only         with -o OUT.weights: write only the weights file, for an\n"
+          "                         existing build of the same structure, --shape and flags (a\n"
+          "                         fine-tune's values, or --weights-from); the executable refuses\n"
+          "                         it when the builds differ\n"
           "  --info                 print inputs/outputs, op histogram, parameters, FLOPs, weights\n"
           "                         bytes (float32 and float16 storage), arena bytes, peak device\n"
           "                         memory and kernel launches for the --shape bindings; writes\n"
@@ -322,7 +326,7 @@ int main(int argc, char **argv)
     static struct pass_shape_binding shapes[MAX_SHAPES];
     static struct pass_value_binding binds[MAX_SHAPES];
     struct pass_options opt = {0};
-    bool with_main = true, info = false;
+    bool with_main = true, info = false, weights_only = false;
     const char *weights_from = NULL;
     opt.shapes = shapes;
     opt.binds = binds;
@@ -341,6 +345,8 @@ int main(int argc, char **argv)
             weights_from = v;
         } else if (strcmp(a, "--info") == 0) {
             info = true;
+        } else if (strcmp(a, "--weights-only") == 0) {
+            weights_only = true;
         } else if (strcmp(a, "--list-devices") == 0) {
             return o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
         } else if (strcmp(a, "-o") == 0) {
@@ -388,6 +394,9 @@ int main(int argc, char **argv)
     if (!model) usage_error("%s", "no model given");
     if (info && (out || stats_json))
         usage_error("%s", "--info writes nothing: drop -o and --stats-json");
+    if (weights_only && (info || stats_json || !out || !ends_with(out, ".weights")))
+        usage_error("%s", "--weights-only writes one weights file: give -o OUT.weights (and no "
+                    "--info or --stats-json)");
     if (!out && !info) usage_error("%s", "no output given (-o OUT.c or -o OUT)");
     for (int i = 0; i < opt.nshapes; i++)
         for (int j = 0; j < i; j++)
@@ -396,6 +405,30 @@ int main(int argc, char **argv)
     for (int i = 0; i < opt.nbinds; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(binds[i].input, binds[j].input) == 0) usage_error("--bind %s given twice", binds[i].input);
+    if (weights_only) {
+        const char *paths[3] = {model, out, weights_from};
+        const char *what[3] = {"model", "weights output", "--weights-from file"};
+        char err[1024];
+        check_distinct(paths, what, weights_from ? 3 : 2);
+        if (o2r_path_check_output(out, err, sizeof err) != O2R_OK) ir_usage_die("-o: %s", err);
+        struct sigaction sa = {0};
+        sa.sa_handler = on_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        struct ir_graph *g = onnx_load(model);
+        apply_weights_from(g, weights_from);
+        passes_run(g, &opt);
+        struct cg_options cgo = {.name = "weights", .command_line = "", .with_main = false};
+        struct cg_ctx *m = cg_build(g, &cgo);
+        cg_write_weights(m, out);
+        fprintf(stderr, "onnx2cl: wrote %s (%" PRIu64 " bytes of weights, build %016" PRIx64 "): "
+                "it loads into any build of the same structure, --shape and flags\n", out,
+                cg_desc(m)->weights_bytes, o2r_desc_build_hash(cg_desc(m)));
+        cg_free(m);
+        ir_graph_free(g);
+        return 0;
+    }
     if (info) {
         struct ir_graph *g = onnx_load(model);
         apply_weights_from(g, weights_from);

@@ -38,6 +38,9 @@
  * that are not graph inputs or outputs (the other class's temporaries and packed weights) get
  * no device memory and are not uploaded; lifetimes count the selected launches only. A run of
  * such weights longer than O2R_SKIP_GAP ends a weights chunk, so their bytes are not uploaded.
+ * Build hash (o2r_desc_build_hash): everything in a descriptor that generated code and kernels
+ * depend on, names and the model file's hash excluded, so two compilations that would run the
+ * same kernels on the same weights layout (a fine-tune of the same architecture) share it.
  * Scratch: the runtime allocates nothing on the device besides the chunks (temporaries of
  * kernels are planned inside the arena by the compiler), so the scratch term is 0 today; it is
  * kept in the figures so the need message and --info stay right when that changes.
@@ -406,4 +409,101 @@ void o2r_desc_memory(const struct o2r_model_desc *d, struct o2r_memory *out)
         out->largest_weight_bytes = d->buffers[out->largest_weight].size;
     if (out->largest_arena >= 0)
         out->largest_arena_bytes = d->buffers[out->largest_arena].size;
+}
+
+/* Appends an integer to the hash stream (little-endian, fixed width). */
+static void hash_u64(struct o2r_wsum *h, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+    o2r_wsum_update(h, b, 8);
+}
+
+/* Appends a string with its length (NULL hashes as length UINT64_MAX). */
+static void hash_str(struct o2r_wsum *h, const char *s, uint64_t len)
+{
+    hash_u64(h, s ? len : UINT64_MAX);
+    if (s) o2r_wsum_update(h, s, (size_t)len);
+}
+
+/* A variants mask in one form: 0 ("every class", as generated files write it) == all bits. */
+static uint64_t class_mask(uint32_t v)
+{
+    return v == 0 ? O2R_VARIANT_ALL : v;
+}
+
+uint64_t o2r_desc_build_hash(const struct o2r_model_desc *d)
+{
+    struct o2r_wsum h;
+    o2r_wsum_init(&h);
+    hash_str(&h, "onnx2cl build hash 1", 20);
+    hash_str(&h, d->build_options, d->build_options ? strlen(d->build_options) : 0);
+    /* the program text: the segments when there are any (the generated file leaves
+     * kernel_source NULL then; the compiler's in-memory desc has both), else kernel_source */
+    if (d->n_sources && d->sources) {
+        hash_u64(&h, d->n_sources);
+        for (uint32_t i = 0; i < d->n_sources; i++) {
+            hash_str(&h, d->sources[i].text, d->sources[i].len);
+            hash_u64(&h, class_mask(d->sources[i].variants));
+        }
+    } else {
+        hash_u64(&h, 1);
+        hash_str(&h, d->kernel_source, d->kernel_source_len);
+        hash_u64(&h, O2R_VARIANT_ALL);
+    }
+    hash_u64(&h, d->arena_bytes);
+    hash_u64(&h, d->weights_bytes);
+    hash_u64(&h, d->n_buffers);
+    for (uint32_t i = 0; d->buffers && i < d->n_buffers; i++) {
+        hash_u64(&h, d->buffers[i].offset);
+        hash_u64(&h, d->buffers[i].size);
+        hash_u64(&h, d->buffers[i].space);
+    }
+    hash_u64(&h, d->n_args);
+    for (uint32_t i = 0; d->args && i < d->n_args; i++) {
+        const struct o2r_arg *a = &d->args[i];
+        uint64_t v = 0;
+        switch (a->kind) {
+        case O2R_ARG_BUF: v = (uint64_t)(int64_t)a->u.buf; break;
+        case O2R_ARG_I32: v = (uint64_t)(int64_t)a->u.i32; break;
+        case O2R_ARG_I64: v = (uint64_t)a->u.i64; break;
+        case O2R_ARG_F32: { /* any NaN as one NaN: generated files write every NaN the same */
+            uint32_t bits;
+            memcpy(&bits, &a->u.f32, 4);
+            v = a->u.f32 != a->u.f32 ? 0x7fc00000u : bits;
+            break;
+        }
+        default: v = a->u.local_bytes; break;
+        }
+        hash_u64(&h, a->kind);
+        hash_u64(&h, v);
+    }
+    hash_u64(&h, d->n_launches);
+    for (uint32_t i = 0; d->launches && i < d->n_launches; i++) {
+        const struct o2r_launch *l = &d->launches[i];
+        hash_str(&h, l->kernel, l->kernel ? strlen(l->kernel) : 0);
+        hash_u64(&h, l->work_dim);
+        for (int k = 0; k < 3; k++) {
+            hash_u64(&h, l->gws[k]);
+            hash_u64(&h, l->lws[k]);
+        }
+        hash_u64(&h, l->first_arg);
+        hash_u64(&h, l->nargs);
+        hash_u64(&h, class_mask(l->variants));
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t n = pass ? d->n_outputs : d->n_inputs;
+        const struct o2r_io *io = pass ? d->outputs : d->inputs;
+        hash_u64(&h, n);
+        for (uint32_t i = 0; io && i < n; i++) {
+            hash_u64(&h, (uint64_t)(int64_t)io[i].dtype);
+            hash_u64(&h, (uint64_t)(int64_t)io[i].rank);
+            for (int k = 0; k < io[i].rank && k < O2R_MAX_RANK; k++)
+                hash_u64(&h, (uint64_t)io[i].dims[k]);
+            hash_u64(&h, (uint64_t)(int64_t)io[i].buf);
+            hash_u64(&h, io[i].nbytes);
+        }
+    }
+    uint64_t r = o2r_wsum_final(&h);
+    return r ? r : 1; /* 0 means "no build hash" in a weights file */
 }

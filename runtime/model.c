@@ -154,7 +154,22 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     char want_hash[64] = {0}, got_hash[65] = {0};
     strncpy(want_hash, d->model_hash ? d->model_hash : "", sizeof want_hash);
     memcpy(got_hash, map + 32, 64);
-    if (memcmp(want_hash, got_hash, 64) != 0) {
+    uint64_t file_build, want_build = o2r_desc_build_hash(d);
+    memcpy(&file_build, map + 96, 8);
+    /* same build (a fine-tune's weights from --weights-only): model hash and checksum field may
+     * differ; the payload is still checked against the file's own checksum below */
+    int same_build = file_build != 0 && file_build == want_build;
+    if (file_build != 0 && !same_build) {
+        o2r_set_error(ctx, "weights file %s was written for another %s (build hash %016llx, "
+                      "model '%s' is build %016llx): compile the weights with the same model "
+                      "structure, --shape bindings and onnx2cl version (onnx2cl MODEL.onnx "
+                      "--weights-only -o FILE.weights)", path,
+                      memcmp(want_hash, got_hash, 64) ? "model" : "build of this model",
+                      (unsigned long long)file_build, d->name, (unsigned long long)want_build);
+        st = O2R_ERR_MISMATCH;
+        goto cleanup;
+    }
+    if (!same_build && memcmp(want_hash, got_hash, 64) != 0) {
         o2r_set_error(ctx, "weights file %s was written for another model (model hash %.64s, "
                       "model '%s' expects %.64s)", path, got_hash, d->name, want_hash);
         st = O2R_ERR_MISMATCH;
@@ -174,7 +189,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
-    if (checksum != d->weights_checksum) {
+    if (!same_build && checksum != d->weights_checksum) {
         o2r_set_error(ctx, "weights file %s has checksum %016llx, model '%s' expects %016llx "
                       "(written for another build of the model?)", path,
                       (unsigned long long)checksum, d->name,

@@ -158,7 +158,13 @@ struct o2r_model_desc {
  *         16   u64      payload bytes (== desc.weights_bytes)
  *         24   u64      o2r_weights_checksum of the payload
  *         32   char[64] hex SHA-256 of the source .onnx file (== desc.model_hash), NUL padded
- *         96   ...      zero padding up to O2R_WEIGHTS_HEADER bytes
+ *         96   u64      build hash (o2r_desc_build_hash of the build it was written for; 0 in
+ *                      files from before it existed)
+ *        104   ...      zero padding up to O2R_WEIGHTS_HEADER bytes
+ * A file whose build hash equals the model's is accepted whatever its model hash and checksum
+ * field (the payload checksum is still verified): weights of a fine-tune written with
+ * `onnx2cl FINETUNE.onnx --weights-only` for the same build. Without a build hash, the model
+ * hash and the checksum must equal the descriptor's.
  *   O2R_WEIGHTS_HEADER  payload: the weights region, buffers at their desc offsets */
 #define O2R_WEIGHTS_MAGIC "O2CLWTS"
 #define O2R_WEIGHTS_VERSION 2u
@@ -181,6 +187,11 @@ struct o2r_memory {
 };
 /* Fills *out from desc (desc NULL: zeros and -1). Pure host code. */
 void o2r_desc_memory(const struct o2r_model_desc *desc, struct o2r_memory *out);
+/* Build hash of desc (never 0): a 64-bit o2r_wsum over the kernel sources, build options, the
+ * buffer table (offsets, sizes, spaces), every argument value, the launches (kernels, sizes,
+ * classes) and the I/O dtypes and shapes; not over names, the model file's hash or the weights
+ * checksum. Equal hashes mean the same kernels over the same weights layout. */
+uint64_t o2r_desc_build_hash(const struct o2r_model_desc *desc);
 
 /* Creates an OpenCL context. device_spec: NULL/"" = $ONNX2CL_DEVICE or the first GPU, else the
  * first device; "N" = device index N over all platforms; any other string = first device whose

@@ -251,6 +251,42 @@ static void test_weights_errors(void)
         CHECK(st == cases[i].want && strstr(msg, cases[i].expect) && strstr(msg, path),
               "weights %s: status %d, '%s'", cases[i].what, st, msg);
     }
+    /* build hash (header offset 96): equal to the model's -> accepted whatever the model hash and
+     * the desc's checksum (a fine-tune's weights); another build hash -> refused */
+    {
+        float ey[N], et[N];
+        expected(ey, et);
+        struct o2r_model_desc d2 = g_desc;
+        d2.weights_checksum ^= 0x55; /* the build was compiled with other weight values */
+        d2.model_hash = "beef";
+        for (int k = 0; k < 3; k++) {
+            uint64_t bh = k == 0 ? o2r_desc_build_hash(&d2) : k == 1 ? 0x1234 : 0;
+            snprintf(path, sizeof path, "%s/build_hash_%d.weights", g_tmp, k);
+            write_weights(path, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, pl, ck, HASH, (size_t)pl, 0);
+            FILE *f = fopen(path, "r+b");
+            CHECK(f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&bh, 8, 1, f) == 1, "patch %s", path);
+            if (f)
+                fclose(f);
+            memset(y, 0, sizeof y);
+            o2r_status st = full_run(&d2, path, msg, sizeof msg, NULL, y, t);
+            if (k == 0)
+                CHECK(st == O2R_OK && close_enough(y, ey, N), "same build hash: %d '%s'", st, msg);
+            else if (k == 1)
+                CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "was written for another model") &&
+                          strstr(msg, "build hash 0000000000001234"), "other build hash: '%s'", msg);
+            else /* no build hash: model hash and checksum must match, as before */
+                CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "was written for another model (model "
+                                                       "hash"), "no build hash: '%s'", msg);
+        }
+        CHECK(o2r_desc_build_hash(&d2) == o2r_desc_build_hash(&g_desc), "names and hashes are "
+              "not part of the build hash");
+        struct o2r_arg a2[11];
+        memcpy(a2, k_args, sizeof a2);
+        a2[3].u.f32 = 0.25f;
+        d2.args = a2;
+        CHECK(o2r_desc_build_hash(&d2) != o2r_desc_build_hash(&g_desc), "a float argument is part "
+              "of the build hash");
+    }
     o2r_status st = full_run(&g_desc, "/nonexistent/w.weights", msg, sizeof msg, NULL, y, t);
     CHECK(st == O2R_ERR_IO && strstr(msg, "/nonexistent/w.weights"), "missing: %s", msg);
     st = full_run(&g_desc, NULL, msg, sizeof msg, NULL, y, t);
