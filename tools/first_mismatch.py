@@ -138,7 +138,10 @@ def main():
     exe = os.path.join(work, "m")
     cmd = [a.onnx2cl, a.model, "-o", exe]
     cmd += [f"--shape={s}" for s in a.shape] + [f"--bind={b}" for b in a.bind]
-    cmd += ["--expose=" + ",".join(n for n in names if n not in outs)] if len(wanted) > len(outs) else []
+    if a.expose == "all":  # one argument may not exceed 128 KiB (MAX_ARG_STRLEN): no name list
+        cmd += ["--expose=all"]
+    elif len(wanted) > len(outs):
+        cmd += ["--expose=" + ",".join(n for n in names if n not in outs)]
     cmd += a.extra
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:

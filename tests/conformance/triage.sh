@@ -2,7 +2,7 @@
 # triage.sh WORK_DIR — proposes list entries from the result.txt files of a conformance run
 # (WORK_DIR = <build>/tests/conformance/work). Prints two blocks for a human to review and paste:
 #   exclusions.txt candidates: failures that are out of scope by design, recognized by message —
-#     ops outside ir/ops.def, non-default domains (training/preview/ml), string / bfloat16 /
+#     ops outside ir/ops.def, non-default domains (training/preview/ml), string /
 #     sequence / optional values, training mode, inputs that decide shapes given at run time;
 #   known_failures.txt candidates: every other failure, with its verdict and message as the note
 #     (a real bug or gap: it must be fixed, not excluded).
@@ -21,7 +21,6 @@ $2 == "PASS" || $2 == "EXCLUDED" { next }
   if (match(m, /unsupported operator .[A-Za-z0-9_]+./)) { op = substr(m, RSTART + 22, RLENGTH - 23); r = "op " op " is not in ir/ops.def" }
   else if (match(m, /unsupported domain .[^ ]+./)) r = "op of domain " substr(m, RSTART + 19, RLENGTH - 20) " (training/preview/ml) is out of scope"
   else if (m ~ /string tensors|to=8 \(string\)|STRING/) r = "string tensors are not supported"
-  else if (m ~ /bfloat16/) r = "bfloat16 is not supported (no bfloat16 kernels or runtime dtype)"
   else if (m ~ /training_mode/) r = "training mode is out of scope (inference compiler)"
   else if (m ~ /cannot read input .* to bind its shape/ || $4 == "0" && m ~ /segmented|more than 8 dims|int32_data has/) r = "sequence/optional/map values are not supported (tensors only)"
   else if (m ~ /must be a constant once shapes are bound|must be constant once shapes are bound/) r = "a shape-deciding input (shape, pads, axis, Range limits) is given at run time; static compilation needs it constant"

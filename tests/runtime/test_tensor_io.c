@@ -369,11 +369,22 @@ static void test_corrupt(void)
         m[k++] = 0x10; m[k++] = 1;
         CHECK(read_bytes("neg.pb", m, k, &t, err, sizeof err) == O2R_ERR_FORMAT &&
                   strstr(err, "negative"), "neg: %s", err);
-        /* bfloat16 unsupported */
+        /* float8 unsupported, by name */
         k = 0;
+        m[k++] = 0x10; m[k++] = 17;
+        CHECK(read_bytes("f8.pb", m, k, &t, err, sizeof err) == O2R_ERR_FORMAT &&
+                  strstr(err, "FLOAT8E4M3FN"), "f8: %s", err);
+        /* bfloat16: dims [2], raw_data = bits of 1.0 and -2.5 */
+        k = 0;
+        m[k++] = 0x08; m[k++] = 2;
         m[k++] = 0x10; m[k++] = 16;
-        CHECK(read_bytes("bf16.pb", m, k, &t, err, sizeof err) == O2R_ERR_FORMAT &&
-                  strstr(err, "BFLOAT16"), "bf16: %s", err);
+        m[k++] = 0x4a; m[k++] = 4;
+        m[k++] = 0x80; m[k++] = 0x3f; m[k++] = 0x20; m[k++] = 0xc0;
+        memset(&t, 0, sizeof t);
+        CHECK(read_bytes("bf16.pb", m, k, &t, err, sizeof err) == O2R_OK && t.dtype == O2R_BF16 && t.rank == 1 &&
+                  t.dims[0] == 2 && t.nbytes == 4 && ((uint16_t *)t.data)[0] == 0x3f80 &&
+                  ((uint16_t *)t.data)[1] == 0xc020, "bf16: %s", err);
+        if (t.data) o2r_tensor_free(&t);
     }
 }
 
