@@ -279,5 +279,19 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
         fwrite(zeros, 1, k, f);
         pos += k;
     }
+    /* build trailer: per-launch hashes and node names (onnx2cl_rt.h) */
+    const struct o2r_model_desc *d = &m->desc;
+    uint32_t tver = 1, nl = d->n_launches;
+    uint64_t names = 0;
+    for (uint32_t l = 0; l < nl; l++) names += strlen(d->launches[l].node) + 1;
+    fwrite(O2R_WEIGHTS_TRAILER_MAGIC, 1, 8, f);
+    fwrite(&tver, 4, 1, f);
+    fwrite(&nl, 4, 1, f);
+    fwrite(&names, 8, 1, f);
+    for (uint32_t l = 0; l < nl; l++) {
+        uint64_t lh = o2r_launch_hash(d, l);
+        fwrite(&lh, 8, 1, f);
+    }
+    for (uint32_t l = 0; l < nl; l++) fwrite(d->launches[l].node, 1, strlen(d->launches[l].node) + 1, f);
     cg_commit_tmp(f, tmp, path);
 }

@@ -507,3 +507,36 @@ uint64_t o2r_desc_build_hash(const struct o2r_model_desc *d)
     uint64_t r = o2r_wsum_final(&h);
     return r ? r : 1; /* 0 means "no build hash" in a weights file */
 }
+
+uint64_t o2r_launch_hash(const struct o2r_model_desc *d, uint32_t li)
+{
+    const struct o2r_launch *l = &d->launches[li];
+    struct o2r_wsum h;
+    o2r_wsum_init(&h);
+    hash_str(&h, l->kernel, l->kernel ? strlen(l->kernel) : 0);
+    hash_u64(&h, l->work_dim);
+    for (int k = 0; k < 3; k++) {
+        hash_u64(&h, l->gws[k]);
+        hash_u64(&h, l->lws[k]);
+    }
+    hash_u64(&h, class_mask(l->variants));
+    hash_u64(&h, l->nargs);
+    for (uint32_t j = 0; j < l->nargs && (uint64_t)l->first_arg + j < d->n_args; j++) {
+        const struct o2r_arg *a = &d->args[l->first_arg + j];
+        hash_u64(&h, a->kind);
+        if (a->kind == O2R_ARG_BUF && a->u.buf >= 0 && (uint32_t)a->u.buf < d->n_buffers) {
+            const struct o2r_buffer *b = &d->buffers[a->u.buf]; /* where, not which index */
+            hash_u64(&h, b->space);
+            hash_u64(&h, b->offset);
+            hash_u64(&h, b->size);
+        } else if (a->kind == O2R_ARG_F32) {
+            uint32_t bits;
+            memcpy(&bits, &a->u.f32, 4);
+            hash_u64(&h, a->u.f32 != a->u.f32 ? 0x7fc00000u : bits);
+        } else {
+            hash_u64(&h, a->kind == O2R_ARG_I32 ? (uint64_t)(int64_t)a->u.i32
+                         : a->kind == O2R_ARG_I64 ? (uint64_t)a->u.i64 : a->u.local_bytes);
+        }
+    }
+    return o2r_wsum_final(&h);
+}

@@ -109,6 +109,51 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
     return O2R_OK;
 }
 
+/* "; the builds first differ at launch N: ..." from the weights file's build trailer
+ * (onnx2cl_rt.h), or "" when the file has none or it is malformed (every read bounds-checked). */
+static void explain_build_diff(const struct o2r_model_desc *d, const unsigned char *map,
+                               uint64_t size, char *out, size_t cap)
+{
+    uint64_t payload, names;
+    uint32_t ver, n;
+    out[0] = 0;
+    memcpy(&payload, map + 16, 8);
+    if (payload > size - O2R_WEIGHTS_HEADER || size - O2R_WEIGHTS_HEADER - payload < 24)
+        return;
+    const unsigned char *t = map + O2R_WEIGHTS_HEADER + payload;
+    uint64_t left = size - O2R_WEIGHTS_HEADER - payload - 24;
+    memcpy(&ver, t + 8, 4);
+    memcpy(&n, t + 12, 4);
+    memcpy(&names, t + 16, 8);
+    if (memcmp(t, O2R_WEIGHTS_TRAILER_MAGIC, 8) != 0 || ver != 1 || (uint64_t)n > left / 8 ||
+        names != left - 8 * (uint64_t)n || (names && t[24 + 8 * (uint64_t)n + names - 1] != 0))
+        return;
+    const unsigned char *hashes = t + 24;
+    const char *nm = (const char *)t + 24 + 8 * (uint64_t)n, *nm_end = nm + names;
+    uint32_t common = n < d->n_launches ? n : d->n_launches;
+    for (uint32_t i = 0; i < common; i++) {
+        uint64_t fh;
+        memcpy(&fh, hashes + 8 * (uint64_t)i, 8);
+        if (fh != o2r_launch_hash(d, i)) {
+            snprintf(out, cap, "; the builds first differ at launch %u: node '%s' (kernel %s) "
+                     "here, node '%s' in the weights file's build", (unsigned)i,
+                     d->launches[i].node ? d->launches[i].node : "?", d->launches[i].kernel,
+                     nm < nm_end ? nm : "?");
+            return;
+        }
+        nm += strlen(nm) + 1; /* stays inside: the blob ends with a NUL */
+        if (nm > nm_end)
+            return;
+    }
+    if (n != d->n_launches)
+        snprintf(out, cap, "; the first %u launches agree, then the weights file's build has %u "
+                 "launches and this one %u", (unsigned)common, (unsigned)n,
+                 (unsigned)d->n_launches);
+    else
+        snprintf(out, cap, "; every launch agrees: the kernel sources, the weights layout or the "
+                 "inputs/outputs differ");
+}
+
 /* Maps and checks the weights file and uploads each weights chunk of m->plan from it. */
 static o2r_status load_weights(struct o2r_model *m, const char *path)
 {
@@ -160,12 +205,15 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
      * differ; the payload is still checked against the file's own checksum below */
     int same_build = file_build != 0 && file_build == want_build;
     if (file_build != 0 && !same_build) {
+        char where[1024];
+        explain_build_diff(d, map, fm.size, where, sizeof where);
         o2r_set_error(ctx, "weights file %s was written for another %s (build hash %016llx, "
-                      "model '%s' is build %016llx): compile the weights with the same model "
+                      "model '%s' is build %016llx)%s: compile the weights with the same model "
                       "structure, --shape bindings and onnx2cl version (onnx2cl MODEL.onnx "
                       "--weights-only -o FILE.weights)", path,
                       memcmp(want_hash, got_hash, 64) ? "model" : "build of this model",
-                      (unsigned long long)file_build, d->name, (unsigned long long)want_build);
+                      (unsigned long long)file_build, d->name, (unsigned long long)want_build,
+                      where);
         st = O2R_ERR_MISMATCH;
         goto cleanup;
     }

@@ -165,10 +165,16 @@ struct o2r_model_desc {
  * field (the payload checksum is still verified): weights of a fine-tune written with
  * `onnx2cl FINETUNE.onnx --weights-only` for the same build. Without a build hash, the model
  * hash and the checksum must equal the descriptor's.
- *   O2R_WEIGHTS_HEADER  payload: the weights region, buffers at their desc offsets */
+ *   O2R_WEIGHTS_HEADER  payload: the weights region, buffers at their desc offsets
+ *   after the payload   optional build trailer (diagnostics only, not checksummed):
+ *                       char[8] "O2CLBLD", u32 version 1, u32 n launches, u64 bytes of names,
+ *                       n x u64 o2r_launch_hash, n NUL-terminated node names; an executable
+ *                       that refuses the file for its build hash names the first launch where
+ *                       the two builds differ */
 #define O2R_WEIGHTS_MAGIC "O2CLWTS"
 #define O2R_WEIGHTS_VERSION 2u
 #define O2R_WEIGHTS_HEADER 4096u
+#define O2R_WEIGHTS_TRAILER_MAGIC "O2CLBLD"
 
 struct o2r_ctx;
 struct o2r_model;
@@ -192,6 +198,9 @@ void o2r_desc_memory(const struct o2r_model_desc *desc, struct o2r_memory *out);
  * classes) and the I/O dtypes and shapes; not over names, the model file's hash or the weights
  * checksum. Equal hashes mean the same kernels over the same weights layout. */
 uint64_t o2r_desc_build_hash(const struct o2r_model_desc *desc);
+/* Hash of launch li of desc (kernel, sizes, class, argument values; buffer arguments by space,
+ * offset and size; not node names): where two builds first differ (weights file trailer). */
+uint64_t o2r_launch_hash(const struct o2r_model_desc *desc, uint32_t li);
 
 /* Creates an OpenCL context. device_spec: NULL/"" = $ONNX2CL_DEVICE or the first GPU, else the
  * first device; "N" = device index N over all platforms; any other string = first device whose

@@ -280,6 +280,49 @@ static void test_weights_errors(void)
         }
         CHECK(o2r_desc_build_hash(&d2) == o2r_desc_build_hash(&g_desc), "names and hashes are "
               "not part of the build hash");
+        /* build trailer: names the first launch where the builds differ; malformed ones (a launch
+         * count past the end, names without a final NUL, another magic) only lose the hint */
+        static const struct {
+            const char *magic;
+            uint32_t n;
+            int bad_names;
+            const char *want;
+        } tr[] = {
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 0, "first differ at launch 1: node 'n2_mul_add_x' "
+                                              "(kernel mul_add) here, node 'other' in"},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 1, 0, "the first 1 launches agree, then the weights "
+                                              "file's build has 1 launches and this one 2"},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 0x7fffffff, 0, NULL},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 1, NULL},
+            {"NOTBLD!", 2, 0, NULL},
+        };
+        for (size_t k = 0; k < sizeof tr / sizeof tr[0]; k++) {
+            snprintf(path, sizeof path, "%s/trailer_%zu.weights", g_tmp, k);
+            write_weights(path, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, pl, ck, HASH, (size_t)pl, 0);
+            FILE *f = fopen(path, "r+b");
+            uint64_t bh = 0x1234, hs[2] = {o2r_launch_hash(&g_desc, 0), 99};
+            const char names[] = "first\0other";
+            uint32_t ver = 1, n = tr[k].n;
+            uint64_t nb = tr[k].bad_names ? sizeof names - 1 : sizeof names;
+            int ok = f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&bh, 8, 1, f) == 1 &&
+                     fseek(f, 0, SEEK_END) == 0 && fwrite(tr[k].magic, 1, 8, f) == 8 &&
+                     fwrite(&ver, 4, 1, f) == 1 && fwrite(&n, 4, 1, f) == 1 &&
+                     fwrite(&nb, 8, 1, f) == 1 &&
+                     fwrite(hs, 8, tr[k].n == 1 ? 1 : 2, f) == (tr[k].n == 1 ? 1u : 2u) &&
+                     fwrite(names, 1, tr[k].n == 1 ? 6 : (size_t)nb, f) > 0;
+            if (tr[k].n == 1) { /* one launch: the names blob is "first\0" */
+                uint64_t six = 6;
+                ok = ok && fseek(f, -(long)(8 + 8 + 6), SEEK_END) == 0 && fwrite(&six, 8, 1, f) == 1;
+            }
+            CHECK(ok, "trailer %zu: write", k);
+            if (f)
+                fclose(f);
+            o2r_status st = full_run(&g_desc, path, msg, sizeof msg, NULL, y, t);
+            CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "build hash 0000000000001234") &&
+                      (tr[k].want ? strstr(msg, tr[k].want) != NULL
+                                  : strstr(msg, "differ at") == NULL && strstr(msg, "agree") == NULL),
+                  "trailer %zu: %d '%s'", k, st, msg);
+        }
         struct o2r_arg a2[11];
         memcpy(a2, k_args, sizeof a2);
         a2[3].u.f32 = 0.25f;

@@ -29,7 +29,8 @@ for w in other nofuse; do
   "$work/m" --input "x=$dir/x.npy" --weights "$work/$w.weights" --output-dir "$work/refused" 2> "$work/$w.err"
   rc=$?
   want="was written for another model"; [ $w = nofuse ] && want="another build of this model|was written for another model"
-  if [ $rc -ne 1 ] || ! grep -Eq "$want \(build hash [0-9a-f]{16}, model 'm' is build [0-9a-f]{16}\)" "$work/$w.err" ||
+  where="the builds first differ at launch 0: node 'add' \(kernel fgemm[^)]*\) here, node '(relu0|mm)' in the weights file's build"
+  if [ $rc -ne 1 ] || ! grep -Eq "$want \(build hash [0-9a-f]{16}, model 'm' is build [0-9a-f]{16}\); $where" "$work/$w.err" ||
      [ -n "$(ls -A "$work/refused")" ]; then
     bad "$w.weights: exit $rc, $(cat "$work/$w.err")"
   else
