@@ -90,7 +90,7 @@ static void usage(FILE *f)
           "  --stats                print pass statistics, kernel launches, arena and weights sizes\n"
           "  --stats-json FILE      write the same statistics as JSON (kernel_launches, arena_bytes,\n"
           "                         weights_bytes, device_bytes_peak, passes[{name, applied, rejected, reasons}])\n"
-          "  --dump-after=PASS      print the IR after PASS (import, specialize_shapes, infer_fold,\n"
+          "  --dump-after=PASS      print the IR after PASS (import, specialize_shapes, expose, infer_fold,\n"
           "                         promote_f16, remove_identity, dce, a fusion pass, all)\n"
           "  --no-fuse=NAME[,NAME]  disable fusion passes by name ('all' disables every fusion)\n"
           "  --verify               run the IR verifier after every pass\n"

@@ -103,7 +103,7 @@ void passes_run(struct ir_graph *g, const struct pass_options *opt)
         for (const struct fusion_pass *f = fusion_passes; f->name; f++)
             known |= strcmp(opt->dump_after, f->name) == 0;
         if (!known) {
-            char list[512] = "import, specialize_shapes, infer_fold, promote_f16, remove_identity, dce";
+            char list[512] = "import, specialize_shapes, expose, infer_fold, promote_f16, remove_identity, dce";
             for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
                 strncat(list, ", ", sizeof list - strlen(list) - 1);
                 strncat(list, f->name, sizeof list - strlen(list) - 1);
