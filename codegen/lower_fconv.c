@@ -1,27 +1,11 @@
-/* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl:
+/* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl (cpu),
+ * kernels/gemm_gpu.cl (gpu) through codegen/sched_conv.c:
  * direct convolution with bias, activation, residual and divisor applied in the store.
  * fconv_emit (codegen/lower_fconv.h) also serves the plain Conv (codegen/lower_conv.c).
  *
- * Kernel choice (fastest first; measured with tests/perf_conv/conv_bench, see RESULTS.md there):
- *   fconv_v (1-D/2-D, constant weights, output channels per group a multiple of 4 or group 1):
- *     register-tiled, 8 or 16 output channels x 16 or 32 columns of float16 accumulators per
- *     work-item, weights repacked here at compile time (a new constant, shared by the nodes
- *     using the same weights), two launches:
- *       direct form: fconv_tile copies the input into per-column-tile runs (padding and stride
- *         phases applied), then fconv_v_k<KH>x<KW>_s<SW>_d<DW>_o<OCB>_v<NV> (one specialization
- *         per geometry, generated with FCONV_V_DEFINE through cg_add_source);
- *       im2col form: fconv_im2col (fconv_tile for pointwise convs) writes the KH*KW taps of 16/32
- *         flattened output positions per run, then the 1x1 specialization (a GEMM); used for
- *         pointwise convs, widths that waste vector lanes (8x8, 3x3 outputs), and strides > 4,
- *         chosen by a small cost model (try_fconv_v).
- *     ~15-20x the older kernels on SD shapes (PoCL, AVX-512).
- *   fconv_oc4w4 (4 channels x 4 columns) where channels per group come in fours, else the
- *     scalar fconv: run-time weights (conformance tests), 3-D convs, other group shapes.
- * ONNX2CL_FCONV (read at compile time, for tests and benchmarks): "direct" / "im2col" force a
- * fconv_v form where it applies, "o8" keeps 8 channels per work-item, "w4" selects fconv_oc4w4,
- * "oc4" the 4-channel fconv_oc4.
- * Temporary memory: the tiled input (~1.06x the input; im2col: KH*KW x, at most 256 MiB) is a
- * cg_temp buffer live during the node only.
+ * The lowering checks the node and fills a struct sched_conv; codegen/sched_conv.c emits the
+ * kernels of each class: the cpu class's register-tiled fconv_v forms (and fallbacks), the gpu
+ * class's implicit GEMM (kernels/gemm_gpu.cl). See that file for the kernel choice.
  *
  * Inputs: x [N, C, spatial] float32, w [OC, C/group, k...], optional bias [OC] (any shape with
  * OC elements), optional residual broadcasting to y per (n, oc, position) (see the pass).
@@ -32,6 +16,7 @@
  * tensors of >= 2^31 elements (the kernels index with int).
  */
 #include "codegen/lower_fconv.h"
+#include "codegen/sched.h"
 #include "ref/ref_util.h"
 
 #include <stdio.h>
@@ -73,192 +58,6 @@ static bool res_strides(const struct ir_value *r, const struct ir_value *y, int6
     return true;
 }
 
-/* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant):
- * [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
- * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w. */
-static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb, bool flat)
-{
-    const char *name = ir_sprintf(g, "%s.fconv_v%d%s", g->values[w].name, ocb, flat ? "f" : "");
-    uint32_t pv = ir_value_find(g, name);
-    if (pv != IR_NONE) return pv;
-    const struct ir_value *wv = &g->values[w];
-    const int64_t OC = wv->dims[0], cin = wv->dims[1];
-    const int64_t KH = wv->rank > 3 ? wv->dims[wv->rank - 2] : 1, KW = wv->dims[wv->rank - 1];
-    const int64_t nb = (OC + ocb - 1) / ocb;
-    const int64_t numel = nb * KH * cin * KW * ocb;
-    float *dst = ir_alloc(g, sizeof(float) * (size_t)numel); /* zeroed */
-    const float *src = wv->data;
-    for (int64_t o = 0; o < OC; o++)
-        for (int64_t ci = 0; ci < cin; ci++)
-            for (int64_t kh = 0; kh < KH; kh++)
-                for (int64_t kw = 0; kw < KW; kw++)
-                    dst[(flat ? (((o / ocb) * cin + ci) * KH + kh) * KW + kw
-                              : (((o / ocb) * KH + kh) * cin + ci) * KW + kw) * ocb + o % ocb] =
-                        src[((o * cin + ci) * KH + kh) * KW + kw];
-    const int64_t dims[1] = {numel};
-    return ir_const_add(g, name, IR_F32, 1, dims, dst, sizeof(float) * (size_t)numel);
-}
-
-/* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs,
- * direct or im2col form (see the banner). Returns false (nothing emitted) where it does not
- * apply: run-time weights, 3-D, channels per group not in fours (group > 1), temporaries of
- * >= 2^31 elements. Geometry in 3-D form (index 0 = D). */
-static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const int64_t *in,
-                        const int64_t *out, const int64_t *k, const int64_t *s, const int64_t *d,
-                        const int64_t *p, int64_t group, int64_t act, uint32_t r, int64_t rn,
-                        int64_t rc, int64_t rp, float div)
-{
-    const struct ir_node *n = &g->nodes[node];
-    uint32_t x = n->inputs[0], w = n->inputs[1], b = ir_input(n, 2), y = n->outputs[0];
-    const char *env = getenv("ONNX2CL_FCONV");
-    if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return false;
-    if (!ir_is_const(g, w) || !g->values[w].data) return false;
-    if (in[0] != 1 || k[0] != 1 || out[0] != 1) return false; /* 3-D */
-    const struct ir_value *xv = &g->values[x], *yv = &g->values[y];
-    const int64_t N = xv->dims[0], C = xv->dims[1], OC = yv->dims[1];
-    const int64_t cin = C / group, cout = OC / group;
-    int ocb;
-    if (group == 1) ocb = OC % 8 == 0 || OC > 32 ? 8 : 4;
-    else if (cout % 8 == 0) ocb = 8;
-    else if (cout % 4 == 0) ocb = 4;
-    else return false;
-    int64_t H = in[1], W = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
-    int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = p[1], pw = p[2];
-    const int64_t lim = ((int64_t)1 << 31) - 1;
-    /* direct form: tiles of 16*nv columns of one row; lanes past OW are wasted */
-    int nv = OW >= 32 ? 2 : 1;
-    int64_t tile = 16 * nv, owt = (OW + tile - 1) / tile;
-    const double lanes_direct = (double)OW / (double)(owt * tile);
-    /* im2col form: tiles of 16*nv output positions of the flattened plane, K = cin*KH*KW taps
-     * per position written out (KH*KW times the input); for pointwise convs, small or odd
-     * widths (MTCNN, SD's 8x8 level), and where the direct form cannot run (large strides) */
-    const int64_t P = OH * OW;
-    const int64_t K = C * KH * KW;
-    const bool pointwise = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
-    const int nvc = P >= 32 ? 2 : 1;
-    const int64_t tilec = 16 * nvc, pt = (P + tilec - 1) / tilec;
-    const int64_t colnumel = N * pt * K * tilec;
-    const bool col_ok = colnumel <= lim && colnumel * 4 <= ((int64_t)256 << 20);
-    const bool direct_ok = sw <= 4 && KH * KW <= 64;
-    /* rough cost model (PoCL, 2 cores): multiply-adds at ~150 GFLOP/s on the used lanes, plus
-     * the copy kernel: ~0.2 ns per element of the tiled input, ~1 ns per im2col element */
-    const double flop = 2.0 * (double)N * OC * P * cin * KH * KW;
-    const double lanes_col = (double)P / (double)(pt * tilec);
-    const double xt_numel = (double)N * H * owt * C * ((tile - 1) * sw + (KW - 1) * dw + sw);
-    const double t_direct = flop / lanes_direct / 150e9 + xt_numel * 0.2e-9;
-    const double t_col = flop / lanes_col / 150e9 + (double)colnumel * 1e-9;
-    bool im2col = col_ok && (pointwise || !direct_ok || t_col < t_direct);
-    if (env && strcmp(env, "direct") == 0 && direct_ok) im2col = false;
-    if (env && strcmp(env, "im2col") == 0 && col_ok) im2col = true;
-    if (!im2col && !direct_ok) return false;
-    uint32_t xp;
-    if (im2col && pointwise) {
-        /* the im2col form of a pointwise conv is the tiled input of one row of P columns */
-        xp = cg_temp(cg, node, IR_F32, colnumel);
-        size_t pg[2] = {(size_t)C, (size_t)(N * pt)};
-        cg_launch(cg, node, "fconv_tile", 2, pg, NULL);
-        cg_arg_buf(cg, x);
-        cg_arg_buf(cg, xp);
-        cg_arg_i32(cg, C);
-        cg_arg_i32(cg, 1);
-        cg_arg_i32(cg, P);
-        cg_arg_i32(cg, pt);
-        cg_arg_i32(cg, tilec);
-        cg_arg_i32(cg, tilec);
-        cg_arg_i32(cg, 0);
-        cg_arg_i32(cg, 1);
-        cg_arg_i32(cg, tilec);
-    } else if (im2col) {
-        xp = cg_temp(cg, node, IR_F32, colnumel);
-        size_t pg[2] = {(size_t)C, (size_t)(N * pt)};
-        cg_launch(cg, node, "fconv_im2col", 2, pg, NULL);
-        cg_arg_buf(cg, x);
-        cg_arg_buf(cg, xp);
-        cg_arg_i32(cg, C);
-        cg_arg_i32(cg, H);
-        cg_arg_i32(cg, W);
-        cg_arg_i32(cg, OW);
-        cg_arg_i32(cg, P);
-        cg_arg_i32(cg, pt);
-        cg_arg_i32(cg, tilec);
-        cg_arg_i32(cg, KH);
-        cg_arg_i32(cg, KW);
-        cg_arg_i32(cg, sh);
-        cg_arg_i32(cg, sw);
-        cg_arg_i32(cg, ph);
-        cg_arg_i32(cg, pw);
-        cg_arg_i32(cg, dh);
-        cg_arg_i32(cg, dw);
-    }
-    if (im2col) {
-        /* the direct kernel on one row of P positions with 1x1 taps over K channels */
-        nv = nvc;
-        tile = tilec;
-        owt = pt;
-        H = OH = 1;
-        W = OW = P;
-        KH = KW = sh = sw = dh = dw = 1;
-        ph = pw = 0;
-    } else {
-        const int64_t XT0 = (tile - 1) * sw + (KW - 1) * dw + 1, XTP = (XT0 + sw - 1) / sw;
-        if (N * H * owt * C * XTP * sw > lim) return false;
-        xp = cg_temp(cg, node, IR_F32, N * H * owt * C * XTP * sw);
-        size_t pg[2] = {(size_t)C, (size_t)(N * H * owt)};
-        cg_launch(cg, node, "fconv_tile", 2, pg, NULL);
-        cg_arg_buf(cg, x);
-        cg_arg_buf(cg, xp);
-        cg_arg_i32(cg, C);
-        cg_arg_i32(cg, H);
-        cg_arg_i32(cg, W);
-        cg_arg_i32(cg, owt);
-        cg_arg_i32(cg, XT0);
-        cg_arg_i32(cg, tile * sw);
-        cg_arg_i32(cg, pw);
-        cg_arg_i32(cg, sw);
-        cg_arg_i32(cg, XTP);
-    }
-    /* floats per (row, tile, channel) run of the kernel's input */
-    const int64_t XT = im2col ? tile : ((tile - 1) * sw + (KW - 1) * dw + sw) / sw * sw;
-    need_i32(g, n, xp);
-    /* one column vector per work-item: 16 channels keep 16 independent accumulators */
-    if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
-    uint32_t wk = packed_weights(g, w, ocb, im2col);
-    char kname[96], src[160];
-    snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d", (long long)KH,
-             (long long)KW, (long long)sw, (long long)dw, ocb, nv);
-    snprintf(src, sizeof src, "FCONV_V_DEFINE(%s, %lld, %lld, %lld, %lld, %d, %d)\n", kname,
-             (long long)KH, (long long)KW, (long long)sw, (long long)dw, ocb, nv);
-    cg_add_source(cg, src);
-    const int64_t ocblk = (OC + ocb - 1) / ocb;
-    size_t gws[3] = {(size_t)OH, (size_t)owt, (size_t)(N * ocblk)};
-    size_t lws[3] = {1, 1, 1};
-    cg_launch(cg, node, kname, 3, gws, lws);
-    cg_arg_buf(cg, xp);
-    cg_arg_buf(cg, wk);
-    cg_arg_buf(cg, b != IR_NONE ? b : wk); /* dummies when absent: never read */
-    cg_arg_buf(cg, r != IR_NONE ? r : wk);
-    cg_arg_buf(cg, y);
-    cg_arg_i32(cg, im2col ? cin * k[1] * k[2] : cin);
-    cg_arg_i32(cg, im2col ? K : C);
-    cg_arg_i32(cg, H);
-    cg_arg_i32(cg, XT);
-    cg_arg_i32(cg, OH);
-    cg_arg_i32(cg, OW);
-    cg_arg_i32(cg, sh);
-    cg_arg_i32(cg, ph);
-    cg_arg_i32(cg, dh);
-    cg_arg_i32(cg, OC);
-    cg_arg_i32(cg, cout);
-    cg_arg_i32(cg, b != IR_NONE);
-    cg_arg_i32(cg, act);
-    cg_arg_i32(cg, r != IR_NONE);
-    cg_arg_i32(cg, rn);
-    cg_arg_i32(cg, rc);
-    cg_arg_i32(cg, rp);
-    cg_arg_i32(cg, div != 1.0f);
-    cg_arg_f32(cg, div);
-    return true;
-}
 
 bool lower_fconv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
@@ -307,44 +106,16 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     conv_geom_3d(xv, yv, wv, rank, &geo, in, out, k, s, d, p);
     int64_t total = ir_numel(g, y);
     if (total == 0) return;
-    const char *sfx = cg_use(cg, "fconv", t);
-    if (try_fconv_v(cg, g, node, in, out, k, s, d, p, group, act, r, rn, rc, rp, div)) return;
-    char kname[64];
-    /* 4 channels x 4 columns per work-item where channels come in fours (every SD conv);
-     * ONNX2CL_FCONV=oc4 selects the older 4-channel kernel (for comparisons) */
-    bool oc4 = (OC / group) % 4 == 0;
-    const char *env = getenv("ONNX2CL_FCONV");
-    bool w4 = oc4 && !(env && strcmp(env, "oc4") == 0);
-    int64_t items = total;
-    if (w4) items = yv->dims[0] * (OC / 4) * out[0] * out[1] * ((out[2] + 3) / 4);
-    else if (oc4) items = total / 4;
-    snprintf(kname, sizeof kname, "%s_%s", w4 ? "fconv_oc4w4" : oc4 ? "fconv_oc4" : "fconv", sfx);
-    size_t gws[1] = {(size_t)items};
-    cg_launch(cg, node, kname, 1, gws, NULL);
-    cg_arg_buf(cg, x);
-    cg_arg_buf(cg, w);
-    cg_arg_buf(cg, b != IR_NONE ? b : w); /* dummies when absent: never read */
-    cg_arg_buf(cg, r != IR_NONE ? r : w);
-    cg_arg_buf(cg, y);
-    cg_arg_i32(cg, C);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, in[i]);
-    cg_arg_i32(cg, OC);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, out[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, k[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, s[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, p[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, d[i]);
-    cg_arg_i32(cg, C / group);
-    cg_arg_i32(cg, OC / group);
-    cg_arg_i32(cg, b != IR_NONE);
-    cg_arg_i32(cg, act);
-    cg_arg_i32(cg, r != IR_NONE);
-    cg_arg_i32(cg, rn);
-    cg_arg_i32(cg, rc);
-    cg_arg_i32(cg, rp);
-    cg_arg_i32(cg, div != 1.0f);
-    cg_arg_f32(cg, div);
-    cg_arg_i32(cg, items);
+    struct sched_conv what = {.node = node, .x = x, .w = w, .bias = b, .y = y, .res = r,
+                              .rn = rn, .rc = rc, .rp = rp, .group = group, .act = act,
+                              .div = div};
+    memcpy(what.in, in, sizeof in);
+    memcpy(what.out, out, sizeof out);
+    memcpy(what.k, k, sizeof k);
+    memcpy(what.s, s, sizeof s);
+    memcpy(what.d, d, sizeof d);
+    memcpy(what.p, p, sizeof p);
+    sched_conv(cg, g, &what);
 }
 
 void conv_geom_3d(const struct ir_value *xv, const struct ir_value *yv, const struct ir_value *wv,

@@ -1,5 +1,5 @@
 /* lower_fgemm.c — o2c.Gemm (made by passes/fuse_batched_linear.c and fuse_gemm_epilogue.c)
- * -> kernels/fgemm.cl, one launch per node.
+ * -> kernels/fgemm.cl (cpu class) and kernels/gemm_gpu.cl (gpu class) through codegen/sched_gemm.c.
  *
  * Node form (ops.def): inputs a [.., K] (dense; every leading dim folds into M = numel(a)/K),
  * w [K, N] constant (N = sum of the outputs' last dims), optional bias [N], optional residual
@@ -9,23 +9,19 @@
  * Lowering: the constant weight is re-laid out at compile time into panels of 16 columns
  * (K-major inside a panel, zero-padded to a multiple of 16 columns; a new constant
  * "o2c.panels16:<id>:<w>" shared by nodes using the same weight; the original is not uploaded),
- * and a kernel specialized for (rows per work-item, panels per work-item, K) is generated with
- * one FG_DEFINE line (kernels/fgemm.cl). gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)},
- * lws = {largest divisor of gws[0] <= 16, 1}.
+ * then codegen/sched_gemm.c emits the launches of each kernel class from a struct sched_gemm:
+ * kernels/fgemm.cl (cpu) and kernels/gemm_gpu.cl (gpu), both reading that panel constant.
  * Assumes: the pass checked shapes; float32 only.
  * Guarantees: fatal (ir_fatal_node) naming the node for anything inconsistent (more than 8
  * outputs, wrong dims, other dtypes, a weight that is not constant, >= 2^31 elements);
  * never a wrong launch.
  */
-#include "codegen/lower.h"
+#include "codegen/sched.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define FG_MAX_SPLITS 8 /* output buffers the kernel takes (kernels/fgemm.cl) */
-#define FG_TM 8         /* rows per work-item (kernels/fgemm.cl TM) */
-#define FG_NP 2         /* 16-column weight panels per work-item (kernels/fgemm.cl NP) */
-#define FG_LWS 16       /* largest work-group (row blocks) */
+#define FG_MAX_SPLITS SCHED_GEMM_MAX_SPLITS /* output buffers the kernels take */
 
 static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
 {
@@ -116,45 +112,18 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (act < 0 || act > 4)
         ir_fatal_node(g, n, "o2c.Gemm: activation=%lld (0..4)", (long long)act);
     if (M == 0 || N == 0) return true;
-    /* Register tile (kernels/fgemm.cl): FG_TM rows x FG_NP panels of 16 columns; fewer rows
-     * when M is smaller (the kernel's last row block must fit in M). */
-    const int tm = M < FG_TM ? (int)M : FG_TM;
-    const int np = N <= 16 ? 1 : FG_NP;
     const int64_t npan = (N + 15) / 16;
     if (npan * 16 * K >= ((int64_t)1 << 31))
         ir_fatal_node(g, n, "o2c.Gemm: the packed weight [%lld, %lld] has 2^31 elements or more; "
                       "the kernel indexes with 32-bit ints", (long long)K, (long long)N);
-    (void)cg_use(cg, "fgemm", IR_F32);
-    char kname[64], src[128];
-    snprintf(kname, sizeof kname, "fgemm_t%d_p%d_k%lld", tm, np, (long long)K);
-    snprintf(src, sizeof src, "FG_DEFINE(%s, %d, %d, %lld)\n", kname, tm, np, (long long)K);
-    cg_add_source(cg, src);
-    const uint32_t wk = pack_weight(cg, g, w, K, N, 16);
-    n = &g->nodes[node];
-    const size_t gws[2] = {(size_t)((M + tm - 1) / tm), (size_t)((npan + np - 1) / np)};
-    /* Explicit small work-groups (lws[0] divides gws[0], OpenCL 1.2): same speed on PoCL as its
-     * own choice, and never thousands of work-items' private arrays alive at once (see
-     * codegen/lower_attention.c). */
-    size_t lws[2] = {1, 1};
-    for (size_t d = FG_LWS; d >= 1; d--)
-        if (gws[0] % d == 0) {
-            lws[0] = d;
-            break;
-        }
-    cg_launch(cg, node, kname, 2, gws, lws);
-    cg_arg_buf(cg, a);
-    cg_arg_buf(cg, wk);
-    cg_arg_buf(cg, bias != IR_NONE ? bias : w); /* placeholders are never read */
-    cg_arg_buf(cg, res != IR_NONE ? res : a);
-    for (uint32_t s = 0; s < FG_MAX_SPLITS; s++)
-        cg_arg_buf(cg, n->outputs[s < n->noutputs ? s : 0]);
-    cg_arg_i32(cg, M);
-    cg_arg_i32(cg, N);
-    cg_arg_i32(cg, K);
-    cg_arg_i32(cg, bias != IR_NONE);
-    cg_arg_i32(cg, act);
-    cg_arg_i32(cg, res != IR_NONE);
-    cg_arg_i32(cg, n->noutputs);
-    for (uint32_t s = 1; s < FG_MAX_SPLITS; s++) cg_arg_i32(cg, s < n->noutputs ? off[s] : N);
+    struct sched_gemm what = {.node = node, .a = a, .wplace = w, .bias = bias, .res = res,
+                              .nsplit = (int)n->noutputs, .M = M, .N = N, .K = K, .act = (int)act};
+    for (int s = 0; s < SCHED_GEMM_MAX_SPLITS; s++) {
+        what.out[s] = s < (int)n->noutputs ? n->outputs[s] : IR_NONE;
+        what.off[s] = s <= (int)n->noutputs ? off[s] : N;
+    }
+    what.off[SCHED_GEMM_MAX_SPLITS] = N;
+    what.wpanels = pack_weight(cg, g, w, K, N, 16);
+    sched_gemm(cg, g, &what);
     return true;
 }

@@ -6,15 +6,16 @@
  *   contiguously are merged; at most 3 remain (the kernel splits gws[2] into 3 dims).
  * Gemm: Y = alpha * op(A) op(B) + beta * C, transA/transB as strides; C (optional) broadcast
  *   unidirectionally to [M, N] with stride-0 axes; beta == 0 ignores C.
- * Kernel choice: matmul_t8x16 (8x16 register tile, float16 vectors) when A's k axis and B's n
- *   axis are contiguous and M >= 8, N >= 16; the naive matmul otherwise (transposed operands,
- *   tiny shapes).
+ * Kernels (codegen/sched_gemm.c sched_matmul): cpu class matmul_t8x16 (8x16 register tile,
+ *   float16 vectors) when A's k axis and B's n axis are contiguous and M >= 8, N >= 16, the
+ *   naive matmul otherwise (transposed operands, tiny shapes); gpu class (float32) the __local
+ *   tiled GG_MATMUL_DEFINE of kernels/gemm_gpu.cl, any strides.
  * Assumes: shape inference ran (output dims known and consistent). float32 and float64 (float64
  * through the plain kernel, accumulating in double; float16 never gets here: passes/promote_f16.c).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, tensors of >= 2^31 elements or more than 3
  * non-mergeable batch dims; never a wrong launch.
  */
-#include "codegen/lower.h"
+#include "codegen/sched.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,57 +31,8 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
                       ir_op_name(n->op), g->values[v].name, (long long)e);
 }
 
-/* Emits the launch. Strides/sizes as documented in kernels/matmul.cl. */
-struct mm_params {
-    int64_t M, N, K;             /* GEMM sizes */
-    int64_t a_rs, a_cs, b_rs, b_cs; /* row/column strides of A and B */
-    int64_t bd[3];               /* batch dims (outermost first), 1 where unused */
-    int64_t as[3], bs[3];        /* batch strides of A and B per batch dim */
-    float alpha, beta;           /* Gemm scalars (MatMul: 1, 0) */
-    int64_t c_rs, c_cs;          /* C strides (0 = broadcast) */
-    uint32_t c;                  /* C value or IR_NONE */
-};
-
-static void emit(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint32_t y,
-                 enum ir_dtype t, const struct mm_params *p)
-{
-    const char *sfx = cg_use(cg, "matmul", t);
-    char kname[64];
-    int64_t batch = p->bd[0] * p->bd[1] * p->bd[2];
-    if (t == IR_F32 && p->a_cs == 1 && p->b_cs == 1 && p->M >= 8 && p->N >= 16) {
-        /* register-tiled: 8 rows x 16 columns per work-item */
-        snprintf(kname, sizeof kname, "matmul_t8x16_%s", sfx);
-        size_t gws[3] = {(size_t)((p->N + 15) / 16), (size_t)((p->M + 7) / 8), (size_t)batch};
-        cg_launch(cg, node, kname, 3, gws, NULL);
-    } else {
-        snprintf(kname, sizeof kname, "matmul_%s", sfx);
-        size_t gws[3] = {(size_t)p->N, (size_t)((p->M + 3) / 4), (size_t)batch}; /* MM_TM = 4 */
-        cg_launch(cg, node, kname, 3, gws, NULL);
-    }
-    cg_arg_buf(cg, a);
-    cg_arg_buf(cg, b);
-    cg_arg_buf(cg, p->c != IR_NONE ? p->c : a); /* dummy when has_c == 0: never read */
-    cg_arg_buf(cg, y);
-    cg_arg_i32(cg, p->M);
-    cg_arg_i32(cg, p->N);
-    cg_arg_i32(cg, p->K);
-    cg_arg_i32(cg, p->a_rs);
-    cg_arg_i32(cg, p->a_cs);
-    cg_arg_i32(cg, p->b_rs);
-    cg_arg_i32(cg, p->b_cs);
-    cg_arg_i32(cg, p->bd[1]);
-    cg_arg_i32(cg, p->bd[2]);
-    for (int k = 0; k < 3; k++) cg_arg_i32(cg, p->as[k]);
-    for (int k = 0; k < 3; k++) cg_arg_i32(cg, p->bs[k]);
-    cg_arg_f32(cg, p->alpha);
-    cg_arg_f32(cg, p->beta);
-    cg_arg_i32(cg, p->c_rs);
-    cg_arg_i32(cg, p->c_cs);
-    cg_arg_i32(cg, p->c != IR_NONE);
-}
-
 /* MatMul: fills p from the operand shapes (numpy matmul broadcasting). */
-static void matmul_params(const struct ir_graph *g, const struct ir_node *n, struct mm_params *p)
+static void matmul_params(const struct ir_graph *g, const struct ir_node *n, struct sched_matmul *p)
 {
     const struct ir_value *av = &g->values[n->inputs[0]], *bv = &g->values[n->inputs[1]];
     int ra = av->rank, rb = bv->rank;
@@ -161,7 +113,7 @@ static void matmul_params(const struct ir_graph *g, const struct ir_node *n, str
 }
 
 /* Gemm: fills p from attributes and shapes. */
-static void gemm_params(const struct ir_graph *g, const struct ir_node *n, struct mm_params *p)
+static void gemm_params(const struct ir_graph *g, const struct ir_node *n, struct sched_matmul *p)
 {
     const struct ir_value *av = &g->values[n->inputs[0]], *bv = &g->values[n->inputs[1]];
     if (av->rank != 2 || bv->rank != 2)
@@ -211,12 +163,12 @@ bool lower_matmul(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     need_i32(g, n, b);
     need_i32(g, n, y);
     need_i32(g, n, ir_input(n, 2));
-    struct mm_params p;
+    struct sched_matmul p;
     memset(&p, 0, sizeof p);
     if (n->op == IR_OP_MATMUL) matmul_params(g, n, &p);
     else if (n->op == IR_OP_GEMM) gemm_params(g, n, &p);
     else return false;
     if (ir_numel(g, y) == 0) return true; /* empty output: nothing to compute */
-    emit(cg, node, a, b, y, t, &p);
+    sched_matmul(cg, node, a, b, y, t, &p);
     return true;
 }

@@ -5,7 +5,7 @@
  * [Add(., r)] -> [Div(., const)]  compiled by the full pipeline (passes_run fuses the chain into
  * one o2c.Conv, so the fused epilogue is covered), run on the OpenCL device through the runtime,
  * and compared with a direct C evaluation of the same math in double:
- *   |got - expected| <= 1e-4 + 1e-4 * |expected|   (float32 accumulation over <= 600 terms of
+ *   |got - expected| <= 1e-4 + 1e-4 * |expected|   (float32 accumulation over <= 1170 terms of
  *   magnitude <= 1).
  * The lowering's form is forced with ONNX2CL_FCONV (read at compile time by lower_fconv.c):
  *   "direct" (fconv_tile + fconv_v_k<KH>x<KW>...), "im2col" (fconv_im2col, or fconv_tile for
@@ -17,7 +17,12 @@
  * groups (2, 4, 3: the last falls back), depthwise (falls back), batch > 1, 1-D, pointwise
  * with positions not a multiple of the tile, residuals of full shape and broadcast per (n, c),
  * per channel, and per position.
- * Usage: test_conv_variants (exit 0 = all pass). Label kernels.
+ * With ONNX2CL_KERNELS=gpu (ctest perf_conv.variants_gpu) the gpu class runs: the implicit GEMM
+ * of kernels/gemm_gpu.cl for every groups = 1 case (asserted), reading the weight in the layout
+ * the form made (direct: k = (kh, ci, kw) panels; im2col: (ci, kh, kw) panels; w4: ONNX
+ * layout), with split-K on the long-K cases.
+ * Usage: test_conv_variants [filter] (cases whose name contains filter; exit 0 = all pass).
+ * Label kernels.
  */
 #include "codegen/codegen.h"
 #include "onnx2cl_rt.h"
@@ -65,6 +70,9 @@ static const struct tc cases[] = {
     {"3x3 8x8 C40 OC64", 2, 40, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},
     {"2x2 4x4 C64 OC128 (MTCNN conv4)", 3, 64, 4, 4, 128, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 2, 0, 1, 0},
     {"1-D k5 s2 p2 W77", 2, 6, 1, 77, 12, 1, 5, 1, 2, 0, 2, 0, 2, 1, 1, 1, 1, 0, 0, 1, 1},
+    /* long K over one output tile: split-K in the gpu class */
+    {"3x3 5x5 C130 OC20 silu+res (long K)", 1, 130, 5, 5, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+    {"1x1 7x9 C600 OC12 relu div (long K)", 1, 600, 7, 9, 12, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 2, 0, 2.0f, 0},
 };
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
@@ -193,6 +201,15 @@ static int run_case(const struct tc *t, const char *form)
         const char *k = d->launches[i].kernel;
         if (want && strncmp(k, want, strlen(want)) == 0) found = true;
     }
+    /* gpu class (ONNX2CL_KERNELS=gpu): groups = 1 convs must run the implicit GEMM there */
+    if (found && o2r_ctx_kernel_class(ctx, NULL) == O2R_VARIANT_GPU && t->group == 1) {
+        want = "gg_conv_";
+        found = false;
+        for (uint32_t i = 0; i < d->n_launches; i++)
+            if ((d->launches[i].variants & O2R_VARIANT_GPU) &&
+                strncmp(d->launches[i].kernel, want, strlen(want)) == 0)
+                found = true;
+    }
     if (!found) {
         fprintf(stderr, "FAIL %s [%s]: no launch of %s; kernels:", t->name, form, want);
         for (uint32_t i = 0; i < d->n_launches; i++) fprintf(stderr, " %s", d->launches[i].kernel);
@@ -263,7 +280,9 @@ static int run_case(const struct tc *t, const char *form)
     }
     if (!bad) {
         char ks[256] = "";
+        const uint32_t cls = o2r_ctx_kernel_class(ctx, NULL);
         for (uint32_t i = 0; i < d->n_launches; i++) {
+            if (d->launches[i].variants && !(d->launches[i].variants & cls)) continue;
             if (strlen(ks) + strlen(d->launches[i].kernel) + 2 >= sizeof ks) break;
             strcat(ks, i ? " " : "");
             strcat(ks, d->launches[i].kernel);
@@ -280,17 +299,26 @@ static int run_case(const struct tc *t, const char *form)
     return bad;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *filt = argc > 1 ? argv[1] : ""; /* case names containing it only (oclgrind) */
     if (o2r_ctx_create(NULL, &ctx) != O2R_OK) {
         fprintf(stderr, "cannot create an OpenCL context: %s\n", o2r_ctx_last_error(NULL));
         return 1;
     }
-    static const char *forms[] = {NULL, "direct", "im2col", "w4"};
+    static const char *forms[] = {NULL, "w4", "direct", "im2col"};
+    /* gpu class: the default form (a panel layout of fconv_v: direct or im2col k order) on
+     * every case, the other forms (w4: the ONNX layout) on every fourth case and the long-K
+     * ones; cpu class: every form, the default only for the long-K cases (there for the gpu
+     * class's split-K). Keeps both runs fast. */
+    const bool gpu = o2r_ctx_kernel_class(ctx, NULL) == O2R_VARIANT_GPU;
     int bad = 0;
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const bool longk = strstr(cases[k].name, "(long K)") != NULL;
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
-            bad |= run_case(&cases[k], forms[f]);
+            if ((f == 0 || (gpu ? k % 4 == 0 || longk : !longk)) && strstr(cases[k].name, filt))
+                bad |= run_case(&cases[k], forms[f]);
+    }
     o2r_ctx_free(ctx);
     printf(bad ? "FAILED\n" : "all passed\n");
     return bad;

@@ -7,7 +7,8 @@
  * weight packing and kernel selection are what ships) and runs it on the OpenCL device.
  *
  * Usage:
- *   perf_gemm check                  gemm cases on odd shapes vs a double C reference
+ *   perf_gemm check [filter]         gemm cases on odd shapes vs a double C reference (labels
+ *                                    containing filter only: e.g. small ones for oclgrind)
  *   perf_gemm check-att              attention cases on odd shapes vs a double C reference
  *   perf_gemm gemm M K N [splits [reps]]   one timed GEMM (GFLOP/s, median of reps)
  *   perf_gemm att B H N S D [reps]   one timed attention (split [B, tokens, H*D] layout)
@@ -17,6 +18,8 @@
  * one warm-up run, and GFLOP per CPU second of the process (PoCL worker threads included; on a
  * shared, loaded machine this is the steadier number: about GFLOP/s per fully used core).
  * FLOP counts: GEMM 2·M·K·N; attention 4·B·H·N·S·D (the two products; exp not counted).
+ * `check` runs whichever kernel class the runtime picks ($ONNX2CL_KERNELS: ctest runs it with cpu
+ * and with gpu, the latter covering split-K on the long-K cases).
  * Tolerances (check): gemm |got - ref| <= 1e-4 + 1e-4 |ref| (fp32 accumulation over K <= 1300
  * products of values in [-1, 1)); attention |got - ref| <= 2e-5 + 1e-4 |ref|.
  */
@@ -408,6 +411,11 @@ static const struct gemm_case check_cases[] = {
     {"big_m300_k320_n200", 300, 320, 200, 1, {0}, 1, 0, 0, 0},
     {"big_m129_k1280_n65_res", 129, 1280, 65, 1, {0}, 1, 0, 1, 0},
     {"big_m77_k768_n640_split2", 77, 768, 640, 2, {0}, 0, 0, 0, 0},
+    /* long K over few output tiles: split-K in the gpu class (codegen/sched_gemm.c) */
+    {"splitk_m7_k2000_n33_bias_silu", 7, 2000, 33, 1, {0}, 1, 2, 0, 0},
+    {"splitk_m1_k777_n129_gelu_tanh_res", 1, 777, 129, 1, {0}, 0, 4, 1, 0},
+    {"splitk_m77_k1333_n70_split3_bias", 77, 1333, 70, 3, {0}, 1, 0, 0, 0},
+    {"m333_k77_n129_gelu_erf", 333, 77, 129, 1, {0}, 1, 3, 0, 0},
 };
 
 static const struct att_case check_att_cases[] = {
@@ -450,7 +458,7 @@ static const struct att_case sd_att_cases[] = {
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s check | check-att | gemm M K N [splits [reps]] | "
+        fprintf(stderr, "usage: %s check [filter] | check-att | gemm M K N [splits [reps]] | "
                 "att B H N S D [reps] | sd [reps] [filter]\n", argv[0]);
         return 2;
     }
@@ -460,8 +468,9 @@ int main(int argc, char **argv)
     }
     int fail = 0;
     if (!strcmp(argv[1], "check")) {
+        const char *filt = argc > 2 ? argv[2] : "";
         for (size_t i = 0; i < sizeof check_cases / sizeof check_cases[0]; i++)
-            fail |= run_gemm(&check_cases[i], 1, 1);
+            if (strstr(check_cases[i].label, filt)) fail |= run_gemm(&check_cases[i], 1, 1);
     } else if (!strcmp(argv[1], "check-att")) {
         for (size_t i = 0; i < sizeof check_att_cases / sizeof check_att_cases[0]; i++)
             fail |= run_att(&check_att_cases[i], 1, 1);

@@ -4,26 +4,33 @@
  * tile of matmul_t8x16: M, N, K off the tile multiples, exactly one tile, shifted edge tiles,
  * batch broadcasting, Gemm alpha/beta/C, and the shapes that fall back to the naive kernel
  * (M < 8, N < 16, transposed operands).
+ * ctest runs it with the cpu class (perf_gemm.matmul) and the gpu class (perf_gemm.matmul_gpu:
+ * kernels/gemm_gpu.cl GG_MATMUL_DEFINE for every float32 case).
+ * Usage: test_perf_mm [filter] (e.g. small cases on oclgrind).
  * Tolerance: |got - ref| <= 1e-4 + 1e-4 |ref| (fp32 accumulation, values in [-1, 1)).
  */
 #include "harness.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #define NDIMS(...) (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #define IN_F(c, ...) kt_input(c, IR_F32, NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__), NULL, false)
 
 static int fails, runs;
+static const char *filter = ""; /* argv[1]: run only the cases whose label contains it */
 
 static void run(struct kt_case *c, const char *label)
 {
+    if (!strstr(label, filter)) return; /* a skipped case is not freed (manual runs only) */
     runs++;
     fails += kt_run(c, label, 1e-4, 1e-4);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) filter = argv[1];
     struct kt_case *c;
     c = kt_new("MatMul", 17);
     IN_F(c, 8, 5);
@@ -88,6 +95,15 @@ int main(void)
     IN_F(c, 9, 20);
     IN_F(c, 12, 1);
     run(c, "Gemm [12,9]x[9,20] C[M,1] broadcast");
+    /* beyond one 64 x 64 x 16 tile of the gpu class in every dim */
+    c = kt_new("MatMul", 17);
+    IN_F(c, 2, 77, 129);
+    IN_F(c, 2, 129, 70);
+    run(c, "MatMul [2,77,129]x[2,129,70] several gpu tiles");
+    c = kt_new("MatMul", 17);
+    IN_F(c, 333);
+    IN_F(c, 333, 7);
+    run(c, "MatMul [333]x[333,7] 1-D A");
     printf("%d/%d cases passed\n", runs - fails, runs);
     return fails != 0;
 }
