@@ -16,7 +16,7 @@
  * tensors of >= 2^31 elements (the kernels index with int).
  */
 #include "codegen/lower_fconv.h"
-#include "codegen/sched.h"
+#include "codegen/sched_gemm.h"
 #include "ref/ref_util.h"
 
 #include <stdio.h>

@@ -16,7 +16,7 @@
  * outputs, wrong dims, other dtypes, a weight that is not constant, >= 2^31 elements);
  * never a wrong launch.
  */
-#include "codegen/sched.h"
+#include "codegen/sched_gemm.h"
 
 #include <stdio.h>
 #include <string.h>

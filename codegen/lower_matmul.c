@@ -15,7 +15,7 @@
  * Guarantees: fatal (ir_fatal_node) for other dtypes, tensors of >= 2^31 elements or more than 3
  * non-mergeable batch dims; never a wrong launch.
  */
-#include "codegen/sched.h"
+#include "codegen/sched_gemm.h"
 
 #include <stdio.h>
 #include <string.h>

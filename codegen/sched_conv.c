@@ -30,7 +30,7 @@
  * Assumes: the lowering checked dtypes, shapes, bias, residual broadcast and 2^31 limits.
  * Guarantees: fatal (ir_fatal_node) for temporaries of >= 2^31 elements; never a wrong launch.
  */
-#include "codegen/sched.h"
+#include "codegen/sched_gemm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

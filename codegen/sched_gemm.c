@@ -17,7 +17,7 @@
  * Assumes: the lowering checked shapes, dtypes and the 2^31-element limits of its operands.
  * Guarantees: fatal (ir_fatal_node) for invalid $ONNX2CL_GG_TILES; never a wrong launch.
  */
-#include "codegen/sched.h"
+#include "codegen/sched_gemm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

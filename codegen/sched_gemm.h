@@ -1,4 +1,4 @@
-/* sched.h — the schedule layer of the GEMM-like families (docs/kernel_variants.md): a lowering
+/* sched_gemm.h — the schedule layer of the GEMM-like families (docs/kernel_variants.md): a lowering
  * fills a "what" struct (sizes, operands, epilogue) and calls sched_<family>(), which emits the
  * launches of every kernel class (cpu, gpu) with their tile parameters and geometry.
  *   sched_gemm (codegen/sched_gemm.c): o2c.Gemm / linear layers -> kernels/fgemm.cl (cpu),
@@ -8,8 +8,8 @@
  *   sched_conv (codegen/sched_conv.c): Conv / o2c.Conv -> kernels/fconv.cl (cpu),
  *     kernels/gemm_gpu.cl GG_CONV_DEFINE, implicit GEMM (gpu) where it applies.
  */
-#ifndef ONNX2CL_SCHED_H
-#define ONNX2CL_SCHED_H
+#ifndef ONNX2CL_SCHED_GEMM_H
+#define ONNX2CL_SCHED_GEMM_H
 
 #include "codegen/lower.h"
 
