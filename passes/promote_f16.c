@@ -144,7 +144,16 @@ static bool promote(struct ir_graph *g, enum ir_dtype ht)
             reroute(g, y, y32);
             add_cast(g, y32, y, ht, ir_sprintf(g, "%s/to_%s", g->values[y].name, hs));
         } else if (g->values[y].data) {
-            keep16[y] = true; /* a constant output stays as it is */
+            /* a constant output stays as it is; nodes reading it read a float32 copy */
+            keep16[y] = true;
+            int64_t cnt = ref_numel_v(&g->values[y]);
+            float *d = ir_alloc(g, (size_t)(cnt ? cnt : 1) * sizeof(float));
+            for (int64_t k = 0; k < cnt; k++) d[k] = (float)ref_get_f(g->values[y].data, ht, k);
+            uint32_t c32 = twin(g, y, IR_F32, "f32");
+            g->values[c32].data = d;
+            g->values[c32].nbytes = (size_t)cnt * sizeof(float);
+            g->values[c32].is_initializer = true;
+            reroute(g, y, c32);
         }
     }
 

@@ -19,6 +19,9 @@ the *.onnx files at the top level are bad-input models (one error each, see CMak
                  in float32 inside (onnxruntime's bfloat16 reference is not available for every
                  op, so the reference is numpy in float32 on the bfloat16 values, rounded to
                  bfloat16 at the end)
+  f16_const_output  a float16 constant (folded Add of two initializers) that is a graph output and
+                 also read by a Mul: the output stays float16, the Mul reads a float32 copy
+                 (onnxruntime reference)
   expose         a MatMul/Add/Relu/MatMul/Add/Sigmoid chain for tools/first_mismatch.py;
                  expose_planted.onnx is the same with node 'add1''s bias altered by +0.05, so the
                  first node whose output leaves tolerance vs onnxruntime on expose/model.onnx is
@@ -192,3 +195,14 @@ onnx.save(m, os.path.join(HERE, "unsupported_many.onnx"))
 m = model([h.make_node("Relu", ["x"], ["y"])], [x2], [y2], opset=29)
 m.ir_version = 10
 onnx.save(m, os.path.join(HERE, "opset_new.onnx"))
+
+
+# ---- float16 constant graph output that is also read by a node --------------------------------
+H = T.FLOAT16
+c0 = np.array([0.5, -1.25, 2.0], np.float16)
+c1 = np.array([1.0, 0.25, -0.5], np.float16)
+m = model([h.make_node("Add", ["c0", "c1"], ["c"]), h.make_node("Mul", ["x", "c"], ["y"])],
+          [vi("x", H, [2, 3])], [vi("y", H, [2, 3]), vi("c", H, [3])],
+          [nh.from_array(c0, "c0"), nh.from_array(c1, "c1")])
+x = rng.standard_normal((2, 3)).astype(np.float16)
+case("f16_const_output", m, {"x": x}, ort_run(m, {"x": x}))
