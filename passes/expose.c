@@ -2,7 +2,8 @@
  *
  * For finding where a compiled model first departs from a reference (tools/first_mismatch.py):
  * each named value becomes a graph output after the model's own outputs, in the order given
- * ("all": every output of every node of the model's main graph, in file order). A graph output
+ * ("all": every output of every node of the model's main graph that a node reads, in file order;
+ * unread optional outputs such as LayerNormalization's Mean are left out). A graph output
  * is never swallowed by a fusion (fuse_chain_ok, fuse_sole_user and the passes' use counts refuse
  * it), so fusions that would hide an exposed value step aside for it only; every other fusion
  * still applies. Values that constant folding turns into constants are still written (from the
@@ -37,7 +38,7 @@ bool pass_expose(struct ir_graph *g, const char *names)
             const struct ir_node *n = &g->nodes[i];
             if (n->dead) continue;
             for (uint32_t k = 0; k < n->noutputs; k++)
-                if (n->outputs[k] != IR_NONE) expose_value(g, n->outputs[k]);
+                if (n->outputs[k] != IR_NONE && g->values[n->outputs[k]].nuses) expose_value(g, n->outputs[k]);
         }
         return true;
     }

@@ -59,6 +59,17 @@ def topo_nodes(graph):
     return order
 
 
+def reads(graph):
+    """Every value name a node of graph (or of its subgraphs) reads."""
+    out = set()
+    for n in graph.node:
+        out.update(n.input)
+        for at in n.attribute:
+            for sub in ([at.g] if at.HasField("g") else []) + list(at.graphs):
+                out |= reads(sub)
+    return out
+
+
 def with_outputs(model, names):
     """A copy of model with `names` added as graph outputs (types from shape inference)."""
     m = onnx.ModelProto()
@@ -121,8 +132,9 @@ def main():
     model = onnx.load(a.model)
     ref_model = onnx.load(a.reference) if a.reference else model
     order = topo_nodes(model.graph)
-    if a.expose == "all":  # Constant nodes' values are constants in onnx2cl: nothing to compare
-        names = [o for _, n in order if n.op_type != "Constant" for o in n.output if o]
+    if a.expose == "all":  # as onnx2cl's: node outputs that a node reads (Constant nodes: none)
+        read = reads(model.graph)
+        names = [o for _, n in order if n.op_type != "Constant" for o in n.output if o and o in read]
     else:
         names = [s for s in a.expose.split(",") if s]
     outs = [o.name for o in model.graph.output]
