@@ -10,6 +10,10 @@
  * scale (and bias) must broadcast as a trailing suffix of the normalized dims (leading 1s
  * allowed).
  * BatchNormalization: inference form only (training_mode=0, outputs 1.. unused).
+ * Kernel variants (lower.h: cg_variant): Instance/Group/LayerNorm rows run norm_rows (a
+ * work-group of 128 per row) in the CPU class and norm_rows_team (a team of 32..256 work-items
+ * per row, several rows per work-group of 256) in the GPU class; BatchNormalization has one
+ * kernel for both.
  * Assumes: shape inference ran. float32 only for now.
  * Guarantees: fatal (ir_fatal_node) for anything else, naming op, attribute and value.
  */
@@ -17,8 +21,9 @@
 
 #include <stdio.h>
 
-/* Work-group size of norm_rows (NM_LWS in kernels/norm.cl). */
+/* Work-group sizes of norm_rows (NM_LWS) and norm_rows_team (NM_GLWS) in kernels/norm.cl. */
 #define NORM_LWS 128
+#define NORM_GLWS 256
 
 static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
 {
@@ -38,18 +43,9 @@ struct rows_params {
     uint32_t scale, bias;          /* value ids (bias may be IR_NONE) */
 };
 
-/* mean/invstd: value ids of the optional per-row statistics outputs (IR_NONE: not wanted;
- * both or neither). */
-static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, enum ir_dtype t,
-                      const struct rows_params *p, uint32_t mean, uint32_t invstd)
+/* The arguments that norm_rows, norm_rows_stats and norm_rows_team share, in order. */
+static void rows_args(struct cg_ctx *cg, uint32_t x, uint32_t y, const struct rows_params *p)
 {
-    if (p->rows == 0 || p->R == 0) return;
-    const char *sfx = cg_use(cg, "norm", t);
-    char kname[64];
-    bool stats = mean != IR_NONE;
-    snprintf(kname, sizeof kname, "%s_%s", stats ? "norm_rows_stats" : "norm_rows", sfx);
-    size_t gws[1] = {(size_t)(p->rows * NORM_LWS)}, lws[1] = {NORM_LWS};
-    cg_launch(cg, node, kname, 1, gws, lws);
     cg_arg_buf(cg, x);
     cg_arg_buf(cg, p->scale);
     cg_arg_buf(cg, p->bias != IR_NONE ? p->bias : p->scale); /* dummy: has_bias = 0 */
@@ -61,6 +57,47 @@ static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, 
     cg_arg_i32(cg, p->jdiv);
     cg_arg_i32(cg, p->jmod);
     cg_arg_i32(cg, p->bias != IR_NONE);
+}
+
+/* The GPU class's norm_rows_team launch: a team of tw work-items per row, tw the power of 2 in
+ * [32, NORM_GLWS] nearest above R/16 (about 16 elements per item: LayerNorm rows of 320 get 32
+ * items, 1280 get 128, long rows a whole work-group). */
+static void emit_rows_team(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y,
+                           enum ir_dtype t, const struct rows_params *p, uint32_t mean,
+                           uint32_t invstd)
+{
+    int64_t tw = 32;
+    while (tw < NORM_GLWS && tw * 16 < p->R) tw *= 2;
+    int64_t per_wg = NORM_GLWS / tw;
+    const char *sfx = cg_use(cg, "norm", t);
+    char kname[64];
+    snprintf(kname, sizeof kname, "norm_rows_team_%s", sfx);
+    size_t gws[1] = {(size_t)((p->rows + per_wg - 1) / per_wg * NORM_GLWS)}, lws[1] = {NORM_GLWS};
+    cg_launch(cg, node, kname, 1, gws, lws);
+    rows_args(cg, x, y, p);
+    cg_arg_i32(cg, p->rows);
+    cg_arg_i32(cg, tw);
+    cg_arg_i32(cg, mean != IR_NONE);
+    cg_arg_buf(cg, mean != IR_NONE ? mean : p->scale); /* dummies: has_stats = 0 */
+    cg_arg_buf(cg, invstd != IR_NONE ? invstd : p->scale);
+}
+
+/* mean/invstd: value ids of the optional per-row statistics outputs (IR_NONE: not wanted;
+ * both or neither). Emits the CPU class's norm_rows and the GPU class's norm_rows_team. */
+static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, enum ir_dtype t,
+                      const struct rows_params *p, uint32_t mean, uint32_t invstd)
+{
+    if (p->rows == 0 || p->R == 0) return;
+    cg_variant(cg, CG_VARIANT_GPU);
+    emit_rows_team(cg, node, x, y, t, p, mean, invstd);
+    cg_variant(cg, CG_VARIANT_CPU);
+    const char *sfx = cg_use(cg, "norm", t);
+    char kname[64];
+    bool stats = mean != IR_NONE;
+    snprintf(kname, sizeof kname, "%s_%s", stats ? "norm_rows_stats" : "norm_rows", sfx);
+    size_t gws[1] = {(size_t)(p->rows * NORM_LWS)}, lws[1] = {NORM_LWS};
+    cg_launch(cg, node, kname, 1, gws, lws);
+    rows_args(cg, x, y, p);
     if (stats) {
         cg_arg_buf(cg, mean);
         cg_arg_buf(cg, invstd);

@@ -331,10 +331,11 @@ def save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, opset, tol=None, 
             f.write(tol + "\n")
 
 
-def gnx(name, form, dt, shapes, G_, silu, const_only=False):
+def gnx(name, form, dt, shapes, G_, silu, const_only=False, ramp=False):
     """GroupNorm over hazard data: form 'inst' (Reshape-InstanceNormalization-Reshape-Mul-Add,
     opset 17), 'op21' (GroupNormalization-21, [C] scale/bias) or 'op18' ([G]); one graph input
-    and output per shape in SHAPES."""
+    and output per shape in SHAPES. RAMP: the normal rows (r % 4 == 2) get a ramp from -4 to 4
+    along the group, so that parts of a split group have different means (Chan's cross term)."""
     opset = {"inst": 17, "op21": 21, "op18": 18}[form]
     nodes, inits, ins, outs, feeds, refs = [], [], [], [], {}, []
     eps = 1e-6
@@ -345,7 +346,10 @@ def gnx(name, form, dt, shapes, G_, silu, const_only=False):
 
     for i, shape in enumerate(shapes):
         N, C = shape[:2]
-        x = hazard_rows(N * G_, int(np.prod(shape)) // (N * G_), dt, const_only).reshape(shape)
+        x = hazard_rows(N * G_, int(np.prod(shape)) // (N * G_), dt, const_only)
+        if ramp:
+            x[2::4] = (x[2::4] + np.linspace(-4, 4, x.shape[1])).astype(dt).astype(np.float64)
+        x = x.reshape(shape)
         n_aff = G_ if form == "op18" else C
         gamma = (1 + 0.1 * rng_n.standard_normal(n_aff)).astype(dt).astype(np.float64)
         beta = (0.1 * rng_n.standard_normal(n_aff)).astype(dt).astype(np.float64)
@@ -426,3 +430,13 @@ for dt, sfx in ((np.float32, "f32"), (np.float16, "f16")):
     lnx(f"lnx_{sfx}", dt, (4, 3, 131), 2)
     inx(f"inx_{sfx}", dt, (2, 5, 7, 5))
     mvnx(f"mvnx_{sfx}", dt, (2, 4, 7, 5))
+
+# Groups large enough for the GPU class to split them over work-groups (codegen/lower_gnorm.c
+# gn_gpu_parts: R >= 4096 -> 2 parts of 2176 / 2112): (2,4,41,53) G=2 has R = 4346 with parts
+# crossing a channel boundary (S = 2173, per-channel segments); (1,132,8,8) has S = 64 < 256
+# (flat loop). Rows cycle through the four hazard kinds (constant, mean 1000, normal + ramp, mean
+# 250).
+for dt, sfx in ((np.float32, "f32"), (np.float16, "f16")):
+    gnx(f"gnx_split_{sfx}", "op21", dt, [(2, 4, 41, 53), (1, 132, 8, 8)], 2, True, ramp=True)
+gnx("gnx_splitconst_f32", "inst", np.float32, [(1, 4, 41, 53), (1, 132, 8, 8)], 2, False,
+    const_only=True)

@@ -353,6 +353,13 @@ static void t_norm(void)
     kt_attr_int(c, "num_groups", 3);
     kt_attr_int(c, "_per_group", 1);
     run(c, "GroupNormalization-18 per-group (_per_group=1)", 1e-5, 1e-4);
+    /* groups of 2*2295 >= 4096: the GPU class splits each over 2 work-groups (lower_gnorm.c) */
+    c = kt_new("GroupNormalization", 21);
+    IN_F(c, false, 2, 4, 45, 51);
+    IN_F(c, true, 4);
+    IN_F(c, true, 4);
+    kt_attr_int(c, "num_groups", 2);
+    run(c, "GroupNormalization-21 large groups", 1e-5, 1e-4);
     c = kt_new("LayerNormalization", 17);
     IN_F(c, false, 3, 7, 33);
     IN_F(c, true, 33);
