@@ -12,8 +12,8 @@
  * BatchNormalization: inference form only (training_mode=0, outputs 1.. unused).
  * Kernel variants (lower.h: cg_variant): Instance/Group/LayerNorm rows run norm_rows (a
  * work-group of 128 per row) in the CPU class and norm_rows_team (a team of 32..256 work-items
- * per row, several rows per work-group of 256) in the GPU class; BatchNormalization has one
- * kernel for both.
+ * per row, several rows per work-group of 256) in the GPU class; rows shorter than 128 use
+ * norm_rows_team in both; BatchNormalization has one kernel for both.
  * Assumes: shape inference ran. float32 only for now.
  * Guarantees: fatal (ir_fatal_node) for anything else, naming op, attribute and value.
  */
@@ -88,6 +88,13 @@ static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, 
                       const struct rows_params *p, uint32_t mean, uint32_t invstd)
 {
     if (p->rows == 0 || p->R == 0) return;
+    /* rows shorter than a norm_rows work-group: the team kernel serves both classes (on PoCL,
+     * tiny UNet LayerNorms of R = 32: 12 launches 41-69 ms with norm_rows, 1.7-7 ms with
+     * norm_rows_team, --profile on a loaded 2-core machine) */
+    if (p->R < NORM_LWS) {
+        emit_rows_team(cg, node, x, y, t, p, mean, invstd);
+        return;
+    }
     cg_variant(cg, CG_VARIANT_GPU);
     emit_rows_team(cg, node, x, y, t, p, mean, invstd);
     cg_variant(cg, CG_VARIANT_CPU);
