@@ -284,6 +284,16 @@ void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in)
     if (r != out) cg->alias[out] = r;
 }
 
+void cg_need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
+{
+    if (v == IR_NONE) return;
+    int64_t e = ir_numel(g, v);
+    if (e >= ((int64_t)1 << 31))
+        ir_fatal_node(g, n, "%s: tensor '%s' has %lld elements; the kernels index with "
+                      "32-bit ints (at most 2^31-1 elements)",
+                      ir_op_name(n->op), g->values[v].name, (long long)e);
+}
+
 int cg_strides(const struct ir_graph *g, uint32_t v, int64_t *out)
 {
     const struct ir_value *val = &g->values[v];

@@ -94,6 +94,9 @@ struct cg_lowering {
 extern const struct cg_lowering cg_lowerings[]; /* generated; ends with {0, 0} */
 
 /* Helpers shared by lowerings. */
+/* Fatal (located at node n) when value v (IR_NONE: nothing) has >= 2^31 elements: the kernels
+ * index with 32-bit ints. */
+void cg_need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v);
 /* Row-major strides of value v (in elements) into out[rank]; returns rank. */
 int cg_strides(const struct ir_graph *g, uint32_t v, int64_t *out);
 

@@ -23,16 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
-{
-    if (v == IR_NONE) return;
-    int64_t e = ir_numel(g, v);
-    if (e >= ((int64_t)1 << 31))
-        ir_fatal_node(g, n, "%s: tensor '%s' has %lld elements; the kernels index with "
-                      "32-bit ints (at most 2^31-1 elements)",
-                      ir_op_name(n->op), g->values[v].name, (long long)e);
-}
-
 /* Residual element strides over (n, oc, p) of r broadcast to y; false if unsupported. */
 static bool res_strides(const struct ir_value *r, const struct ir_value *y, int64_t *rn,
                         int64_t *rc, int64_t *rp)
@@ -77,10 +67,10 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     enum ir_dtype t = g->values[y].dtype;
     if (t != IR_F32)
         ir_fatal_node(g, n, "%s on %s is not supported yet (float32 only)", ir_op_name(n->op), ir_dtype_name(t));
-    need_i32(g, n, x);
-    need_i32(g, n, w);
-    need_i32(g, n, y);
-    need_i32(g, n, r);
+    cg_need_i32(g, n, x);
+    cg_need_i32(g, n, w);
+    cg_need_i32(g, n, y);
+    cg_need_i32(g, n, r);
     const struct ir_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[y];
     int rank = xv->rank;
     if (rank < 3 || rank > 5)

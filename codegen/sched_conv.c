@@ -43,16 +43,6 @@ struct conv_packed {
     bool flat;  /* im2col form: k = (ci, kh, kw); else direct form: k = (kh, ci, kw) */
 };
 
-static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
-{
-    if (v == IR_NONE) return;
-    int64_t e = ir_numel(g, v);
-    if (e >= ((int64_t)1 << 31))
-        ir_fatal_node(g, n, "%s: tensor '%s' has %lld elements; the kernels index with "
-                      "32-bit ints (at most 2^31-1 elements)",
-                      ir_op_name(n->op), g->values[v].name, (long long)e);
-}
-
 /* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant):
  * [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
  * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w. */
@@ -200,7 +190,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     }
     /* floats per (row, tile, channel) run of the kernel's input */
     const int64_t XT = im2col ? tile : ((tile - 1) * sw + (KW - 1) * dw + sw) / sw * sw;
-    need_i32(g, n, xp);
+    cg_need_i32(g, n, xp);
     /* one column vector per work-item: 16 channels keep 16 independent accumulators */
     if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
     uint32_t wk = packed_weights(g, w, ocb, im2col);
