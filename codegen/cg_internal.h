@@ -58,6 +58,8 @@ struct cg_ctx {
     uint32_t nlaunches, cap_launches;
     struct cg_arg *args;
     uint32_t nargs, cap_args;
+    struct o2r_tunable *tunables; /* cg_tunable records (strings in the graph arena) */
+    uint32_t ntunables, cap_tunables;
     /* per value (size cap_vals >= g->nvalues) */
     uint32_t *alias;           /* view parent or IR_NONE */
     int64_t *first, *last;     /* lifetime of a root, in steps */

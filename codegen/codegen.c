@@ -181,6 +181,19 @@ void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned
     l->first_arg = cg->nargs;
 }
 
+void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t)
+{
+    IR_ASSERT(cg->nlaunches > 0 && t->span >= 1);
+    GROW(cg->tunables, cg->ntunables, cg->cap_tunables);
+    struct o2r_tunable *d = &cg->tunables[cg->ntunables++];
+    *d = *t;
+    d->launch = cg->nlaunches - 1;
+    d->macro = ir_strdup(cg->g, t->macro);
+    d->kbase = ir_strdup(cg->g, t->kbase);
+    d->ksuffix = ir_strdup(cg->g, t->ksuffix);
+    d->margs = ir_strdup(cg->g, t->margs);
+}
+
 static struct cg_arg *new_arg(struct cg_ctx *cg)
 {
     IR_ASSERT(cg->nlaunches > 0);
@@ -637,6 +650,10 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     }
     d->n_launches = m->nlaunches;
     d->launches = ls;
+    struct o2r_tunable *tus = ir_alloc(g, sizeof *tus * (m->ntunables ? m->ntunables : 1));
+    if (m->ntunables) memcpy(tus, m->tunables, sizeof *tus * m->ntunables);
+    d->n_tunables = m->ntunables;
+    d->tunables = tus;
     d->n_inputs = g->ninputs;
     struct o2r_io *ins = ir_alloc(g, sizeof *ins * (g->ninputs ? g->ninputs : 1));
     for (uint32_t k = 0; k < g->ninputs; k++) fill_io(m, &ins[k], g->inputs[k]);
@@ -692,6 +709,7 @@ void cg_free(struct cg_ctx *m)
     free(m->extra_src);
     free(m->launches);
     free(m->args);
+    free(m->tunables);
     free(m->alias);
     free(m->first);
     free(m->last);

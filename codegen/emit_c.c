@@ -215,6 +215,26 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     if (!d->n_launches) fputs("    {0},\n", f);
     fputs("};\n\n", f);
 
+    fprintf(f, "/* Tunable launches (docs/tuning.md): family, launch, span, rows, cols, k, z, Kc argument,\n"
+               " * output arguments, TM multiple, default tiles TM TN TK RM RN, pinned, instance macro,\n"
+               " * kernel name parts, macro arguments after RN. */\n");
+    fprintf(f, "static const struct o2r_tunable %s_tunables[] = {\n", nm);
+    for (uint32_t i = 0; i < d->n_tunables; i++) {
+        const struct o2r_tunable *t = &d->tunables[i];
+        fprintf(f, "    {%u, %u, %u, INT64_C(%" PRId64 "), INT64_C(%" PRId64 "), INT64_C(%" PRId64
+                   "), INT64_C(%" PRId64 "), %d, %u, %u, %u, {%d, %d, %d, %d, %d}, %u, ",
+                t->family, t->launch, t->span, t->rows, t->cols, t->k, t->z, (int)t->kc_arg,
+                t->out_arg, t->n_out, t->row_mult, (int)t->tiles.tm, (int)t->tiles.tn,
+                (int)t->tiles.tk, (int)t->tiles.rm, (int)t->tiles.rn, t->pinned);
+        const char *str[4] = {t->macro, t->kbase, t->ksuffix, t->margs};
+        for (int k = 0; k < 4; k++) {
+            put_cstring(f, str[k], strlen(str[k]));
+            fputs(k < 3 ? ", " : "},\n", f);
+        }
+    }
+    if (!d->n_tunables) fputs("    {0},\n", f);
+    fputs("};\n\n", f);
+
     put_io(f, d->inputs, d->n_inputs, "o2c_inputs");
     put_io(f, d->outputs, d->n_outputs, "o2c_outputs");
 
@@ -226,7 +246,8 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     fprintf(f, "    %u, %s_buffers, %u, %s_args, %u, %s_launches,\n", d->n_buffers, nm, d->n_args, nm,
             d->n_launches, nm);
     fprintf(f, "    %u, o2c_inputs, %u, o2c_outputs,\n", d->n_inputs, d->n_outputs);
-    fprintf(f, "    %u, %s_sources,\n};\n\n", d->n_sources, nm);
+    fprintf(f, "    %u, %s_sources,\n", d->n_sources, nm);
+    fprintf(f, "    %u, %s_tunables,\n};\n\n", d->n_tunables, nm);
 
     fprintf(f, "/* The model's descriptor (for tools; most users call the functions below). */\n");
     fprintf(f, "const struct o2r_model_desc *%s_desc(void) { return &%s_model_desc; }\n\n", nm, nm);

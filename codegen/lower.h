@@ -76,6 +76,14 @@ enum { CG_VARIANT_CPU = 1, CG_VARIANT_GPU = 2, CG_VARIANT_ALL = 3 }; /* == O2R_V
  * next call or the end of the node); returns the previous mask. */
 unsigned cg_variant(struct cg_ctx *cg, unsigned mask);
 
+/* ---- tunable launches (docs/tuning.md) ----
+ * A schedule whose kernel is a tiled instance of kernels/gemm_gpu.cl starts the launch under the
+ * default instance's name (o2r_tunable_kernel_name) and geometry, then calls cg_tunable with
+ * what the runtime needs to choose other tiles at init: t->launch is filled in (the launch just
+ * started); the instance's MACRO(...) line is written by the runtime, not added as source. */
+struct o2r_tunable;
+void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t);
+
 /* Lowering entry points, one per family in ops.def, defined in codegen/lower_<family>.c.
  * cmake/lower_table.cmake lists the ones that exist in cg_lowerings[]; a family without one is
  * reported as "no OpenCL kernel for op X yet". */

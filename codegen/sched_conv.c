@@ -302,7 +302,8 @@ static void epilogue_args(struct cg_ctx *cg, const struct sched_conv *c)
 static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
                      const struct conv_packed *pk)
 {
-    const struct sched_tiles t = sched_gpu_tiles();
+    int pinned;
+    const struct o2r_tiles t = sched_gpu_tiles(&pinned);
     const struct ir_value *xv = &g->values[c->x], *yv = &g->values[c->y];
     const int64_t imgs = xv->dims[0], C = xv->dims[1], OC = yv->dims[1];
     const int64_t P = c->out[1] * c->out[2], NC = imgs * P, K = C * c->k[1] * c->k[2];
@@ -320,16 +321,20 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     if (ns > 1) part = cg_temp(cg, c->node, IR_F32, (int64_t)ns * OC * NC);
     (void)cg_use(cg, "fgemm", IR_F32); /* fg_act, before kernels/gemm_gpu.cl */
     (void)cg_use(cg, "gemm_gpu", IR_F32);
-    char kname[96], src[160];
-    snprintf(kname, sizeof kname, "gg_conv_%dx%dx%d_r%dx%d_o%d_k%d_%lldx%lld", t.tm, t.tn, t.tk,
-             t.rm, t.rn, ocb, kord, (long long)c->k[1], (long long)c->k[2]);
-    snprintf(src, sizeof src, "GG_CONV_DEFINE(%s, %d, %d, %d, %d, %d, %d, %d, %lld, %lld)\n",
-             kname, t.tm, t.tn, t.tk, t.rm, t.rn, ocb, kord, (long long)c->k[1],
+    /* tunable: Kc is argument 13, the output Y argument 4; TM a multiple of the weight's OCB */
+    char ksuffix[64], margs[64], kname[160];
+    snprintf(ksuffix, sizeof ksuffix, "_o%d_k%d_%lldx%lld", ocb, kord, (long long)c->k[1],
              (long long)c->k[2]);
-    cg_add_source(cg, src);
+    snprintf(margs, sizeof margs, ", %d, %d, %lld, %lld", ocb, kord, (long long)c->k[1],
+             (long long)c->k[2]);
+    const struct o2r_tunable tu = {O2R_TUNE_CONV, 0, ns > 1 ? 2 : 1, OC, NC, K, ns, 13, 4, 1,
+                                   (uint32_t)ocb, t, (uint32_t)pinned, "GG_CONV_DEFINE",
+                                   "gg_conv", ksuffix, margs};
+    o2r_tunable_kernel_name(&tu, &t, kname, sizeof kname);
     const size_t lws[3] = {(size_t)(t.tn / t.rn), (size_t)(t.tm / t.rm), 1};
     const size_t gws[3] = {(size_t)tiles_n * lws[0], (size_t)tiles_m * lws[1], (size_t)ns};
     cg_launch(cg, c->node, kname, 3, gws, lws);
+    cg_tunable(cg, &tu);
     cg_arg_buf(cg, c->x);
     cg_arg_buf(cg, wk);
     cg_arg_buf(cg, c->bias != IR_NONE ? c->bias : wk); /* dummies when absent: never read */

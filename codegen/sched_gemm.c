@@ -30,26 +30,19 @@
 #define GG_MIN_SLICE_K 256   /* shortest K range of a split-K slice */
 #define GG_MAX_SLICES 16
 
-struct sched_tiles sched_gpu_tiles(void)
+struct o2r_tiles sched_gpu_tiles(int *pinned)
 {
-    struct sched_tiles t = {64, 64, 16, 4, 4};
+    struct o2r_tiles t = {64, 64, 16, 4, 4};
     const char *env = getenv("ONNX2CL_GG_TILES");
+    *pinned = 0;
     if (!env || !*env) return t;
-    if (sscanf(env, "%d,%d,%d,%d,%d", &t.tm, &t.tn, &t.tk, &t.rm, &t.rn) != 5)
+    int v[5];
+    if (sscanf(env, "%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5)
         ir_die("ONNX2CL_GG_TILES='%s': expected TM,TN,TK,RM,RN", env);
-    const char *bad = NULL;
-    if (t.tm < 1 || t.tn < 1 || t.tk < 4 || t.rm < 1 || t.rn < 1) bad = "sizes must be >= 1, TK >= 4";
-    else if (t.tm % t.rm || t.tn % t.rn) bad = "TM % RM and TN % RN must be 0";
-    else if (t.tk % 4 || t.tn % 16 || t.tm % 16) bad = "TK % 4, TN % 16 and TM % 16 must be 0";
-    else {
-        const int nt = (t.tm / t.rm) * (t.tn / t.rn);
-        if (nt > 256) bad = "(TM/RM)*(TN/RN) work-items must be <= 256";
-        else if ((t.tm * t.tk) % (4 * nt) || (t.tn * t.tk) % (4 * nt))
-            bad = "TM*TK and TN*TK must be multiples of 4*(TM/RM)*(TN/RN)";
-        else if (nt % t.tn) bad = "(TM/RM)*(TN/RN) must be a multiple of TN";
-        else if ((size_t)t.tk * (t.tm + t.tn + 2) * 4 > 32768) bad = "__local tiles exceed 32 KiB";
-    }
+    t = (struct o2r_tiles){v[0], v[1], v[2], v[3], v[4]};
+    const char *bad = o2r_tiles_check(&t);
     if (bad) ir_die("ONNX2CL_GG_TILES='%s': %s", env, bad);
+    *pinned = 1;
     return t;
 }
 
@@ -124,7 +117,8 @@ static void emit_cpu(struct cg_ctx *cg, const struct sched_gemm *w)
 /* The gpu class: kernels/gemm_gpu.cl. */
 static void emit_gpu(struct cg_ctx *cg, const struct sched_gemm *w)
 {
-    const struct sched_tiles t = sched_gpu_tiles();
+    int pinned;
+    const struct o2r_tiles t = sched_gpu_tiles(&pinned);
     const int64_t tiles_n = (w->N + t.tn - 1) / t.tn, tiles_m = (w->M + t.tm - 1) / t.tm;
     int64_t kc;
     const int ns = sched_gpu_splitk(tiles_n * tiles_m, w->K, t.tk, w->M * w->N, &kc);
@@ -132,14 +126,16 @@ static void emit_gpu(struct cg_ctx *cg, const struct sched_gemm *w)
     if (ns > 1) part = cg_temp(cg, w->node, IR_F32, (int64_t)ns * w->M * w->N);
     (void)cg_use(cg, "fgemm", IR_F32); /* fg_act, before kernels/gemm_gpu.cl */
     (void)cg_use(cg, "gemm_gpu", IR_F32);
-    char kname[64], src[128];
-    snprintf(kname, sizeof kname, "gg_fgemm_%dx%dx%d_r%dx%d", t.tm, t.tn, t.tk, t.rm, t.rn);
-    snprintf(src, sizeof src, "GG_FGEMM_DEFINE(%s, %d, %d, %d, %d, %d)\n", kname, t.tm, t.tn,
-             t.tk, t.rm, t.rn);
-    cg_add_source(cg, src);
+    /* tunable: Kc is argument 16, the outputs Y0..Y7 arguments 4..11 */
+    const struct o2r_tunable tu = {O2R_TUNE_GEMM, 0, ns > 1 ? 2 : 1, w->M, w->N, w->K, ns, 16,
+                                   4, SCHED_GEMM_MAX_SPLITS, 1, t, (uint32_t)pinned,
+                                   "GG_FGEMM_DEFINE", "gg_fgemm", "", ""};
+    char kname[128];
+    o2r_tunable_kernel_name(&tu, &t, kname, sizeof kname);
     const size_t lws[3] = {(size_t)(t.tn / t.rn), (size_t)(t.tm / t.rm), 1};
     const size_t gws[3] = {(size_t)tiles_n * lws[0], (size_t)tiles_m * lws[1], (size_t)ns};
     cg_launch(cg, w->node, kname, 3, gws, lws);
+    cg_tunable(cg, &tu);
     cg_arg_buf(cg, w->a);
     cg_arg_buf(cg, w->wpanels);
     out_args(cg, w);
@@ -221,19 +217,21 @@ static void emit_matmul_cpu(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32
 static void emit_matmul_gpu(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint32_t y,
                             const struct sched_matmul *p)
 {
-    const struct sched_tiles t = sched_gpu_tiles();
+    int pinned;
+    const struct o2r_tiles t = sched_gpu_tiles(&pinned);
     (void)cg_use(cg, "fgemm", IR_F32); /* fg_act, before kernels/gemm_gpu.cl */
     (void)cg_use(cg, "gemm_gpu", IR_F32);
-    char kname[64], src[128];
-    snprintf(kname, sizeof kname, "gg_matmul_%dx%dx%d_r%dx%d", t.tm, t.tn, t.tk, t.rm, t.rn);
-    snprintf(src, sizeof src, "GG_MATMUL_DEFINE(%s, %d, %d, %d, %d, %d)\n", kname, t.tm, t.tn,
-             t.tk, t.rm, t.rn);
-    cg_add_source(cg, src);
+    const int64_t batch = p->bd[0] * p->bd[1] * p->bd[2];
+    /* tunable: no split-K; the output Y is argument 3 */
+    const struct o2r_tunable tu = {O2R_TUNE_MATMUL, 0, 1, p->M, p->N, p->K, batch, -1, 3, 1, 1,
+                                   t, (uint32_t)pinned, "GG_MATMUL_DEFINE", "gg_matmul", "", ""};
+    char kname[128];
+    o2r_tunable_kernel_name(&tu, &t, kname, sizeof kname);
     const size_t lws[3] = {(size_t)(t.tn / t.rn), (size_t)(t.tm / t.rm), 1};
     const size_t gws[3] = {(size_t)((p->N + t.tn - 1) / t.tn) * lws[0],
-                           (size_t)((p->M + t.tm - 1) / t.tm) * lws[1],
-                           (size_t)(p->bd[0] * p->bd[1] * p->bd[2])};
+                           (size_t)((p->M + t.tm - 1) / t.tm) * lws[1], (size_t)batch};
     cg_launch(cg, node, kname, 3, gws, lws);
+    cg_tunable(cg, &tu);
     matmul_args(cg, a, b, y, p);
 }
 

@@ -12,6 +12,7 @@
 #define ONNX2CL_SCHED_GEMM_H
 
 #include "codegen/lower.h"
+#include "onnx2cl_rt.h"
 
 #define SCHED_GEMM_MAX_SPLITS 8 /* output buffers of the linear kernels */
 
@@ -34,15 +35,13 @@ struct sched_gemm {
  * have 2^31 elements or more. */
 void sched_gemm(struct cg_ctx *cg, struct ir_graph *g, const struct sched_gemm *w);
 
-/* GPU tile parameters of kernels/gemm_gpu.cl (macro arguments of each instance). */
-struct sched_tiles {
-    int tm, tn, tk; /* work-group tile rows, columns, k-step */
-    int rm, rn;     /* register block per work-item */
-};
-/* The tiles for the GPU class: defaults for a modern NVIDIA GPU (64 x 64 x 16, 4 x 4 blocks,
- * 256 work-items), or $ONNX2CL_GG_TILES="TM,TN,TK,RM,RN" (read at compile time, for tests and
- * manual tuning; fatal naming the rule it breaks if invalid). */
-struct sched_tiles sched_gpu_tiles(void);
+/* The default tiles of the GPU class's tunable instances (struct o2r_tiles: macro arguments of
+ * each kernels/gemm_gpu.cl instance): 64 x 64 x 16, 4 x 4 blocks, 256 work-items (for a modern
+ * NVIDIA GPU), or $ONNX2CL_GG_TILES="TM,TN,TK,RM,RN" (read at compile time, for tests and manual
+ * tuning; fatal naming the rule of o2r_tiles_check it breaks; then *pinned = 1: the runtime
+ * keeps them and ignores tuning files). The runtime may replace unpinned defaults at init
+ * (runtime/tune.c, docs/tuning.md). */
+struct o2r_tiles sched_gpu_tiles(int *pinned);
 /* Split-K for the GPU class: the number of K slices (>= 1) for a grid of `tiles` work-groups
  * over K, and in *kc the k range of one slice (a multiple of tk). More slices when there are
  * too few tiles to fill a large GPU (< 264 groups: 2 per SM of a 132-SM H200) and K is long

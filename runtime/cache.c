@@ -37,12 +37,11 @@ static void key_add(uint64_t h[2], const void *data, size_t n)
     h[1] = o2r_fnv1a64(data, n, h[1]);
 }
 
-/* Resolves the cache folder into buf (creating it); 0 if caching is off or impossible. */
-static int cache_dir(char *buf, size_t cap)
+int o2r_cache_dir(char *buf, size_t cap, int create)
 {
-    const char *no = getenv("ONNX2CL_NO_CACHE");
-    if (no && *no && strcmp(no, "0") != 0)
+    if (!cap)
         return 0;
+    buf[0] = 0;
     const char *d = getenv("ONNX2CL_CACHE_DIR");
     int n;
     if (d && *d)
@@ -53,9 +52,22 @@ static int cache_dir(char *buf, size_t cap)
         n = snprintf(buf, cap, "%s/.cache/onnx2cl", d);
     else
         return 0;
-    if (n <= 0 || (size_t)n >= cap)
+    if (n <= 0 || (size_t)n >= cap) {
+        buf[0] = 0;
         return 0;
-    return o2r_path_make_dirs(buf, NULL, 0) == O2R_OK && o2r_path_is_dir(buf);
+    }
+    if (create && o2r_path_make_dirs(buf, NULL, 0) != O2R_OK)
+        return 0;
+    return o2r_path_is_dir(buf); /* buf holds the path either way */
+}
+
+/* Resolves the program cache folder into buf (creating it); 0 if caching is off or impossible. */
+static int cache_dir(char *buf, size_t cap)
+{
+    const char *no = getenv("ONNX2CL_NO_CACHE");
+    if (no && *no && strcmp(no, "0") != 0)
+        return 0;
+    return o2r_cache_dir(buf, cap, 1);
 }
 
 /* Reads a cache entry; returns an o2r_malloc'ed binary or NULL (missing or malformed). */

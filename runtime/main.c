@@ -27,6 +27,7 @@ struct cli {
     long bench;             /* --bench N (0 = off) */
     int profile;            /* --profile */
     int verbose;            /* --verbose */
+    double tune;            /* --tune [SECONDS]: time budget (0 = no tuning) */
 };
 
 /* Prints the usage text, with the model's inputs and outputs. */
@@ -36,7 +37,7 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
     fprintf(f,
             "usage: %s --input NAME=FILE ... [--output NAME=FILE.npy ...] [--output-dir DIR]\n"
             "          [--weights PATH] [--device SPEC] [--kernels cpu|gpu|auto] [--bench N]\n"
-            "          [--profile] [--verbose] | --list-devices | --help\n"
+            "          [--profile] [--verbose] [--tune [SECONDS]] | --list-devices | --help\n"
             "Runs model '%s' once through OpenCL.\n"
             "  --input NAME=FILE   model input NAME from FILE (.npy, or ONNX TensorProto .pb);\n"
             "                      every input exactly once; dtype and shape must match exactly\n"
@@ -51,13 +52,19 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
             "  --list-devices      list the OpenCL devices (type, memory, limits) and exit\n"
             "  --bench N           one warm-up run, then N timed runs (median and min)\n"
             "  --profile           print per-kernel device times of the (last) run\n"
-            "  --verbose           print the device, the kernel variants chosen and the init time\n"
-            "                      split to stderr\n"
+            "  --verbose           print the device, the kernel variants and tiles chosen and the\n"
+            "                      init time split to stderr\n"
+            "  --tune [SECONDS]    first time the tile candidates of the gpu class's GEMM /\n"
+            "                      convolution / MatMul kernels on this device (within SECONDS,\n"
+            "                      default 60) and write the winners to the tuning file in the\n"
+            "                      cache folder, which later starts read; inputs not given are\n"
+            "                      pseudo-random (then only tuning is done)\n"
             "  --help              this text\n"
             "Environment: ONNX2CL_CACHE_DIR (program binary cache), ONNX2CL_NO_CACHE=1,\n"
             "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE, ONNX2CL_KERNELS, ONNX2CL_MAX_ALLOC=BYTES (largest\n"
             "device allocation, K/M/G suffix; below the device's limit it splits more),\n"
-            "ONNX2CL_GLOBAL_MEM=BYTES (pretend the device has less memory; for tests).\n"
+            "ONNX2CL_GLOBAL_MEM=BYTES (pretend the device has less memory; for tests),\n"
+            "ONNX2CL_TUNE_CANDIDATES=\"TM,TN,TK,RM,RN;...\" (the tile sets --tune tries).\n"
             "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
             prog, d->name);
     fprintf(f, "inputs:\n");
@@ -142,6 +149,22 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
             c->profile = 1;
         } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
             c->verbose = 1;
+        } else if (strcmp(a, "--tune") == 0 || strncmp(a, "--tune=", 7) == 0) {
+            /* optional budget: --tune=S, or --tune S when the next word is a number */
+            const char *tv = a[6] == '=' ? a + 7 : NULL;
+            if (!tv && i + 1 < argc && ((argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') ||
+                                        argv[i + 1][0] == '.'))
+                tv = argv[++i];
+            c->tune = 60;
+            if (tv) {
+                char *end = NULL;
+                c->tune = strtod(tv, &end);
+                if (!*tv || !end || *end || !(c->tune > 0) || c->tune > 86400) {
+                    fprintf(stderr, "%s: --tune expects a time budget in seconds (0 < S <= "
+                            "86400), got '%s'\n", prog, tv);
+                    return 2;
+                }
+            }
         } else if (opt_value(argc, argv, &i, "--input", &v) ||
                    opt_value(argc, argv, &i, "--output", &v)) {
             int is_in = strncmp(a, "--input", 7) == 0;
@@ -201,9 +224,13 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
             return 2;
         }
     }
-    int missing = 0;
+    int missing = 0, outputs = c->output_dir != NULL;
+    for (uint32_t k = 0; k < d->n_outputs; k++)
+        outputs |= c->out_files[k] != NULL;
     for (uint32_t k = 0; k < d->n_inputs; k++)
-        if (!c->in_files[k]) {
+        if (!c->in_files[k] && c->tune > 0 && !outputs) {
+            continue; /* tuning alone: pseudo-random input */
+        } else if (!c->in_files[k]) {
             char shp[256];
             o2r_shape_str(d->inputs[k].rank, d->inputs[k].dims, shp, sizeof shp);
             fprintf(stderr, "%s: missing --input %s=FILE (%s %s)\n", prog, d->inputs[k].name,
@@ -420,8 +447,13 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
             }
         }
     /* inputs: read and check before touching the device */
+    int all_inputs = 1;
     for (uint32_t i = 0; i < desc->n_inputs; i++) {
         const struct o2r_io *io = &desc->inputs[i];
+        if (!c.in_files[i]) { /* --tune alone: o2r_model_tune makes it up */
+            all_inputs = 0;
+            continue;
+        }
         if (o2r_tensor_read(c.in_files[i], &ins[i], err, sizeof err) != O2R_OK) {
             fprintf(stderr, "%s: input '%s': %s\n", prog, io->name, err);
             goto cleanup;
@@ -469,6 +501,18 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
             goto cleanup;
         }
     }
+    if (c.tune > 0) {
+        if (o2r_model_tune(ctx, desc, c.weights ? c.weights : weights,
+                           (const void *const *)in_ptrs, c.tune, stderr) != O2R_OK) {
+            fprintf(stderr, "%s: --tune: %s\n", prog, o2r_ctx_last_error(ctx));
+            goto cleanup;
+        }
+        if (!all_inputs) { /* tuning only */
+            rc = 0;
+            goto cleanup;
+        }
+        t1 = o2r_now_ms();
+    }
     if (o2r_model_init(ctx, desc, c.weights ? c.weights : weights, &m) != O2R_OK) {
         fprintf(stderr, "%s: %s\n", prog, o2r_ctx_last_error(ctx));
         goto cleanup;
@@ -479,6 +523,7 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         fprintf(stderr, "%s: init %.1f ms (program %s %.1f ms, weights %.1f ms)\n", prog,
                 o2r_now_ms() - t1, o2r_model_cache_hit(m) ? "from cache" : "build", bms, wms);
         o2r_model_print_variants(m, stderr);
+        o2r_model_print_tuning(m, stderr);
         const struct o2r_mem_plan *mp = o2r_model_mem_plan(m);
         fprintf(stderr, "%s: device memory: weights %llu bytes in %u allocation(s), arena %llu "
                 "bytes in %u allocation(s)%s; allocation limit %llu bytes; %u buffer(s) of "

@@ -504,6 +504,18 @@ uint64_t o2r_desc_build_hash(const struct o2r_model_desc *d)
             hash_u64(&h, io[i].nbytes);
         }
     }
+    /* tunable instances (their macro lines are not in the sources); none: hash as before */
+    for (uint32_t i = 0; d->tunables && i < d->n_tunables; i++) {
+        const struct o2r_tunable *t = &d->tunables[i];
+        const int64_t v[] = {t->family, t->launch, t->span, t->rows, t->cols, t->k, t->z,
+                             t->kc_arg, t->out_arg, t->n_out, t->row_mult, t->tiles.tm,
+                             t->tiles.tn, t->tiles.tk, t->tiles.rm, t->tiles.rn, t->pinned};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            hash_u64(&h, (uint64_t)v[k]);
+        const char *str[4] = {t->macro, t->kbase, t->ksuffix, t->margs};
+        for (int k = 0; k < 4; k++)
+            hash_str(&h, str[k], str[k] ? strlen(str[k]) : 0);
+    }
     uint64_t r = o2r_wsum_final(&h);
     return r ? r : 1; /* 0 means "no build hash" in a weights file */
 }

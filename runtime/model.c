@@ -106,7 +106,7 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
             }
         }
     }
-    return O2R_OK;
+    return o2r_tune_validate_desc(ctx, d);
 }
 
 /* "; the builds first differ at launch N: ..." from the weights file's build trailer
@@ -288,7 +288,7 @@ static o2r_status create_kernels(struct o2r_model *m)
     for (uint32_t i = 0; i < d->n_launches; i++) {
         if (!o2r_launch_selected(&d->launches[i], m->kclass))
             continue; /* another class's variant: its kernel is not in this program */
-        const char *name = d->launches[i].kernel;
+        const char *name = m->launches[i].kernel; /* tunable: the chosen instance */
         uint32_t k;
         for (k = 0; k < m->n_kernels; k++)
             if (strcmp(m->kernel_names[k], name) == 0)
@@ -435,6 +435,12 @@ static o2r_status create_buffers(struct o2r_model *m)
 o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                           const char *weights_path, struct o2r_model **out)
 {
+    return o2r_model_init_mode(ctx, desc, weights_path, 0, out);
+}
+
+o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                               const char *weights_path, int tune_mode, struct o2r_model **out)
+{
     o2r_status st;
     if (!ctx)
         return O2R_ERR_ARG;
@@ -462,7 +468,22 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     m->ctx = ctx;
     m->desc = desc;
     m->kclass = ctx->kclass;
+    /* launches and arguments as they run: tunable launches get their chosen tiles (tune.c) */
+    m->launches = o2r_malloc(sizeof *m->launches * (desc->n_launches + 1));
+    m->args = o2r_malloc(sizeof *m->args * (desc->n_args + 1));
+    if (!m->launches || !m->args) {
+        o2r_set_error(ctx, "out of host memory creating model '%s'", desc->name);
+        st = O2R_ERR_NOMEM;
+        goto fail;
+    }
+    if (desc->n_launches)
+        memcpy(m->launches, desc->launches, sizeof *m->launches * desc->n_launches);
+    if (desc->n_args)
+        memcpy(m->args, desc->args, sizeof *m->args * desc->n_args);
     st = plan_memory(m);
+    if (st != O2R_OK)
+        goto fail;
+    st = o2r_tune_choose(m, tune_mode);
     if (st != O2R_OK)
         goto fail;
     double t0 = o2r_now_ms();
@@ -502,14 +523,11 @@ static void release_events(struct o2r_model *m, uint32_t n)
         }
 }
 
-/* Sets the arguments of launch li on its kernel. */
-static o2r_status set_args(struct o2r_model *m, uint32_t li)
+/* Sets the arguments of launch l (from m->args) on kernel k. */
+static o2r_status set_args(struct o2r_model *m, const struct o2r_launch *l, cl_kernel k)
 {
-    const struct o2r_model_desc *d = m->desc;
-    const struct o2r_launch *l = &d->launches[li];
-    cl_kernel k = m->kernels[m->launch_kernel[li]];
     for (uint32_t j = 0; j < l->nargs; j++) {
-        const struct o2r_arg *a = &d->args[l->first_arg + j];
+        const struct o2r_arg *a = &m->args[l->first_arg + j];
         cl_int e;
         switch (a->kind) {
         case O2R_ARG_BUF: e = clSetKernelArg(k, j, sizeof(cl_mem), &m->bufs[a->u.buf]); break;
@@ -539,6 +557,58 @@ static o2r_status set_args(struct o2r_model *m, uint32_t li)
     return O2R_OK;
 }
 
+o2r_status o2r_model_upload_inputs(struct o2r_model *m, const void *const *inputs)
+{
+    const struct o2r_model_desc *d = m->desc;
+    for (uint32_t i = 0; i < d->n_inputs; i++) {
+        const struct o2r_io *io = &d->inputs[i];
+        if (!io->nbytes)
+            continue;
+        cl_int e = clEnqueueWriteBuffer(m->ctx->queue, m->bufs[io->buf], CL_FALSE, 0,
+                                        (size_t)io->nbytes, inputs[i], 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            o2r_set_error(m->ctx, "clEnqueueWriteBuffer(input '%s', %llu bytes): %s", io->name,
+                          (unsigned long long)io->nbytes, o2r_cl_error_name(e));
+            return O2R_ERR_CL;
+        }
+    }
+    return O2R_OK;
+}
+
+o2r_status o2r_launch_enqueue(struct o2r_model *m, uint32_t li, const struct o2r_launch *l,
+                              cl_kernel k, cl_event *ev)
+{
+    size_t gws[3] = {1, 1, 1}, lws[3] = {1, 1, 1};
+    int empty = 0, lws_set = 0;
+    if (ev)
+        *ev = NULL;
+    for (uint32_t q = 0; q < l->work_dim; q++) {
+        gws[q] = (size_t)l->gws[q];
+        lws[q] = (size_t)l->lws[q];
+        empty |= gws[q] == 0;
+        lws_set |= lws[q] != 0;
+    }
+    if (empty)
+        return O2R_OK;
+    o2r_status st = set_args(m, l, k);
+    if (st != O2R_OK)
+        return st;
+    cl_int e = o2r_fault_cl("clEnqueueNDRangeKernel");
+    if (e == CL_SUCCESS)
+        e = clEnqueueNDRangeKernel(m->ctx->queue, k, l->work_dim, NULL, gws, lws_set ? lws : NULL,
+                                   0, NULL, ev);
+    if (e != CL_SUCCESS) {
+        o2r_set_error(m->ctx, "clEnqueueNDRangeKernel(%s, node '%s'): %s [launch %u, gws "
+                      "%zux%zux%zu, lws %zux%zux%zu]", l->kernel, l->node ? l->node : "?",
+                      o2r_cl_error_name(e), (unsigned)li, gws[0], gws[1], gws[2],
+                      lws_set ? lws[0] : 0, lws_set ? lws[1] : 0, lws_set ? lws[2] : 0);
+        if (ev)
+            *ev = NULL;
+        return O2R_ERR_CL;
+    }
+    return O2R_OK;
+}
+
 o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *const *outputs)
 {
     if (!m)
@@ -562,51 +632,16 @@ o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *c
                           (unsigned)i, d->outputs[i].name);
             return O2R_ERR_ARG;
         }
-    for (uint32_t i = 0; i < d->n_inputs; i++) {
-        const struct o2r_io *io = &d->inputs[i];
-        if (!io->nbytes)
-            continue;
-        e = clEnqueueWriteBuffer(q, m->bufs[io->buf], CL_FALSE, 0, (size_t)io->nbytes, inputs[i],
-                                 0, NULL, NULL);
-        if (e != CL_SUCCESS) {
-            o2r_set_error(ctx, "clEnqueueWriteBuffer(input '%s', %llu bytes): %s", io->name,
-                          (unsigned long long)io->nbytes, o2r_cl_error_name(e));
-            st = O2R_ERR_CL;
-            goto finish;
-        }
-    }
+    st = o2r_model_upload_inputs(m, inputs);
+    if (st != O2R_OK)
+        goto finish;
     for (uint32_t i = 0; i < d->n_launches; i++) {
-        const struct o2r_launch *l = &d->launches[i];
-        if (!o2r_launch_selected(l, m->kclass))
+        if (!o2r_launch_selected(&d->launches[i], m->kclass))
             continue;
-        size_t gws[3] = {1, 1, 1}, lws[3] = {1, 1, 1};
-        int empty = 0, lws_set = 0;
-        for (uint32_t k = 0; k < l->work_dim; k++) {
-            gws[k] = (size_t)l->gws[k];
-            lws[k] = (size_t)l->lws[k];
-            empty |= gws[k] == 0;
-            lws_set |= lws[k] != 0;
-        }
-        if (empty)
-            continue;
-        st = set_args(m, i);
+        cl_event *ev = m->profiling && m->events ? &m->events[i] : NULL;
+        st = o2r_launch_enqueue(m, i, &m->launches[i], m->kernels[m->launch_kernel[i]], ev);
         if (st != O2R_OK)
             goto finish;
-        cl_event *ev = m->profiling && m->events ? &m->events[i] : NULL;
-        e = o2r_fault_cl("clEnqueueNDRangeKernel");
-        if (e == CL_SUCCESS)
-            e = clEnqueueNDRangeKernel(q, m->kernels[m->launch_kernel[i]], l->work_dim, NULL, gws,
-                                       lws_set ? lws : NULL, 0, NULL, ev);
-        if (e != CL_SUCCESS) {
-            o2r_set_error(ctx, "clEnqueueNDRangeKernel(%s, node '%s'): %s [launch %u, gws "
-                          "%zux%zux%zu, lws %zux%zux%zu]", l->kernel, l->node ? l->node : "?",
-                          o2r_cl_error_name(e), (unsigned)i, gws[0], gws[1], gws[2],
-                          lws_set ? lws[0] : 0, lws_set ? lws[1] : 0, lws_set ? lws[2] : 0);
-            if (ev)
-                *ev = NULL;
-            st = O2R_ERR_CL;
-            goto finish;
-        }
     }
     for (uint32_t i = 0; i < d->n_outputs; i++) {
         const struct o2r_io *io = &d->outputs[i];
@@ -672,6 +707,9 @@ void o2r_model_free(struct o2r_model *m)
     o2r_free(m->launch_kernel);
     o2r_free(m->events);
     o2r_free(m->launch_ns);
+    o2r_free(m->launches);
+    o2r_free(m->args);
+    o2r_tune_free(m);
     o2r_free(m);
 }
 
@@ -767,7 +805,7 @@ void o2r_model_print_profile(const struct o2r_model *m, void *fp)
     fprintf(f, "top %u launches:\n%6s %12s %7s  %-28s %-16s %s\n", (unsigned)top, "#",
             "ms", "%", "kernel", "op", "node");
     for (uint32_t r = 0; r < top; r++) {
-        const struct o2r_launch *l = &d->launches[order[r]];
+        const struct o2r_launch *l = &m->launches[order[r]];
         uint64_t ns = m->launch_ns[order[r]];
         fprintf(f, "%6u %12.3f %6.1f%%  %-28s %-16s %s\n", (unsigned)order[r], (double)ns / 1e6,
                 total ? 100.0 * (double)ns / (double)total : 0.0, l->kernel, l->op ? l->op : "?",

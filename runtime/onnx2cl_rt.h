@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define O2R_MAX_RANK 8
-#define O2R_ABI_VERSION 3
+#define O2R_ABI_VERSION 4 /* 4: tunable kernel instances (struct o2r_tunable) */
 /* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * of common devices: 4096 bits). */
 #define O2R_ALIGN 512
@@ -116,6 +116,58 @@ struct o2r_launch {
     uint32_t variants;   /* kernel classes this launch belongs to (O2R_VARIANT_* bits; 0 = all) */
 };
 
+/* Families of tunable GPU-class kernel instances (kernels/gemm_gpu.cl; docs/tuning.md). All
+ * three are tiled GEMMs with the same tile parameters and the same launch geometry rule. */
+enum o2r_tune_family {
+    O2R_TUNE_GEMM = 1,   /* linear layer (o2c.Gemm): GG_FGEMM_DEFINE */
+    O2R_TUNE_CONV = 2,   /* convolution as implicit GEMM: GG_CONV_DEFINE */
+    O2R_TUNE_MATMUL = 3, /* MatMul / Gemm-13 with strided operands: GG_MATMUL_DEFINE */
+};
+/* Tile parameters of a tunable instance: a TM x TN x TK work-group tile, an RM x RN register
+ * block per work-item; (TM/RM) * (TN/RN) work-items per group. Valid sets: o2r_tiles_check. */
+struct o2r_tiles {
+    int32_t tm, tn, tk, rm, rn;
+};
+/* One launch whose kernel instance, geometry and slice length the runtime chooses at init
+ * (runtime/tune.c): the program gets the line
+ *     MACRO(NAME, TM, TN, TK, RM, RN<margs>)      NAME = kbase "_<TM>x<TN>x<TK>_r<RM>x<RN>" ksuffix
+ * once per distinct instance, and the launch runs NAME with lws = {TN/RN, TM/RM, 1},
+ * gws = {ceil(cols/TN) * TN/RN, ceil(rows/TM) * TM/RM, z}; with kc_arg >= 0 its argument kc_arg
+ * is set to Kc = ceil(ceil(k / z) / TK) * TK (the k range of one of the z split-K slices; z is
+ * fixed at compile time, so the partial-sum temporary keeps its size). The descriptor's launch
+ * holds the default choice (kernel name, gws, lws, Kc), so a runtime that ignored this table
+ * would still run the compiled defaults; the default instance's MACRO line is not in the
+ * sources (the runtime writes every tunable line). */
+struct o2r_tunable {
+    uint32_t family;         /* enum o2r_tune_family */
+    uint32_t launch;         /* index of the tile launch in desc.launches (work_dim 3) */
+    uint32_t span;           /* launches [launch, launch + span) make the outputs (2: + split-K
+                                reduce); --tune times and checks them together */
+    int64_t rows, cols, k;   /* the GEMM: rows (M; conv: OC), columns (N; conv: images * OH*OW),
+                                reduction length K (>= 1, < 2^31) */
+    int64_t z;               /* gws[2]: split-K slices (gemm, conv) or batch (matmul) */
+    int32_t kc_arg;          /* argument of the launch (0-based) holding Kc, -1 if none */
+    uint32_t out_arg;        /* arguments [out_arg, out_arg + n_out) of the launch are its output */
+    uint32_t n_out;          /*   buffers (what --tune compares against the default's) */
+    uint32_t row_mult;       /* TM must be a multiple of this (conv weight panels of OCB rows) */
+    struct o2r_tiles tiles;  /* the compiled default */
+    uint32_t pinned;         /* 1: tiles fixed at compile time ($ONNX2CL_GG_TILES): kept as they are */
+    const char *macro;       /* instance macro ("GG_CONV_DEFINE") */
+    const char *kbase;       /* kernel name before the tile part ("gg_conv") */
+    const char *ksuffix;     /* kernel name after it ("_o8_k1_3x3"; may be "") */
+    const char *margs;       /* macro arguments after RN (", 8, 1, 3, 3"; may be "") */
+};
+/* Why tiles t cannot be used (a rule of kernels/gemm_gpu.cl in words), or NULL when they are
+ * valid: sizes >= 1, TK >= 4, TM % RM == TN % RN == 0, TK % 4 == TN % 16 == TM % 16 == 0,
+ * NT = (TM/RM)(TN/RN) <= 256 and a multiple of TN, TM*TK and TN*TK multiples of 4*NT,
+ * TK*(TM+TN+2)*4 bytes of __local <= 32 KiB; each size <= 1024. Pure; shared by the compiler's
+ * $ONNX2CL_GG_TILES check and the runtime's tuning-file check. */
+const char *o2r_tiles_check(const struct o2r_tiles *t);
+/* The kernel name of tunable t's instance with tiles s: kbase "_<TM>x<TN>x<TK>_r<RM>x<RN>"
+ * ksuffix, into buf (truncated to cap - 1 bytes). Returns buf. */
+char *o2r_tunable_kernel_name(const struct o2r_tunable *t, const struct o2r_tiles *s, char *buf,
+                              size_t cap);
+
 /* A graph input or output. */
 struct o2r_io {
     const char *name;             /* ONNX graph input/output name */
@@ -149,6 +201,8 @@ struct o2r_model_desc {
     const struct o2r_io *outputs;
     uint32_t n_sources;            /* > 0: the program is built from `sources`, not kernel_source */
     const struct o2r_source *sources;
+    uint32_t n_tunables;           /* launches with runtime-chosen tiles (docs/tuning.md) */
+    const struct o2r_tunable *tunables;
 };
 
 /* Weights file layout (little-endian), written by onnx2cl, read by o2r_model_init:
@@ -272,6 +326,27 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
  * dtype (C order); outputs[i] receives desc.outputs[i].nbytes. Blocks until done. */
 o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *const *outputs);
 void o2r_model_free(struct o2r_model *m);
+
+/* Tunes the model's tunable GPU-class kernels on ctx's device (docs/tuning.md): initializes
+ * desc with the compiled default tiles plus every candidate instance (the built-in list or
+ * $ONNX2CL_TUNE_CANDIDATES; O2R_ERR_ARG for a bad one), runs the model once on `inputs` (as
+ * o2r_model_run; inputs NULL, or an entry NULL: deterministic pseudo-random floats in [-1, 1),
+ * zero integers), and at the first launch of each distinct (family, shape) times every
+ * candidate (median of 5 runs by profiling events, after one warm-up whose output must match
+ * the default's within |got - ref| <= 1e-4 * max|ref| + 1e-3 * |ref|; others are rejected and
+ * reported), until `seconds` of wall time after the program build have passed (the shape in
+ * progress keeps the best so far; the rest are not written). The winners are merged into the model's tuning file in the
+ * cache folder (entries of other devices and shapes kept), written atomically; progress lines
+ * "tune: n/N ..." go to log (a FILE*; NULL = stderr). Nothing to tune (cpu class, no GPU GEMM)
+ * is not an error: a line says so and no file is written. Errors: those of o2r_model_init and
+ * o2r_model_run; O2R_ERR_IO when no cache folder can be found or the file cannot be written. */
+o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                          const char *weights_path, const void *const *inputs, double seconds,
+                          void *log);
+/* Prints where the tiles of the model's tunable kernels came from (tuning file and entry,
+ * built-in vendor default, compiled default) and per (family, shape) the tiles chosen, to f
+ * (a FILE*; NULL = stderr). For --verbose. Prints nothing when the class has no tunables. */
+void o2r_model_print_tuning(const struct o2r_model *m, void *f);
 
 /* Enables per-launch OpenCL event timing for following runs; o2r_model_print_profile prints
  * per-kernel and per-op-kind totals of the last run to f (a FILE*). */

@@ -92,6 +92,10 @@ struct o2r_model {
     char *source;                        /* program source: the segments of that class */
     size_t source_len;                   /* bytes of source */
     double weights_ms;                   /* time spent reading, checking and uploading weights */
+    struct o2r_launch *launches;         /* [n_launches] the desc's launches, tunable ones with
+                                            the kernel name and geometry chosen (tune.c) */
+    struct o2r_arg *args;                /* [n_args] the desc's arguments, Kc as chosen */
+    struct o2r_tune_state *tune;         /* tile choices (tune.c); NULL without tunables */
 };
 
 /* ---- allocation wrapper + fault injection (alloc.c) ---- */
@@ -136,6 +140,39 @@ int o2r_probe_build(cl_platform_id p, cl_device_id d, const char *src);
 int o2r_launch_selected(const struct o2r_launch *l, uint32_t kclass);
 /* Assembles the program source of m->kclass into m->source (o2r_malloc). */
 o2r_status o2r_schedule_source(struct o2r_model *m);
+
+/* ---- tunable kernels (tune.c; docs/tuning.md) ---- */
+/* Checks desc's tunables (indices, sizes, names, default tiles consistent with their launches);
+ * O2R_ERR_ARG with the message in ctx->err. */
+o2r_status o2r_tune_validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc *desc);
+/* Chooses the tiles of every tunable of m (tuning file, built-in vendor default, compiled
+ * default; tune_mode: the compiled defaults, file unread) and applies them to m->launches and
+ * m->args. Warnings about an ignored file or entry go to stderr. */
+o2r_status o2r_tune_choose(struct o2r_model *m, int tune_mode);
+/* The instance lines (MACRO(NAME, ...)) of m's chosen tiles, plus every candidate in tune mode,
+ * as an o2r_malloc'ed text (*len bytes); NULL with *len = 0 when m has no tunables, NULL with
+ * *len = (size_t)-1 when out of memory. */
+char *o2r_tune_source(const struct o2r_model *m, size_t *len);
+/* Frees m->tune. */
+void o2r_tune_free(struct o2r_model *m);
+
+/* ---- model internals shared with tune.c (model.c) ---- */
+/* o2r_model_init; tune_mode = 1: compiled default tiles plus every candidate instance. */
+o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
+                               const char *weights_path, int tune_mode, struct o2r_model **out);
+/* Sets l's arguments (from m->args) on kernel k and enqueues it with l's geometry; a launch
+ * with a zero global size is skipped. li: its index (messages). ev: NULL, or receives the
+ * event. */
+o2r_status o2r_launch_enqueue(struct o2r_model *m, uint32_t li, const struct o2r_launch *l,
+                              cl_kernel k, cl_event *ev);
+/* Enqueues the writes of every input (host pointers, desc order; not waited for). */
+o2r_status o2r_model_upload_inputs(struct o2r_model *m, const void *const *inputs);
+
+/* ---- program cache folder (cache.c) ---- */
+/* The cache folder ($ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
+ * $HOME/.cache/onnx2cl) into buf; with create, made if missing. 1 when it exists (or was made),
+ * else 0 (buf still holds the path when one of the variables gave one). Ignores $ONNX2CL_NO_CACHE (that switches off the program cache only). */
+int o2r_cache_dir(char *buf, size_t cap, int create);
 
 /* ---- device memory planning (memplan.c) ---- */
 /* Parses a byte count: decimal digits, optionally followed by one of K/M/G (k/m/g; 2^10, 2^20,

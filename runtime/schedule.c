@@ -181,6 +181,24 @@ o2r_status o2r_schedule_source(struct o2r_model *m)
     }
     m->source[len] = 0;
     m->source_len = len;
+    /* the tunable kernel instances with their chosen tiles (tune.c) */
+    size_t tl = 0;
+    char *tsrc = o2r_tune_source(m, &tl);
+    if (tl == (size_t)-1)
+        goto nomem;
+    if (tsrc && tl) {
+        char *p = o2r_malloc(len + tl + 1);
+        if (!p) {
+            o2r_free(tsrc);
+            goto nomem;
+        }
+        memcpy(p, m->source, len);
+        memcpy(p + len, tsrc, tl + 1);
+        o2r_free(m->source);
+        m->source = p;
+        m->source_len = len + tl;
+    }
+    o2r_free(tsrc);
     return O2R_OK;
 nomem:
     o2r_set_error(m->ctx, "out of host memory assembling the program source of model '%s'",
@@ -224,15 +242,15 @@ void o2r_model_print_variants(const struct o2r_model *m, void *fp)
         uint32_t count = 0;
         fprintf(f, "  %-20s %s variant:", op, cls);
         for (uint32_t j = i; j < d->n_launches; j++) {
-            const struct o2r_launch *o = &d->launches[j];
+            const struct o2r_launch *o = &m->launches[j]; /* tunable: the chosen instance */
             if (o->variants != l->variants || !o->op || strcmp(o->op, op) != 0)
                 continue;
             count++;
             int dup = 0;
             for (uint32_t k = i; k < j && !dup; k++)
-                dup = d->launches[k].variants == l->variants && d->launches[k].op &&
-                      strcmp(d->launches[k].op, op) == 0 &&
-                      strcmp(d->launches[k].kernel, o->kernel) == 0;
+                dup = m->launches[k].variants == l->variants && m->launches[k].op &&
+                      strcmp(m->launches[k].op, op) == 0 &&
+                      strcmp(m->launches[k].kernel, o->kernel) == 0;
             if (!dup)
                 fprintf(f, " %s", o->kernel);
         }

@@ -1,0 +1,66 @@
+#!/bin/bash
+# tune_files.sh ONNX2CL COMPARE MODEL_DIR WORK ATOL RTOL TILES [onnx2cl flags...]
+# Tuning files made by tests/tune/tunefile.py for the model's tunable shapes on this device
+# (gpu kernel class, fresh cache folder); every run's outputs must match MODEL_DIR/ref within
+# ATOL + RTOL*|ref|:
+#   - no file: --verbose says "no tuning file";
+#   - a corrupt (byte flipped), truncated (no end line), foreign-version (99) or other-model
+#     file: exactly one warning naming the file and the reason, and no entry is used;
+#   - entries with out-of-range tiles (40,64,16,4,4: TM % 16 != 0): one warning per entry,
+#     naming the file, the line and the rule; none used;
+#   - entries forcing the valid, non-default TILES: used ("file entry for this device"), and the
+#     o2c.Gemm kernels are the TILES instances (the runtime-chosen tiles really change them).
+set -euo pipefail
+onnx2cl=$1; compare=$2; dir=$3; work=$4; atol=$5; rtol=$6; tiles=$7; shift 7
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"; mkdir -p "$work"
+export ONNX2CL_CACHE_DIR=$work/cache ONNX2CL_KERNELS=gpu
+fail() { echo "FAIL: $*"; exit 1; }
+"$onnx2cl" "$dir/model.onnx" -o "$work/model" "$@"
+args=()
+for f in "$dir"/inputs/*.npy; do n=$(basename "$f" .npy); args+=(--input "$n=$f"); done
+run() { # run NAME: verbose run, stderr in $work/NAME.txt, outputs in $work/out_NAME, checked
+  rm -rf "$work/out_$1"; mkdir -p "$work/out_$1"
+  "$work/model" "${args[@]}" --output-dir "$work/out_$1" --verbose 2> "$work/$1.txt" ||
+    { cat "$work/$1.txt"; fail "$1: the run failed"; }
+  local st=0
+  for f in "$dir"/ref/*.npy; do "$compare" "$work/out_$1/$(basename "$f")" "$f" "$atol" "$rtol" > /dev/null || st=1; done
+  [ $st = 0 ] || fail "$1: outputs differ from the reference"
+}
+run none
+tf=$(sed -n 's/^tuning: no tuning file (looked for \(.*\))$/\1/p' "$work/none.txt")
+[ -n "$tf" ] || fail "no 'tuning: no tuning file (looked for PATH)' line"
+nkeys=$(grep -c '^tuning:   ' "$work/none.txt" || true)
+[ "$nkeys" -ge 1 ] || fail "the model has no tunable shape"
+def=$(sed -n 's/^  o2c.Gemm *gpu variant: \(.*\) (.*/\1/p' "$work/none.txt")
+for how in corrupt truncate version model; do
+  python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" "$tiles"
+  python3 "$here/tunefile.py" damage "$tf" "$how"
+  run "$how"
+  case $how in
+    corrupt) why="corrupt (checksum";; truncate) why="truncated";;
+    version) why="format version '99'";; model) why="written for model 'model'";;
+  esac
+  nw=$(grep -c "warning" "$work/$how.txt" || true)
+  grep -qF "onnx2cl: warning: ignoring tuning file $tf: $why" "$work/$how.txt" && [ "$nw" = 1 ] ||
+    { grep warning "$work/$how.txt" || true; fail "$how file: expected one warning '... $tf: $why'"; }
+  if grep -q "file entry" "$work/$how.txt"; then fail "$how file: an entry was used"; fi
+  echo "ok: $how file ignored with one warning: $(grep warning "$work/$how.txt")"
+done
+python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" 40,64,16,4,4
+run range
+nw=$(grep -c "^onnx2cl: warning: tuning file $tf line [0-9]*: ignoring tiles 40x64x16 r4x4 for .*: TK % 4, TN % 16 and TM % 16 must be 0" "$work/range.txt" || true)
+[ "$nw" = "$nkeys" ] || { grep warning "$work/range.txt" || true; fail "range: expected $nkeys warnings (one per entry)"; }
+if grep -q "file entry" "$work/range.txt"; then fail "range: an out-of-range entry was used"; fi
+echo "ok: $nw out-of-range entries ignored, one warning each"
+python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" "$tiles"
+run forced
+IFS=, read -r tm tn tk rm rn <<< "$tiles"
+want="${tm}x${tn}x${tk}_r${rm}x${rn}"
+used=$(grep -c "file entry for this device and driver: entry" "$work/forced.txt" || true)
+[ "$used" = "$nkeys" ] || fail "forced: $used of $nkeys shapes took the file's entry"
+gemm=$(sed -n 's/^  o2c.Gemm *gpu variant: \(.*\) (.*/\1/p' "$work/forced.txt")
+[ "$gemm" = "gg_fgemm_$want" ] || fail "forced: o2c.Gemm kernels '$gemm', expected gg_fgemm_$want (default run: '$def')"
+[ "$gemm" != "$def" ] || fail "forced tiles equal the default"
+if grep -q "warning" "$work/forced.txt"; then fail "forced: unexpected warning"; fi
+echo "ok: forced tiles $tiles used (o2c.Gemm kernels $gemm, default $def); outputs match"

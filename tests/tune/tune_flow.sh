@@ -1,0 +1,50 @@
+#!/bin/bash
+# tune_flow.sh ONNX2CL COMPARE MODEL_DIR WORK ATOL RTOL CANDIDATES [onnx2cl flags...]
+# `--tune` end to end with the gpu kernel class (docs/tuning.md), in a fresh cache folder:
+#   1. MODEL --tune 30 (candidates $CANDIDATES besides the compiled default) with the model's
+#      inputs and --output-dir: must print "tune: 1/N ...", write exactly one tuning file with
+#      entries for this device, then run with the tuned tiles: outputs within ATOL + RTOL*|ref|
+#      of MODEL_DIR/ref (tuning does not change the results);
+#   2. a second start with --verbose must say it read that file ("tuning: file PATH", entries
+#      "for this device and driver") and match the reference again;
+#   3. --tune without inputs (pseudo-random ones: tuning only) exits 0 and rewrites the file.
+# Exit 0 when all hold, 1 otherwise (first failure printed).
+set -euo pipefail
+onnx2cl=$1; compare=$2; dir=$3; work=$4; atol=$5; rtol=$6; cand=$7; shift 7
+rm -rf "$work"; mkdir -p "$work/out1" "$work/out2"
+export ONNX2CL_CACHE_DIR=$work/cache ONNX2CL_KERNELS=gpu
+fail() { echo "FAIL: $*"; exit 1; }
+"$onnx2cl" "$dir/model.onnx" -o "$work/model" "$@"
+args=()
+for f in "$dir"/inputs/*.npy; do n=$(basename "$f" .npy); args+=(--input "$n=$f"); done
+compare_out() {
+  local st=0
+  for f in "$dir"/ref/*.npy; do "$compare" "$1/$(basename "$f")" "$f" "$atol" "$rtol" || st=1; done
+  [ $st = 0 ] || fail "outputs of $2 differ from the reference"
+}
+# 1. tune, then the run with the tuned tiles
+ONNX2CL_TUNE_CANDIDATES=$cand "$work/model" "${args[@]}" --tune 30 --output-dir "$work/out1" \
+  2> "$work/tune.txt" || { cat "$work/tune.txt"; fail "--tune exited $?"; }
+grep '^tune:' "$work/tune.txt"
+grep -q '^tune: 1/' "$work/tune.txt" || fail "no 'tune: 1/N' progress line"
+files=("$work"/cache/*.tune)
+[ ${#files[@]} = 1 ] && [ -f "${files[0]}" ] || fail "expected one tuning file in $work/cache"
+tf=${files[0]}
+nent=$(grep -c $'^e\t' "$tf" || true)
+[ "$nent" -ge 1 ] || fail "no entries in $tf"
+grep -q "^tune: wrote $tf ($nent entries)" "$work/tune.txt" || fail "'tune: wrote' line"
+compare_out "$work/out1" "the run after --tune"
+# 2. second start reads the file
+"$work/model" "${args[@]}" --output-dir "$work/out2" --verbose 2> "$work/run.txt" ||
+  { cat "$work/run.txt"; fail "second start exited $?"; }
+grep '^tuning:' "$work/run.txt"
+grep -q "^tuning: file $tf ($nent entries)" "$work/run.txt" || fail "second start did not read $tf"
+grep -q "file entry for this device and driver: entry" "$work/run.txt" ||
+  fail "no tunable chose a file entry"
+if grep -q "warning" "$work/run.txt"; then fail "unexpected warning"; fi
+compare_out "$work/out2" "the second start"
+# 3. tuning only (no inputs)
+ONNX2CL_TUNE_CANDIDATES=$cand "$work/model" --tune=5 2> "$work/tune2.txt" ||
+  { cat "$work/tune2.txt"; fail "--tune without inputs exited $?"; }
+grep -q "^tune: wrote $tf" "$work/tune2.txt" || fail "--tune without inputs wrote no file"
+echo "ok: --tune wrote $tf ($nent entries); the second start read it; outputs match"
