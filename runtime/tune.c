@@ -1147,9 +1147,14 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     const void **in = NULL;
     struct tune_file old = {0};
     char path[4200];
-    o2r_status st = o2r_model_init_mode(ctx, desc, weights_path, 1, &m);
-    if (st != O2R_OK)
-        return st;
+    o2r_status st = O2R_OK;
+    ctx->err[0] = 0;
+    if (desc->abi_version != O2R_ABI_VERSION || (desc->n_tunables && !desc->tunables) ||
+        (desc->n_launches && !desc->launches))
+        return o2r_model_init(ctx, desc, weights_path, &m); /* fails with its message */
+    for (uint32_t i = 0; i < desc->n_tunables; i++)
+        if (desc->tunables[i].launch >= desc->n_launches)
+            return o2r_tune_validate_desc(ctx, desc);
     /* the distinct keys, in launch order */
     uint32_t njobs = 0;
     jobs = o2r_calloc(desc->n_tunables + 1, sizeof *jobs);
@@ -1162,7 +1167,7 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     }
     for (uint32_t i = 0; i < desc->n_tunables; i++) {
         const struct o2r_tunable *t = &desc->tunables[i];
-        if (t->pinned || !o2r_launch_selected(&desc->launches[t->launch], m->kclass))
+        if (t->pinned || !o2r_launch_selected(&desc->launches[t->launch], ctx->kclass))
             continue;
         char key[256];
         tune_key(t, key, sizeof key);
@@ -1178,10 +1183,13 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     if (!njobs) {
         fprintf(log, "tune: model '%s' has no tunable kernels in the %s class (the gpu class's "
                 "GEMM / convolution / MatMul instances are tuned%s); no tuning file written\n",
-                desc->name, m->kclass == O2R_VARIANT_GPU ? "gpu" : "cpu",
+                desc->name, ctx->kclass == O2R_VARIANT_GPU ? "gpu" : "cpu",
                 desc->n_tunables ? "; tiles pinned by $ONNX2CL_GG_TILES are not" : "");
         goto done;
     }
+    st = o2r_model_init_mode(ctx, desc, weights_path, 1, &m);
+    if (st != O2R_OK)
+        goto done;
     if (!tune_path(desc, 1, path, sizeof path)) {
         o2r_set_error(ctx, "--tune: no cache folder for the tuning file (set ONNX2CL_CACHE_DIR, "
                       "XDG_CACHE_HOME or HOME)");

@@ -7,7 +7,9 @@
 #      of MODEL_DIR/ref (tuning does not change the results);
 #   2. a second start with --verbose must say it read that file ("tuning: file PATH", entries
 #      "for this device and driver") and match the reference again;
-#   3. --tune without inputs (pseudo-random ones: tuning only) exits 0 and rewrites the file.
+#   3. --tune without inputs (pseudo-random ones: tuning only) exits 0 and rewrites the file;
+#   4. a bad $ONNX2CL_TUNE_CANDIDATES set is refused naming it; with the cpu class there is
+#      nothing to tune (exit 0, a line says so, the file is left alone).
 # Exit 0 when all hold, 1 otherwise (first failure printed).
 set -euo pipefail
 onnx2cl=$1; compare=$2; dir=$3; work=$4; atol=$5; rtol=$6; cand=$7; shift 7
@@ -47,4 +49,15 @@ compare_out "$work/out2" "the second start"
 ONNX2CL_TUNE_CANDIDATES=$cand "$work/model" --tune=5 2> "$work/tune2.txt" ||
   { cat "$work/tune2.txt"; fail "--tune without inputs exited $?"; }
 grep -q "^tune: wrote $tf" "$work/tune2.txt" || fail "--tune without inputs wrote no file"
+# 4. a bad candidate list is refused naming the set (before any build); the cpu class has
+#    nothing to tune: exit 0, a line saying so, the file untouched
+sum0=$(cksum < "$tf")
+if ONNX2CL_TUNE_CANDIDATES="32,32,32,2,2;40,64,16,4,4" "$work/model" --tune 5 2> "$work/bad.txt"; then
+  fail "a bad \$ONNX2CL_TUNE_CANDIDATES was accepted"
+fi
+grep -q "ONNX2CL_TUNE_CANDIDATES=.*at '40,64,16,4,4': TK % 4, TN % 16 and TM % 16 must be 0" "$work/bad.txt" ||
+  { cat "$work/bad.txt"; fail "no message naming the bad candidate"; }
+ONNX2CL_KERNELS=cpu "$work/model" --tune 5 2> "$work/cpu.txt" || { cat "$work/cpu.txt"; fail "--tune on the cpu class failed"; }
+grep -q "^tune: model 'model' has no tunable kernels in the cpu class" "$work/cpu.txt" || fail "cpu class: no 'nothing to tune' line"
+[ "$(cksum < "$tf")" = "$sum0" ] || fail "cpu class: the tuning file changed"
 echo "ok: --tune wrote $tf ($nent entries); the second start read it; outputs match"
