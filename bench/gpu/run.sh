@@ -20,7 +20,9 @@
 #      that hits the time limit still reports it), BENCH_RUNS (default 5),
 #      BENCH_KERNELS (default "auto"; "gpu cpu" times both classes), BENCH_MODELS_DIR (use
 #      already exported model folders <dir>/<model>/ instead of exporting: e.g. models/tiny for a
-#      dry run of the script on a machine without a GPU or torch).
+#      dry run of the script on a machine without a GPU or torch), BENCH_TUNE (seconds; default 0
+#      = off: after the timed run, `--tune BENCH_TUNE` and the timed run again with the tuned
+#      tiles, logged as tune_<model>_<class> / run_tuned_<model>_<class>; docs/tuning.md).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -98,6 +100,11 @@ for m in $MODELS; do
     rm -rf "$ONNX2CL_CACHE_DIR" # cold start: no onnx2cl program cache, no NVIDIA compute cache
     step "first_${m}_$k" 300 env CUDA_CACHE_DISABLE=1 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --output-dir "$W/$m/out_$k" || continue
     step "run_${m}_$k" 300 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --bench "$RUNS" --profile
+    if [ "${BENCH_TUNE:-0}" != 0 ]; then # --tune, then the same timing with the tuned tiles
+      step "tune_${m}_$k" $(( BENCH_TUNE + 240 )) "$W/$m/model" "${ins[@]}" --kernels "$k" \
+        --tune "$BENCH_TUNE" --output-dir "$W/$m/out_tuned_$k"
+      step "run_tuned_${m}_$k" 300 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --bench "$RUNS" --profile
+    fi
   done
   step "torch_$m" 300 python3 bench/gpu/torch_ref.py --model "$m" --runs "$RUNS" \
     --models-dir "$W/models/full" --out "$W/torch_$m.json"
