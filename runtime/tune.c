@@ -959,6 +959,20 @@ static void fill_input(const struct o2r_io *io, void *p, uint32_t seed)
     }
 }
 
+/* Appends one entry line to buf (length *len, capacity cap); 0 when it does not fit. */
+static int put_entry(char *buf, size_t *len, size_t cap, const char *platform, const char *device,
+                     const char *driver, const char *vendor, const char *key,
+                     const struct o2r_tiles *t, double best_us, double default_us)
+{
+    int n = snprintf(buf + *len, cap - *len, "e\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\n",
+                     platform, device, driver, vendor, key, (int)t->tm, (int)t->tn, (int)t->tk,
+                     (int)t->rm, (int)t->rn, best_us, default_us);
+    if (n < 0 || (size_t)n >= cap - *len)
+        return 0;
+    *len += (size_t)n;
+    return 1;
+}
+
 /* Writes the tuning file: the entries of `old` that jobs do not replace, then one per job. */
 static o2r_status tune_file_write(struct o2r_model *m, const char *path,
                                   const struct tune_file *old, const struct tune_job *jobs,
@@ -966,7 +980,8 @@ static o2r_status tune_file_write(struct o2r_model *m, const char *path,
 {
     struct dev_id id;
     dev_id_of(m->ctx, &id);
-    size_t cap = 4096 + (size_t)(old->n + njobs) * 1400, len = 0;
+    size_t cap = 4096 + strlen(m->desc->name) + strlen(m->desc->model_hash) +
+                 (size_t)(old->n + njobs) * 1400, len = 0;
     char *buf = o2r_malloc(cap);
     if (!buf) {
         o2r_set_error(m->ctx, "out of host memory writing the tuning file %s", path);
@@ -984,26 +999,26 @@ static o2r_status tune_file_write(struct o2r_model *m, const char *path,
                        strcmp(en->device, id.device) == 0 && strcmp(en->driver, id.driver) == 0;
         if (replaced)
             continue;
-        len += (size_t)snprintf(buf + len, cap - len, "e\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t"
-                                "%.3f\t%.3f\n", en->platform, en->device, en->driver, en->vendor,
-                                en->key, (int)en->tiles.tm, (int)en->tiles.tn, (int)en->tiles.tk,
-                                (int)en->tiles.rm, (int)en->tiles.rn, en->best_us,
-                                en->default_us);
+        if (!put_entry(buf, &len, cap, en->platform, en->device, en->driver, en->vendor, en->key,
+                       &en->tiles, en->best_us, en->default_us))
+            goto toolong;
         n++;
     }
     for (uint32_t j = 0; j < njobs; j++) {
         const struct tune_job *jb = &jobs[j];
         if (!jb->done)
             continue;
-        len += (size_t)snprintf(buf + len, cap - len, "e\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t"
-                                "%.3f\t%.3f\n", id.platform, id.device, id.driver, id.vendor,
-                                jb->key, (int)jb->best.tm, (int)jb->best.tn, (int)jb->best.tk,
-                                (int)jb->best.rm, (int)jb->best.rn, jb->best_us, jb->def_us);
+        if (!put_entry(buf, &len, cap, id.platform, id.device, id.driver, id.vendor, jb->key,
+                       &jb->best, jb->best_us, jb->def_us))
+            goto toolong;
         n++;
     }
     char sum[17];
     hex64(buf, len, sum);
-    len += (size_t)snprintf(buf + len, cap - len, "end\t%u\t%s\n", (unsigned)n, sum);
+    int ne = snprintf(buf + len, cap - len, "end\t%u\t%s\n", (unsigned)n, sum);
+    if (ne < 0 || (size_t)ne >= cap - len)
+        goto toolong;
+    len += (size_t)ne;
     o2r_status st = O2R_OK;
     char tmp[4300], err[512];
     FILE *f = NULL;
@@ -1031,6 +1046,10 @@ static o2r_status tune_file_write(struct o2r_model *m, const char *path,
 done:
     o2r_free(buf);
     return st;
+toolong: /* cannot happen: fields are bounded; never write a cut file */
+    o2r_free(buf);
+    o2r_set_error(m->ctx, "internal error: the tuning file %s outgrew its buffer", path);
+    return O2R_ERR_IO;
 }
 
 /* Tunes job jb (its tunable's launch span is next in the model's run; its inputs are in place).

@@ -4,8 +4,9 @@
 # (gpu kernel class, fresh cache folder); every run's outputs must match MODEL_DIR/ref within
 # ATOL + RTOL*|ref|:
 #   - no file: --verbose says "no tuning file";
-#   - a corrupt (byte flipped), truncated (no end line), foreign-version (99) or other-model
-#     file: exactly one warning naming the file and the reason, and no entry is used;
+#   - a corrupt (byte flipped), truncated (no end line), foreign-version (99), other-model,
+#     binary (a NUL byte) or empty file, or a directory in its place: exactly one warning naming
+#     the file and the reason, and no entry is used;
 #   - entries with out-of-range tiles (40,64,16,4,4: TM % 16 != 0): one warning per entry,
 #     naming the file, the line and the rule; none used;
 #   - entries forcing the valid, non-default TILES: used ("file entry for this device"), and
@@ -33,13 +34,14 @@ tf=$(sed -n 's/^tuning: no tuning file (looked for \(.*\))$/\1/p' "$work/none.tx
 [ -n "$tf" ] || fail "no 'tuning: no tuning file (looked for PATH)' line"
 nkeys=$(grep -c '^tuning:   ' "$work/none.txt" || true)
 [ "$nkeys" -ge 1 ] || fail "the model has no tunable shape"
-for how in corrupt truncate version model; do
+for how in corrupt truncate version model nul empty; do
   python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" "$tiles"
   python3 "$here/tunefile.py" damage "$tf" "$how"
   run "$how"
   case $how in
     corrupt) why="corrupt (checksum";; truncate) why="truncated";;
     version) why="format version '99'";; model) why="written for model 'model'";;
+    nul) why="holds a NUL byte";; empty) why="truncated (does not end with a complete line)";;
   esac
   nw=$(grep -c "warning" "$work/$how.txt" || true)
   grep -qF "onnx2cl: warning: ignoring tuning file $tf: $why" "$work/$how.txt" && [ "$nw" = 1 ] ||
@@ -47,6 +49,12 @@ for how in corrupt truncate version model; do
   if grep -q "file entry" "$work/$how.txt"; then fail "$how file: an entry was used"; fi
   echo "ok: $how file ignored with one warning: $(grep warning "$work/$how.txt")"
 done
+rm -f "$tf"; mkdir "$tf"
+run dir
+grep -qF "onnx2cl: warning: ignoring tuning file $tf: not a regular file" "$work/dir.txt" &&
+  [ "$(grep -c warning "$work/dir.txt")" = 1 ] || fail "a directory in the file's place: expected one warning"
+rmdir "$tf"
+echo "ok: a directory in the file's place ignored with one warning"
 python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" 40,64,16,4,4
 run range
 nw=$(grep -c "^onnx2cl: warning: tuning file $tf line [0-9]*: ignoring tiles 40x64x16 r4x4 for .*: TK % 4, TN % 16 and TM % 16 must be 0" "$work/range.txt" || true)

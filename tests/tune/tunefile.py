@@ -12,7 +12,8 @@
         device 0), keys from KEYS_LOG (a verbose log of any device)
   tunefile.py damage FILE HOW      corrupt (flip a byte of an entry, checksum kept), truncate
                                    (drop the end line), version (format 99, resealed), model
-                                   (another model's hash, resealed)
+                                   (another model's hash, resealed), nul (a NUL byte in an
+                                   entry), empty (0 bytes)
 Exit status 0, or 1 with a message.
 """
 import hashlib
@@ -87,6 +88,11 @@ def main(a):
             data = body
         elif how == "version":
             data = seal(body.replace(b"onnx2cl-tune\t1\n", b"onnx2cl-tune\t99\n", 1))
+        elif how == "nul":
+            i = data.index(b"\ne\t") + 3
+            data = data[:i] + b"\0" + data[i + 1:]
+        elif how == "empty":
+            data = b""
         elif how == "model":
             lines = body.split(b"\n")
             f = lines[1].split(b"\t")
