@@ -11,7 +11,8 @@
 #     naming the file, the line and the rule; none used;
 #   - entries forcing the valid, non-default TILES: used ("file entry for this device"), and
 #     every GEMM / conv / MatMul kernel that runs is a TILES instance (the runtime-chosen tiles
-#     really change the kernels).
+#     really change the kernels); the same entries for this device with another driver, and
+#     for another device of the same vendor, are used at those lookup levels.
 set -euo pipefail
 onnx2cl=$1; compare=$2; dir=$3; work=$4; atol=$5; rtol=$6; tiles=$7; shift 7
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,3 +78,14 @@ done
 [ -n "$ran" ] || fail "forced: no tunable kernel in the 'gpu variant:' lines"
 if grep -q "warning" "$work/forced.txt"; then fail "forced: unexpected warning"; fi
 echo "ok: forced tiles $tiles used (kernels: $ran; default run: $defran); outputs match"
+# the lower levels of the lookup: this device with another driver, another device of the vendor
+for lvl in driver vendor; do
+  python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" "$tiles" $lvl
+  run "lvl_$lvl"
+  case $lvl in driver) what="file entry for this device, another driver";;
+               vendor) what="file entry for another device of this vendor";; esac
+  n=$(grep -c "^tuning:   .* kernel gg_[a-z]*_${want}.*" "$work/lvl_$lvl.txt" || true)
+  u=$(grep -c "($what: entry" "$work/lvl_$lvl.txt" || true)
+  [ "$n" = "$nkeys" ] && [ "$u" = "$nkeys" ] || fail "level $lvl: $u/$n of $nkeys shapes took the entry"
+  echo "ok: entries of level '$lvl' used ($what)"
+done

@@ -5,8 +5,8 @@
         a file whose entries give every tunable shape listed in VERBOSE_LOG (the stderr of a
         `--verbose` run: "tuning:   <key> ..." and "tuning: device key: ..." lines) the tiles
         TILES ("TM,TN,TK,RM,RN", any values: out-of-range ones test the runtime's checks), for
-        this device (LEVEL exact, the default) or for another device of the same vendor (LEVEL
-        vendor); model hash = sha256 of MODEL_ONNX
+        this device (LEVEL exact, the default), this device with another driver (LEVEL driver)
+        or another device of the same vendor (LEVEL vendor); model hash = sha256 of MODEL_ONNX
   tunefile.py write-vendor FILE MODEL_NAME MODEL_ONNX KEYS_LOG LIST_DEVICES_LOG TILES
         the same for the vendor named in LIST_DEVICES_LOG (`./model --list-devices` output,
         device 0), keys from KEYS_LOG (a verbose log of any device)
@@ -69,6 +69,8 @@ def main(a):
             sys.exit("tunefile.py: no 'tuning: device key:' line in " + a[4])
         if len(a) > 6 and a[6] == "vendor":
             dev = ("other platform", "other device", "other driver", dev[3])
+        elif len(a) > 6 and a[6] == "driver":
+            dev = (dev[0], dev[1], "other driver", dev[3])
         write(a[1], a[2], a[3], keys, dev, a[5])
     elif len(a) == 7 and a[0] == "write-vendor":
         keys, _ = keys_and_device(a[4])
