@@ -319,7 +319,12 @@ void o2r_model_print_variants(const struct o2r_model *m, void *f);
  * tensor larger than the limit (O2R_ERR_NODEVICE, naming the tensor, its size and the limit);
  * weights + arena + scratch larger than CL_DEVICE_GLOBAL_MEM_SIZE (O2R_ERR_NODEVICE, giving the
  * need and the device's memory; $ONNX2CL_GLOBAL_MEM lowers that figure, for tests only).
- * Checked before the program is built. */
+ * Checked before the program is built.
+ * Tiles of the tunable GPU-class kernels (struct o2r_tunable): from the model's tuning file in
+ * the cache folder (entry for this device, else this device with another driver, else this
+ * vendor), else the built-in default of the device's vendor, else the compiled default
+ * (docs/tuning.md); a tuning file or entry that fails its checks is ignored with one warning on
+ * stderr ("onnx2cl: warning: ignoring tuning file PATH: REASON"), never an error. */
 o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                           const char *weights_path, struct o2r_model **out);
 /* Runs one inference. inputs[i] points at desc.inputs[i].nbytes of host data in the declared
