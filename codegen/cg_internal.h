@@ -75,6 +75,9 @@ struct cg_ctx {
     uint32_t nsegments;
     struct o2r_model_desc desc; /* descriptor (arrays in the graph arena) */
     void *payload;             /* lazily built weights payload (malloc) */
+    enum ir_dtype wdtype;      /* storage of repacked weights: IR_F32 or IR_F16 (--weights-dtype) */
+    uint32_t *wconsts;         /* constants made by cg_weight_const (storage-dtype weights) */
+    uint32_t nwconsts, cap_wconsts;
 };
 
 uint64_t cg_weights_checksum(const struct cg_ctx *m);

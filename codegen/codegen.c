@@ -17,8 +17,10 @@
  */
 #include "codegen.h"
 #include "cg_internal.h"
+#include "ref/ref.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +297,91 @@ void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in)
     ensure_value_tables(cg);
     uint32_t r = root_of(cg, in);
     if (r != out) cg->alias[out] = r;
+}
+
+enum ir_dtype cg_weight_dtype(const struct cg_ctx *cg)
+{
+    return cg->wdtype == IR_F16 ? IR_F16 : IR_F32;
+}
+
+/* Records v as a storage-dtype weight (once). */
+static void record_wconst(struct cg_ctx *cg, uint32_t v)
+{
+    ensure_value_tables(cg);
+    for (uint32_t k = 0; k < cg->nwconsts; k++)
+        if (cg->wconsts[k] == v) return;
+    GROW(cg->wconsts, cg->nwconsts, cg->cap_wconsts);
+    cg->wconsts[cg->nwconsts++] = v;
+}
+
+uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, int rank, const int64_t *dims,
+                         float *data)
+{
+    int64_t numel = 1;
+    for (int k = 0; k < rank; k++) numel *= dims[k];
+    const enum ir_dtype t = cg_weight_dtype(cg);
+    if (t == IR_F16) { /* in place, front to back: half i overwrites bytes of float i/2 <= i */
+        unsigned char *p = (unsigned char *)data;
+        for (int64_t i = 0; i < numel; i++) {
+            float f;
+            memcpy(&f, p + 4 * i, 4);
+            const uint16_t h = ref_f32_to_f16(f);
+            if ((h & 0x7fffu) == 0x7c00u && isfinite(f))
+                ir_fatal_node(cg->g, cg->cur_node != IR_NONE ? &cg->g->nodes[cg->cur_node] : NULL,
+                              "weight '%s' holds %g, beyond float16's range (65504): compile "
+                              "with --weights-dtype f32", name, (double)f);
+            memcpy(p + 2 * i, &h, 2);
+        }
+    }
+    uint32_t v = ir_const_add(cg->g, name, t, rank, dims, data, (size_t)numel * ir_dtype_size(t));
+    record_wconst(cg, v);
+    return v;
+}
+
+bool cg_weight_operand_ok(const struct ir_graph *g, uint32_t v)
+{
+    const struct ir_value *x = &g->values[v];
+    if (x->dtype != IR_F32 || !x->data || !ir_is_const(g, v) || ir_numel(g, v) < 1024)
+        return false;
+    const unsigned char *p = x->data;
+    for (int64_t i = 0, n = ir_numel(g, v); i < n; i++) {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        if (isfinite(f) && fabsf(f) >= 65520.0f) return false; /* would round to inf */
+    }
+    return true;
+}
+
+uint32_t cg_weight_operand(struct cg_ctx *cg, uint32_t v)
+{
+    struct ir_graph *g = cg->g;
+    uint32_t out = v;
+    if (cg_weight_dtype(cg) == IR_F16) {
+        const char *name = ir_sprintf(g, "%s.f16", g->values[v].name);
+        out = ir_value_find(g, name);
+        if (out == IR_NONE) {
+            const struct ir_value *x = &g->values[v];
+            const int64_t numel = ir_numel(g, v);
+            uint16_t *h = ir_alloc(g, sizeof(uint16_t) * (size_t)numel);
+            for (int64_t i = 0; i < numel; i++) {
+                float f;
+                memcpy(&f, (const unsigned char *)x->data + 4 * i, 4);
+                h[i] = ref_f32_to_f16(f);
+            }
+            int64_t dims[IR_MAX_RANK];
+            memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+            out = ir_const_add(g, name, IR_F16, x->rank, dims, h, sizeof(uint16_t) * (size_t)numel);
+        }
+    }
+    record_wconst(cg, out);
+    return out;
+}
+
+const char *cg_wsfx(const struct cg_ctx *cg, uint32_t w, const char **name)
+{
+    const bool half = cg->g->values[w].dtype == IR_F16;
+    if (name) *name = half ? "_h" : "";
+    return half ? "f16" : "f32";
 }
 
 void cg_need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
@@ -612,6 +699,7 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     d->arena_bytes = m->arena_bytes;
     d->weights_bytes = m->weights_bytes;
     d->weights_checksum = cg_weights_checksum(m);
+    d->weights_dtype = m->wdtype == IR_F16 ? O2R_F16 : O2R_F32;
     struct o2r_buffer *bufs = ir_alloc(g, sizeof *bufs * (m->nbufs ? m->nbufs : 1));
     for (uint32_t b = 0; b < m->nbufs; b++)
         bufs[b] = (struct o2r_buffer){m->bufs[b].offset, m->bufs[b].size, m->bufs[b].space,
@@ -670,6 +758,7 @@ struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
     m->g = g;
     m->cur_node = IR_NONE;
     m->variants = CG_VARIANT_ALL;
+    m->wdtype = opt && opt->weights_dtype == IR_F16 ? IR_F16 : IR_F32;
     ensure_value_tables(m);
     /* Graph inputs are written before step 0; outputs are read after the last step. */
     for (uint32_t k = 0; k < g->ninputs; k++) touch(m, g->inputs[k], -1);
@@ -719,6 +808,7 @@ void cg_free(struct cg_ctx *m)
     free(m->segments);
     free(m->extra_variants);
     free(m->payload);
+    free(m->wconsts);
     /* the struct itself and the descriptor arrays live in the graph arena */
 }
 
@@ -743,14 +833,19 @@ const void *cg_weights_payload(const struct cg_ctx *m)
     return p;
 }
 
-uint64_t cg_weights_bytes_f16(const struct cg_ctx *m)
+uint64_t cg_weights_bytes_as(const struct cg_ctx *m, enum ir_dtype dtype)
 {
     uint64_t total = 0;
     for (uint32_t b = 0; b < m->nbufs; b++) {
         const struct cg_buffer *bf = &m->bufs[b];
         if (bf->space != O2R_SPACE_WEIGHTS) continue;
-        bool f32 = m->g->values[bf->value].dtype == IR_F32;
-        total += align_up(f32 ? (bf->size + 1) / 2 : bf->size);
+        uint64_t size = bf->size;
+        for (uint32_t k = 0; k < m->nwconsts; k++)
+            if (m->wconsts[k] == bf->value) {
+                size = (uint64_t)ir_numel(m->g, bf->value) * ir_dtype_size(dtype);
+                break;
+            }
+        total += align_up(size);
     }
     return total;
 }
@@ -778,7 +873,8 @@ void cg_print_stats(const struct cg_ctx *m, FILE *f)
             cg_launch_count(m, CG_VARIANT_CPU), cg_launch_count(m, CG_VARIANT_GPU));
     fprintf(f, "arena: %" PRIu64 " bytes (%.2f MiB) for %u activation buffers (%.2f MiB without reuse)\n",
             m->arena_bytes, m->arena_bytes / 1048576.0, narena, unplanned / 1048576.0);
-    fprintf(f, "weights: %" PRIu64 " bytes (%.2f MiB) in %u tensors\n", m->weights_bytes,
-            m->weights_bytes / 1048576.0, nweights);
+    fprintf(f, "weights: %" PRIu64 " bytes (%.2f MiB) in %u tensors, %u repacked as %s "
+               "(--weights-dtype)\n", m->weights_bytes, m->weights_bytes / 1048576.0, nweights,
+            m->nwconsts, m->wdtype == IR_F16 ? "float16" : "float32");
     fprintf(f, "kernel source: %zu bytes, %u (family, dtype) instances\n", m->source_len, m->nuses);
 }

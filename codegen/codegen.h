@@ -25,6 +25,8 @@ struct cg_options {
     const char *command_line;  /* written into the banner */
     bool with_main;            /* emit main() calling o2r_main */
     bool embed_weights;        /* (reserved) */
+    enum ir_dtype weights_dtype; /* repacked GEMM/conv/embedding weights stored as IR_F16 (half,
+                                    onnx2cl --weights-dtype f16) or IR_F32 (also for 0) */
 };
 
 /* Lowers and plans g (after passes_run). Fatal (ir_fatal_node) for a node no kernel handles. */
@@ -46,9 +48,11 @@ void cg_write_h(const struct cg_ctx *m, const char *path, const struct cg_option
 /* Kernel launches per inference under kernel class cls (CG_VARIANT_CPU / CG_VARIANT_GPU, lower.h):
  * launches shared by every class plus that class's own variants. */
 uint32_t cg_launch_count(const struct cg_ctx *m, unsigned cls);
-/* Weights region size if every float32 weight tensor were stored as float16 (others as they
- * are), with the same O2R_ALIGN padding: the --info estimate for float16 storage. */
-uint64_t cg_weights_bytes_f16(const struct cg_ctx *m);
+/* Weights region size of this build with its repacked weights (cg_weight_const: GEMM/conv
+ * panels, embedding tables) stored as `dtype` (IR_F32 or IR_F16) and every other weight as
+ * compiled, with the same O2R_ALIGN padding: exactly the weights_bytes of the same compilation
+ * with --weights-dtype f32 / f16. */
+uint64_t cg_weights_bytes_as(const struct cg_ctx *m, enum ir_dtype dtype);
 /* Statistics for --stats. */
 void cg_print_stats(const struct cg_ctx *m, FILE *f);
 

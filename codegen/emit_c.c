@@ -247,7 +247,8 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
             d->n_launches, nm);
     fprintf(f, "    %u, o2c_inputs, %u, o2c_outputs,\n", d->n_inputs, d->n_outputs);
     fprintf(f, "    %u, %s_sources,\n", d->n_sources, nm);
-    fprintf(f, "    %u, %s_tunables,\n};\n\n", d->n_tunables, nm);
+    fprintf(f, "    %u, %s_tunables, %s,\n};\n\n", d->n_tunables, nm,
+            d->weights_dtype == O2R_F16 ? "O2R_F16" : "O2R_F32");
 
     fprintf(f, "/* The model's descriptor (for tools; most users call the functions below). */\n");
     fprintf(f, "const struct o2r_model_desc *%s_desc(void) { return &%s_model_desc; }\n\n", nm, nm);
@@ -273,8 +274,9 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
     unsigned char hdr[O2R_WEIGHTS_HEADER];
     memset(hdr, 0, sizeof hdr);
     memcpy(hdr, O2R_WEIGHTS_MAGIC, sizeof O2R_WEIGHTS_MAGIC);
-    uint32_t ver = O2R_WEIGHTS_VERSION;
+    uint32_t ver = O2R_WEIGHTS_VERSION, wdt = m->desc.weights_dtype;
     memcpy(hdr + 8, &ver, 4);
+    memcpy(hdr + 12, &wdt, 4); /* weights storage dtype (--weights-dtype) */
     uint64_t bytes = m->weights_bytes, sum = m->desc.weights_checksum;
     memcpy(hdr + 16, &bytes, 8);
     memcpy(hdr + 24, &sum, 8);

@@ -84,6 +84,34 @@ unsigned cg_variant(struct cg_ctx *cg, unsigned mask);
 struct o2r_tunable;
 void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t);
 
+/* ---- weight storage (onnx2cl --weights-dtype; docs/kernel_variants.md "Weight layouts") ----
+ * A lowering that repacks a constant weight for its kernels (GEMM panels, conv panels, embedding
+ * tables) makes the packed constant with cg_weight_const(): stored as float32, or as IEEE half
+ * when the build stores weights as float16 (cg_options.weights_dtype). Its kernels then take the
+ * storage suffix cg_wsfx() of that constant ("f32" / "f16") as their WS macro argument
+ * (kernels/prelude.cl O2C_WT / O2C_WLOAD*: half is read with vload_half, arithmetic is float). */
+/* IR_F16 when this build stores repacked weights as half, else IR_F32. */
+enum ir_dtype cg_weight_dtype(const struct cg_ctx *cg);
+/* Adds constant `name` (dims[rank]) from float32 `data` (numel floats allocated by the caller
+ * with ir_alloc; the constant takes it over): kept as float32, or converted in place to half
+ * (round to nearest even, subnormals, inf and NaN kept: ref_f32_to_f16) under IR_F16 storage;
+ * a finite value beyond half's range (|x| >= 65520) is fatal, naming the constant and
+ * --weights-dtype f32. Recorded as a storage-dtype weight (cg_weights_bytes_as). Returns the
+ * value id. */
+uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, int rank, const int64_t *dims,
+                         float *data);
+/* A constant float32 operand v that a kernel can also read as half (embedding tables, large
+ * elementwise constants) when cg_weight_operand_ok(): under half storage a half copy
+ * "<v>.f16" (made once, shared), else v itself; recorded as a storage-dtype weight either way. */
+uint32_t cg_weight_operand(struct cg_ctx *cg, uint32_t v);
+/* Whether constant v may be read as half: float32 data of >= 1024 elements, no finite one
+ * beyond half's range (|x| >= 65520 would become inf): rounding then changes each element by at
+ * most 2^-11 relative or 2^-25 absolute (subnormals); inf and NaN stay as they are. */
+bool cg_weight_operand_ok(const struct ir_graph *g, uint32_t v);
+/* The storage suffix of constant weight w: "f16" if it holds half, else "f32"; *name gets the
+ * kernel-name suffix of that storage ("_h" for half, "" for float32) when name is not NULL. */
+const char *cg_wsfx(const struct cg_ctx *cg, uint32_t w, const char **name);
+
 /* Lowering entry points, one per family in ops.def, defined in codegen/lower_<family>.c.
  * cmake/lower_table.cmake lists the ones that exist in cg_lowerings[]; a family without one is
  * reported as "no OpenCL kernel for op X yet". */

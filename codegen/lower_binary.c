@@ -14,6 +14,8 @@
  * exponents as float; a float64 exponent is rounded to float there). Mod fmod=0 on floats is
  * numpy.mod (opset 28 allows it; sign of the divisor); And/Or/Xor for bool; comparisons output
  * bool; BitwiseAnd/Or/Xor-18 and BitShift-11/28 (direction LEFT|RIGHT) for integer types.
+ * A large float32 constant second operand (cg_weight_operand_ok) stored as half under
+ * --weights-dtype f16 is first cast to float32 into a scratch buffer (one more launch).
  * Fatal (located) for anything else, naming the op and the type.
  */
 #include "lower_ka.h"
@@ -220,6 +222,23 @@ bool lower_binary(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (n->op == IR_OP_POW && g->values[b].dtype != dt) {
         emit_pow_mixed(cg, g, node, sfx, dt, cnt);
         return true;
+    }
+    if (n->ninputs == 2 && dt == IR_F32 && cg_weight_operand_ok(g, b)) {
+        /* a large constant second operand (position embeddings) is a weight of the storage
+         * dtype; stored as half (--weights-dtype f16) it is expanded into a float32 scratch
+         * buffer by one cast launch, then the usual kernel runs */
+        const uint32_t h = cg_weight_operand(cg, b);
+        if (g->values[h].dtype == IR_F16) {
+            const int64_t bn = ka_numel(g, node, b);
+            const uint32_t bbuf = cg_temp(cg, node, IR_F32, bn);
+            snprintf(kname, sizeof kname, "cast_to_f32_%s", cg_use(cg, "cast", IR_F16));
+            ka_launch(cg, node, kname, bn);
+            cg_arg_buf(cg, h);
+            cg_arg_buf(cg, bbuf);
+            cg_arg_i32(cg, bn);
+            emit_pair_buf(cg, g, node, base, sfx, a, b, bbuf, y, cnt);
+            return true;
+        }
     }
     emit_pair(cg, g, node, base, sfx, a, b, y, cnt);
     for (uint32_t k = 2; k < n->ninputs; k++) emit_pair(cg, g, node, base, sfx, y, n->inputs[k], y, cnt);

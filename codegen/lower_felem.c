@@ -13,7 +13,8 @@
  * Semantics match the unfused kernels (kernels/unary.cl, binary.cl, where.cl, clip.cl):
  * NaN-propagating relu/min/max/clip, erf by the same rational approximation (ka_erf_f, no erf()
  * call), Pow with a literal 2 as x*x. Literals are emitted bit-exact (as_float(0x...u)).
- * Float32 values; bool inputs (Where's condition) read as uchar != 0.
+ * Float32 values; bool inputs (Where's condition) read as uchar != 0; large float32 constants
+ * (cg_weight_operand_ok: position embeddings) as half with vload_half under --weights-dtype f16.
  * Fatal (located) for malformed programs, more than O2C_FE_RANK collapsed axes or >= 2^31
  * elements.
  */
@@ -161,12 +162,20 @@ bool lower_felem(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         cls[i] = dense ? 0 : (scalar ? 1 : 2);
         any_strided |= cls[i] == 2;
     }
+    /* large float32 constants (position embeddings) are weights of the storage dtype: read as
+     * half under --weights-dtype f16 (cg_weight_operand; vload_half, float arithmetic) */
+    uint32_t *arg = calloc(nin + 1, sizeof *arg);
+    for (uint32_t i = 0; i < nin; i++)
+        arg[i] = cg_weight_operand_ok(g, n->inputs[i]) ? cg_weight_operand(cg, n->inputs[i])
+                                                       : n->inputs[i];
     /* kernel text */
     struct sbuf b = {0};
     sb_printf(&b, "__kernel void felem_NAME(");
-    for (uint32_t i = 0; i < nin; i++)
+    for (uint32_t i = 0; i < nin; i++) {
+        const enum ir_dtype t = g->values[arg[i]].dtype;
         sb_printf(&b, "__global const %s *in%u, ",
-                  g->values[n->inputs[i]].dtype == IR_BOOL ? "uchar" : "float", i);
+                  t == IR_BOOL ? "uchar" : t == IR_F16 ? "half" : "float", i);
+    }
     sb_printf(&b, "__global float *out");
     for (int k = 0; k < m; k++) sb_printf(&b, ", int d%d", k);
     for (uint32_t i = 0; i < nin; i++)
@@ -181,15 +190,17 @@ bool lower_felem(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         sb_printf(&b, "    const int c0 = r;\n");
     }
     for (uint32_t i = 0; i < nin; i++) {
-        bool isb = g->values[n->inputs[i]].dtype == IR_BOOL;
+        bool isb = g->values[arg[i]].dtype == IR_BOOL, ish = g->values[arg[i]].dtype == IR_F16;
+        /* in[index], or vload_half(index, in) for a half constant */
         sb_printf(&b, "    const float x%u = %s", i, isb ? "(float)(" : "");
-        if (cls[i] == 0) sb_printf(&b, "in%u[i]", i);
-        else if (cls[i] == 1) sb_printf(&b, "in%u[0]", i);
-        else {
-            sb_printf(&b, "in%u[", i);
+        if (ish) sb_printf(&b, "vload_half(");
+        else sb_printf(&b, "in%u[", i);
+        if (cls[i] == 0) sb_printf(&b, "i");
+        else if (cls[i] == 1) sb_printf(&b, "0");
+        else
             for (int k = 0; k < m; k++) sb_printf(&b, "%sc%d * s%u_%d", k ? " + " : "", k, i, k);
-            sb_printf(&b, "]");
-        }
+        if (ish) sb_printf(&b, ", in%u)", i);
+        else sb_printf(&b, "]");
         sb_printf(&b, "%s;\n", isb ? " != 0)" : "");
     }
     /* expression: each instruction result is a named temporary t<j> */
@@ -329,7 +340,7 @@ bool lower_felem(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     for (int k = 0; k < m - 1; k++) outer *= d[k];
     const size_t gws[2] = {(size_t)d[m - 1], (size_t)outer};
     cg_launch(cg, node, name, 2, gws, NULL);
-    for (uint32_t i = 0; i < nin; i++) cg_arg_buf(cg, n->inputs[i]);
+    for (uint32_t i = 0; i < nin; i++) cg_arg_buf(cg, arg[i]);
     cg_arg_buf(cg, y);
     for (int k = 0; k < m; k++) cg_arg_i32(cg, d[k]);
     for (uint32_t i = 0; i < nin; i++)
@@ -338,6 +349,7 @@ bool lower_felem(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     free(b.s);
     free(src.s);
     free(cls);
+    free(arg);
     free(st);
     free(consts);
     return true;

@@ -8,7 +8,8 @@
  * [M, N] product in output order.
  * Lowering: the constant weight is re-laid out at compile time into panels of 16 columns
  * (K-major inside a panel, zero-padded to a multiple of 16 columns; a new constant
- * "o2c.panels16:<id>:<w>" shared by nodes using the same weight; the original is not uploaded),
+ * "o2c.panels16:<id>:<w>" shared by nodes using the same weight; the original is not uploaded;
+ * stored as float32 or, with --weights-dtype f16, as IEEE half: cg_weight_const),
  * then codegen/sched_gemm.c emits the launches of each kernel class from a struct sched_gemm:
  * kernels/fgemm.cl (cpu) and kernels/gemm_gpu.cl (gpu), both reading that panel constant.
  * Assumes: the pass checked shapes; float32 only.
@@ -42,6 +43,7 @@ static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, i
     const int64_t np = (N + pw - 1) / pw;
     uint32_t got = ir_value_find(g, name);
     if (got != IR_NONE && ir_is_const(g, got) && g->values[got].rank == 3 &&
+        g->values[got].dtype == cg_weight_dtype(cg) &&
         g->values[got].dims[0] == np && g->values[got].dims[1] == K &&
         g->values[got].dims[2] == pw)
         return got;
@@ -54,9 +56,7 @@ static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, i
             memcpy(dst + (p * K + k) * pw, src + k * N + p * pw, sizeof(float) * (size_t)nw);
     }
     const int64_t dims[3] = {np, K, pw};
-    uint32_t v = ir_const_add(g, name, IR_F32, 3, dims, dst, bytes);
-    cg_alias(cg, v, v); /* grows codegen's per-value tables to cover the new value */
-    return v;
+    return cg_weight_const(cg, name, 3, dims, dst); /* float32 or half (--weights-dtype) */
 }
 
 bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)

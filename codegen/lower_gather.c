@@ -7,6 +7,9 @@
  * Constant indices are range-checked here (out of range is a located fatal error, as the spec
  * makes it an error); run-time indices wrap once if negative and are then clamped by the kernel
  * (a kernel cannot raise; see kernels/gather.cl).
+ * A Gather from a constant float32 table (token embeddings; cg_weight_operand_ok) is a weight
+ * of the storage dtype: under --weights-dtype f16 it reads a half copy (cg_weight_operand) with
+ * gather_h2f_* (vload_half; the output stays float32).
  */
 #include "lower_ka.h"
 
@@ -52,9 +55,14 @@ bool lower_gather(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         if (n->op == IR_OP_GATHER) {
             int64_t I = 1;
             for (int k = (int)axis + 1; k < r; k++) I *= xv->dims[k];
-            snprintf(kname, sizeof kname, "gather_%s_%s", is, sfx);
+            uint32_t tab = x;
+            if (cg_weight_operand_ok(g, x)) tab = cg_weight_operand(cg, x);
+            if (g->values[tab].dtype == IR_F16)
+                snprintf(kname, sizeof kname, "gather_h2f_%s", is);
+            else
+                snprintf(kname, sizeof kname, "gather_%s_%s", is, sfx);
             ka_launch(cg, node, kname, cnt);
-            cg_arg_buf(cg, x);
+            cg_arg_buf(cg, tab);
             cg_arg_buf(cg, ind);
             cg_arg_buf(cg, y);
             cg_arg_i32(cg, cnt);

@@ -45,8 +45,10 @@ struct conv_packed {
 
 /* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant):
  * [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
- * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w. */
-static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb, bool flat)
+ * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w; float32 or
+ * half (cg_weight_const, --weights-dtype). */
+static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int ocb,
+                               bool flat)
 {
     const char *name = ir_sprintf(g, "%s.fconv_v%d%s", g->values[w].name, ocb, flat ? "f" : "");
     uint32_t pv = ir_value_find(g, name);
@@ -66,7 +68,7 @@ static uint32_t packed_weights(struct ir_graph *g, uint32_t w, int ocb, bool fla
                               : (((o / ocb) * KH + kh) * cin + ci) * KW + kw) * ocb + o % ocb] =
                         src[((o * cin + ci) * KH + kh) * KW + kw];
     const int64_t dims[1] = {numel};
-    return ir_const_add(g, name, IR_F32, 1, dims, dst, sizeof(float) * (size_t)numel);
+    return cg_weight_const(cg, name, 1, dims, dst);
 }
 
 /* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs,
@@ -193,15 +195,16 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     cg_need_i32(g, n, xp);
     /* one column vector per work-item: 16 channels keep 16 independent accumulators */
     if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
-    uint32_t wk = packed_weights(g, w, ocb, im2col);
+    uint32_t wk = packed_weights(cg, g, w, ocb, im2col);
     pk->w = wk;
     pk->ocb = ocb;
     pk->flat = im2col;
     char kname[96], src[160];
-    snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d", (long long)KH,
-             (long long)KW, (long long)sw, (long long)dw, ocb, nv);
-    snprintf(src, sizeof src, "FCONV_V_DEFINE(%s, %lld, %lld, %lld, %lld, %d, %d)\n", kname,
-             (long long)KH, (long long)KW, (long long)sw, (long long)dw, ocb, nv);
+    const char *wn, *ws = cg_wsfx(cg, wk, &wn); /* weight storage (--weights-dtype) */
+    snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d%s", (long long)KH,
+             (long long)KW, (long long)sw, (long long)dw, ocb, nv, wn);
+    snprintf(src, sizeof src, "FCONV_V_DEFINE(%s, %lld, %lld, %lld, %lld, %d, %d, %s)\n", kname,
+             (long long)KH, (long long)KW, (long long)sw, (long long)dw, ocb, nv, ws);
     cg_add_source(cg, src);
     const int64_t ocblk = (OC + ocb - 1) / ocb;
     size_t gws[3] = {(size_t)OH, (size_t)owt, (size_t)(N * ocblk)};
@@ -323,10 +326,11 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     (void)cg_use(cg, "gemm_gpu", IR_F32);
     /* tunable: Kc is argument 13, the output Y argument 4; TM a multiple of the weight's OCB */
     char ksuffix[64], margs[64], kname[160];
-    snprintf(ksuffix, sizeof ksuffix, "_o%d_k%d_%lldx%lld", ocb, kord, (long long)c->k[1],
-             (long long)c->k[2]);
-    snprintf(margs, sizeof margs, ", %d, %d, %lld, %lld", ocb, kord, (long long)c->k[1],
-             (long long)c->k[2]);
+    const char *wn, *ws = cg_wsfx(cg, wk, &wn); /* weight storage (--weights-dtype) */
+    snprintf(ksuffix, sizeof ksuffix, "_o%d_k%d_%lldx%lld%s", ocb, kord, (long long)c->k[1],
+             (long long)c->k[2], wn);
+    snprintf(margs, sizeof margs, ", %d, %d, %lld, %lld, %s", ocb, kord, (long long)c->k[1],
+             (long long)c->k[2], ws);
     const struct o2r_tunable tu = {O2R_TUNE_CONV, 0, ns > 1 ? 2 : 1, OC, NC, K, ns, 13, 4, 1,
                                    (uint32_t)ocb, t, (uint32_t)pinned, "GG_CONV_DEFINE",
                                    "gg_conv", ksuffix, margs};

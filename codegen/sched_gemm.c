@@ -91,8 +91,10 @@ static void emit_cpu(struct cg_ctx *cg, const struct sched_gemm *w)
     const int64_t npan = (w->N + 15) / 16;
     (void)cg_use(cg, "fgemm", IR_F32);
     char kname[64], src[128];
-    snprintf(kname, sizeof kname, "fgemm_t%d_p%d_k%lld", tm, np, (long long)w->K);
-    snprintf(src, sizeof src, "FG_DEFINE(%s, %d, %d, %lld)\n", kname, tm, np, (long long)w->K);
+    const char *wn, *ws = cg_wsfx(cg, w->wpanels, &wn); /* weight storage (--weights-dtype) */
+    snprintf(kname, sizeof kname, "fgemm_t%d_p%d_k%lld%s", tm, np, (long long)w->K, wn);
+    snprintf(src, sizeof src, "FG_DEFINE(%s, %d, %d, %lld, %s)\n", kname, tm, np,
+             (long long)w->K, ws);
     cg_add_source(cg, src);
     const size_t gws[2] = {(size_t)((w->M + tm - 1) / tm), (size_t)((npan + np - 1) / np)};
     /* Explicit small work-groups (lws[0] divides gws[0], OpenCL 1.2): same speed on PoCL as its
@@ -126,10 +128,13 @@ static void emit_gpu(struct cg_ctx *cg, const struct sched_gemm *w)
     if (ns > 1) part = cg_temp(cg, w->node, IR_F32, (int64_t)ns * w->M * w->N);
     (void)cg_use(cg, "fgemm", IR_F32); /* fg_act, before kernels/gemm_gpu.cl */
     (void)cg_use(cg, "gemm_gpu", IR_F32);
-    /* tunable: Kc is argument 16, the outputs Y0..Y7 arguments 4..11 */
+    /* tunable: Kc is argument 16, the outputs Y0..Y7 arguments 4..11; the weight storage
+     * (--weights-dtype) is the last macro argument */
+    const char *wn, *ws = cg_wsfx(cg, w->wpanels, &wn);
+    const char *margs = ws[1] == '1' ? ", f16" : ", f32";
     const struct o2r_tunable tu = {O2R_TUNE_GEMM, 0, ns > 1 ? 2 : 1, w->M, w->N, w->K, ns, 16,
                                    4, SCHED_GEMM_MAX_SPLITS, 1, t, (uint32_t)pinned,
-                                   "GG_FGEMM_DEFINE", "gg_fgemm", "", ""};
+                                   "GG_FGEMM_DEFINE", "gg_fgemm", wn, margs};
     char kname[128];
     o2r_tunable_kernel_name(&tu, &t, kname, sizeof kname);
     const size_t lws[3] = {(size_t)(t.tn / t.rn), (size_t)(t.tm / t.rm), 1};

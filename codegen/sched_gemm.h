@@ -20,7 +20,8 @@
 struct sched_gemm {
     uint32_t node;                          /* the o2c.Gemm node (comments, errors) */
     uint32_t a;                             /* activations, dense, numel M*K, float32 */
-    uint32_t wpanels;                       /* W [K, N] packed as o2c.panels16 [ceil(N/16), K, 16] */
+    uint32_t wpanels;                       /* W [K, N] packed as o2c.panels16 [ceil(N/16), K, 16],
+                                               float32 or half (cg_wsfx) */
     uint32_t wplace;                        /* any buffer, passed for absent bias/residual */
     uint32_t bias;                          /* [N] or IR_NONE */
     uint32_t res;                           /* [M, N] or IR_NONE (only with one split) */

@@ -3,7 +3,7 @@
  * What: info_count_imported() records the op histogram and parameter count of the graph as
  * imported (before any pass); info_flops() counts FLOPs on the optimized graph; info_print()
  * prints inputs/outputs, the histogram, parameters, FLOPs, weights bytes (as compiled, and with
- * float16 storage of the float32 weights), arena bytes, peak device memory, the largest tensor
+ * --weights-dtype f32 and f16: exact, cg_weights_bytes_as), arena bytes, peak device memory, the largest tensor
  * and kernel launches per class.
  * Definitions (printed with the figures):
  *   parameters  elements of the model's initializers (Constant nodes' tensors and other
@@ -161,11 +161,15 @@ void info_print(FILE *f, const struct ir_graph *g, const struct info_imported *i
     fprintf(f, "flops: %" PRIu64 " (%.3f GFLOP per inference: 2 x multiply-accumulates of "
                "MatMul/Gemm/Conv/ConvTranspose/attention; bias, activations, normalization, "
                "softmax, data movement not counted)\n", flops, (double)flops / 1e9);
-    uint64_t wf16 = cg_weights_bytes_f16(m);
-    fprintf(f, "weights_bytes: %" PRIu64 " (%.2f MiB as compiled, float32 weights stored as "
-               "float32)\n", mem.weights_bytes, mem.weights_bytes / mib);
-    fprintf(f, "weights_bytes_f16: %" PRIu64 " (%.2f MiB if float32 weights were stored as "
-               "float16)\n", wf16, wf16 / mib);
+    const uint64_t wf32 = cg_weights_bytes_as(m, IR_F32), wf16 = cg_weights_bytes_as(m, IR_F16);
+    const bool half = d->weights_dtype == O2R_F16;
+    fprintf(f, "weights_bytes: %" PRIu64 " (%.2f MiB as compiled: --weights-dtype %s)\n",
+            mem.weights_bytes, mem.weights_bytes / mib, half ? "f16" : "f32");
+    fprintf(f, "weights_bytes_f32: %" PRIu64 " (%.2f MiB with --weights-dtype f32)\n", wf32,
+            wf32 / mib);
+    fprintf(f, "weights_bytes_f16: %" PRIu64 " (%.2f MiB with --weights-dtype f16: GEMM/conv/"
+               "embedding weights as float16, biases, norm scales and other small tensors "
+               "float32)\n", wf16, wf16 / mib);
     fprintf(f, "arena_bytes: %" PRIu64 " (%.2f MiB of activations, lifetimes overlapped)\n",
             mem.arena_bytes, mem.arena_bytes / mib);
     fprintf(f, "scratch_bytes: %" PRIu64 "\n", mem.scratch_bytes);

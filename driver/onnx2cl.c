@@ -103,6 +103,9 @@ static void usage(FILE *f)
           "                         existing build of the same structure, --shape and flags (a\n"
           "                         fine-tune's values, or --weights-from); the executable refuses\n"
           "                         it when the builds differ\n"
+          "  --weights-dtype f16|f32  storage of the GEMM/conv/embedding weights in the weights file\n"
+          "                         and on the device: f16 = IEEE half (read with vload_half, float32\n"
+          "                         arithmetic), f32 = float32 (default: f16 for float16 models, else f32)\n"
           "  --info                 print inputs/outputs, op histogram, parameters, FLOPs, weights\n"
           "                         bytes (float32 and float16 storage), arena bytes, peak device\n"
           "                         memory and kernel launches for the --shape bindings; writes\n"
@@ -289,9 +292,12 @@ static void write_stats_json(const char *path, const struct ir_graph *g, const s
     struct o2r_memory mem;
     o2r_desc_memory(d, &mem);
     fprintf(f, "{\n  \"kernel_launches\": %u,\n  \"kernel_launches_gpu\": %u,\n  \"arena_bytes\": %" PRIu64 ",\n  \"weights_bytes\": %" PRIu64
+               ",\n  \"weights_dtype\": \"%s\",\n  \"weights_bytes_f32\": %" PRIu64 ",\n  \"weights_bytes_f16\": %" PRIu64
                ",\n  \"device_bytes_peak\": %" PRIu64 ",\n  \"nodes_after\": %u,\n  \"compile_seconds\": %.3f,\n  \"passes\": ",
             cg_launch_count(m, 1 /* CG_VARIANT_CPU */), cg_launch_count(m, 2 /* CG_VARIANT_GPU */),
-            d->arena_bytes, d->weights_bytes, mem.peak_bytes, live, compile_s);
+            d->arena_bytes, d->weights_bytes, d->weights_dtype == O2R_F16 ? "f16" : "f32",
+            cg_weights_bytes_as(m, IR_F32), cg_weights_bytes_as(m, IR_F16), mem.peak_bytes, live,
+            compile_s);
     fuse_stats_json(f);
     fputs("\n}\n", f);
     if (fclose(f) != 0) ir_die("%s: write failed", path);
@@ -299,6 +305,23 @@ static void write_stats_json(const char *path, const struct ir_graph *g, const s
     if (rename(tmp, path) != 0) ir_die("%s: cannot rename into place: %s", path, strerror(errno));
     ir_tmp_unregister(tmp);
     free(tmp);
+}
+
+/* The weights storage dtype: --weights-dtype when given (wd: IR_F16 / IR_F32), else IR_F16 for a
+ * float16 model (its float initializers hold more float16 than float32 elements, as an SD fp16
+ * export: storing its weights as half loses nothing), else IR_F32. g as imported (before
+ * promote_f16 makes every float16 constant float32). */
+static enum ir_dtype weights_dtype(const struct ir_graph *g, enum ir_dtype wd)
+{
+    if (wd != IR_UNDEFINED) return wd;
+    uint64_t h = 0, f = 0;
+    for (uint32_t v = 0; v < g->nvalues; v++) {
+        const struct ir_value *val = &g->values[v];
+        if (!val->is_initializer || !val->data) continue;
+        if (val->dtype == IR_F16) h += (uint64_t)(val->nbytes / 2);
+        else if (val->dtype == IR_F32) f += (uint64_t)(val->nbytes / 4);
+    }
+    return h > f ? IR_F16 : IR_F32;
 }
 
 /* --weights-from: initializer values from a safetensors file (NULL: none). */
@@ -328,6 +351,7 @@ int main(int argc, char **argv)
     struct pass_options opt = {0};
     bool with_main = true, info = false, weights_only = false;
     const char *weights_from = NULL;
+    enum ir_dtype wdtype = IR_UNDEFINED; /* --weights-dtype (IR_UNDEFINED: by the model) */
     opt.shapes = shapes;
     opt.binds = binds;
     for (int i = 1; i < argc; i++) {
@@ -343,6 +367,11 @@ int main(int argc, char **argv)
             const char *v = a[14] == '=' ? a + 15 : NEXT();
             if (weights_from) usage_error("--weights-from given twice (%s)", v);
             weights_from = v;
+        } else if (strcmp(a, "--weights-dtype") == 0 || strncmp(a, "--weights-dtype=", 16) == 0) {
+            const char *v = a[15] == '=' ? a + 16 : NEXT();
+            if (strcmp(v, "f16") == 0) wdtype = IR_F16;
+            else if (strcmp(v, "f32") == 0) wdtype = IR_F32;
+            else usage_error("--weights-dtype %s: expected f16 (IEEE half) or f32 (float32)", v);
         } else if (strcmp(a, "--info") == 0) {
             info = true;
         } else if (strcmp(a, "--weights-only") == 0) {
@@ -418,8 +447,10 @@ int main(int argc, char **argv)
         sigaction(SIGHUP, &sa, NULL);
         struct ir_graph *g = onnx_load(model);
         apply_weights_from(g, weights_from);
+        const enum ir_dtype wd = weights_dtype(g, wdtype);
         passes_run(g, &opt);
-        struct cg_options cgo = {.name = "weights", .command_line = "", .with_main = false};
+        struct cg_options cgo = {.name = "weights", .command_line = "", .with_main = false,
+                                 .weights_dtype = wd};
         struct cg_ctx *m = cg_build(g, &cgo);
         cg_write_weights(m, out);
         fprintf(stderr, "onnx2cl: wrote %s (%" PRIu64 " bytes of weights, build %016" PRIx64 "): "
@@ -434,9 +465,11 @@ int main(int argc, char **argv)
         apply_weights_from(g, weights_from);
         struct info_imported imp;
         info_count_imported(g, &imp);
+        const enum ir_dtype wd = weights_dtype(g, wdtype);
         passes_run(g, &opt);
         uint64_t flops = info_flops(g);
-        struct cg_options cgo = {.name = "info", .command_line = "", .with_main = false};
+        struct cg_options cgo = {.name = "info", .command_line = "", .with_main = false,
+                                 .weights_dtype = wd};
         struct cg_ctx *m = cg_build(g, &cgo);
         info_print(stdout, g, &imp, flops, m);
         info_imported_free(&imp);
@@ -506,10 +539,12 @@ int main(int argc, char **argv)
     double t0 = now_s();
     struct ir_graph *g = onnx_load(model);
     apply_weights_from(g, weights_from);
+    const enum ir_dtype wd = weights_dtype(g, wdtype);
     double t1 = now_s();
     passes_run(g, &opt);
     double t2 = now_s();
-    struct cg_options cgo = {.name = id, .command_line = cmdline, .with_main = with_main};
+    struct cg_options cgo = {.name = id, .command_line = cmdline, .with_main = with_main,
+                             .weights_dtype = wd};
     struct cg_ctx *m = cg_build(g, &cgo);
     double t3 = now_s();
     /* Until the whole job succeeds, every output written so far is removed on any error or

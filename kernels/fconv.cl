@@ -224,10 +224,12 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
  *       the next output row reuses KH-1 of its KH runs from cache.
  *   Wk: weights repacked at compile time to [OCtot/OCB][KH][cin_g][KW][OCB] (zero-padded where
  *       OC is not a multiple of OCB; then group == 1).
+ *       Stored as float (WS = f32) or IEEE half (WS = f16, onnx2cl --weights-dtype f16: read with
+ *       vload_half, accumulated in float like the f32 form).
  * Rows (H) are not padded: taps outside [0, H) are skipped.
  * The im2col form (fconv_im2col) runs the 1x1 specialization on one row of the flattened
  * output plane, with the KH*KW taps as extra input channels.
- * KH, KW, SW, DW, OCB, NV are compile-time constants of each specialization (FCONV_V_DEFINE);
+ * KH, KW, SW, DW, OCB, NV, WS are compile-time constants of each specialization (FCONV_V_DEFINE);
  * OCB in {4, 8, 12, 16}, NV in {1, 2}. The accumulators are named variables (FV_DECL): PoCL
  * does not unroll constant-trip loops over private arrays, which then live on the stack (7x
  * slower).
@@ -240,30 +242,30 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
 #define FV_DECL(a) float16 a##0 = 0.0f, a##1 = 0.0f, a##2 = 0.0f, a##3 = 0.0f, a##4 = 0.0f,       \
     a##5 = 0.0f, a##6 = 0.0f, a##7 = 0.0f, a##8 = 0.0f, a##9 = 0.0f, a##10 = 0.0f, a##11 = 0.0f,  \
     a##12 = 0.0f, a##13 = 0.0f, a##14 = 0.0f, a##15 = 0.0f
-/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4) */
-#define FV_FMA(a, xv, w, OCB)                                                                    \
+/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4); w stored as WS */
+#define FV_FMA(a, xv, w, OCB, WS)                                                                    \
     do {                                                                                         \
-        a##0 = fma((xv), (float16)((w)[0]), a##0);                                               \
-        a##1 = fma((xv), (float16)((w)[1]), a##1);                                               \
-        a##2 = fma((xv), (float16)((w)[2]), a##2);                                               \
-        a##3 = fma((xv), (float16)((w)[3]), a##3);                                               \
+        a##0 = fma((xv), (float16)(O2C_WLOAD1(WS, 0, w)), a##0);                                               \
+        a##1 = fma((xv), (float16)(O2C_WLOAD1(WS, 1, w)), a##1);                                               \
+        a##2 = fma((xv), (float16)(O2C_WLOAD1(WS, 2, w)), a##2);                                               \
+        a##3 = fma((xv), (float16)(O2C_WLOAD1(WS, 3, w)), a##3);                                               \
         if ((OCB) > 4) {                                                                         \
-            a##4 = fma((xv), (float16)((w)[4]), a##4);                                           \
-            a##5 = fma((xv), (float16)((w)[5]), a##5);                                           \
-            a##6 = fma((xv), (float16)((w)[6]), a##6);                                           \
-            a##7 = fma((xv), (float16)((w)[7]), a##7);                                           \
+            a##4 = fma((xv), (float16)(O2C_WLOAD1(WS, 4, w)), a##4);                                           \
+            a##5 = fma((xv), (float16)(O2C_WLOAD1(WS, 5, w)), a##5);                                           \
+            a##6 = fma((xv), (float16)(O2C_WLOAD1(WS, 6, w)), a##6);                                           \
+            a##7 = fma((xv), (float16)(O2C_WLOAD1(WS, 7, w)), a##7);                                           \
         }                                                                                        \
         if ((OCB) > 8) {                                                                         \
-            a##8 = fma((xv), (float16)((w)[8]), a##8);                                           \
-            a##9 = fma((xv), (float16)((w)[9]), a##9);                                           \
-            a##10 = fma((xv), (float16)((w)[10]), a##10);                                        \
-            a##11 = fma((xv), (float16)((w)[11]), a##11);                                        \
+            a##8 = fma((xv), (float16)(O2C_WLOAD1(WS, 8, w)), a##8);                                           \
+            a##9 = fma((xv), (float16)(O2C_WLOAD1(WS, 9, w)), a##9);                                           \
+            a##10 = fma((xv), (float16)(O2C_WLOAD1(WS, 10, w)), a##10);                                        \
+            a##11 = fma((xv), (float16)(O2C_WLOAD1(WS, 11, w)), a##11);                                        \
         }                                                                                        \
         if ((OCB) > 12) {                                                                        \
-            a##12 = fma((xv), (float16)((w)[12]), a##12);                                        \
-            a##13 = fma((xv), (float16)((w)[13]), a##13);                                        \
-            a##14 = fma((xv), (float16)((w)[14]), a##14);                                        \
-            a##15 = fma((xv), (float16)((w)[15]), a##15);                                        \
+            a##12 = fma((xv), (float16)(O2C_WLOAD1(WS, 12, w)), a##12);                                        \
+            a##13 = fma((xv), (float16)(O2C_WLOAD1(WS, 13, w)), a##13);                                        \
+            a##14 = fma((xv), (float16)(O2C_WLOAD1(WS, 14, w)), a##14);                                        \
+            a##15 = fma((xv), (float16)(O2C_WLOAD1(WS, 15, w)), a##15);                                        \
         }                                                                                        \
     } while (0)
 /* accumulator j of vector v (j, v compile-time after unrolling by the caller's macro) */
@@ -297,49 +299,8 @@ static inline void fconv_v_store(float16 a, __global float *restrict y,
     }
 }
 
-static inline void fconv_v_body(__global const float *restrict Xt, __global const float *restrict Wk,
-                                __global const float *restrict Bias,
-                                __global const float *restrict Res, __global float *restrict Y,
-                                int cin, int Ctot, int H, int XT, int OH, int OW, int sh, int ph,
-                                int dh, int OC, int cout_g, int has_bias, int act, int has_res,
-                                int rn, int rc, int rp, int has_div, float div, const int KH,
-                                const int KW, const int SW, const int DW, const int OCB,
-                                const int NV)
-{
-    const int oh = (int)get_global_id(0), owt = (int)get_global_id(1);
-    const int OCBLK = (OC + OCB - 1) / OCB;
-    const int t = (int)get_global_id(2);
-    const int ob = t % OCBLK, n = t / OCBLK;
-    const int oc0 = ob * OCB;
-    const int g = oc0 / cout_g;
-    const int ow0 = owt * 16 * NV;
-    FV_DECL(a);
-    FV_DECL(b);
-    const int OWT = (OW + 16 * NV - 1) / (16 * NV);
-    const int xplane = OWT * Ctot * XT; /* one input row ih of every tile and channel */
-    const int XTP = XT / SW;              /* columns per phase */
-    __global const float *xb = Xt + (size_t)n * H * xplane + (owt * Ctot + g * cin) * XT;
-    __global const float *wb = Wk + (size_t)ob * KH * cin * KW * OCB;
-    const int ih0 = oh * sh - ph;
-    for (int kh = 0; kh < KH; kh++) {
-        const int ih = ih0 + kh * dh;
-        if (ih < 0 || ih >= H) continue;
-        __global const float *xr = xb + ih * xplane;
-        __global const float *wr = wb + kh * cin * KW * OCB;
-        for (int ci = 0; ci < cin; ci++, xr += XT, wr += KW * OCB) {
-            for (int kw = 0; kw < KW; kw++) {
-                /* column kw*DW + SW*i of the tile is in phase (kw*DW) % SW */
-                __global const float *xk = xr + (kw * DW) % SW * XTP + (kw * DW) / SW;
-                const float16 x0 = vload16(0, xk);
-                FV_FMA(a, x0, wr + kw * OCB, OCB);
-                if (NV > 1) {
-                    const float16 x1 = vload16(0, xk + 16);
-                    FV_FMA(b, x1, wr + kw * OCB, OCB);
-                }
-            }
-        }
-    }
-    const int P = OH * OW;
+/* The body of every fconv_v specialization, one function per weight storage WS (f32, or f16
+ * read with vload_half: onnx2cl --weights-dtype f16). */
 #define FV_ST(j, A, B)                                                                           \
     if ((j) < OCB && oc0 + (j) < OC) {                                                           \
         const int oc = oc0 + (j);                                                                \
@@ -349,20 +310,66 @@ static inline void fconv_v_body(__global const float *restrict Xt, __global cons
         fconv_v_store(A, y, Res, r, ow0, OW, bv, act, has_res, rp, has_div, div);                \
         if (NV > 1) fconv_v_store(B, y, Res, r, ow0 + 16, OW, bv, act, has_res, rp, has_div, div); \
     }
-    FV_STORE_ALL(FV_ST)
-#undef FV_ST
+#define FCONV_V_BODY(WS)                                                                        \
+static inline void fconv_v_body_##WS(__global const float *restrict Xt,                         \
+                                __global const O2C_WT(WS) *restrict Wk,                         \
+                                __global const float *restrict Bias,                            \
+                                __global const float *restrict Res, __global float *restrict Y, \
+                                int cin, int Ctot, int H, int XT, int OH, int OW, int sh, int ph, \
+                                int dh, int OC, int cout_g, int has_bias, int act, int has_res, \
+                                int rn, int rc, int rp, int has_div, float div, const int KH,   \
+                                const int KW, const int SW, const int DW, const int OCB,        \
+                                const int NV)                                                   \
+{                                                                                               \
+    const int oh = (int)get_global_id(0), owt = (int)get_global_id(1);                          \
+    const int OCBLK = (OC + OCB - 1) / OCB;                                                     \
+    const int t = (int)get_global_id(2);                                                        \
+    const int ob = t % OCBLK, n = t / OCBLK;                                                    \
+    const int oc0 = ob * OCB;                                                                   \
+    const int g = oc0 / cout_g;                                                                 \
+    const int ow0 = owt * 16 * NV;                                                              \
+    FV_DECL(a);                                                                                 \
+    FV_DECL(b);                                                                                 \
+    const int OWT = (OW + 16 * NV - 1) / (16 * NV);                                             \
+    const int xplane = OWT * Ctot * XT; /* one input row ih of every tile and channel */        \
+    const int XTP = XT / SW;              /* columns per phase */                               \
+    __global const float *xb = Xt + (size_t)n * H * xplane + (owt * Ctot + g * cin) * XT;       \
+    __global const O2C_WT(WS) *wb = Wk + (size_t)ob * KH * cin * KW * OCB;                      \
+    const int ih0 = oh * sh - ph;                                                               \
+    for (int kh = 0; kh < KH; kh++) {                                                           \
+        const int ih = ih0 + kh * dh;                                                           \
+        if (ih < 0 || ih >= H) continue;                                                        \
+        __global const float *xr = xb + ih * xplane;                                            \
+        __global const O2C_WT(WS) *wr = wb + kh * cin * KW * OCB;                               \
+        for (int ci = 0; ci < cin; ci++, xr += XT, wr += KW * OCB) {                            \
+            for (int kw = 0; kw < KW; kw++) {                                                   \
+                /* column kw*DW + SW*i of the tile is in phase (kw*DW) % SW */                  \
+                __global const float *xk = xr + (kw * DW) % SW * XTP + (kw * DW) / SW;          \
+                const float16 x0 = vload16(0, xk);                                              \
+                FV_FMA(a, x0, wr + kw * OCB, OCB, WS);                                          \
+                if (NV > 1) {                                                                   \
+                    const float16 x1 = vload16(0, xk + 16);                                     \
+                    FV_FMA(b, x1, wr + kw * OCB, OCB, WS);                                      \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    const int P = OH * OW;                                                                      \
+    FV_STORE_ALL(FV_ST)                                                                         \
 }
+FCONV_V_BODY(f32)
+FCONV_V_BODY(f16)
 
-/* One specialization: FCONV_V_DEFINE(fconv_v_k3x3_s1_d1_o8_v2, 3, 3, 1, 1, 8, 2). */
-#define FCONV_V_DEFINE(NAME, KH, KW, SW, DW, OCB, NV)                                            \
+/* One specialization: FCONV_V_DEFINE(fconv_v_k3x3_s1_d1_o8_v2, 3, 3, 1, 1, 8, 2, f32). */
+#define FCONV_V_DEFINE(NAME, KH, KW, SW, DW, OCB, NV, WS)                                        \
     __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void NAME(                            \
-        __global const float *restrict Xt, __global const float *restrict Wk,                   \
+        __global const float *restrict Xt, __global const O2C_WT(WS) *restrict Wk,              \
         __global const float *restrict Bias, __global const float *restrict Res,                \
         __global float *restrict Y, int cin, int Ctot, int H, int XT, int OH, int OW, int sh,   \
         int ph, int dh, int OC, int cout_g, int has_bias, int act, int has_res, int rn, int rc, \
         int rp, int has_div, float div)                                                         \
     {                                                                                            \
-        fconv_v_body(Xt, Wk, Bias, Res, Y, cin, Ctot, H, XT, OH, OW, sh, ph, dh, OC, cout_g,    \
+        fconv_v_body_##WS(Xt, Wk, Bias, Res, Y, cin, Ctot, H, XT, OH, OW, sh, ph, dh, OC, cout_g, \
                      has_bias, act, has_res, rn, rc, rp, has_div, div, KH, KW, SW, DW, OCB, NV); \
     }
 

@@ -32,11 +32,14 @@
  * A 16-column tile that lies inside one split and inside N is finished with float16 vector
  * ops (bias, activation, residual, vstore16); any other tile element by element.
  *
- * Compile-time specialization: TM, NP and K are macro arguments; the lowering emits one line
- *     FG_DEFINE(fgemm_t8_p2_k320, 8, 2, 320)
- * per distinct (TM, NP, K) through cg_add_source(), so the K loop has a constant trip count and
- * every A row is a constant offset from one pointer. The M, N, K arguments stay in the
- * signature (K must equal the compiled one).
+ * Compile-time specialization: TM, NP, K and the weight storage WS are macro arguments; the
+ * lowering emits one line
+ *     FG_DEFINE(fgemm_t8_p2_k320, 8, 2, 320, f32)
+ * per distinct (TM, NP, K, WS) through cg_add_source(), so the K loop has a constant trip count
+ * and every A row is a constant offset from one pointer. The M, N, K arguments stay in the
+ * signature (K must equal the compiled one). WS = f16: the panels hold IEEE half weights
+ * (onnx2cl --weights-dtype f16), read with vload_half16 (prelude.cl O2C_WLOAD16); the
+ * arithmetic is the same float32.
  *
  * Accumulation is in float, in increasing k order with fused multiply-adds. Semantics match the
  * unfused ops: relu NaN-propagating (v < 0 ? 0 : v), silu = v * (1 / (1 + exp(-v))) as
@@ -144,8 +147,8 @@ static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int 
     }
 }
 
-#define FG_DEFINE(NAME, TM, NP, KC)                                                               \
-    __kernel void NAME(__global const float *A, __global const float *W,                         \
+#define FG_DEFINE(NAME, TM, NP, KC, WS)                                                           \
+    __kernel void NAME(__global const float *A, __global const O2C_WT(WS) *W,                    \
                        __global const float *bias, __global const float *R, __global float *Y0,  \
                        __global float *Y1, __global float *Y2, __global float *Y3,               \
                        __global float *Y4, __global float *Y5, __global float *Y6,               \
@@ -159,7 +162,7 @@ static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int 
         const int m0 = min(mb, M - (TM));                                                        \
         const __global float *ap = A + m0 * (KC);                                                \
         const int np_all = (N + 15) / 16;                                                        \
-        const __global float *wp[NP];                                                            \
+        const __global O2C_WT(WS) *wp[NP];                                                       \
         float16 c[TM][NP];                                                                       \
         _Pragma("unroll") for (int q = 0; q < (NP); q++)                                         \
             wp[q] = W + min(p0 + q, np_all - 1) * ((KC) * 16);                                   \
@@ -170,7 +173,7 @@ static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int 
             float16 w[NP][4];                                                                    \
             _Pragma("unroll") for (int q = 0; q < (NP); q++)                                     \
                 _Pragma("unroll") for (int u = 0; u < 4; u++)                                    \
-                    w[q][u] = vload16(u, wp[q] + k * 16);                                        \
+                    w[q][u] = O2C_WLOAD16(WS, u, wp[q] + k * 16);                                \
             _Pragma("unroll") for (int i = 0; i < (TM); i++)                                     \
                 _Pragma("unroll") for (int u = 0; u < 4; u++) {                                  \
                     const float16 x = (float16)(ap[i * (KC) + k + u]);                           \
@@ -180,7 +183,7 @@ static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int 
         }                                                                                        \
         for (; k < (KC); k++)                                                                    \
             _Pragma("unroll") for (int q = 0; q < (NP); q++) {                                   \
-                const float16 w0 = vload16(0, wp[q] + k * 16);                                   \
+                const float16 w0 = O2C_WLOAD16(WS, 0, wp[q] + k * 16);                           \
                 _Pragma("unroll") for (int i = 0; i < (TM); i++)                                 \
                     c[i][q] = fma((float16)(ap[i * (KC) + k]), w0, c[i][q]);                     \
             }                                                                                    \

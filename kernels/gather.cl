@@ -23,6 +23,21 @@ static inline int ka_gidx(long v, int dim)
     if (v < 0) v += dim;
     return v < 0 ? 0 : (v >= dim ? dim - 1 : (int)v);
 }
+/* Source index of output element i of gather (x viewed [O, A, I], ind of K elements):
+ * (o*A + ind[k])*I + j for i = (o*K + k)*I + j. */
+#define KA_GATHER_SRC(i, ind, A, I, K)                                                        \
+    (((i) / (I) / (K) * (A) + ka_gidx((long)(ind)[(i) / (I) % (K)], (A))) * (I) + (i) % (I))
+/* gather from a float table stored as IEEE half (onnx2cl --weights-dtype f16: embeddings),
+ * float output: as gather below, read with vload_half. */
+#define KA_GATHER_H2F(IS, IT)                                                                 \
+    __kernel void gather_h2f_##IS(__global const half *x, __global const IT *ind,             \
+                                  __global float *y, int n, int A, int I, int K)              \
+    {                                                                                         \
+        const int i = (int)get_global_id(0);                                                  \
+        if (i < n) y[i] = vload_half(KA_GATHER_SRC(i, ind, A, I, K), x);                      \
+    }
+KA_GATHER_H2F(l, long)
+KA_GATHER_H2F(i, int)
 #endif
 
 #define KA_GATHER(IS, IT)                                                                     \
@@ -30,13 +45,7 @@ static inline int ka_gidx(long v, int dim)
                                   int n, int A, int I, int K)                                 \
     {                                                                                         \
         const int i = (int)get_global_id(0);                                                  \
-        if (i >= n) return;                                                                   \
-        const int j = i % I;                                                                  \
-        const int t = i / I;                                                                  \
-        const int k = t % K;                                                                  \
-        const int o = t / K;                                                                  \
-        const int a = ka_gidx((long)ind[k], A);                                               \
-        y[i] = x[(o * A + a) * I + j];                                                        \
+        if (i < n) y[i] = x[KA_GATHER_SRC(i, ind, A, I, K)];                                  \
     }                                                                                         \
     __kernel void KN(gather_el_##IS)(__global const T *x, __global const IT *ind,             \
                                      __global T *y, int n, int rank, int A, int axis, int d0, \

@@ -1,6 +1,9 @@
 /* gemm_gpu.cl — GPU-class (docs/kernel_variants.md) tiled GEMM for o2c.Gemm / linear layers
  * (GG_FGEMM_DEFINE), convolution as implicit GEMM (GG_CONV_DEFINE), with split-K reduce
  * kernels, and strided batched MatMul / Gemm-13 (GG_MATMUL_DEFINE). Scheduled by codegen/sched_gemm.c and codegen/sched_conv.c. OpenCL C 1.2, float32.
+ * Weights of the linear and conv kernels may be stored as IEEE half (macro argument WS = f16,
+ * onnx2cl --weights-dtype f16): the panel loads convert them to float (vload_half4), everything
+ * else is float32.
  *
  *   C[m, n] = sum_k A[m, k] * B[k, n]         accumulated in float, increasing k inside a
  *                                              K slice (fma), slices added in increasing order
@@ -111,24 +114,25 @@ static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
  * (element (r, k) at Wp[((r / OCB) * K + k) * OCB + r % OCB]; OCB = 1: row-major [R, K]) into
  * the k-major __local tile S[k * (TR + 1) + r]; zero outside r < R, k < kend. NT work-items,
  * each moving TR*TK/(4*NT) groups of 4 elements that are contiguous in memory (the schedule
- * makes TR*TK a multiple of 4*NT). */
-#define GG_LOAD_PANEL(S, Wp, r0, k0, kend, R, K, TR, TK, OCB, NT, lid)                           \
+ * makes TR*TK a multiple of 4*NT). WS: the storage of Wp (f32, or f16 read with vload_half4 /
+ * vload_half: onnx2cl --weights-dtype f16; prelude.cl O2C_WLOAD*). */
+#define GG_LOAD_PANEL(S, Wp, r0, k0, kend, R, K, TR, TK, OCB, NT, lid, WS)                       \
     _Pragma("unroll") for (int it = 0; it < (TR) * (TK) / 4 / (NT); it++) {                      \
         const int e = ((lid) + it * (NT)) * 4;                                                   \
         const int q = e / ((TK) * (OCB)), rr = e % ((TK) * (OCB));                               \
         const int kq = rr / (OCB), jq = rr % (OCB);                                              \
         const int rb = (r0) + q * (OCB) + jq, kb = (k0) + kq;                                    \
-        const __global float *src = (Wp) + (((r0) / (OCB) + q) * (K) + kb) * (OCB) + jq;        \
+        const __global O2C_WT(WS) *src = (Wp) + (((r0) / (OCB) + q) * (K) + kb) * (OCB) + jq;   \
         /* OCB == 1: the 4 are consecutive k of row rb; else 4 consecutive rows at k kb */      \
         const int dr = (OCB) == 1 ? 0 : 1, dk = (OCB) == 1 ? 1 : 0;                             \
         float4 v;                                                                                \
         if (rb + 3 * dr < (R) && kb + 3 * dk < (kend)) {                                        \
-            v = vload4(0, src);                                                                  \
+            v = O2C_WLOAD4(WS, 0, src);                                                          \
         } else {                                                                                 \
-            v.s0 = rb < (R) && kb < (kend) ? src[0] : 0.0f;                                      \
-            v.s1 = rb + dr < (R) && kb + dk < (kend) ? src[1] : 0.0f;                            \
-            v.s2 = rb + 2 * dr < (R) && kb + 2 * dk < (kend) ? src[2] : 0.0f;                    \
-            v.s3 = rb + 3 * dr < (R) && kb + 3 * dk < (kend) ? src[3] : 0.0f;                    \
+            v.s0 = rb < (R) && kb < (kend) ? O2C_WLOAD1(WS, 0, src) : 0.0f;                      \
+            v.s1 = rb + dr < (R) && kb + dk < (kend) ? O2C_WLOAD1(WS, 1, src) : 0.0f;            \
+            v.s2 = rb + 2 * dr < (R) && kb + 2 * dk < (kend) ? O2C_WLOAD1(WS, 2, src) : 0.0f;    \
+            v.s3 = rb + 3 * dr < (R) && kb + 3 * dk < (kend) ? O2C_WLOAD1(WS, 3, src) : 0.0f;    \
         }                                                                                        \
         const int lr = q * (OCB) + jq, lk = kq;                                                  \
         S[(lk + 0 * dk) * ((TR) + 1) + lr + 0 * dr] = v.s0;                                      \
@@ -164,9 +168,9 @@ static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
 
 /* Linear layer: A [M, K] row-major, Wp = panels16 of W [K, N]. gws = {ceil(N/TN)*(TN/RN),
  * ceil(M/TM)*(TM/RM), nslice}, lws = {TN/RN, TM/RM, 1}. Kc = k per slice (multiple of TK). */
-#define GG_FGEMM_DEFINE(NAME, TM, TN, TK, RM, RN)                                                \
+#define GG_FGEMM_DEFINE(NAME, TM, TN, TK, RM, RN, WS)                                            \
     __kernel __attribute__((reqd_work_group_size((TN) / (RN), (TM) / (RM), 1))) void NAME(      \
-        __global const float *A, __global const float *Wp, __global const float *bias,          \
+        __global const float *A, __global const O2C_WT(WS) *Wp, __global const float *bias,     \
         __global const float *R, __global float *Y0, __global float *Y1, __global float *Y2,    \
         __global float *Y3, __global float *Y4, __global float *Y5, __global float *Y6,         \
         __global float *Y7, __global float *Pt, int M, int N, int K, int Kc, int nslice,        \
@@ -178,8 +182,8 @@ static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
         const int kbeg = z * Kc, kend = min(K, kbeg + Kc);                                       \
         const int npan = (N + 15) / 16;                                                          \
         for (int k0 = kbeg; k0 < kend; k0 += (TK)) {                                             \
-            GG_LOAD_PANEL(As, A, m0, k0, kend, M, K, TM, TK, 1, NT, lid)                         \
-            GG_LOAD_PANEL(Bs, Wp, n0, k0, kend, npan * 16, K, TN, TK, 16, NT, lid)               \
+            GG_LOAD_PANEL(As, A, m0, k0, kend, M, K, TM, TK, 1, NT, lid, f32)                    \
+            GG_LOAD_PANEL(Bs, Wp, n0, k0, kend, npan * 16, K, TN, TK, 16, NT, lid, WS)           \
             barrier(CLK_LOCAL_MEM_FENCE);                                                        \
             GG_MMA(As, Bs, acc, TM, TN, TK, RM, RN, tx, ty)                                      \
             barrier(CLK_LOCAL_MEM_FENCE);                                                        \
@@ -221,9 +225,9 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gg_fgemm_reduce(
  * columns col = img * P + p (NC = images * P), K = C * KH * KW. KH, KW compile-time (the k
  * decomposition divides by constants). gws = {ceil(NC/TN)*(TN/RN), ceil(OC/TM)*(TM/RM),
  * nslice}, lws = {TN/RN, TM/RM, 1}. Partial sums Pt[z][OC][NC] when nslice > 1. */
-#define GG_CONV_DEFINE(NAME, TM, TN, TK, RM, RN, OCB, KORD, KH, KW)                              \
+#define GG_CONV_DEFINE(NAME, TM, TN, TK, RM, RN, OCB, KORD, KH, KW, WS)                          \
     __kernel __attribute__((reqd_work_group_size((TN) / (RN), (TM) / (RM), 1))) void NAME(      \
-        __global const float *X, __global const float *Wp, __global const float *bias,          \
+        __global const float *X, __global const O2C_WT(WS) *Wp, __global const float *bias,     \
         __global const float *Res, __global float *Y, __global float *Pt, int C, int H, int W,  \
         int OH, int OW, int OC, int NC, int Kc, int nslice, int sh, int sw, int ph, int pw,     \
         int dh, int dw, int has_bias, int act, int has_res, int rn, int rc, int rp,             \
@@ -241,7 +245,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gg_fgemm_reduce(
         const int ih0 = (pp / OW) * sh - ph, iw0 = (pp % OW) * sw - pw;                          \
         const __global float *ximg = X + img * C * H * W;                                        \
         for (int k0 = kbeg; k0 < kend; k0 += (TK)) {                                             \
-            GG_LOAD_PANEL(As, Wp, m0, k0, kend, OC, K, TM, TK, OCB, NT, lid)                     \
+            GG_LOAD_PANEL(As, Wp, m0, k0, kend, OC, K, TM, TK, OCB, NT, lid, WS)                 \
             _Pragma("unroll") for (int it = 0; it < (TK) * (TN) / NT; it++) {                    \
                 const int kr = bk + it * (NT / (TN)), k = k0 + kr;                               \
                 int ci, kh, kw;                                                                  \

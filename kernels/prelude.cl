@@ -57,3 +57,23 @@ static inline float ka_erf_f(float a)
     return isnan(a) ? a : p / q;
 }
 #endif
+#ifndef O2C_WEIGHT_STORAGE
+#define O2C_WEIGHT_STORAGE
+/* Weight storage (onnx2cl --weights-dtype, docs/kernel_variants.md "Weight layouts"): kernels
+ * reading packed constant weights take a storage suffix WS, f32 (float) or f16 (IEEE half, read
+ * with vload_half/vload_halfN: core OpenCL 1.2, no cl_khr_fp16 needed; arithmetic stays float).
+ * O2C_WT(WS) is the element type of the weight pointer; O2C_WLOAD<N>(WS, i, p) returns the N
+ * weights p[i*N .. i*N+N-1] as float / floatN (N = 1 reads p[i]). */
+#define O2C_WT_f32 float
+#define O2C_WT_f16 half
+#define O2C_WT(WS) O2C_WT_##WS
+#define O2C_WLOAD1_f32(i, p) ((p)[i])
+#define O2C_WLOAD1_f16(i, p) vload_half(i, p)
+#define O2C_WLOAD4_f32(i, p) vload4(i, p)
+#define O2C_WLOAD4_f16(i, p) vload_half4(i, p)
+#define O2C_WLOAD16_f32(i, p) vload16(i, p)
+#define O2C_WLOAD16_f16(i, p) vload_half16(i, p)
+#define O2C_WLOAD1(WS, i, p) O2C_WLOAD1_##WS(i, p)
+#define O2C_WLOAD4(WS, i, p) O2C_WLOAD4_##WS(i, p)
+#define O2C_WLOAD16(WS, i, p) O2C_WLOAD16_##WS(i, p)
+#endif

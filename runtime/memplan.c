@@ -453,6 +453,8 @@ uint64_t o2r_desc_build_hash(const struct o2r_model_desc *d)
     }
     hash_u64(&h, d->arena_bytes);
     hash_u64(&h, d->weights_bytes);
+    if (d->weights_dtype == O2R_F16) /* (float32 builds keep the hashes they had before) */
+        hash_str(&h, "weights f16", 11);
     hash_u64(&h, d->n_buffers);
     for (uint32_t i = 0; d->buffers && i < d->n_buffers; i++) {
         hash_u64(&h, d->buffers[i].offset);

@@ -40,6 +40,11 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
         o2r_set_error(ctx, "model '%s': descriptor has a NULL name, source or array", mn);
         return O2R_ERR_ARG;
     }
+    if (d->weights_dtype != 0 && d->weights_dtype != O2R_F32 && d->weights_dtype != O2R_F16) {
+        o2r_set_error(ctx, "model '%s': descriptor has weights dtype %u (float32 %d or float16 "
+                      "%d)", mn, (unsigned)d->weights_dtype, O2R_F32, O2R_F16);
+        return O2R_ERR_ARG;
+    }
     for (uint32_t i = 0; i < d->n_buffers; i++) {
         const struct o2r_buffer *b = &d->buffers[i];
         uint64_t limit = b->space == O2R_SPACE_ARENA ? d->arena_bytes : d->weights_bytes;
@@ -194,6 +199,29 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
                       "(compile the model again with this onnx2cl to rewrite it)",
                       path, (unsigned)version, O2R_WEIGHTS_VERSION);
         st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    /* weights storage dtype (--weights-dtype): refused by name before the build hash */
+    uint32_t file_wdt, want_wdt = d->weights_dtype ? d->weights_dtype : O2R_F32;
+    memcpy(&file_wdt, map + 12, 4);
+    if (file_wdt == 0)
+        file_wdt = O2R_F32;
+    if (file_wdt != O2R_F32 && file_wdt != O2R_F16) {
+        o2r_set_error(ctx, "weights file %s has an unknown weights dtype %u in its header "
+                      "(float32 %d or float16 %d; corrupt?)", path, (unsigned)file_wdt, O2R_F32,
+                      O2R_F16);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    if (file_wdt != want_wdt) {
+        const char *fw = file_wdt == O2R_F16 ? "f16" : "f32", *ww = want_wdt == O2R_F16 ? "f16" : "f32";
+        o2r_set_error(ctx, "weights file %s stores its weights as %s (written with onnx2cl "
+                      "--weights-dtype %s), model '%s' was compiled for %s weights "
+                      "(--weights-dtype %s): write the weights with --weights-dtype %s, or "
+                      "compile the model with --weights-dtype %s", path,
+                      file_wdt == O2R_F16 ? "float16" : "float32", fw, d->name,
+                      want_wdt == O2R_F16 ? "float16" : "float32", ww, ww, fw);
+        st = O2R_ERR_MISMATCH;
         goto cleanup;
     }
     char want_hash[64] = {0}, got_hash[65] = {0};

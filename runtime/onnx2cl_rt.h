@@ -155,7 +155,7 @@ struct o2r_tunable {
     const char *macro;       /* instance macro ("GG_CONV_DEFINE") */
     const char *kbase;       /* kernel name before the tile part ("gg_conv") */
     const char *ksuffix;     /* kernel name after it ("_o8_k1_3x3"; may be "") */
-    const char *margs;       /* macro arguments after RN (", 8, 1, 3, 3"; may be "") */
+    const char *margs;       /* macro arguments after RN (", 8, 1, 3, 3, f32"; may be "") */
 };
 /* Why tiles t cannot be used (a rule of kernels/gemm_gpu.cl in words), or NULL when they are
  * valid: sizes >= 1, TK >= 4, TM % RM == TN % RN == 0, TK % 4 == TN % 16 == TM % 16 == 0,
@@ -203,12 +203,16 @@ struct o2r_model_desc {
     const struct o2r_source *sources;
     uint32_t n_tunables;           /* launches with runtime-chosen tiles (docs/tuning.md) */
     const struct o2r_tunable *tunables;
+    uint32_t weights_dtype;        /* storage of the repacked GEMM/conv/embedding weights:
+                                      O2R_F32 (or 0) float32, O2R_F16 IEEE half (onnx2cl
+                                      --weights-dtype f16); the weights file must say the same */
 };
 
 /* Weights file layout (little-endian), written by onnx2cl, read by o2r_model_init:
  *   offset 0   char[8]  magic "O2CLWTS\0"
  *          8   u32      format version (2; version 1 used a byte-wise FNV-1a checksum)
- *         12   u32      reserved (0)
+ *         12   u32      weights storage dtype: O2R_F32 (0 in files from before it existed) or
+ *                      O2R_F16 (repacked weights as IEEE half); must equal desc.weights_dtype
  *         16   u64      payload bytes (== desc.weights_bytes)
  *         24   u64      o2r_weights_checksum of the payload
  *         32   char[64] hex SHA-256 of the source .onnx file (== desc.model_hash), NUL padded

@@ -227,7 +227,7 @@ o2r_status o2r_tune_validate_desc(struct o2r_ctx *ctx, const struct o2r_model_de
             bad = "rows, cols, k or z out of range";
         else if (!name_ok(t->macro, 1) || !name_ok(t->kbase, 1) || !name_ok(t->ksuffix, 0) ||
                  !t->margs || strlen(t->margs) > 64 ||
-                 strspn(t->margs, "0123456789, -") != strlen(t->margs))
+                 strspn(t->margs, "0123456789, -f") != strlen(t->margs)) /* f: f16/f32 */
             bad = "macro, kernel name parts or macro arguments";
         else if (t->row_mult < 1 || t->row_mult > 64 || o2r_tiles_check(&t->tiles) ||
                  t->tiles.tm % (int32_t)t->row_mult)

@@ -21,12 +21,19 @@
  * of kernels/gemm_gpu.cl for every groups = 1 case (asserted), reading the weight in the layout
  * the form made (direct: k = (kh, ci, kw) panels; im2col: (ci, kh, kw) panels; w4: ONNX
  * layout), with split-K on the long-K cases.
- * Usage: test_conv_variants [filter] (cases whose name contains filter; exit 0 = all pass).
+ * With --f16 (ctest perf_conv.variants_f16 / variants_gpu_f16) the weights are stored as IEEE
+ * half (--weights-dtype f16: the packed constants of fconv_v, read with vload_half by fconv_v_*_h
+ * and gg_conv_*_h): the weights are drawn as half-representable floats, so the same reference
+ * and tolerance apply, and every fconv_v / packed-layout gg_conv launch must be the half
+ * kernel (only the ONNX-layout fallbacks read float32 weights).
+ * Usage: test_conv_variants [--f16] [filter] (cases whose name contains filter; exit 0 = all
+ * pass).
  * Label kernels.
  */
 #include "codegen/codegen.h"
 #include "onnx2cl_rt.h"
 #include "passes/passes.h"
+#include "ref/ref.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -85,6 +92,8 @@ static float frand(void)
 }
 
 static struct o2r_ctx *ctx;
+static enum ir_dtype weights_dtype = IR_F32; /* --f16: IR_F16 (half weight storage) */
+static int half_launches;                    /* --f16: half-weight launches seen */
 
 /* Runs one case under form `form` (NULL = default). Returns 0 if every element matches. */
 static int run_case(const struct tc *t, const char *form)
@@ -114,7 +123,10 @@ static int run_case(const struct tc *t, const char *form)
     float *x = malloc(sizeof(float) * xn), *rv = malloc(sizeof(float) * (rnum ? rnum : 1));
     float *wt = ir_alloc(g, sizeof(float) * wn), *bias = ir_alloc(g, sizeof(float) * t->oc);
     for (int64_t i = 0; i < xn; i++) x[i] = frand();
-    for (int64_t i = 0; i < wn; i++) wt[i] = frand();
+    for (int64_t i = 0; i < wn; i++) {
+        wt[i] = frand();
+        if (weights_dtype == IR_F16) wt[i] = ref_f16_to_f32(ref_f32_to_f16(wt[i]));
+    }
     for (int i = 0; i < t->oc; i++) bias[i] = frand();
     for (int64_t i = 0; i < rnum; i++) rv[i] = frand();
     int64_t xd[4] = {t->n, t->c, t->h, t->w}, wd[4] = {t->oc, cg, t->kh, t->kw};
@@ -182,9 +194,23 @@ static int run_case(const struct tc *t, const char *form)
     struct pass_options po = {0};
     po.verify = true;
     passes_run(g, &po);
-    struct cg_options co = {.name = "kt", .with_main = false};
+    struct cg_options co = {.name = "kt", .with_main = false, .weights_dtype = weights_dtype};
     struct cg_ctx *m = cg_build(g, &co);
     const struct o2r_model_desc *d = cg_desc(m);
+    int bad = 0;
+    for (uint32_t i = 0; weights_dtype == IR_F16 && i < d->n_launches; i++) {
+        const char *k = d->launches[i].kernel;
+        const size_t kl = strlen(k);
+        const bool half = kl > 2 && strcmp(k + kl - 2, "_h") == 0;
+        half_launches += half;
+        if (!half && (!strncmp(k, "fconv_v_", 8) || (!strncmp(k, "gg_conv_", 8) &&
+                                                      strcmp(k, "gg_conv_reduce") != 0 &&
+                                                      !strstr(k, "_o1_")))) {
+            fprintf(stderr, "FAIL %s [%s]: launch %s reads float32 weights under f16 storage\n",
+                    t->name, form ? form : "default", k);
+            bad = 1;
+        }
+    }
 
     /* which kernels the form must (not) use */
     const bool pointwise = t->kh == 1 && t->kw == 1 && t->sh == 1 && t->sw == 1 && !t->pt &&
@@ -195,7 +221,6 @@ static int run_case(const struct tc *t, const char *form)
     else if (form && !blockable) want = og % 4 == 0 ? "fconv_oc4w4" : "fconv_f32";
     else if (form && !strcmp(form, "direct") && t->sw <= 4) want = "fconv_tile";
     else if (form && !strcmp(form, "im2col")) want = pointwise ? "fconv_v_k1x1" : "fconv_im2col";
-    int bad = 0;
     bool found = want == NULL;
     for (uint32_t i = 0; i < d->n_launches; i++) {
         const char *k = d->launches[i].kernel;
@@ -301,6 +326,10 @@ static int run_case(const struct tc *t, const char *form)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--f16")) {
+        weights_dtype = IR_F16;
+        argv++, argc--;
+    }
     const char *filt = argc > 1 ? argv[1] : ""; /* case names containing it only (oclgrind) */
     if (o2r_ctx_create(NULL, &ctx) != O2R_OK) {
         fprintf(stderr, "cannot create an OpenCL context: %s\n", o2r_ctx_last_error(NULL));
@@ -313,13 +342,22 @@ int main(int argc, char **argv)
      * class's split-K). Keeps both runs fast. */
     const bool gpu = o2r_ctx_kernel_class(ctx, NULL) == O2R_VARIANT_GPU;
     int bad = 0;
+    /* --f16: the default form on every case, the forced direct and im2col forms on every third
+     * case in the cpu class (the half reads are the same code in every form) */
+    const bool f16 = weights_dtype == IR_F16;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const bool longk = strstr(cases[k].name, "(long K)") != NULL;
-        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
-            if ((f == 0 || (gpu ? k % 4 == 0 || longk : !longk)) && strstr(cases[k].name, filt))
-                bad |= run_case(&cases[k], forms[f]);
+        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+            const bool on = f16 ? f == 0 || (!gpu && f >= 2 && k % 3 == 0)
+                                : f == 0 || (gpu ? k % 4 == 0 || longk : !longk);
+            if (on && strstr(cases[k].name, filt)) bad |= run_case(&cases[k], forms[f]);
+        }
     }
     o2r_ctx_free(ctx);
+    if (weights_dtype == IR_F16 && !half_launches) {
+        fprintf(stderr, "FAIL: --f16 ran no half-weight kernel\n");
+        bad = 1;
+    }
     printf(bad ? "FAILED\n" : "all passed\n");
     return bad;
 }

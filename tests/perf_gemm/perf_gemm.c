@@ -9,6 +9,11 @@
  * Usage:
  *   perf_gemm check [filter]         gemm cases on odd shapes vs a double C reference (labels
  *                                    containing filter only: e.g. small ones for oclgrind)
+ *   perf_gemm check-f16 [filter]     the gemm cases with the weight stored as IEEE half
+ *                                    (--weights-dtype f16: panels read with vload_half16 / vload_half4):
+ *                                    weights drawn as half-representable floats, so the same
+ *                                    reference and tolerance apply; every GEMM launch must be a
+ *                                    half-weight kernel (name ending "_h")
  *   perf_gemm check-att              attention cases on odd shapes vs a double C reference
  *   perf_gemm gemm M K N [splits [reps]]   one timed GEMM (GFLOP/s, median of reps)
  *   perf_gemm att B H N S D [reps]   one timed attention (split [B, tokens, H*D] layout)
@@ -26,6 +31,7 @@
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 #include "onnx2cl_rt.h"
+#include "ref/ref.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +52,7 @@ static float frand(void)
 }
 
 static struct o2r_ctx *ctx;
+static enum ir_dtype weights_dtype = IR_F32; /* check-f16: IR_F16 (half weight storage) */
 
 /* One GEMM case. */
 struct gemm_case {
@@ -127,8 +134,19 @@ static double last_device_ms(struct o2r_model *rm)
 /* Compiles g into a runnable model with profiling on; NULL on failure (message printed). */
 static struct o2r_model *compile(struct ir_graph *g, const char *label)
 {
-    struct cg_options co = {.name = "pg", .with_main = false};
+    struct cg_options co = {.name = "pg", .with_main = false, .weights_dtype = weights_dtype};
     struct cg_ctx *m = cg_build(g, &co);
+    if (weights_dtype == IR_F16) /* the half-weight path must be what runs */
+        for (uint32_t i = 0; i < cg_desc(m)->n_launches; i++) {
+            const char *k = cg_desc(m)->launches[i].kernel;
+            const size_t n = strlen(k);
+            if ((!strncmp(k, "fgemm_", 6) || !strncmp(k, "gg_fgemm_", 9)) &&
+                strcmp(k, "gg_fgemm_reduce") != 0 && (n < 2 || strcmp(k + n - 2, "_h") != 0)) {
+                fprintf(stderr, "FAIL %s: launch %s reads float32 weights under f16 storage\n",
+                        label, k);
+                return NULL;
+            }
+        }
     char wpath[] = "/tmp/o2c_pg_XXXXXX";
     int fd = mkstemp(wpath);
     if (fd < 0) return NULL;
@@ -218,7 +236,10 @@ static int run_gemm(const struct gemm_case *c, int reps, int check)
     ins[0] = add_input(g, "a", rank, ad);
     float *wt = ir_alloc(g, sizeof(float) * (size_t)K * N);
     float *bias = ir_alloc(g, sizeof(float) * (size_t)N);
-    for (size_t i = 0; i < (size_t)K * N; i++) wt[i] = frand();
+    for (size_t i = 0; i < (size_t)K * N; i++) {
+        wt[i] = frand();
+        if (weights_dtype == IR_F16) wt[i] = ref_f16_to_f32(ref_f32_to_f16(wt[i]));
+    }
     for (int i = 0; i < N; i++) bias[i] = frand();
     int64_t wd[2] = {K, N}, bd[1] = {N};
     ins[1] = ir_const_add(g, "w", IR_F32, 2, wd, wt, sizeof(float) * (size_t)K * N);
@@ -458,7 +479,7 @@ static const struct att_case sd_att_cases[] = {
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s check [filter] | check-att | gemm M K N [splits [reps]] | "
+        fprintf(stderr, "usage: %s check [filter] | check-f16 [filter] | check-att | gemm M K N [splits [reps]] | "
                 "att B H N S D [reps] | sd [reps] [filter]\n", argv[0]);
         return 2;
     }
@@ -467,8 +488,9 @@ int main(int argc, char **argv)
         return 1;
     }
     int fail = 0;
-    if (!strcmp(argv[1], "check")) {
+    if (!strcmp(argv[1], "check") || !strcmp(argv[1], "check-f16")) {
         const char *filt = argc > 2 ? argv[2] : "";
+        if (!strcmp(argv[1], "check-f16")) weights_dtype = IR_F16;
         for (size_t i = 0; i < sizeof check_cases / sizeof check_cases[0]; i++)
             if (strstr(check_cases[i].label, filt)) fail |= run_gemm(&check_cases[i], 1, 1);
     } else if (!strcmp(argv[1], "check-att")) {

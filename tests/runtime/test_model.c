@@ -69,7 +69,7 @@ static const struct o2r_io k_outputs[] = {
 static struct o2r_model_desc g_desc = {
     O2R_ABI_VERSION, "tiny", HASH, k_source, sizeof k_source - 1, "-cl-mad-enable -DUNUSED=1",
     8192 + N * 4, 4096 + N * 4, 0 /* checksum, set in main */,
-    5, k_buffers, 11, k_args, 2, k_launches, 1, k_inputs, 2, k_outputs, 0, NULL, 0, NULL,
+    5, k_buffers, 11, k_args, 2, k_launches, 1, k_inputs, 2, k_outputs, 0, NULL, 0, NULL, O2R_F32,
 };
 
 static char g_tmp[256];     /* temporary folder */
@@ -505,7 +505,7 @@ static void test_no_weights(void)
     static const struct o2r_io outs[] = {{"t", O2R_F32, 1, {N}, 1, N * 4}};
     struct o2r_model_desc d = {
         O2R_ABI_VERSION, "noweights", HASH, k_source, sizeof k_source - 1, "", 4608 + N * 4, 0,
-        0, 2, bufs, 5, args, 2, launches, 1, ins, 1, outs, 0, NULL, 0, NULL,
+        0, 2, bufs, 5, args, 2, launches, 1, ins, 1, outs, 0, NULL, 0, NULL, O2R_F32,
     };
     char msg[O2R_ERR_CAP];
     float t[N], want[N];
@@ -567,7 +567,7 @@ static void test_variants(void)
     static const struct o2r_io outs[] = {{"y", O2R_F32, 1, {N}, 1, N * 4}};
     struct o2r_model_desc d = {
         O2R_ABI_VERSION, "variants", HASH, NULL, 0, "", 4608 + N * 4, 0,
-        0, 2, bufs, 3, args, 2, launches, 1, ins, 1, outs, 3, srcs, 0, NULL,
+        0, 2, bufs, 3, args, 2, launches, 1, ins, 1, outs, 3, srcs, 0, NULL, O2R_F32,
     };
     struct o2r_model_desc d_broken = d;
     d_broken.n_launches = 1; /* the CPU launch only */

@@ -5,7 +5,8 @@
 # build's executable and gives the outputs of those values (DIR/ref_f32, numpy); the build's own
 # weights still give its own outputs. Refused, exit 1, outputs untouched: weights of another model
 # (tests/bad_input/symbolic.onnx) and of the same model built with other flags (--no-fuse=all,
-# other kernels); usage errors (exit 2): -o not *.weights, with --info.
+# other kernels) and float16 weights (--weights-dtype f16) for this float32-weights build, with
+# a message naming both dtypes; usage errors (exit 2): -o not *.weights, with --info.
 set -uo pipefail
 o2c=$1; cmp=$2; dir=$3; work=$4
 fail=0
@@ -37,6 +38,16 @@ for w in other nofuse; do
     echo "refused as expected: $(cat "$work/$w.err")"
   fi
 done
+# float16 weights for this float32-weights build: refused by dtype, before the build hash
+"$o2c" "$dir/model.onnx" --weights-dtype f16 --weights-only -o "$work/f16.weights" || exit 1
+"$work/m" --input "x=$dir/x.npy" --weights "$work/f16.weights" --output-dir "$work/refused" 2> "$work/f16.err"
+rc=$?
+want="weights file .*f16.weights stores its weights as float16 \(written with onnx2cl --weights-dtype f16\), model 'm' was compiled for float32 weights \(--weights-dtype f32\)"
+if [ $rc -ne 1 ] || ! grep -Eq "$want" "$work/f16.err" || [ -n "$(ls -A "$work/refused")" ]; then
+  bad "f16.weights: exit $rc, $(cat "$work/f16.err")"
+else
+  echo "refused as expected: $(cat "$work/f16.err")"
+fi
 "$o2c" "$dir/model.onnx" --weights-only -o "$work/x.bin" 2> "$work/u1.err"
 [ $? -eq 2 ] && grep -q "give -o OUT.weights" "$work/u1.err" || bad "-o x.bin: $(cat "$work/u1.err")"
 "$o2c" "$dir/model.onnx" --weights-only --info -o "$work/y.weights" 2> "$work/u2.err"
