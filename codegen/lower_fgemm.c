@@ -116,7 +116,7 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (npan * 16 * K >= ((int64_t)1 << 31))
         ir_fatal_node(g, n, "o2c.Gemm: the packed weight [%lld, %lld] has 2^31 elements or more; "
                       "the kernel indexes with 32-bit ints", (long long)K, (long long)N);
-    struct sched_gemm what = {.node = node, .a = a, .wplace = w, .bias = bias, .res = res,
+    struct sched_gemm what = {.node = node, .a = a, .bias = bias, .res = res,
                               .nsplit = (int)n->noutputs, .M = M, .N = N, .K = K, .act = (int)act};
     for (int s = 0; s < SCHED_GEMM_MAX_SPLITS; s++) {
         what.out[s] = s < (int)n->noutputs ? n->outputs[s] : IR_NONE;
@@ -124,6 +124,7 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     }
     what.off[SCHED_GEMM_MAX_SPLITS] = N;
     what.wpanels = pack_weight(cg, g, w, K, N, 16);
+    what.wplace = what.wpanels; /* not the original weight: it would be uploaded as well */
     sched_gemm(cg, g, &what);
     return true;
 }

@@ -22,7 +22,8 @@ struct sched_gemm {
     uint32_t a;                             /* activations, dense, numel M*K, float32 */
     uint32_t wpanels;                       /* W [K, N] packed as o2c.panels16 [ceil(N/16), K, 16],
                                                float32 or half (cg_wsfx) */
-    uint32_t wplace;                        /* any buffer, passed for absent bias/residual */
+    uint32_t wplace;                        /* a buffer the node uploads anyway (the panels),
+                                               passed for an absent bias (never read) */
     uint32_t bias;                          /* [N] or IR_NONE */
     uint32_t res;                           /* [M, N] or IR_NONE (only with one split) */
     uint32_t out[SCHED_GEMM_MAX_SPLITS];    /* split outputs, numel M * (off[s+1] - off[s]) */
