@@ -1,4 +1,4 @@
-/* lower_attention.c — o2c.Attention (made by passes/fuse_attention.c) -> attention kernels.
+/* lower_attention.c — o2c.Attention (made by passes/fuse/attention.c) -> attention kernels.
  *
  * IR form (ir/ops.def): o2c.Attention(q, k, v, [mask]) -> y, attributes
  *   dims      ints [B, H, N, S, D]   batch, heads, query rows, keys, head dim

@@ -1,4 +1,4 @@
-/* lower_fconv.c — o2c.Conv (made by passes/fuse_conv_epilogue.c) -> kernels/fconv.cl (cpu),
+/* lower_fconv.c — o2c.Conv (made by passes/fuse/conv_epilogue.c) -> kernels/fconv.cl (cpu),
  * kernels/gemm_gpu.cl (gpu) through codegen/sched_conv.c:
  * direct convolution with bias, activation, residual and divisor applied in the store.
  * fconv_emit (codegen/lower_fconv.h) also serves the plain Conv (codegen/lower_conv.c).

@@ -1,6 +1,6 @@
-/* lower_felem.c — o2c.Elementwise (passes/fuse_elementwise.c) -> one generated OpenCL kernel.
+/* lower_felem.c — o2c.Elementwise (passes/fuse/elementwise.c) -> one generated OpenCL kernel.
  *
- * The node's program (RPN, see the banner of passes/fuse_elementwise.c) becomes C expression
+ * The node's program (RPN, see the banner of passes/fuse/elementwise.c) becomes C expression
  * text; the kernel is named felem_<64-bit FNV-1a hash of its text> and added with
  * cg_add_source, so equal programs on equally classified inputs share one kernel.
  * Index space: the output's dims, collapsed (size-1 axes dropped, neighbouring axes merged

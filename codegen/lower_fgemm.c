@@ -1,4 +1,4 @@
-/* lower_fgemm.c — o2c.Gemm (made by passes/fuse_batched_linear.c and fuse_gemm_epilogue.c)
+/* lower_fgemm.c — o2c.Gemm (made by passes/fuse/batched_linear.c and fuse_gemm_epilogue.c)
  * -> kernels/fgemm.cl (cpu class) and kernels/gemm_gpu.cl (gpu class) through codegen/sched_gemm.c.
  *
  * Node form (ops.def): inputs a [.., K] (dense; every leading dim folds into M = numel(a)/K),

@@ -1,4 +1,4 @@
-/* lower_gnorm.c — o2c.GroupNorm (made by passes/fuse_gnorm.c) -> kernels/gnorm.cl, one launch.
+/* lower_gnorm.c — o2c.GroupNorm (made by passes/fuse/gnorm.c) -> kernels/gnorm.cl, one launch.
  *
  * Inputs: x [N, C, ...] float32, gamma, beta ([C], or [G] with per_group=1).
  * Attributes: num_groups G, epsilon, activation (0 none, 1 silu), per_group.

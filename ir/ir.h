@@ -57,7 +57,7 @@ enum {
     IR_F_SHAPEOP = 1u << 4,   /* produces shape/constant data; must fold for codegen */
     IR_F_NOFOLD = 1u << 5,    /* never constant-folded */
     IR_F_INTERNAL = 1u << 6,  /* made by a fusion pass; never accepted from a model file */
-    IR_F_FUNCTION = 1u << 7,  /* expanded into primitive ops during infer_fold (passes/expand.h) */
+    IR_F_FUNCTION = 1u << 7,  /* expanded into primitive ops during infer_fold (passes/expand/expand.h) */
 };
 
 enum ir_op {
@@ -95,7 +95,7 @@ struct ir_attr {
     struct ir_body *body;   /* GRAPH: the subgraph template */
 };
 
-/* A subgraph (If branch, Loop/Scan body) as a template that passes/expand_control.c copies
+/* A subgraph (If branch, Loop/Scan body) as a template that passes/expand/control.c copies
  * into the graph once per use (branch taken, loop iteration). Its nodes are not in g->nodes;
  * their value ids are placeholders in g->values, except inputs that read outer-scope values
  * (listed in captures; the owning node also takes them as extra inputs after its ONNX ones so

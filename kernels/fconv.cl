@@ -1,5 +1,5 @@
 /* fconv.cl — o2c.Conv: direct convolution (as kernels/conv.cl) with a fused epilogue applied in
- * the store (see passes/fuse_conv_epilogue.c):
+ * the store (see passes/fuse/conv_epilogue.c):
  *   y = (act(conv(x, w) + bias[oc]) + res[n*rn + oc*rc + p*rp]) / div
  *   act: 0 identity, 1 silu (v / (1 + exp(-v))), 2 relu; has_bias / has_res / has_div == 0 skip
  *   that step (the pointer is then not read). p = position in the output plane (od, oh, ow

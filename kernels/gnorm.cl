@@ -1,4 +1,4 @@
-/* gnorm.cl — o2c.GroupNorm (fused GroupNorm + optional SiLU), see passes/fuse_gnorm.c.
+/* gnorm.cl — o2c.GroupNorm (fused GroupNorm + optional SiLU), see passes/fuse/gnorm.c.
  *
  * Layout: X, Y [N, C, S] dense (S = product of the spatial dims), G groups of CPG = C/G
  * consecutive channels; group (n, g) is the contiguous run of R = CPG*S elements starting at

@@ -11,7 +11,7 @@
  */
 #include "passes.h"
 #include "../ref/ref.h"
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <stdint.h>
 #include <string.h>

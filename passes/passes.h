@@ -57,7 +57,7 @@ void infer_node(struct ir_graph *g, uint32_t node);
  * outputs become constants). Returns true if it folded. */
 bool infer_fold_node(struct ir_graph *g, uint32_t node);
 
-/* Fusion statistics (passes/fuse.c): text for --stats, a JSON array for --stats-json. */
+/* Fusion statistics (passes/fuse/fuse.c): text for --stats, a JSON array for --stats-json. */
 void fuse_stats_print(FILE *f);
 void fuse_stats_json(FILE *f);
 

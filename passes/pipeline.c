@@ -8,7 +8,7 @@
  * the lowered launch order).
  */
 
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -518,7 +518,7 @@ def f64_gemm_cases():
 
 
 def control_cases():
-    """If/Loop/Scan unrolled at compile time (passes/expand_control.c)."""
+    """If/Loop/Scan unrolled at compile time (passes/expand/control.c)."""
     F = TP.FLOAT
     x = ramp(2, 3)
     vi = helper.make_tensor_value_info
@@ -606,7 +606,7 @@ def lstm_lens_ref(x, w, r, b, lens, h0, c0, p):
 
 
 def rnn_einsum_cases():
-    """RNN/GRU/LSTM and Einsum as unrolled expansions (passes/expand_rnn.c, expand_einsum.c):
+    """RNN/GRU/LSTM and Einsum as unrolled expansions (passes/expand/rnn.c, expand_einsum.c):
     bidirectional LSTM with peepholes, initial states and Y_c; GRU linear_before_reset; a runtime
     sequence_lens shorter than the sequence; Einsum diagonals, implicit output, integers, three
     operands and broadcast ellipsis dims."""
@@ -652,7 +652,7 @@ def rnn_einsum_cases():
 
 def quant_dft_cases():
     """MatMulInteger/ConvInteger/QLinearMatMul/QLinearConv and DFT/STFT as expansions
-    (passes/expand_quant.c, expand_dft.c): sums over K > 258 that the float32 MatMul/Conv must
+    (passes/expand/quant.c, expand_dft.c): sums over K > 258 that the float32 MatMul/Conv must
     split into exact chunks (plain and grouped Conv), int8 QLinearConv with bias and per-channel
     w_scale, DFT with dft_length padding/truncation and a constant opset-20 axis, STFT with
     constant frame_step/frame_length and a window; a runtime DFT-20 axis must be rejected."""

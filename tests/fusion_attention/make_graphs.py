@@ -16,7 +16,7 @@ Forms (each a separate graph, odd sizes, opset 17):
                on a constant ones [N, N] (folded by onnx2cl to a constant) + Add
   shared_probs the softmax probabilities are also a graph output: the fusion must be rejected
   op23_3d      the opset-23 Attention op on 3-D [B, N, h*d] inputs (q_num_heads = kv_num_heads = 3,
-               explicit scale): expanded (passes/expand_attention.c), then fused back
+               explicit scale): expanded (passes/expand/attention.c), then fused back
   op23_causal  the opset-23 Attention op, 4-D inputs, is_causal = 1, cross lengths N = S
 Usage: python3 make_graphs.py [OUT_DIR]   (default: graphs/ next to this script)
 """

@@ -404,7 +404,7 @@ def inx(name, dt, shape):
 
 
 def mvnx(name, dt, shape):
-    """MeanVarianceNormalization-13 (expanded into primitive ops by passes/expand_norm.c) over
+    """MeanVarianceNormalization-13 (expanded into primitive ops by passes/expand/norm.c) over
     hazard sets: x0 per (n, c) plane with axes [2, 3], x1 per channel with the default axes
     [0, 2, 3]; reference (X - E[X]) / (sqrt(E[(X - E[X])^2]) + 1e-9) in float64."""
     N, C = shape[:2]

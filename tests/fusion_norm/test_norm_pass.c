@@ -3,7 +3,7 @@
  *
  * usage: test_norm_pass MODEL.onnx [--upto=PASS] [NAME=d0,d1,..]... [OP=COUNT]...
  *   --upto=PASS  run the fusions up to PASS only (the later ones, e.g. elementwise, which
- *              absorbs Gelu, are disabled; names from FUSION_PASSES in passes/fuse.h);
+ *              absorbs Gelu, are disabled; names from FUSION_PASSES in passes/fuse/fuse.h);
  *   NAME=dims  a --shape binding (NAME is a graph input);
  *   OP=COUNT   after the whole pipeline (every fusion on, verifier after each pass) exactly COUNT
  *              live nodes of op OP (ONNX or o2c.* name). Qualified forms count fused nodes by
@@ -13,7 +13,7 @@
  * Prints every check; exit status 1 if any fails.
  */
 #include "frontend/onnx_load.h"
-#include "passes/fuse.h"
+#include "passes/fuse/fuse.h"
 #include "passes/passes.h"
 
 #include <stdio.h>

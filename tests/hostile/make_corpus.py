@@ -384,7 +384,7 @@ def main():
               [arr("sc", np.array([1, 1, 1e30, 1e30], np.float32))], ".*(out of range|too large|overflow)")
     attr_case("unknown_op", helper.make_node("NotAnOp", ["x"], ["y"], name="n0"), [X23], [], "unsupported operator 'NotAnOp'")
 
-    # ---- control flow (subgraphs imported as templates, unrolled in passes/expand_control.c) ----
+    # ---- control flow (subgraphs imported as templates, unrolled in passes/expand/control.c) ----
     def graph(nodes, outs, ins=()):
         return helper.make_graph(nodes, "body", list(ins), outs)
     YB = tv("t", [2, 3])

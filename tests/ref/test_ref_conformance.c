@@ -26,7 +26,7 @@
 
 #include "frontend/onnx_load.h"
 #include "onnx/onnx.pb-c.h"
-#include "passes/expand.h"
+#include "passes/expand/expand.h"
 #include "ref/ref_util.h"
 
 enum { RC_PASS = 0, RC_FATAL = 1, RC_FAIL = 2, RC_UNSUPPORTED = 3 };

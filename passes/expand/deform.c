@@ -16,7 +16,7 @@
  * Limits (located errors): 2-D only, float32, ih and iw > 1 (the align_corners=1 normalization
  * divides by ih-1, iw-1).
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 void expand_deform_conv(struct ex_ctx *e)
 {

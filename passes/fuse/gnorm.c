@@ -16,7 +16,7 @@
  * Guarantees: the fused node computes exactly the replaced value (same value id); every pattern
  * seen is reported with fuse_note("gnorm", ...).
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -29,7 +29,7 @@
  * transposed once per direction). Guarantees: float32 only (MatMul), other dtypes, unknown
  * activations, bad shapes or attribute values are fatal and named.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <ctype.h>
 #include <stdio.h>

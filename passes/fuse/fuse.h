@@ -1,4 +1,4 @@
-/* fuse.h — shared helpers of the fusion passes (passes/fuse_*.c).
+/* fuse.h — shared helpers of the fusion passes (passes/fuse/).
  *
  * Matching never mutates the graph: a matcher collects the nodes of a pattern, checks legality
  * with fuse_chain_ok(), and only then rewrites through fuse_replace(). Every pattern found is
@@ -7,7 +7,7 @@
 #ifndef ONNX2CL_FUSE_H
 #define ONNX2CL_FUSE_H
 
-#include "passes.h"
+#include "passes/passes.h"
 
 /* Records one pattern occurrence of pass `pass`: applied, or rejected for `reason`. */
 void fuse_note(const char *pass, bool applied, const char *reason);
@@ -41,7 +41,7 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
                       const uint32_t *inputs, uint32_t ninputs, const uint32_t *outputs,
                       uint32_t noutputs);
 
-/* Fusion passes (one per file, passes/fuse_<name>.c). Each returns true if it changed the graph.
+/* Fusion passes (one per file, passes/fuse/<name>.c). Each returns true if it changed the graph.
  * FUSION_PASSES lists them in pipeline order: F("name", function). A pass is added here by the
  * commit that adds its file. Planned order: layernorm, gelu, gnorm, attention, batched_linear,
  * epilogue, elementwise. */
@@ -51,7 +51,7 @@ bool pass_fuse_gelu(struct ir_graph *g); /* fuse_gelu.c: erf/tanh GELU decomposi
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
 bool pass_fuse_conv_epilogue(struct ir_graph *g); /* Conv + bias/act/residual/div -> o2c.Conv */
 bool pass_fuse_attention(struct ir_graph *g); /* fuse_attention.c: QKᵀ→scale→[mask]→Softmax→V -> o2c.Attention */
-/* batched_linear + gemm_epilogue (passes/fuse_batched_linear.c, fuse_gemm_epilogue.c) */
+/* batched_linear + gemm_epilogue (passes/fuse/batched_linear.c, fuse_gemm_epilogue.c) */
 bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
 bool pass_fuse_gemm_epilogue(struct ir_graph *g);  /* linear + bias/act/residual -> o2c.Gemm */
 bool pass_fuse_elementwise(struct ir_graph *g);    /* elementwise chains -> o2c.Elementwise */

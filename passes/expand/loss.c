@@ -19,7 +19,7 @@
  * fatal error naming it. A target outside [0, C) that is not ignore_index is undefined by the spec
  * (the gather kernels decide what is read).
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <string.h>
 

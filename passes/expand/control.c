@@ -25,7 +25,7 @@
  * MAX_COPIES body copies per node and MAX_UNROLLED_NODES nodes in the graph while unrolling (nested
  * loops multiply), so a small model cannot exhaust memory: beyond either, a located error.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <string.h>
 

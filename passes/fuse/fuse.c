@@ -1,5 +1,5 @@
 /* fuse.c — helpers shared by the fusion passes: legality, constants, rewriting, statistics. */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
  * Matching collects all patterns on the unchanged graph (each node claimed once), then rewrites.
  * Assumes shape inference ran; float32 only. Guarantees: output value ids are kept.
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <math.h>
 #include <string.h>

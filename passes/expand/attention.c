@@ -17,9 +17,9 @@
  *   Y = p V, back to [B,S,H*Dv] for 3-D inputs.
  *   qk_matmul_output: mode 0/1 logits after softcap, 2 logits + bias, 3 p.
  * With no runtime mask the chain is MatMul -> [Add const] -> Softmax -> MatMul, which
- * passes/fuse_attention.c turns into one flash-attention kernel.
+ * passes/fuse/attention.c turns into one flash-attention kernel.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <math.h>
 #include <string.h>

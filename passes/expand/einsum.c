@@ -20,7 +20,7 @@
  * runs numpy.einsum) up to float rounding of the summation order; integers exact; a malformed
  * equation, size mismatch or an ellipsis missing from an explicit output is fatal and named.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <string.h>
 

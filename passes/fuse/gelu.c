@@ -14,7 +14,7 @@
  * to the elementwise pass.
  * Assumes: shape inference ran. Matching never mutates; matches are collected, then rewritten.
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <math.h>
 #include <stdlib.h>

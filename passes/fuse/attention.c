@@ -23,7 +23,7 @@
  * output (fuse_chain_ok). Matching never mutates: all matches are collected, then rewritten.
  * Output attributes: see codegen/lower_attention.c (dims, q/k/v/o/m_strides, scale, causal).
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <math.h>
 #include <stdlib.h>

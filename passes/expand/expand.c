@@ -1,4 +1,4 @@
-/* expand.c — expand_node() and the ex_* subgraph builder of passes/expand.h.
+/* expand.c — expand_node() and the ex_* subgraph builder of passes/expand/expand.h.
  *
  * Assumes: called from pass_infer_fold's sweep on a live IR_F_FUNCTION node whose inputs all have
  * known dims. Guarantees: each node made is inferred and, when its inputs are constant, folded at
@@ -7,7 +7,7 @@
  * the composite is erased and each present output value keeps its id and name (it becomes the
  * output of an Identity that pass_remove_identity removes later).
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <stdarg.h>
 #include <stdio.h>

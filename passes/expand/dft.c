@@ -19,7 +19,7 @@
  * must be constants (they decide the output shape); a runtime one is fatal, named.
  * Guarantees: the reference's result up to float32 rounding; unsupported values are fatal, named.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <math.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  * graph output (fuse_chain_ok; the SiLU input is checked to be read by its two nodes only).
  * Assumes: shape inference ran. Matching never mutates; matches are collected, then rewritten.
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  * expanded.
  * Assumes: shape inference ran. Matching never mutates; matches are collected, then rewritten.
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <stdlib.h>
 #include <string.h>

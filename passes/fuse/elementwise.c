@@ -25,7 +25,7 @@
  * one onnx2cl run (never serialized).
  * Assumes shape inference ran. Guarantees: the root's output value id is kept.
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <string.h>
 

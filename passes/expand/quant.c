@@ -23,7 +23,7 @@
  * Assumes: inputs' dims known (expand.h). Guarantees: exact int32 results for the *Integer ops;
  * other input dtypes, zero-point/scale shapes and oversized kernel windows are fatal, named.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <math.h>
 #include <string.h>

@@ -24,7 +24,7 @@
  * Assumes: inputs' dims known (expand.h). Guarantees: the reference's result up to float
  * rounding; unsupported attribute values and inconsistent shapes are fatal, named.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <math.h>
 #include <string.h>

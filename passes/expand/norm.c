@@ -15,7 +15,7 @@
  * Assumes: inputs' dims known (expand.h). Guarantees: the spec's result up to float rounding;
  * unsupported attribute values are fatal, named.
  */
-#include "expand.h"
+#include "passes/expand/expand.h"
 
 #include <math.h>
 

@@ -15,7 +15,7 @@
  * Guarantees: weights are new constants (the originals are left to DCE); nothing else changes.
  * Also defines the linear-matching helpers declared in fuse.h (shared with gemm_epilogue).
  */
-#include "fuse.h"
+#include "passes/fuse/fuse.h"
 
 #include <string.h>
 

@@ -7,10 +7,10 @@
  * subgraph through the ex_* builder below, each new node inferred (and constant-folded) as it is
  * made, so the expansion may read any shape or constant it needs. The composite node is then
  * erased and each of its outputs becomes Identity(expansion result) under its original name.
- * The fusion passes see only primitives (e.g. passes/fuse_attention.c re-fuses an expanded
+ * The fusion passes see only primitives (e.g. passes/fuse/attention.c re-fuses an expanded
  * Attention into the flash kernel).
  *
- * Rules for expand_<name>() (one file per op group: passes/expand_<group>.c):
+ * Rules for expand_<name>() (one file per op group: passes/expand/<group>.c):
  *   - Read the composite's attributes and inputs first (ex_in, ex_attr_*): pointers into
  *     g->nodes / g->values are invalidated by every ex_* call that makes a node or value.
  *   - Anything unsupported: ex_fatal(e, ...) naming the attribute and value (the message names the
@@ -20,7 +20,7 @@
 #ifndef ONNX2CL_EXPAND_H
 #define ONNX2CL_EXPAND_H
 
-#include "passes.h"
+#include "passes/passes.h"
 
 struct cf_map;
 
@@ -32,7 +32,7 @@ struct ex_ctx {
     uint32_t count;      /* nodes made so far (name suffixes) */
     uint32_t outs[16];   /* ex_output results per output slot (IR_NONE = not set) */
     const struct cf_map *scope; /* control flow inside a subgraph copy: template -> actual values
-                                 * of the enclosing bodies (passes/expand_control.c), else NULL */
+                                 * of the enclosing bodies (passes/expand/control.c), else NULL */
 };
 
 /* Expands node `node` (an IR_F_FUNCTION op with every input's dims known) in place; see above. */
@@ -89,7 +89,7 @@ uint32_t ex_gather(struct ex_ctx *e, uint32_t x, uint32_t idx, int64_t axis);
 /* Output k of the composite := v (as Identity(v) under the output's original name). */
 void ex_output(struct ex_ctx *e, uint32_t k, uint32_t v);
 
-/* ---- the expansions (passes/expand_<group>.c) ------------------------------------------------ */
+/* ---- the expansions (passes/expand/<group>.c) ------------------------------------------------ */
 #define EXPAND_OPS(X) \
     X(ATTENTION, attention) \
     X(RMS_NORMALIZATION, rms_normalization) \
