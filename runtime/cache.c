@@ -6,6 +6,10 @@
  * device version, driver version, platform version, runtime version + ABI). File:
  * <dir>/<32 hex>.clbin = "O2CLBIN1" + u64 binary size + the CL_PROGRAM_BINARIES blob.
  * $ONNX2CL_CACHE_LOG=1 prints "onnx2cl: cache hit|miss|store|..." lines to stderr.
+ * Progress (issue 11 item 4): a build from source (first start on a device + driver, or a
+ * changed model) prints one line before it starts ("building the OpenCL program ...: first
+ * start, cached afterwards") and one with its time when it took 1 s or more, on stderr: it is the
+ * step that takes seconds to minutes (PoCL: ~45 s for the tiny UNet on a loaded 2-core machine).
  * Assumes: one device per context.
  * Guarantees: a cache that is missing, unwritable, truncated or rejected by the driver never
  * causes an error: the program is rebuilt from source and the entry rewritten (atomically:
@@ -202,6 +206,11 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
             fprintf(stderr, "onnx2cl: cache miss: %s\n", path);
         }
     }
+    fprintf(stderr, "onnx2cl: model '%s': building the OpenCL program for %s (%zu KiB of kernel "
+            "source; not in the program cache yet: %s)\n", desc->name,
+            ctx->device_name, src_len >> 10,
+            use_cache ? "cached afterwards" : "program cache off");
+    const double t0 = o2r_now_ms();
     e = o2r_fault_cl("clCreateProgramWithSource");
     if (e == CL_SUCCESS) {
         const char *srcs[1] = {src};
@@ -215,6 +224,10 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
     e = o2r_fault_cl("clBuildProgram");
     if (e == CL_SUCCESS)
         e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
+    const double build_s = (o2r_now_ms() - t0) / 1000.0;
+    if (e == CL_SUCCESS && build_s >= 1.0)
+        fprintf(stderr, "onnx2cl: model '%s': OpenCL program built in %.1f s\n", desc->name,
+                build_s);
     if (e != CL_SUCCESS) {
         size_t n = (size_t)snprintf(ctx->err, sizeof ctx->err,
                                     "clBuildProgram(model '%s', device %s, options '%s'): %s\n"
