@@ -115,6 +115,12 @@ SIZES = {
 NORM_TYPES = (torch.nn.GroupNorm, torch.nn.LayerNorm)
 
 
+def is_norm(mod):
+    """torch norms, and the RMS/T5 norms of diffusers and transformers (RMSNorm, T5LayerNorm,
+    torch.nn.RMSNorm ...): their weight is a scale around 1."""
+    return isinstance(mod, NORM_TYPES) or type(mod).__name__.endswith("Norm")
+
+
 @torch.no_grad()
 def reinit(model, seed):
     """Re-initializes every parameter from `seed` so that no two initializers are identical (the
@@ -132,7 +138,7 @@ def reinit(model, seed):
 
     for name, mod in model.named_modules():
         for pname, p in mod.named_parameters(recurse=False):
-            if isinstance(mod, NORM_TYPES):
+            if is_norm(mod):
                 normal_(p, 1.0 if pname == "weight" else 0.0, 0.02)
             elif pname == "bias":
                 normal_(p, 0.0, 0.02)
@@ -225,6 +231,16 @@ def build_vae_decoder(size, seed, rng):
     return VaeDecoderWrapper(model), inputs, ["sample"], dyn, cfg
 
 
+def clip_token_ids(rng, b, n, vocab, ntok=11):
+    """[b, n] int64 ids laid out as the SD tokenizer does: <bos> ntok prompt tokens <eos>, padded
+    with <eos>; <bos>/<eos> are the two highest ids (vocab-2, vocab-1)."""
+    bos, eos = vocab - 2, vocab - 1
+    ids = np.full((b, n), eos, dtype=np.int64)
+    ids[:, 0] = bos
+    ids[:, 1:1 + ntok] = rng.integers(3, vocab - 2, size=(b, ntok))
+    return ids
+
+
 def build_text_encoder(size, seed, rng):
     from transformers import CLIPTextConfig, CLIPTextModel
     cfg = CLIP_TINY if size == "tiny" else CLIP_FULL
@@ -235,13 +251,7 @@ def build_text_encoder(size, seed, rng):
     # Token layout of the SD tokenizer: <bos> prompt tokens <eos> <eos>... (it pads with eos).
     # The real <bos>/<eos> are the two highest ids (49406/49407) and, as eos_token_id == 2 in the
     # SD 1.5 config, transformers pools at argmax(input_ids) = the first <eos>.
-    vocab = cfg["vocab_size"]
-    bos, eos = vocab - 2, vocab - 1
-    ids = np.full((b, n), eos, dtype=np.int64)
-    ntok = 11
-    ids[:, 0] = bos
-    ids[:, 1:1 + ntok] = rng.integers(3, vocab - 2, size=(b, ntok))
-    inputs = {"input_ids": ids}
+    inputs = {"input_ids": clip_token_ids(rng, b, n, cfg["vocab_size"])}
     dyn = {
         "input_ids": {0: "batch", 1: "sequence"},
         "last_hidden_state": {0: "batch", 1: "sequence"},
@@ -341,6 +351,8 @@ def export_one(name, size, out_root, seed, external_data, fp16=False, ort_check=
     rng = np.random.default_rng(seed)
     module, inputs, out_names, dyn, cfg = (builders or BUILDERS)[name](size, seed, rng)
     module = module.eval()  # the wrappers too (their submodules already are)
+    if hasattr(module, "for_exporter"):
+        module = module.for_exporter(exporter)  # a same-function rewrite one exporter needs
     in_names = list(inputs)
     nparams = sum(p.numel() for p in module.parameters())
 
@@ -483,6 +495,15 @@ def export_one(name, size, out_root, seed, external_data, fp16=False, ort_check=
     return meta
 
 
+def parse_models(ap, spec, builders):
+    """--models "a,b" -> ["a", "b"]; a name not in `builders` is a usage error (exit 2)."""
+    names = [n for n in spec.split(",") if n]
+    for n in names:
+        if n not in builders:
+            ap.error(f"unknown model '{n}' (known: {', '.join(builders)})")
+    return names
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", choices=["tiny", "full"], required=True)
@@ -503,10 +524,7 @@ def main():
                          "(folders <model>_dynamo/)")
     args = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    names = [n for n in args.models.split(",") if n]
-    for n in names:
-        if n not in BUILDERS:
-            ap.error(f"unknown model '{n}' (known: {', '.join(BUILDERS)})")
+    names = parse_models(ap, args.models, BUILDERS)
     for n in names:
         export_one(n, args.size, args.out, args.seed, args.external_data, args.fp16,
                    ort_check=not args.no_ort_check, exporter=args.exporter)
