@@ -1,8 +1,8 @@
-/* fuse_attention.c — scaled dot-product attention -> one o2c.Attention node (flash-style kernel).
+/* passes/fuse/attention.c — scaled dot-product attention -> one o2c.Attention node (flash-style kernel).
  *
  * Pattern (anchored at each Softmax over the last axis):
  *   MatMul(Q, Kᵀ) → [Mul|Div by scalar constants]* → [Add(mask)] → [Cast f32→f32] → Softmax(-1)
- *                 → [Cast f32→f32] → MatMul(·, V)
+ *                 → [Where(IsNaN(·), 0, ·)] → [Cast f32→f32] → MatMul(·, V)
  * with the head split/merge around it absorbed into per-tensor strides:
  *   Q, Kᵀ, V are walked back through single-use Mul/Div(scalar) (folded into `scale`), no-op
  *   Casts, Transposes and view ops (Reshape/Squeeze/Unsqueeze/Flatten), so the kernel reads the
@@ -13,12 +13,21 @@
  *   - SDPA (torch >= 2.1): 4-D [B, h, N, d], Q and Kᵀ each multiplied by sqrt(scale);
  *   - legacy 3-D [B·h, N, d]: Mul(scale) on the scores, Add(zeros) (baddbmm, dropped), Cast;
  *     the head merge into B·h is a Reshape after a Transpose, so those Transposes stay;
+ *   - dynamo SDPA (opset 18+): 4-D, Q and Kᵀ each multiplied by sqrt(scale) (folded constant),
+ *     Kᵀ built by Reshape([B·h, N, d]) → Transpose(0,2,1) → Reshape([B, h, d, N]): the walks
+ *     keep each logical axis's stride in the memory of the value reached, remapped through
+ *     every Transpose (remap_strides), so views between Transposes no longer stop them;
+ *     with a mask, Where(IsNaN(P), 0, P) after the Softmax (nan_guard: absorbed when no row
+ *     can be fully masked);
  *   - causal mask (CLIP): a folded constant [N, N] added to the scores; when it is exactly
  *     causal (0 on/below the diagonal, -inf or <= -1e30 above) it becomes causal=1 and no mask
  *     input; any other additive mask (constant or not, broadcastable to [.., N, S]) is input 3.
  * Not handled (left unfused, noted in --stats): the opset-23 Attention op (not in ops.def: the
  * frontend refuses it), a scale multiplied after the mask, two masks, operands of different
- * ranks, head dims that are not contiguous after the walk, value head dim != query head dim.
+ * ranks, head dims that are not contiguous after the walk, value head dim != query head dim,
+ * the Where(IsNaN) guard with a run-time mask (a fully masked row gives NaN in the kernel, 0
+ * after the guard), a merged B·h axis that a Transpose splits with B > 1 (the walk stops there
+ * and that Transpose stays).
  * Legality: every value the fused node no longer materializes is single-use and not a graph
  * output (fuse_chain_ok). Matching never mutates: all matches are collected, then rewritten.
  * Output attributes: see codegen/lower_attention.c (dims, q/k/v/o/m_strides, scale, causal).
@@ -136,15 +145,45 @@ static bool scalar_scale(const struct ir_graph *g, const struct ir_node *n, uint
     return false;
 }
 
+/* Re-expresses the strides st[] of the logical axes (extents ext[]), given as element strides
+ * in the dense memory of a tensor with dims `from`, in the dense memory of a tensor with dims
+ * `to`, where dim k of `from` is dim map[k] of `to` (a Transpose seen from either side).
+ * A logical axis of extent e > 1 and stride s must step inside one dim k of `from`:
+ * s = m·DS_from[k] with (e-1)·m < from[k]; it then steps m·DS_to[map[k]] in `to`.
+ * Returns false (st unchanged) when an axis spans several dims (e.g. B·h merged, B > 1). */
+static bool remap_strides(const int64_t *from, const int64_t *to, int rank, const int *map,
+                          const int64_t *ext, int64_t *st)
+{
+    int64_t dsf[IR_MAX_RANK], dst[IR_MAX_RANK], out[4], s = 1;
+    for (int k = rank - 1; k >= 0; k--) dsf[k] = s, s *= from[k];
+    s = 1;
+    for (int k = rank - 1; k >= 0; k--) dst[k] = s, s *= to[k];
+    for (int a = 0; a < 4; a++) {
+        out[a] = 0;
+        if (ext[a] == 1 || st[a] == 0) continue;
+        int k = -1;
+        for (int j = 0; j < rank && k < 0; j++)
+            if (st[a] % dsf[j] == 0 && (ext[a] - 1) * (st[a] / dsf[j]) < from[j]) k = j;
+        if (k < 0) return false;
+        out[a] = st[a] / dsf[k] * dst[map[k]];
+    }
+    memcpy(st, out, sizeof out);
+    return true;
+}
+
 /* Walks operand X (a MatMul input whose logical axes b, h, token, d sit at positions ax[],
- * extents ext[]) back through single-use scalar Mul/Div, no-op Cast, Transpose and views. */
-static bool walk_back(const struct ir_graph *g, uint32_t x, const int *ax0, const int64_t *ext,
+ * extents ext[]) back through single-use scalar Mul/Div, no-op Cast, Transpose and views,
+ * keeping the axes' strides in the dense memory of the value reached:
+ *   view (Reshape/Squeeze/Unsqueeze/Flatten): same memory, strides unchanged;
+ *   y = Transpose(x, perm): y's dim j is x's dim perm[j] (remap_strides).
+ * This covers the head split [B,N,h·d] → Reshape → Transpose(0,2,1,3) and the dynamo Kᵀ built
+ * by Reshape([B·h,N,d]) → Transpose(0,2,1) → Reshape([B,h,d,N]) (B = 1, or any B when the
+ * merged axis is not crossed), and Transpose(0,1,3,2). */
+static bool walk_back(const struct ir_graph *g, uint32_t x, const int *ax, const int64_t *ext,
                       struct att_match *m, struct att_operand *op)
 {
     uint32_t cur = x;
-    int ax[4];
-    memcpy(ax, ax0, sizeof ax);
-    bool fixed = false; /* strides fixed by a view: only layout-preserving steps remain */
+    axis_strides(g, x, ax, ext, op->st);
     op->scale = 1.0;
     for (;;) {
         const struct ir_value *cv = &g->values[cur];
@@ -158,25 +197,20 @@ static bool walk_back(const struct ir_graph *g, uint32_t x, const int *ax0, cons
             op->scale *= f;
         } else if (noop_cast(g, n)) {
             next = n->inputs[0];
-        } else if (n->op == IR_OP_TRANSPOSE && !fixed) {
+        } else if (n->op == IR_OP_TRANSPOSE) {
             int perm[IR_MAX_RANK];
             transpose_perm(g, n, perm);
-            for (int a = 0; a < 4; a++)
-                if (ax[a] >= 0) ax[a] = perm[ax[a]];
             next = n->inputs[0];
+            if (!remap_strides(cv->dims, g->values[next].dims, cv->rank, perm, ext, op->st))
+                break;
         } else if ((ir_op_flags(n->op) & IR_F_VIEW) && n->noutputs == 1) {
             next = n->inputs[0];
-            if (!fixed && !same_dims(g, cur, next)) {
-                axis_strides(g, cur, ax, ext, op->st);
-                fixed = true;
-            }
         } else {
             break;
         }
         if (!add_node(m, p) || !add_inner(m, cur)) return false;
         cur = next;
     }
-    if (!fixed) axis_strides(g, cur, ax, ext, op->st);
     op->v = cur;
     return true;
 }
@@ -188,15 +222,15 @@ static uint32_t sole_consumer(const struct ir_graph *g, const uint32_t *cons, ui
     return cons[v];
 }
 
-/* Walks the attention output forward through single-use Transposes, views and no-op Casts. */
+/* Walks the attention output forward through single-use Transposes, views and no-op Casts,
+ * keeping the strides in the dense memory of the value reached (as walk_back, mirrored:
+ * y = Transpose(x, perm): x's dim perm[j] is y's dim j). */
 static bool walk_forward(const struct ir_graph *g, const uint32_t *cons, uint32_t o,
-                         const int *ax0, const int64_t *ext, struct att_match *m,
+                         const int *ax, const int64_t *ext, struct att_match *m,
                          struct att_operand *op)
 {
     uint32_t cur = o;
-    int ax[4];
-    memcpy(ax, ax0, sizeof ax);
-    bool fixed = false;
+    axis_strides(g, o, ax, ext, op->st);
     op->scale = 1.0;
     for (;;) {
         uint32_t c = sole_consumer(g, cons, cur);
@@ -205,27 +239,20 @@ static bool walk_forward(const struct ir_graph *g, const uint32_t *cons, uint32_
         if (n->noutputs != 1 || n->inputs[0] != cur) break;
         uint32_t next = n->outputs[0];
         if (noop_cast(g, n)) {
-        } else if (n->op == IR_OP_TRANSPOSE && !fixed) {
-            int perm[IR_MAX_RANK], nax[4];
+        } else if (n->op == IR_OP_TRANSPOSE) {
+            int perm[IR_MAX_RANK], inv[IR_MAX_RANK];
             transpose_perm(g, n, perm);
-            for (int a = 0; a < 4; a++) {
-                nax[a] = -1;
-                for (int i = 0; i < g->values[cur].rank && ax[a] >= 0; i++)
-                    if (perm[i] == ax[a]) nax[a] = i;
-            }
-            memcpy(ax, nax, sizeof ax);
+            for (int j = 0; j < g->values[cur].rank; j++) inv[perm[j]] = j;
+            if (!remap_strides(g->values[cur].dims, g->values[next].dims, g->values[cur].rank,
+                               inv, ext, op->st))
+                break;
         } else if (ir_op_flags(n->op) & IR_F_VIEW) {
-            if (!fixed && !same_dims(g, cur, next)) {
-                axis_strides(g, cur, ax, ext, op->st);
-                fixed = true;
-            }
         } else {
             break;
         }
         if (!add_node(m, c) || !add_inner(m, cur)) return false;
         cur = next;
     }
-    if (!fixed) axis_strides(g, cur, ax, ext, op->st);
     op->v = cur;
     return true;
 }
@@ -242,6 +269,55 @@ static bool mask_is_causal(const struct ir_graph *g, uint32_t mask, int64_t n, i
         int64_t j = e % s, i = (e / s) % n;
         double x = ir_const_f64(g, mask, e);
         if (j <= i ? x != 0.0 : !(x <= -1e30)) return false;
+    }
+    return true;
+}
+
+/* Where(IsNaN(p), 0, p) -> p   (dynamo's SDPA guard after the Softmax: it only changes rows
+ * whose scores are all -inf, i.e. fully masked rows, or NaN/inf inputs; match_at accepts it
+ * only when the mask leaves no row fully masked: no mask, causal, or a constant mask with a
+ * finite entry in every row). If softmax output p feeds exactly IsNaN(p) and that Where, adds
+ * both nodes (Where last) and the IsNaN output to m and returns true; p itself has two uses,
+ * both absorbed, so it is not listed as an inner value (fuse_chain_ok wants single uses). */
+static bool nan_guard(const struct ir_graph *g, const uint32_t *cons, uint32_t p,
+                      struct att_match *m)
+{
+    const struct ir_value *pv = &g->values[p];
+    if (pv->nuses != 2 || pv->is_output) return false;
+    uint32_t isn = IR_NONE, wh = IR_NONE;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const struct ir_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            if (n->inputs[k] != p) continue;
+            if (n->op == IR_OP_ISNAN) isn = i;
+            else if (n->op == IR_OP_WHERE && k == 2) wh = i;
+            else return false;
+        }
+    }
+    if (isn == IR_NONE || wh == IR_NONE) return false;
+    const struct ir_node *w = &g->nodes[wh];
+    uint32_t cond = g->nodes[isn].outputs[0];
+    double z;
+    if (w->inputs[0] != cond || sole_consumer(g, cons, cond) != wh ||
+        !fuse_const_scalar(g, w->inputs[1], &z) || z != 0.0 ||
+        !same_dims(g, w->outputs[0], p) || g->values[w->outputs[0]].dtype != IR_F32)
+        return false;
+    return add_node(m, isn) && add_inner(m, cond) && add_node(m, wh);
+}
+
+/* True when every row of constant mask [.., N, S] has an entry above -inf (the Softmax of no
+ * row is 0/0). */
+static bool mask_rows_finite(const struct ir_graph *g, uint32_t mask, int64_t s)
+{
+    if (!ir_is_const(g, mask)) return false;
+    const struct ir_value *mv = &g->values[mask];
+    int64_t total = ir_numel(g, mask), cols = mv->rank ? mv->dims[mv->rank - 1] : 1;
+    if (cols != s && cols != 1) return false;
+    for (int64_t r = 0; r < total / cols; r++) {
+        bool any = false;
+        for (int64_t j = 0; j < cols && !any; j++) any = ir_const_f64(g, mask, r * cols + j) > -INFINITY;
+        if (!any) return false;
     }
     return true;
 }
@@ -265,9 +341,11 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
         *why = "Softmax is not over the last axis";
         return false;
     }
-    /* forward: [Cast] -> MatMul(P, V) */
+    /* forward: [Where(IsNaN(P), 0, P)] -> [Cast] -> MatMul(P, V) */
     uint32_t pv = smn->outputs[0], mm2 = IR_NONE;
-    if (!add_inner(m, pv)) return false;
+    bool guard = nan_guard(g, cons, pv, m);
+    if (guard) pv = g->nodes[m->nodes[m->nnodes - 1]].outputs[0];
+    else if (!add_inner(m, pv)) return false;
     for (;;) {
         uint32_t c = sole_consumer(g, cons, pv);
         if (c == IR_NONE) {
@@ -395,6 +473,10 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
     if (!walk_forward(g, cons, ox, axq, ext, m, &m->o)) return false;
     if (m->q.st[3] != 1 || m->k.st[3] != 1 || m->v.st[3] != 1 || m->o.st[3] != 1) {
         *why = "head dim not contiguous";
+        return false;
+    }
+    if (guard && m->mask != IR_NONE && !mask_rows_finite(g, m->mask, S)) {
+        *why = "Where(IsNaN) guard after the Softmax with a mask that may fill a row with -inf";
         return false;
     }
     if (m->mask != IR_NONE) {
