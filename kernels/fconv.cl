@@ -242,31 +242,43 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
 #define FV_DECL(a) float16 a##0 = 0.0f, a##1 = 0.0f, a##2 = 0.0f, a##3 = 0.0f, a##4 = 0.0f,       \
     a##5 = 0.0f, a##6 = 0.0f, a##7 = 0.0f, a##8 = 0.0f, a##9 = 0.0f, a##10 = 0.0f, a##11 = 0.0f,  \
     a##12 = 0.0f, a##13 = 0.0f, a##14 = 0.0f, a##15 = 0.0f
-/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4); w stored as WS */
-#define FV_FMA(a, xv, w, OCB, WS)                                                                    \
-    do {                                                                                         \
-        a##0 = fma((xv), (float16)(O2C_WLOAD1(WS, 0, w)), a##0);                                               \
-        a##1 = fma((xv), (float16)(O2C_WLOAD1(WS, 1, w)), a##1);                                               \
-        a##2 = fma((xv), (float16)(O2C_WLOAD1(WS, 2, w)), a##2);                                               \
-        a##3 = fma((xv), (float16)(O2C_WLOAD1(WS, 3, w)), a##3);                                               \
-        if ((OCB) > 4) {                                                                         \
-            a##4 = fma((xv), (float16)(O2C_WLOAD1(WS, 4, w)), a##4);                                           \
-            a##5 = fma((xv), (float16)(O2C_WLOAD1(WS, 5, w)), a##5);                                           \
-            a##6 = fma((xv), (float16)(O2C_WLOAD1(WS, 6, w)), a##6);                                           \
-            a##7 = fma((xv), (float16)(O2C_WLOAD1(WS, 7, w)), a##7);                                           \
-        }                                                                                        \
-        if ((OCB) > 8) {                                                                         \
-            a##8 = fma((xv), (float16)(O2C_WLOAD1(WS, 8, w)), a##8);                                           \
-            a##9 = fma((xv), (float16)(O2C_WLOAD1(WS, 9, w)), a##9);                                           \
-            a##10 = fma((xv), (float16)(O2C_WLOAD1(WS, 10, w)), a##10);                                        \
-            a##11 = fma((xv), (float16)(O2C_WLOAD1(WS, 11, w)), a##11);                                        \
-        }                                                                                        \
-        if ((OCB) > 12) {                                                                        \
-            a##12 = fma((xv), (float16)(O2C_WLOAD1(WS, 12, w)), a##12);                                        \
-            a##13 = fma((xv), (float16)(O2C_WLOAD1(WS, 13, w)), a##13);                                        \
-            a##14 = fma((xv), (float16)(O2C_WLOAD1(WS, 14, w)), a##14);                                        \
-            a##15 = fma((xv), (float16)(O2C_WLOAD1(WS, 15, w)), a##15);                                        \
-        }                                                                                        \
+/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4). The weights w are stored as WS:
+ * f32: scalar loads; f16: the OCB halves are read at once (vload_half4/8/16: scalar
+ * vload_half per weight made the VAE decoder 3x slower on PoCL) and taken lane by lane. */
+#define FV_WPRE_f32(w, OCB) (void)0
+#define FV_W_f32(w, j, s) ((w)[j])
+#define FV_WPRE_f16(w, OCB)                                                                     \
+    const float16 fv_wv =                                                                       \
+        (OCB) > 12  ? vload_half16(0, w)                                                        \
+        : (OCB) > 8 ? (float16)(vload_half8(0, w), vload_half4(2, w), (float4)(0.0f))           \
+        : (OCB) > 4 ? (float16)(vload_half8(0, w), (float8)(0.0f))                              \
+                    : (float16)(vload_half4(0, w), (float4)(0.0f), (float8)(0.0f))
+#define FV_W_f16(w, j, s) (fv_wv.s)
+#define FV_FMA(a, xv, w, OCB, WS)                                                               \
+    do {                                                                                        \
+        FV_WPRE_##WS(w, OCB);                                                                   \
+        a##0 = fma((xv), (float16)(FV_W_##WS(w, 0, s0)), a##0);                                 \
+        a##1 = fma((xv), (float16)(FV_W_##WS(w, 1, s1)), a##1);                                 \
+        a##2 = fma((xv), (float16)(FV_W_##WS(w, 2, s2)), a##2);                                 \
+        a##3 = fma((xv), (float16)(FV_W_##WS(w, 3, s3)), a##3);                                 \
+        if ((OCB) > 4) {                                                                        \
+            a##4 = fma((xv), (float16)(FV_W_##WS(w, 4, s4)), a##4);                             \
+            a##5 = fma((xv), (float16)(FV_W_##WS(w, 5, s5)), a##5);                             \
+            a##6 = fma((xv), (float16)(FV_W_##WS(w, 6, s6)), a##6);                             \
+            a##7 = fma((xv), (float16)(FV_W_##WS(w, 7, s7)), a##7);                             \
+        }                                                                                       \
+        if ((OCB) > 8) {                                                                        \
+            a##8 = fma((xv), (float16)(FV_W_##WS(w, 8, s8)), a##8);                             \
+            a##9 = fma((xv), (float16)(FV_W_##WS(w, 9, s9)), a##9);                             \
+            a##10 = fma((xv), (float16)(FV_W_##WS(w, 10, sa)), a##10);                          \
+            a##11 = fma((xv), (float16)(FV_W_##WS(w, 11, sb)), a##11);                          \
+        }                                                                                       \
+        if ((OCB) > 12) {                                                                       \
+            a##12 = fma((xv), (float16)(FV_W_##WS(w, 12, sc)), a##12);                          \
+            a##13 = fma((xv), (float16)(FV_W_##WS(w, 13, sd)), a##13);                          \
+            a##14 = fma((xv), (float16)(FV_W_##WS(w, 14, se)), a##14);                          \
+            a##15 = fma((xv), (float16)(FV_W_##WS(w, 15, sf)), a##15);                          \
+        }                                                                                       \
     } while (0)
 /* accumulator j of vector v (j, v compile-time after unrolling by the caller's macro) */
 #define FV_STORE_ALL(F)                                                                          \
