@@ -4,7 +4,11 @@
  * $HOME/.cache/onnx2cl ($ONNX2CL_NO_CACHE=1 disables the cache). Key: two FNV-1a 64 hashes with
  * different seeds (128 bits) over length-prefixed (kernel source, build options, device name,
  * device version, driver version, platform version, runtime version + ABI). File:
- * <dir>/<32 hex>.clbin = "O2CLBIN1" + u64 binary size + the CL_PROGRAM_BINARIES blob.
+ * <dir>/<32 hex>.clbin = "O2CLBIN2" + u64 binary size + u64 FNV-1a 64 of the blob + the
+ * CL_PROGRAM_BINARIES blob (little-endian host order). The checksum is verified before the blob
+ * reaches the driver: drivers trust their binaries (PoCL crashes or asserts on a corrupted one),
+ * so a damaged cache file must never get that far ("O2CLBIN1" files, without checksum, are
+ * rebuilt).
  * $ONNX2CL_CACHE_LOG=1 prints "onnx2cl: cache hit|miss|store|..." lines to stderr.
  * Progress (issue 11 item 4): a build from source (first start on a device + driver, or a
  * changed model) prints one line before it starts ("building the OpenCL program ...: first
@@ -22,7 +26,8 @@
 
 #include "rt_internal.h"
 
-#define CACHE_MAGIC "O2CLBIN1"
+#define CACHE_MAGIC "O2CLBIN2"
+#define CACHE_HEADER 24 /* magic, size, checksum */
 
 /* True if $ONNX2CL_CACHE_LOG is set to something other than "" / "0". */
 static int cache_log_on(void)
@@ -74,23 +79,30 @@ static int cache_dir(char *buf, size_t cap)
     return o2r_cache_dir(buf, cap, 1);
 }
 
-/* Reads a cache entry; returns an o2r_malloc'ed binary or NULL (missing or malformed). */
-static unsigned char *cache_read(const char *path, size_t *size)
+/* Reads a cache entry; returns an o2r_malloc'ed binary or NULL (missing, malformed, or its
+ * checksum differs: *corrupt set, so the caller can say why it rebuilds). */
+static unsigned char *cache_read(const char *path, size_t *size, int *corrupt)
 {
+    *corrupt = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     unsigned char *bin = NULL;
     char magic[8];
-    uint64_t n = 0, fsize = 0;
+    uint64_t n = 0, fsize = 0, sum = 0;
     if (o2r_file_regular_size(f, &fsize) != 1 || fread(magic, 1, 8, f) != 8 ||
         memcmp(magic, CACHE_MAGIC, 8) != 0 || fread(&n, sizeof n, 1, f) != 1 || n == 0 ||
-        n != fsize - 16)
+        fsize < CACHE_HEADER || n != fsize - CACHE_HEADER || fread(&sum, sizeof sum, 1, f) != 1 ||
+        n > SIZE_MAX) {
+        *corrupt = fsize > 0;
         goto done;
+    }
     bin = o2r_malloc((size_t)n);
-    if (bin && fread(bin, 1, (size_t)n, f) != n) {
+    if (bin && (fread(bin, 1, (size_t)n, f) != n ||
+                o2r_fnv1a64(bin, (size_t)n, O2R_FNV_SEED) != sum)) {
         o2r_free(bin);
         bin = NULL;
+        *corrupt = 1;
     }
     *size = (size_t)n;
 done:
@@ -125,9 +137,9 @@ static void cache_store(cl_program prog, const char *path)
         why = strerror(errno);
         goto done;
     }
-    uint64_t n = size;
+    uint64_t n = size, sum = o2r_fnv1a64(bin, size, O2R_FNV_SEED);
     int ok = fwrite(CACHE_MAGIC, 1, 8, f) == 8 && fwrite(&n, sizeof n, 1, f) == 1 &&
-             fwrite(bin, 1, size, f) == size;
+             fwrite(&sum, sizeof sum, 1, f) == 1 && fwrite(bin, 1, size, f) == size;
     ok = (fclose(f) == 0) && ok;
     if (!ok || o2r_rename_replace(tmp, path) != 0) {
         why = "write/rename failed";
@@ -189,7 +201,11 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
         snprintf(path, sizeof path, "%s/%016llx%016llx.clbin", dir, (unsigned long long)h[0],
                  (unsigned long long)h[1]);
         size_t size = 0;
-        unsigned char *bin = cache_read(path, &size);
+        int corrupt = 0;
+        unsigned char *bin = cache_read(path, &size, &corrupt);
+        if (corrupt)
+            fprintf(stderr, "onnx2cl: warning: ignoring program cache file %s: damaged (bad header "
+                    "or checksum); rebuilding it\n", path);
         if (bin) {
             p = program_from_binary(ctx, desc, bin, size);
             o2r_free(bin);

@@ -205,6 +205,19 @@ static void test_run_and_cache(void)
           (long long)size2);
     st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
     CHECK(st == O2R_OK && hit == 1, "rewritten entry should hit: %s", msg);
+    /* damage the blob in place, same size (a disk error, a partial overwrite): the checksum
+     * must catch it before the driver sees it (PoCL segfaults or asserts on such a binary) */
+    snprintf(cmd, sizeof cmd, "for f in '%s'/*.clbin; do head -c 512 /dev/zero | tr '\\0' '\\245' | "
+             "dd of=\"$f\" bs=1 seek=40 conv=notrunc status=none; done", dir);
+    CHECK(system(cmd) == 0, "damaging the cache");
+    off_t size3 = 0;
+    CHECK(count_clbin(dir, &size3) == 1 && size3 == size2, "damage changed the size");
+    memset(y, 0, sizeof y);
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 0, "damaged cache entry should be rebuilt: %s", msg);
+    CHECK(close_enough(y, ey, N) && close_enough(t, et, N), "values (after a damaged entry)");
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 1, "entry rewritten after damage should hit: %s", msg);
     /* different build options -> different key */
     struct o2r_model_desc d2 = g_desc;
     d2.build_options = "-cl-mad-enable -DUNUSED=2";
