@@ -437,15 +437,35 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
         rc = 2;
         goto cleanup;
     }
+    /* ... and never a file this run needs: the weights file, this executable, an input file */
+    char *dw = c.weights ? NULL : default_weights(argc > 0 ? argv[0] : NULL);
+    const char *wpath = c.weights ? c.weights : dw;
+    char exe[4096];
+    const int have_exe = o2r_exe_path(exe, sizeof exe) != 0;
     for (uint32_t i = 0; i < desc->n_outputs; i++)
         for (int q = 0; q < 2; q++) {
             const char *w = q == 0 ? c.out_files[i] : c.output_dir ? out_names[i] : NULL;
-            if (w && o2r_path_check_output(w, err, sizeof err) != O2R_OK) {
-                fprintf(stderr, "%s: output '%s': %s\n", prog, desc->outputs[i].name, err);
+            const char *clash = NULL;
+            if (!w)
+                continue;
+            if (o2r_path_check_output(w, err, sizeof err) != O2R_OK)
+                clash = err;
+            else if (wpath && o2r_path_same_file(w, wpath))
+                clash = "is this model's weights file";
+            else if (have_exe && o2r_path_same_file(w, exe))
+                clash = "is this executable";
+            for (uint32_t k = 0; !clash && k < desc->n_inputs; k++)
+                if (c.in_files[k] && o2r_path_same_file(w, c.in_files[k]))
+                    clash = "is an input file of this run";
+            if (clash) {
+                fprintf(stderr, "%s: output '%s': %s%s%s\n", prog, desc->outputs[i].name,
+                        clash == err ? "" : w, clash == err ? "" : ": ", clash);
+                o2r_free(dw);
                 rc = 2;
                 goto cleanup;
             }
         }
+    o2r_free(dw);
     /* inputs: read and check before touching the device */
     int all_inputs = 1;
     for (uint32_t i = 0; i < desc->n_inputs; i++) {

@@ -171,6 +171,18 @@ int o2r_path_exists(const char *p)
     return stat(p, &st) == 0;
 }
 
+int o2r_path_same_file(const char *a, const char *b)
+{
+#ifdef _WIN32
+    char fa[4096], fb[4096]; /* no inode numbers in MSVCRT's stat: compare full paths */
+    return _fullpath(fa, a, sizeof fa) && _fullpath(fb, b, sizeof fb) && _stricmp(fa, fb) == 0;
+#else
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+#endif
+}
+
 o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
 {
     char buf[4096];

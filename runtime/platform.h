@@ -53,6 +53,9 @@ int o2r_rename_replace(const char *from, const char *to);
 int o2r_path_exists(const char *path);
 /* 1 if path names an existing directory (following links), else 0. */
 int o2r_path_is_dir(const char *path);
+/* 1 if paths a and b both exist and name the same file (POSIX: same device and inode, through
+ * links; Windows: the same full path, case-insensitive), else 0. */
+int o2r_path_same_file(const char *a, const char *b);
 /* Full path of the running executable into buf (NUL-terminated); returns its length, or 0 if
  * unknown or longer than cap - 1 (Linux: /proc/self/exe; Windows: GetModuleFileName). */
 size_t o2r_exe_path(char *buf, size_t cap);

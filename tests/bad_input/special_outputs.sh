@@ -92,6 +92,16 @@ mkdir -p "$D/od"; mkfifo "$D/od/y.npy"
 expect_refused "exe --output-dir with y.npy a FIFO" "$D/od/y.npy" "FIFO" "$EXE" --input x="$IN" --output-dir "$D/od"
 [ "$(cat "$D/regular")" = keep ] || { echo "FAIL: $D/regular was changed through a symbolic link"; fails=$((fails + 1)); }
 
+# the files a run needs are never outputs: its weights file, its own executable, an input file
+# (a copy of the executable, so that a regression cannot damage the fixture); contents unchanged
+mkdir -p "$W/own"; cp "$EXE" "$W/own/m"; cp "$EXE.weights" "$W/own/m.weights"; cp "$IN" "$W/own/x.npy"
+for t in "m.weights:this model's weights file" "m:this executable" "x.npy:an input file of this run"; do
+  f=$W/own/${t%%:*}; cp "$f" "$W/own.keep"
+  expect_refused "exe --output y=${t%%:*}" "$f" "${t#*:}" "$W/own/m" --input x="$W/own/x.npy" --output y="$f"
+  cmp -s "$f" "$W/own.keep" || { echo "FAIL: $f was overwritten"; fails=$((fails + 1)); }
+done
+rm -f "$W/own.keep"
+
 # control: the same commands on regular paths succeed (the refusals above are not blanket ones)
 mkdir -p "$W/ok"
 if "$O2C" "$MODEL" --shape x=2,3 -o "$W/ok/m.c" --stats-json "$W/ok/s.json" 2>/dev/null &&
