@@ -37,5 +37,7 @@ for name in ["text_encoder"]:
         json.dump({"model": name + "_fp16", "from": f"models/tiny/{name}",
                    "converter": f"onnxconverter-common {onnxconverter_common.__version__} "
                                 "float16.convert_float_to_float16(keep_io_types=False)",
-                   "ref": "the float32 PyTorch references rounded to float16"}, f, indent=1)
+                   "ref": "the float32 PyTorch references rounded to float16",
+                   "onnx2cl_shape_flags": json.load(open(os.path.join(src, "meta.json")))[
+                       "onnx2cl_shape_flags"]}, f, indent=1)
     print(dst)

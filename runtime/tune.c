@@ -1210,8 +1210,12 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     if (st != O2R_OK)
         goto done;
     if (!tune_path(desc, 1, path, sizeof path)) {
-        o2r_set_error(ctx, "--tune: no cache folder for the tuning file (set ONNX2CL_CACHE_DIR, "
-                      "XDG_CACHE_HOME or HOME)");
+        char cd[4096];
+        o2r_cache_dir(cd, sizeof cd, 0);
+        o2r_set_error(ctx, "no usable cache folder for the tuning file: %s%s (the folder is "
+                      "$ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else "
+                      "$HOME/.cache/onnx2cl)", cd[0] ? cd : "none of those variables is set",
+                      cd[0] ? " is not a folder and cannot be created as one" : "");
         st = O2R_ERR_IO;
         goto done;
     }

@@ -4,7 +4,7 @@
 # with the PyTorch reference output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs="build-essential cmake libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd"
+pkgs="build-essential cmake pkg-config libpng-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd"
 missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   if [ "$(id -u)" != 0 ]; then echo "quickstart: missing packages: $missing (run as root or apt-get install them)" >&2; exit 1; fi
