@@ -140,7 +140,10 @@ static void parse_shape(const char *arg, struct pass_shape_binding *b)
         if (end == p || errno || v < 0) usage_error("--shape %s: dims must be non-negative integers", arg);
         b->dims[b->rank++] = v;
         if (*end == 0) break;
-        if (*end != ',' && *end != 'x') usage_error("--shape %s: dims are separated by ','", arg);
+        if (*end != ',' && *end != 'x')
+            usage_error(*end == '.' || *end == 'e' || *end == 'E'
+                            ? "--shape %s: dims must be non-negative integers"
+                            : "--shape %s: dims are separated by ',' (or 'x', as in 1x77)", arg);
         p = end + 1;
     }
 }
@@ -526,6 +529,11 @@ int main(int argc, char **argv)
     for (const char *p = id; *p; p++)
         if (!(isalnum((unsigned char)*p) || *p == '_') || isdigit((unsigned char)id[0]))
             usage_error("--name %s: not a C identifier", id);
+    /* the generated symbols are <name>_...: "o2r" and "o2r_*" would collide with the runtime's */
+    if (strcmp(id, "o2r") == 0 || strncmp(id, "o2r_", 4) == 0)
+        ir_usage_die("model name '%s'%s: the prefix o2r is the runtime's (its functions are "
+                     "o2r_*); choose another %s", id, name ? "" : " (from the -o file name)",
+                     name ? "--name" : "-o name or give --name");
 
     /* Banner command line. */
     size_t cl = 1;
