@@ -140,10 +140,15 @@ static void explain_build_diff(const struct o2r_model_desc *d, const unsigned ch
         uint64_t fh;
         memcpy(&fh, hashes + 8 * (uint64_t)i, 8);
         if (fh != o2r_launch_hash(d, i)) {
-            snprintf(out, cap, "; the builds first differ at launch %u: node '%s' (kernel %s) "
-                     "here, node '%s' in the weights file's build", (unsigned)i,
-                     d->launches[i].node ? d->launches[i].node : "?", d->launches[i].kernel,
-                     nm < nm_end ? nm : "?");
+            const char *here = d->launches[i].node ? d->launches[i].node : "?";
+            if (nm < nm_end && strcmp(nm, here) == 0)
+                snprintf(out, cap, "; the builds first differ at launch %u, node '%s' (kernel %s) "
+                         "in both: its sizes or arguments differ (another --shape, or other "
+                         "flags)", (unsigned)i, here, d->launches[i].kernel);
+            else
+                snprintf(out, cap, "; the builds first differ at launch %u: node '%s' (kernel %s) "
+                         "here, node '%s' in the weights file's build", (unsigned)i, here,
+                         d->launches[i].kernel, nm < nm_end ? nm : "?");
             return;
         }
         nm += strlen(nm) + 1; /* stays inside: the blob ends with a NUL */

@@ -300,23 +300,29 @@ static void test_weights_errors(void)
             uint32_t n;
             int bad_names;
             const char *want;
+            int same_name; /* launch 1 named as here: only its sizes/arguments differ */
         } tr[] = {
             {O2R_WEIGHTS_TRAILER_MAGIC, 2, 0, "first differ at launch 1: node 'n2_mul_add_x' "
-                                              "(kernel mul_add) here, node 'other' in"},
+                                              "(kernel mul_add) here, node 'other' in", 0},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 0, "first differ at launch 1, node 'n2_mul_add_x' "
+                                              "(kernel mul_add) in both: its sizes or arguments "
+                                              "differ (another --shape", 1},
             {O2R_WEIGHTS_TRAILER_MAGIC, 1, 0, "the first 1 launches agree, then the weights "
-                                              "file's build has 1 launches and this one 2"},
-            {O2R_WEIGHTS_TRAILER_MAGIC, 0x7fffffff, 0, NULL},
-            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 1, NULL},
-            {"NOTBLD!", 2, 0, NULL},
+                                              "file's build has 1 launches and this one 2", 0},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 0x7fffffff, 0, NULL, 0},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 1, NULL, 0},
+            {"NOTBLD!", 2, 0, NULL, 0},
         };
         for (size_t k = 0; k < sizeof tr / sizeof tr[0]; k++) {
             snprintf(path, sizeof path, "%s/trailer_%zu.weights", g_tmp, k);
             write_weights(path, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, pl, ck, HASH, (size_t)pl, 0);
             FILE *f = fopen(path, "r+b");
             uint64_t bh = 0x1234, hs[2] = {o2r_launch_hash(&g_desc, 0), 99};
-            const char names[] = "first\0other";
+            static const char other[] = "first\0other", same[] = "first\0n2_mul_add_x";
+            const char *names = tr[k].same_name ? same : other;
+            const size_t names_size = tr[k].same_name ? sizeof same : sizeof other;
             uint32_t ver = 1, n = tr[k].n;
-            uint64_t nb = tr[k].bad_names ? sizeof names - 1 : sizeof names;
+            uint64_t nb = tr[k].bad_names ? names_size - 1 : names_size;
             int ok = f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&bh, 8, 1, f) == 1 &&
                      fseek(f, 0, SEEK_END) == 0 && fwrite(tr[k].magic, 1, 8, f) == 8 &&
                      fwrite(&ver, 4, 1, f) == 1 && fwrite(&n, 4, 1, f) == 1 &&
