@@ -313,6 +313,24 @@ static void print_summary(const struct o2r_io *io, const void *data)
     printf("\n");
 }
 
+/* 1 if the folder that would hold file path exists ("." for a bare name). */
+static int parent_is_dir(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *cut = NULL;
+    for (char *p = dir; *p; p++)
+        if (*p == '/' || *p == '\\')
+            cut = p;
+    if (!cut)
+        return 1;
+    if (cut == dir)
+        cut[1] = 0; /* "/name": the root */
+    else
+        *cut = 0;
+    return o2r_path_is_dir(dir);
+}
+
 /* Default weights path: the executable's path + ".weights" (or its extension replaced). */
 static char *default_weights(const char *argv0)
 {
@@ -450,6 +468,9 @@ int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
                 continue;
             if (o2r_path_check_output(w, err, sizeof err) != O2R_OK)
                 clash = err;
+            else if (q == 0 && !parent_is_dir(w))
+                clash = "its folder does not exist (--output does not create folders; "
+                        "--output-dir does)";
             else if (wpath && o2r_path_same_file(w, wpath))
                 clash = "is this model's weights file";
             else if (have_exe && o2r_path_same_file(w, exe))
