@@ -519,7 +519,13 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
     st = o2r_tune_choose(m, tune_mode);
     if (st != O2R_OK)
         goto fail;
+    /* weights first: a wrong, truncated or corrupt weights file is refused before the program
+     * build, which takes seconds to minutes on a first start */
     double t0 = o2r_now_ms();
+    st = load_weights(m, weights_path);
+    if (st != O2R_OK)
+        goto fail;
+    double t1 = o2r_now_ms();
     st = o2r_schedule_source(m);
     if (st != O2R_OK)
         goto fail;
@@ -529,16 +535,12 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
     st = create_kernels(m);
     if (st != O2R_OK)
         goto fail;
-    double t1 = o2r_now_ms();
-    st = load_weights(m, weights_path);
-    if (st != O2R_OK)
-        goto fail;
     double t2 = o2r_now_ms();
     st = create_buffers(m);
     if (st != O2R_OK)
         goto fail;
-    m->build_ms = t1 - t0;
-    m->weights_ms = t2 - t1;
+    m->weights_ms = t1 - t0;
+    m->build_ms = t2 - t1;
     *out = m;
     return O2R_OK;
 fail:
