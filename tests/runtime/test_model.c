@@ -180,6 +180,7 @@ static void test_run_and_cache(void)
     expected(ey, et);
     snprintf(dir, sizeof dir, "%s/cache", g_tmp);
     setenv("ONNX2CL_CACHE_DIR", dir, 1);
+    setenv("ONNX2CL_CACHE", "always", 1); /* PoCL caches builds itself: auto stores nothing */
     memset(y, 0, sizeof y);
     o2r_status st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
     CHECK(st == O2R_OK, "first run: %s", msg);
@@ -228,6 +229,23 @@ static void test_run_and_cache(void)
     st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
     CHECK(st == O2R_OK && hit == 0, "unusable cache dir: %s", msg);
     CHECK(close_enough(y, ey, N), "values (no cache)");
+    /* default (auto): on PoCL, whose kernel cache keeps every build, no binary is stored or read
+     * (storing one costs PoCL a compile of every kernel); elsewhere the binary cache is used */
+    char dir2[600];
+    snprintf(dir2, sizeof dir2, "%s/cache_auto", g_tmp);
+    setenv("ONNX2CL_CACHE_DIR", dir2, 1);
+    unsetenv("ONNX2CL_CACHE");
+    st = full_run(&g_desc, g_wpath, msg, sizeof msg, &hit, y, t);
+    CHECK(st == O2R_OK && hit == 0, "auto cache mode: %s", msg);
+    CHECK(close_enough(y, ey, N), "values (auto cache mode)");
+    struct o2r_ctx *c = NULL;
+    CHECK(o2r_ctx_create(NULL, &c) == O2R_OK, "context");
+    const char *dev = c ? o2r_ctx_device_name(c) : "";
+    const int pocl = strstr(dev, "Portable Computing Language") != NULL;
+    CHECK(count_clbin(dir2, NULL) == (pocl ? 0 : 1), "auto cache mode on %s stored %d binaries",
+          dev, count_clbin(dir2, NULL));
+    o2r_ctx_free(c);
+    setenv("ONNX2CL_CACHE", "always", 1);
     setenv("ONNX2CL_CACHE_DIR", dir, 1);
 }
 
