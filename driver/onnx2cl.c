@@ -95,7 +95,8 @@ static void usage(FILE *f)
           "  --no-fuse=NAME[,NAME]  disable fusion passes by name ('all' disables every fusion)\n"
           "  --verify               run the IR verifier after every pass\n"
           "  --no-main              do not emit main() (library use)\n"
-          "  --cc CC                C compiler for the executable (default: $CC or the build's)\n"
+          "  --cc CC                C compiler command for the executable, split at spaces\n"
+          "                         (\"ccache gcc\"; default: $CC or the build's)\n"
           "  --weights-from FILE    take initializer values from FILE.safetensors (by name; F32,\n"
           "                         F16, BF16, F64 into float32 initializers, F32, F16 into float16\n"
           "                         ones); tensors that match no initializer or differ in shape or\n"
@@ -244,9 +245,18 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     char incflag[2 * PATH_MAX + 4];
     snprintf(incflag, sizeof incflag, "-I%s", inc);
     const char *san = ONNX2CL_SANITIZE_FLAGS;
-    const char *argv[16];
+    /* CC / --cc may hold a command with arguments ("ccache gcc", "gcc -m64"): split at spaces
+     * and tabs like make does (no quoting); at most 32 words */
+    enum { MAX_CC_WORDS = 32 };
+    const char *argv[MAX_CC_WORDS + 16];
+    char *ccw = strdup(cc);
+    if (!ccw) ir_die("%s", "out of memory");
     int a = 0;
-    argv[a++] = cc;
+    for (char *save = NULL, *w = strtok_r(ccw, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (a == MAX_CC_WORDS) ir_die("C compiler command '%s': more than %d words", cc, MAX_CC_WORDS);
+        argv[a++] = w;
+    }
+    if (a == 0) ir_die("C compiler command '%s' is empty", cc);
     argv[a++] = "-O2";
     argv[a++] = "-std=c11";
     argv[a++] = incflag;
@@ -262,8 +272,8 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     if (pid < 0) ir_die("fork failed: %s", strerror(errno));
     cc_child = pid;
     if (pid == 0) {
-        execvp(cc, (char *const *)argv);
-        fprintf(stderr, "onnx2cl: cannot run the C compiler '%s': %s\n", cc, strerror(errno));
+        execvp(argv[0], (char *const *)argv);
+        fprintf(stderr, "onnx2cl: cannot run the C compiler '%s': %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     int st;
@@ -276,6 +286,7 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     if (rename(tmp, exe_path) != 0) ir_die("%s: cannot rename into place: %s", exe_path, strerror(errno));
     ir_tmp_unregister(tmp);
     free(tmp);
+    free(ccw);
     return 0;
 }
 
@@ -383,7 +394,13 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--list-devices") == 0) {
             return o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
         } else if (strcmp(a, "-o") == 0) {
-            out = NEXT();
+            const char *v = NEXT();
+            if (out) {
+                char both[2 * PATH_MAX + 64];
+                snprintf(both, sizeof both, "'%s' and '%s'", out, v);
+                usage_error("-o given twice (%s): one output per run", both);
+            }
+            out = v;
         } else if (strcmp(a, "--shape") == 0 || strncmp(a, "--shape=", 8) == 0) {
             const char *v = a[7] == '=' ? a + 8 : NEXT();
             if (opt.nshapes >= MAX_SHAPES) usage_error("too many --shape flags (%s)", v);

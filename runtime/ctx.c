@@ -346,12 +346,16 @@ o2r_status o2r_list_devices(void *fp)
         static const char vload_half_probe[] =
             "__kernel void probe(__global const half *x, __global float *y) {\n"
             "    y[0] = vload_half(0, x); vstore_half(y[0], 1, (__global half *)x); }\n";
+        /* the probes may fail by design; some compilers (PoCL's clang) print their diagnostics
+         * straight to fd 2, which would look like an error of --list-devices */
+        int saved = o2r_stderr_mute();
+        const int vh = o2r_probe_build(devs[i].platform, devs[i].device, vload_half_probe);
+        const int hf = o2r_probe_build(devs[i].platform, devs[i].device, half_probe);
+        o2r_stderr_restore(saved);
         fprintf(f, "   %s; %s; driver %s; float64 %s; half storage (vload_half) %s; half "
                 "arithmetic (cl_khr_fp16, by compiling) %s; kernels by default: %s\n", in.version,
-                in.c_version, in.driver, in.fp64 ? "yes" : "no",
-                o2r_probe_build(devs[i].platform, devs[i].device, vload_half_probe) ? "yes" : "NO",
-                o2r_probe_build(devs[i].platform, devs[i].device, half_probe) ? "compiles"
-                                                                                : "does not compile",
+                in.c_version, in.driver, in.fp64 ? "yes" : "no", vh ? "yes" : "NO",
+                hf ? "compiles" : "does not compile",
                 in.type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) ? "gpu" : "cpu");
     }
     o2r_free(devs);

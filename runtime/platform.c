@@ -478,3 +478,38 @@ int o2r_file_sync_close(FILE *f)
         errno = e;
     return ok ? 0 : -1;
 }
+
+int o2r_stderr_mute(void)
+{
+    fflush(stderr);
+#ifdef _WIN32
+    int saved = _dup(2), null = _open("NUL", _O_WRONLY);
+    if (saved < 0 || null < 0 || _dup2(null, 2) != 0) {
+        if (saved >= 0) _close(saved);
+        saved = -1;
+    }
+    if (null >= 0) _close(null);
+#else
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved < 0 || null < 0 || dup2(null, 2) < 0) {
+        if (saved >= 0) close(saved);
+        saved = -1;
+    }
+    if (null >= 0) close(null);
+#endif
+    return saved;
+}
+
+void o2r_stderr_restore(int saved)
+{
+    if (saved < 0)
+        return;
+    fflush(stderr);
+#ifdef _WIN32
+    _dup2(saved, 2);
+    _close(saved);
+#else
+    dup2(saved, 2);
+    close(saved);
+#endif
+}

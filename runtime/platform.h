@@ -63,4 +63,11 @@ size_t o2r_exe_path(char *buf, size_t cap);
 /* Monotonic clock in milliseconds (arbitrary origin). */
 double o2r_now_ms(void);
 
+/* Redirects file descriptor 2 (stderr) to the null device and returns a duplicate of the old
+ * one, or -1 if that failed (then nothing changed); o2r_stderr_restore(fd) undoes it (fd < 0:
+ * no-op). For probes whose failure is expected but whose driver prints compiler diagnostics
+ * straight to fd 2 (PoCL's clang). Not thread-safe: stderr is process-wide. */
+int o2r_stderr_mute(void);
+void o2r_stderr_restore(int saved);
+
 #endif
