@@ -644,6 +644,49 @@ o2r_status o2r_launch_enqueue(struct o2r_model *m, uint32_t li, const struct o2r
     return O2R_OK;
 }
 
+/* Waits for the launches of a model's first run, saying on stderr how far they are when the wait
+ * takes 1 s or more (at most one line per 5 s): "first run: N of M launches done after T s".
+ * ev[i] is the event of launch i (NULL for launches not enqueued); the in-order queue completes
+ * them in order. Returns when all are complete or one failed (the caller's clFinish reports). */
+static void first_run_wait(struct o2r_model *m, cl_event *ev)
+{
+    const struct o2r_model_desc *d = m->desc;
+    if (!ev)
+        return;
+    uint32_t n_ev = 0;
+    for (uint32_t i = 0; i < d->n_launches; i++)
+        n_ev += ev[i] != NULL;
+    if (clFlush(m->ctx->queue) != CL_SUCCESS)
+        return;
+    const double t0 = o2r_now_ms();
+    double said = t0 - 4000.0;
+    uint32_t next = 0, done = 0; /* launches before `next` are complete */
+    for (;;) {
+        for (; next < d->n_launches; next++) {
+            if (!ev[next])
+                continue;
+            cl_int status = CL_QUEUED;
+            if (clGetEventInfo(ev[next], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                               NULL) != CL_SUCCESS || status < 0)
+                return; /* failed: clFinish reports it */
+            if (status != CL_COMPLETE)
+                break;
+            done++;
+        }
+        if (next == d->n_launches)
+            return;
+        const double now = o2r_now_ms();
+        if (now - t0 >= 1000.0 && now - said >= 5000.0) {
+            fprintf(stderr, "onnx2cl: model '%s': first run: %u of %u launches done after %.0f s%s\n",
+                    d->name, (unsigned)done, (unsigned)n_ev, (now - t0) / 1000.0,
+                    said < t0 ? " (the OpenCL compiler finishes each kernel at its first launch)"
+                              : "");
+            said = now;
+        }
+        o2r_sleep_ms(now - t0 < 100.0 ? 2 : 20);
+    }
+}
+
 o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *const *outputs)
 {
     if (!m)
@@ -667,13 +710,20 @@ o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *c
                           (unsigned)i, d->outputs[i].name);
             return O2R_ERR_ARG;
         }
+    /* Progress of the first run (issue 11 item 4): drivers may compile each kernel at its first
+     * launch (PoCL does, when the command is submitted: seconds to minutes for a UNet on a cold
+     * cache), so the first run keeps an event per launch and its wait says how far it is. */
+    const int first = m->runs++ == 0;
+    cl_event *first_ev = NULL;
+    if (first && !(m->profiling && m->events))
+        first_ev = o2r_calloc(d->n_launches, sizeof *first_ev); /* NULL: no progress, no error */
     st = o2r_model_upload_inputs(m, inputs);
     if (st != O2R_OK)
         goto finish;
     for (uint32_t i = 0; i < d->n_launches; i++) {
         if (!o2r_launch_selected(&d->launches[i], m->kclass))
             continue;
-        cl_event *ev = m->profiling && m->events ? &m->events[i] : NULL;
+        cl_event *ev = m->profiling && m->events ? &m->events[i] : first_ev ? &first_ev[i] : NULL;
         st = o2r_launch_enqueue(m, i, &m->launches[i], m->kernels[m->launch_kernel[i]], ev);
         if (st != O2R_OK)
             goto finish;
@@ -692,6 +742,13 @@ o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *c
         }
     }
 finish:
+    if (first && st == O2R_OK)
+        first_run_wait(m, m->profiling && m->events ? m->events : first_ev);
+    if (first_ev) {
+        for (uint32_t i = 0; i < d->n_launches; i++)
+            if (first_ev[i])
+                clReleaseEvent(first_ev[i]);
+    }
     /* Always wait: the queue may still read inputs[] / write outputs[]. */
     e = clFinish(q);
     if (e != CL_SUCCESS && st == O2R_OK) {
@@ -714,6 +771,7 @@ finish:
         m->have_profile = 1;
     }
     release_events(m, d->n_launches);
+    o2r_free(first_ev);
     return st;
 }
 

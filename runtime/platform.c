@@ -513,3 +513,15 @@ void o2r_stderr_restore(int saved)
     close(saved);
 #endif
 }
+
+void o2r_sleep_ms(double ms)
+{
+    if (ms <= 0)
+        return;
+#ifdef _WIN32
+    Sleep((DWORD)ms);
+#else
+    struct timespec ts = {(time_t)(ms / 1000.0), (long)((ms - 1000.0 * (long)(ms / 1000.0)) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+#endif
+}

@@ -62,6 +62,8 @@ size_t o2r_exe_path(char *buf, size_t cap);
 
 /* Monotonic clock in milliseconds (arbitrary origin). */
 double o2r_now_ms(void);
+/* Sleeps about ms milliseconds (ms <= 0: returns at once). */
+void o2r_sleep_ms(double ms);
 
 /* Redirects file descriptor 2 (stderr) to the null device and returns a duplicate of the old
  * one, or -1 if that failed (then nothing changed); o2r_stderr_restore(fd) undoes it (fd < 0:

@@ -96,6 +96,7 @@ struct o2r_model {
                                             the kernel name and geometry chosen (tune.c) */
     struct o2r_arg *args;                /* [n_args] the desc's arguments, Kc as chosen */
     struct o2r_tune_state *tune;         /* tile choices (tune.c); NULL without tunables */
+    uint32_t runs;                       /* o2r_model_run calls so far (progress of the first) */
 };
 
 /* ---- allocation wrapper + fault injection (alloc.c) ---- */
