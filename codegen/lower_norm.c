@@ -1,5 +1,5 @@
 /* lower_norm.c — InstanceNormalization-6, GroupNormalization-18/21, LayerNormalization-17,
- * BatchNormalization-15 (inference) -> kernels/norm.cl.
+ * BatchNormalization-15 (inference), o2c.RMSNorm (passes/fuse/rmsnorm.c) -> kernels/norm.cl.
  *
  * Instance/Group/LayerNorm all become norm_rows: contiguous rows of R elements, per-row mean and
  * biased variance (two passes, fp32), then an affine transform whose parameter index is
@@ -9,6 +9,7 @@
  * LayerNormalization: outputs Mean / InvStdDev (float32 stash type) are written when used;
  * scale (and bias) must broadcast as a trailing suffix of the normalized dims (leading 1s
  * allowed).
+ * o2c.RMSNorm: LayerNorm's rows and scale rules, kernel argument center = 0 (no mean).
  * BatchNormalization: inference form only (training_mode=0, outputs 1.. unused).
  * Kernel variants (lower.h: cg_variant): Instance/Group/LayerNorm rows run norm_rows (a
  * work-group of 128 per row) in the CPU class and norm_rows_team (a team of 32..256 work-items
@@ -41,6 +42,7 @@ struct rows_params {
     int64_t rmod, rmul, jdiv, jmod; /* affine index mapping */
     float eps;                     /* epsilon */
     uint32_t scale, bias;          /* value ids (bias may be IR_NONE) */
+    bool rms;                      /* o2c.RMSNorm: no mean subtraction (kernel arg center = 0) */
 };
 
 /* The arguments that norm_rows, norm_rows_stats and norm_rows_team share, in order. */
@@ -57,6 +59,7 @@ static void rows_args(struct cg_ctx *cg, uint32_t x, uint32_t y, const struct ro
     cg_arg_i32(cg, p->jdiv);
     cg_arg_i32(cg, p->jmod);
     cg_arg_i32(cg, p->bias != IR_NONE);
+    cg_arg_i32(cg, !p->rms);
 }
 
 /* The GPU class's norm_rows_team launch: a team of tw work-items per row, tw the power of 2 in
@@ -187,10 +190,12 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         emit_rows(cg, node, x, y, t, &p, IR_NONE, IR_NONE);
         return true;
     }
+    case IR_OP_FUSED_RMS_NORM:
     case IR_OP_LAYER_NORMALIZATION: {
         /* Mean / InvStdDev outputs: written by norm_rows_stats (float32 statistics); an
-         * unused one gets a scratch buffer */
-        bool stats = output_used(g, n, 1) || output_used(g, n, 2);
+         * unused one gets a scratch buffer. o2c.RMSNorm: the same rows, no mean subtraction. */
+        p.rms = n->op == IR_OP_FUSED_RMS_NORM;
+        bool stats = !p.rms && (output_used(g, n, 1) || output_used(g, n, 2));
         for (uint32_t k = 1; k < 3 && stats; k++)
             if (output_used(g, n, k) && g->values[n->outputs[k]].dtype != IR_F32)
                 ir_fatal_node(g, n, "LayerNormalization output %u as %s (stash_type=%lld) is not "
@@ -199,7 +204,7 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
                               (long long)ir_attr_int(n, "stash_type", 1));
         int64_t axis = ir_attr_int(n, "axis", -1);
         if (axis < -rank || axis >= rank)
-            ir_fatal_node(g, n, "LayerNormalization axis=%lld is out of range for rank %d",
+            ir_fatal_node(g, n, "%s axis=%lld is out of range for rank %d", ir_op_name(n->op),
                           (long long)axis, rank);
         if (axis < 0) axis += rank;
         p.rows = 1;
@@ -209,9 +214,9 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         int64_t sn, bn = 0;
         uint32_t sc = n->inputs[1], bi = ir_input(n, 2);
         if (!suffix_of(&g->values[sc], xv, (int)axis, &sn))
-            ir_fatal_node(g, n, "LayerNormalization scale '%s' broadcasts to the normalized dims "
-                          "in a way that is not supported yet (only a trailing suffix)",
-                          g->values[sc].name);
+            ir_fatal_node(g, n, "%s scale '%s' broadcasts to the normalized dims in a way that "
+                          "is not supported yet (only a trailing suffix)",
+                          ir_op_name(n->op), g->values[sc].name);
         if (bi != IR_NONE && (!suffix_of(&g->values[bi], xv, (int)axis, &bn) || bn != sn))
             ir_fatal_node(g, n, "LayerNormalization bias '%s' must have the scale's shape (%lld "
                           "elements) here; got %lld",

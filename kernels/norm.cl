@@ -1,6 +1,8 @@
 /* norm.cl — InstanceNormalization-6, GroupNormalization-18/21, LayerNormalization-17 (output 0),
  * BatchNormalization-15 (inference form).
  *
+ * o2c.RMSNorm (center = 0, below).
+ *
  * norm_rows: X, Y dense, viewed as [rows, R] with contiguous rows. Per row: mean and biased
  *   variance in float by the NUMERICS RULE of kernels/gnorm.cl (shifted by the row's first
  *   element x0, two passes: m = mean - x0, then the squared deviations), then
@@ -12,6 +14,10 @@
  *     GroupNorm (-18)   per-group scale:            a = r % G            (rmod G, rmul 1, jdiv R, jmod 1)
  *     LayerNorm         rows = prod(dims[:axis]):   a = j % numel(scale) (rmod 1, rmul 0, jdiv 1)
  *   has_bias == 0: no bias (the pointer is not read).
+ *   center == 0 (RMSNorm, o2c.RMSNorm): no mean subtraction and no shift, x0 = m = 0:
+ *     y[r, j] = x[r, j] * rsqrt(mean_j(x[r, j]²) + eps) * scale[a] + bias[a]
+ *   (the first pass then adds nothing; its team sum still runs so that every item takes the
+ *   same barriers).
  *   One work-group of exactly NM_LWS items per row: gws[0] = rows*NM_LWS, lws[0] = NM_LWS.
  * norm_rows_stats: the same, and Mean[r], InvStd[r] = 1/sqrt(var + eps) as float32 (the
  *   LayerNormalization Mean / InvStdDev outputs, stash_type float32).
@@ -60,15 +66,16 @@ static float nm_team_sum(__local float *s, float v, int tw)
  * this work-item; returns the row's mean and 1/sqrt(var+eps). */
 static void KN(nm_rows_body)(__global const T *X, __global const T *Scale,
                              __global const T *Bias, __global T *Y, int R, float eps, int rmod,
-                             int rmul, int jdiv, int jmod, int has_bias, __local float *s,
-                             int row, int n, int tw, float *mean_out, float *inv_out)
+                             int rmul, int jdiv, int jmod, int has_bias, int center,
+                             __local float *s, int row, int n, int tw, float *mean_out,
+                             float *inv_out)
 {
     const int t = (int)get_local_id(0) & (tw - 1);
     const __global T *x = X + (n ? row : 0) * R;
     __global T *y = Y + (n ? row : 0) * R;
-    const float x0 = n ? (float)x[0] : 0.0f; /* shift (NUMERICS RULE of kernels/gnorm.cl) */
+    const float x0 = n && center ? (float)x[0] : 0.0f; /* shift (NUMERICS RULE of gnorm.cl) */
     float sum = 0.0f;
-    for (int j = t; j < n; j += tw) sum += (float)x[j] - x0;
+    for (int j = t; center && j < n; j += tw) sum += (float)x[j] - x0;
     const float m = nm_team_sum(s, sum, tw) / (float)R; /* mean - x0 */
     float sq = 0.0f;
     for (int j = t; j < n; j += tw) {
@@ -89,11 +96,11 @@ static void KN(nm_rows_body)(__global const T *X, __global const T *Scale,
 
 __kernel void KN(norm_rows)(__global const T *X, __global const T *Scale,
                             __global const T *Bias, __global T *Y, int R, float eps, int rmod,
-                            int rmul, int jdiv, int jmod, int has_bias)
+                            int rmul, int jdiv, int jmod, int has_bias, int center)
 {
     __local float s[NM_LWS];
     float mean, inv;
-    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, s,
+    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, center, s,
                      (int)get_group_id(0), R, NM_LWS, &mean, &inv);
 }
 
@@ -102,11 +109,11 @@ __kernel void KN(norm_rows)(__global const T *X, __global const T *Scale,
 __kernel void KN(norm_rows_stats)(__global const T *X, __global const T *Scale,
                                   __global const T *Bias, __global T *Y, int R, float eps,
                                   int rmod, int rmul, int jdiv, int jmod, int has_bias,
-                                  __global float *Mean, __global float *InvStd)
+                                  int center, __global float *Mean, __global float *InvStd)
 {
     __local float s[NM_LWS];
     float mean, inv;
-    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, s,
+    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, center, s,
                      (int)get_group_id(0), R, NM_LWS, &mean, &inv);
     if (get_local_id(0) == 0) {
         Mean[get_group_id(0)] = mean;
@@ -116,8 +123,8 @@ __kernel void KN(norm_rows_stats)(__global const T *X, __global const T *Scale,
 
 __kernel void KN(norm_rows_team)(__global const T *X, __global const T *Scale,
                                  __global const T *Bias, __global T *Y, int R, float eps,
-                                 int rmod, int rmul, int jdiv, int jmod, int has_bias, int rows,
-                                 int tw, int has_stats, __global float *Mean,
+                                 int rmod, int rmul, int jdiv, int jmod, int has_bias,
+                                 int center, int rows, int tw, int has_stats, __global float *Mean,
                                  __global float *InvStd)
 {
     __local float s[NM_GLWS];
@@ -125,8 +132,8 @@ __kernel void KN(norm_rows_team)(__global const T *X, __global const T *Scale,
     const int row = (int)get_group_id(0) * (NM_GLWS / tw) + lid / tw;
     const int n = row < rows ? R : 0; /* a missing row: no memory, barriers only */
     float mean, inv;
-    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, s, row, n, tw,
-                     &mean, &inv);
+    KN(nm_rows_body)(X, Scale, Bias, Y, R, eps, rmod, rmul, jdiv, jmod, has_bias, center, s, row,
+                     n, tw, &mean, &inv);
     if (has_stats && (lid & (tw - 1)) == 0 && n) {
         Mean[row] = mean;
         InvStd[row] = inv;

@@ -196,3 +196,75 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
     g->nodes[id].nfused = nf;
     return id;
 }
+
+/* First reduced axis if ReduceMean node r reduces exactly the trailing axes a..rank-1 with
+ * keepdims=1; -1 otherwise. */
+int fuse_trailing_axes(const struct ir_graph *g, const struct ir_node *r)
+{
+    int rank = g->values[r->inputs[0]].rank;
+    uint32_t ax = ir_input(r, 1);
+    if (ir_attr_int(r, "keepdims", 1) != 1 || !ir_is_const(g, ax) || rank < 1) return -1;
+    int64_t n = ir_numel(g, ax);
+    if (n < 1 || n > rank) return -1;
+    bool seen[IR_MAX_RANK] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ir_const_i64(g, ax, i);
+        if (a < 0) a += rank;
+        if (a < 0 || a >= rank || seen[a]) return -1;
+        seen[a] = true;
+    }
+    int first = rank - (int)n;
+    for (int a = first; a < rank; a++)
+        if (!seen[a]) return -1;
+    return first;
+}
+
+int fuse_norm_axis(const struct ir_graph *g, const char *pass, const struct ir_node *r, uint32_t x)
+{
+    int axis = fuse_trailing_axes(g, r);
+    if (axis < 0) {
+        fuse_note(pass, false, "ReduceMean over axes other than the trailing ones");
+        return -1;
+    }
+    if (g->values[x].dtype != IR_F32) {
+        fuse_note(pass, false, "not float32");
+        return -1;
+    }
+    return axis;
+}
+
+/* p broadcasts as a trailing suffix of x's dims[axis:] (leading 1s allowed), dtype f32. */
+bool fuse_suffix_param(const struct ir_graph *g, uint32_t p, const struct ir_value *x, int axis)
+{
+    const struct ir_value *v = &g->values[p];
+    if (v->dtype != IR_F32 || !v->dims_known) return false;
+    int lead = 0;
+    while (lead < v->rank && v->dims[lead] == 1) lead++;
+    int r = v->rank - lead;
+    if (r > x->rank - axis) return false;
+    for (int k = 0; k < r; k++)
+        if (v->dims[v->rank - 1 - k] != x->dims[x->rank - 1 - k]) return false;
+    return true;
+}
+
+/* A new float32 constant named `name` of dims[0..rank) with every element `fill`. */
+uint32_t fuse_const_fill(struct ir_graph *g, const char *name, int rank, const int64_t *dims,
+                         float fill)
+{
+    int64_t n = 1;
+    for (int k = 0; k < rank; k++) n *= dims[k];
+    float *d = ir_alloc(g, sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) d[i] = fill;
+    return ir_const_add(g, name, IR_F32, rank, dims, d, sizeof(float) * (size_t)n);
+}
+
+uint32_t fuse_norm_param(const struct ir_graph *g, uint32_t node, enum ir_op op, uint32_t v,
+                         const struct ir_value *x, int axis)
+{
+    if (node == IR_NONE || g->nodes[node].op != op) return IR_NONE;
+    uint32_t p = fuse_other_input(&g->nodes[node], v);
+    if (p == IR_NONE || !fuse_suffix_param(g, p, x, axis) ||
+        !fuse_same_shape(&g->values[g->nodes[node].outputs[0]], x))
+        return IR_NONE;
+    return p;
+}

@@ -33,6 +33,25 @@ bool fuse_same_shape(const struct ir_value *a, const struct ir_value *b);
 /* If v is a scalar-like constant (every element equal), stores it in *out and returns true. */
 bool fuse_const_scalar(const struct ir_graph *g, uint32_t v, double *out);
 
+/* First reduced axis a if ReduceMean node r reduces exactly the trailing axes a..rank-1 (axes a
+ * constant input) with keepdims=1; -1 otherwise. */
+int fuse_trailing_axes(const struct ir_graph *g, const struct ir_node *r);
+/* The first normalized axis of a row-norm pattern (layernorm, rmsnorm) whose statistic is
+ * ReduceMean node r over x: fuse_trailing_axes(r) when x is float32; else -1, the rejection
+ * noted for `pass`. */
+int fuse_norm_axis(const struct ir_graph *g, const char *pass, const struct ir_node *r, uint32_t x);
+/* Value p is float32 and broadcasts as a trailing suffix of x's dims[axis:] (leading 1s
+ * allowed): the scale/bias shapes the norm_rows kernels take. */
+bool fuse_suffix_param(const struct ir_graph *g, uint32_t p, const struct ir_value *x, int axis);
+/* The scale/bias operand p when `node` is op(v, p) or op(p, v) (Mul for a scale, Add for a bias)
+ * with p a fuse_suffix_param of x's dims[axis:] and an output of x's shape; else IR_NONE
+ * (node IR_NONE included). */
+uint32_t fuse_norm_param(const struct ir_graph *g, uint32_t node, enum ir_op op, uint32_t v,
+                         const struct ir_value *x, int axis);
+/* A new float32 constant named `name` of dims[0..rank) with every element `fill`. */
+uint32_t fuse_const_fill(struct ir_graph *g, const char *name, int rank, const int64_t *dims,
+                         float fill);
+
 /* Replaces the nodes `old[0..nold)` by one new node of op `op` with `inputs`, computing the
  * existing value `output` (and `extra_outputs`), so consumers need no rewiring. The new node is
  * named after the last old node and keeps the old nodes' onnx indices in fused_from.
@@ -43,10 +62,11 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
 
 /* Fusion passes (one per file, passes/fuse/<name>.c). Each returns true if it changed the graph.
  * FUSION_PASSES lists them in pipeline order: F("name", function). A pass is added here by the
- * commit that adds its file. Planned order: layernorm, gelu, gnorm, attention, batched_linear,
+ * commit that adds its file. Planned order: layernorm, rmsnorm, gelu, gnorm, attention, batched_linear,
  * epilogue, elementwise. */
 /* One declaration per pass; one "F(...) \\" line each in FUSION_PASSES, in pipeline order. */
 bool pass_fuse_layernorm(struct ir_graph *g); /* fuse_layernorm.c: decomposed LN -> LayerNormalization */
+bool pass_fuse_rmsnorm(struct ir_graph *g); /* rmsnorm.c: decomposed RMSNorm -> o2c.RMSNorm */
 bool pass_fuse_gelu(struct ir_graph *g); /* fuse_gelu.c: erf/tanh GELU decompositions -> Gelu */
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
 bool pass_fuse_conv_epilogue(struct ir_graph *g); /* Conv + bias/act/residual/div -> o2c.Conv */
@@ -79,6 +99,7 @@ bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l,
 
 #define FUSION_PASSES(F)                                                                      \
     F("layernorm", pass_fuse_layernorm)                                                       \
+    F("rmsnorm", pass_fuse_rmsnorm)                                                           \
     F("gelu", pass_fuse_gelu)                                                                 \
     F("gnorm", pass_fuse_gnorm)                                                               \
     F("attention", pass_fuse_attention)                                                       \

@@ -19,42 +19,6 @@
 
 #define PASS "layernorm"
 
-/* First reduced axis if ReduceMean node r reduces exactly the trailing axes a..rank-1 with
- * keepdims=1; -1 otherwise. */
-static int trailing_axes(const struct ir_graph *g, const struct ir_node *r)
-{
-    int rank = g->values[r->inputs[0]].rank;
-    uint32_t ax = ir_input(r, 1);
-    if (ir_attr_int(r, "keepdims", 1) != 1 || !ir_is_const(g, ax) || rank < 1) return -1;
-    int64_t n = ir_numel(g, ax);
-    if (n < 1 || n > rank) return -1;
-    bool seen[IR_MAX_RANK] = {0};
-    for (int64_t i = 0; i < n; i++) {
-        int64_t a = ir_const_i64(g, ax, i);
-        if (a < 0) a += rank;
-        if (a < 0 || a >= rank || seen[a]) return -1;
-        seen[a] = true;
-    }
-    int first = rank - (int)n;
-    for (int a = first; a < rank; a++)
-        if (!seen[a]) return -1;
-    return first;
-}
-
-/* p broadcasts as a trailing suffix of x's dims[axis:] (leading 1s allowed), dtype f32. */
-static bool suffix_param(const struct ir_graph *g, uint32_t p, const struct ir_value *x, int axis)
-{
-    const struct ir_value *v = &g->values[p];
-    if (v->dtype != IR_F32 || !v->dims_known) return false;
-    int lead = 0;
-    while (lead < v->rank && v->dims[lead] == 1) lead++;
-    int r = v->rank - lead;
-    if (r > x->rank - axis) return false;
-    for (int k = 0; k < r; k++)
-        if (v->dims[v->rank - 1 - k] != x->dims[x->rank - 1 - k]) return false;
-    return true;
-}
-
 /* One match. */
 struct ln_match {
     uint32_t old[12];  /* nodes replaced */
@@ -76,15 +40,8 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
     if (sub == IR_NONE || g->nodes[sub].op != IR_OP_SUB || g->nodes[sub].inputs[0] != x ||
         g->nodes[sub].inputs[1] != mv)
         return false;
-    int axis = trailing_axes(g, rn);
-    if (axis < 0) {
-        fuse_note(PASS, false, "ReduceMean over axes other than the trailing ones");
-        return false;
-    }
-    if (xv->dtype != IR_F32) {
-        fuse_note(PASS, false, "not float32");
-        return false;
-    }
+    int axis = fuse_norm_axis(g, PASS, rn, x);
+    if (axis < 0) return false;
     uint32_t d = g->nodes[sub].outputs[0];
     if (g->values[d].is_output || !fuse_same_shape(&g->values[d], xv)) return false;
     uint32_t u[3];
@@ -104,7 +61,7 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
     /* d: read by the square (1 or 2 slots) and the Div only */
     if (g->values[d].nuses != (g->nodes[sq].op == IR_OP_MUL ? 3u : 2u)) return false;
     uint32_t r2 = fuse_sole_user(g, g->nodes[sq].outputs[0]);
-    if (r2 == IR_NONE || g->nodes[r2].op != IR_OP_REDUCE_MEAN || trailing_axes(g, &g->nodes[r2]) != axis)
+    if (r2 == IR_NONE || g->nodes[r2].op != IR_OP_REDUCE_MEAN || fuse_trailing_axes(g, &g->nodes[r2]) != axis)
         return false;
     uint32_t add = fuse_sole_user(g, g->nodes[r2].outputs[0]);
     if (add == IR_NONE || g->nodes[add].op != IR_OP_ADD) return false;
@@ -125,24 +82,18 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
     m->out = g->nodes[dv].outputs[0];
     /* optional * γ, + β (outputs keep x's shape; parameters broadcast as a suffix) */
     uint32_t un = fuse_sole_user(g, m->out);
-    if (un != IR_NONE && g->nodes[un].op == IR_OP_MUL) {
-        uint32_t p = fuse_other_input(&g->nodes[un], m->out);
-        if (p != IR_NONE && suffix_param(g, p, xv, axis) &&
-            fuse_same_shape(&g->values[g->nodes[un].outputs[0]], xv)) {
-            m->old[m->nold++] = un;
-            m->gamma = p;
-            m->out = g->nodes[un].outputs[0];
-            un = fuse_sole_user(g, m->out);
-        }
+    uint32_t p = fuse_norm_param(g, un, IR_OP_MUL, m->out, xv, axis);
+    if (p != IR_NONE) {
+        m->old[m->nold++] = un;
+        m->gamma = p;
+        m->out = g->nodes[un].outputs[0];
+        un = fuse_sole_user(g, m->out);
     }
-    if (un != IR_NONE && g->nodes[un].op == IR_OP_ADD) {
-        uint32_t p = fuse_other_input(&g->nodes[un], m->out);
-        if (p != IR_NONE && suffix_param(g, p, xv, axis) &&
-            fuse_same_shape(&g->values[g->nodes[un].outputs[0]], xv)) {
-            m->old[m->nold++] = un;
-            m->beta = p;
-            m->out = g->nodes[un].outputs[0];
-        }
+    p = fuse_norm_param(g, un, IR_OP_ADD, m->out, xv, axis);
+    if (p != IR_NONE) {
+        m->old[m->nold++] = un;
+        m->beta = p;
+        m->out = g->nodes[un].outputs[0];
     }
     /* lower_norm needs γ and β of the same element count: expand a constant scalar one */
     if (m->gamma != IR_NONE && m->beta != IR_NONE &&
@@ -155,17 +106,6 @@ static bool match(const struct ir_graph *g, uint32_t r1, struct ln_match *m)
         }
     }
     return true;
-}
-
-/* A float32 constant with v's shape (or with dims) filled with `fill`. */
-static uint32_t const_like(struct ir_graph *g, const char *name, int rank, const int64_t *dims,
-                           float fill)
-{
-    int64_t n = 1;
-    for (int k = 0; k < rank; k++) n *= dims[k];
-    float *d = ir_alloc(g, sizeof(float) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) d[i] = fill;
-    return ir_const_add(g, name, IR_F32, rank, dims, d, sizeof(float) * (size_t)n);
 }
 
 static void rewrite(struct ir_graph *g, const struct ln_match *m)
@@ -181,9 +121,9 @@ static void rewrite(struct ir_graph *g, const struct ln_match *m)
             int64_t bd[IR_MAX_RANK];
             int br = g->values[beta].rank;
             memcpy(bd, g->values[beta].dims, sizeof(int64_t) * (size_t)br);
-            gamma = const_like(g, ir_sprintf(g, "%s/o2c_ln_scale", base), br, bd, 1.0f);
+            gamma = fuse_const_fill(g, ir_sprintf(g, "%s/o2c_ln_scale", base), br, bd, 1.0f);
         } else {
-            gamma = const_like(g, ir_sprintf(g, "%s/o2c_ln_scale", base), nr, ndims, 1.0f);
+            gamma = fuse_const_fill(g, ir_sprintf(g, "%s/o2c_ln_scale", base), nr, ndims, 1.0f);
         }
     } else if (beta != IR_NONE && ir_numel(g, gamma) != ir_numel(g, beta)) {
         /* one of them is a constant scalar: expand it to the other's shape */
@@ -192,7 +132,7 @@ static void rewrite(struct ir_graph *g, const struct ln_match *m)
         int64_t bd[IR_MAX_RANK];
         int br = g->values[big].rank;
         memcpy(bd, g->values[big].dims, sizeof(int64_t) * (size_t)br);
-        uint32_t e = const_like(g, ir_sprintf(g, "%s/o2c_ln_%s", base, gs ? "scale" : "bias"), br,
+        uint32_t e = fuse_const_fill(g, ir_sprintf(g, "%s/o2c_ln_%s", base, gs ? "scale" : "bias"), br,
                                 bd, (float)ir_const_f64(g, small, 0));
         if (gs) gamma = e;
         else beta = e;

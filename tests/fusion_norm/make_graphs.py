@@ -122,6 +122,57 @@ layernorm("ln_2axes", (2, 3, 4, 5), [-2, -1], "pow", 1e-5, np.float32(2.0), 0.1 
 layernorm("ln_reject_mid", (2, 6, 5), [1], "pow", 1e-5, None, None)  # not trailing: not fused
 
 
+# ---- rmsnorm (passes/fuse/rmsnorm.c) ---------------------------------------------------
+rms_rng = np.random.default_rng(20261201)  # its own stream: the graphs after keep their data
+
+
+def rrandn(*s):
+    return rms_rng.standard_normal(s).astype(np.float32)
+
+
+def rmsnorm(name, shape, axes, square, form, eps, gamma, gamma_first=False, cast=False,
+            share_x=False):
+    """x / sqrt(mean(x², axes) + eps) [* gamma] in the export forms: form "div" Div(x, s),
+    "div1" Mul(x, Div(1, s)), "recip" Mul(Reciprocal(s), x); cast: float32 Casts around it (T5's
+    upcast); share_x: x (the Cast's output with cast) also feeds a second output."""
+    g = G(17)
+    x = g.inp("x", rrandn(*shape) * 2 + 0.5)
+    xx = g.op("Cast", x, to=TP.FLOAT) if cast else x
+    q = g.op("Pow", xx, g.const(2.0)) if square == "pow" else g.op("Mul", xx, xx)
+    s = g.op("Sqrt", g.op("Add", g.op("ReduceMean", q, axes=axes), g.const(eps)))
+    if form == "div":
+        n = g.op("Div", xx, s)
+    elif form == "div1":
+        n = g.op("Mul", xx, g.op("Div", g.const(1.0), s))
+    else:
+        n = g.op("Mul", g.op("Reciprocal", s), xx)
+    if gamma is not None:
+        n = g.op("Mul", g.const(gamma), n) if gamma_first else g.op("Mul", n, g.const(gamma))
+    if cast:
+        n = g.op("Cast", n, to=TP.FLOAT)
+    g.save(name, [n, g.op("Add", xx, g.const(1.0))] if share_x else [n])
+
+
+def rms_op23(name, shape, axis, eps):
+    """RMSNormalization-23 (expanded by passes/expand/norm.c, then fused)."""
+    g = G(23)
+    x = g.inp("x", rrandn(*shape) * 2 - 0.5)
+    scale = 1 + 0.1 * rrandn(*shape[axis:])
+    g.save(name, [g.op("RMSNormalization", x, g.const(scale), axis=axis, epsilon=eps)])
+
+
+# odd widths (37, 131) and rows not a multiple of the team kernel's rows per work-group; R = 200
+# and 131 >= 128 take norm_rows in the cpu class, the others norm_rows_team
+rmsnorm("rms_div", (2, 5, 37), [-1], "pow", "div", 1e-6, 1 + 0.1 * rrandn(37))
+rmsnorm("rms_recip_cast", (3, 7, 200), [-1], "pow", "recip", 1e-5, 1 + 0.1 * rrandn(200), gamma_first=True,
+        cast=True)
+rmsnorm("rms_div1_share", (4, 3, 24), [2], "mul", "div1", 1e-2, None, cast=True, share_x=True)
+rmsnorm("rms_2axes", (2, 3, 4, 5), [-2, -1], "pow", "div", 1e-5, 0.1 * rrandn(5))
+rmsnorm("rms_reject_mid", (2, 6, 5), [1], "pow", "div", 1e-5, None)  # not trailing: not fused
+rms_op23("rms_op23", (5, 3, 131), -1, 1e-4)
+rms_op23("rms_op23_2axes", (2, 3, 9, 7), 2, 1e-5)
+
+
 # ---- gelu ------------------------------------------------------------------------------
 def gelu_erf(name, scale_op, order, shape=(4, 33), geglu=False):
     g = G(17)

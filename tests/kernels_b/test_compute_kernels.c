@@ -335,8 +335,10 @@ static int test_softmax(void)
 }
 
 /* ---- norm ----------------------------------------------------------------------------------- */
+/* norm_rows (team == 0) or norm_rows_team with a team of `team` items; center == 0: RMSNorm
+ * (no mean subtraction). */
 static int run_norm(cl_program p, int rows, int R, int rmod, int rmul, int jdiv, int jmod,
-                    int nscale, int has_bias, float shift, const char *what)
+                    int nscale, int has_bias, float shift, int center, int team, const char *what)
 {
     const int n = rows * R;
     float *x = falloc(n), *y = falloc(n), *sc = falloc(nscale), *bi = falloc(nscale);
@@ -348,7 +350,7 @@ static int run_norm(cl_program p, int rows, int R, int rmod, int rmul, int jdiv,
     for (int r = 0; r < rows; r++) {
         double m = 0, v = 0;
         for (int j = 0; j < R; j++) m += x[r * R + j];
-        m /= R;
+        m = center ? m / R : 0;
         for (int j = 0; j < R; j++) v += (x[r * R + j] - m) * (x[r * R + j] - m);
         v /= R;
         for (int j = 0; j < R; j++) {
@@ -358,11 +360,14 @@ static int run_norm(cl_program p, int rows, int R, int rmod, int rmul, int jdiv,
     }
     cl_mem X = kb_buf(x, 4 * n), Y = kb_buf(NULL, 4 * n), S = kb_buf(sc, 4 * nscale),
            B = kb_buf(bi, 4 * nscale);
-    size_t gws[1] = {(size_t)rows * 128}, lws[1] = {128};
-    struct kb_arg args[] = {KB_B(X),    KB_B(S),    KB_B(B),    KB_B(Y),    KB_I(R),
-                            KB_F(eps),  KB_I(rmod), KB_I(rmul), KB_I(jdiv), KB_I(jmod),
-                            KB_I(has_bias)};
-    kb_run(p, "norm_rows_f32", 1, gws, lws, 11, args);
+    const int per_wg = team ? 256 / team : 1, no = 0;
+    size_t gws[1] = {team ? (size_t)((rows + per_wg - 1) / per_wg) * 256 : (size_t)rows * 128},
+           lws[1] = {team ? 256 : 128};
+    struct kb_arg args[] = {KB_B(X),     KB_B(S),    KB_B(B),    KB_B(Y),    KB_I(R),
+                            KB_F(eps),   KB_I(rmod), KB_I(rmul), KB_I(jdiv), KB_I(jmod),
+                            KB_I(has_bias), KB_I(center), KB_I(rows), KB_I(team), KB_I(no),
+                            KB_B(S),     KB_B(S)};
+    kb_run(p, team ? "norm_rows_team_f32" : "norm_rows_f32", 1, gws, lws, team ? 17 : 12, args);
     kb_read(Y, y, 4 * n);
     return kb_check(what, y, ref, n, 1e-4, 1e-4);
 }
@@ -372,15 +377,22 @@ static int test_norm(void)
     cl_program p = kb_program("norm", "float", "f32");
     int bad = 0;
     /* InstanceNorm N=2, C=5, S=37 */
-    bad += run_norm(p, 10, 37, 5, 1, 37, 1, 5, 1, 0, "instancenorm");
+    bad += run_norm(p, 10, 37, 5, 1, 37, 1, 5, 1, 0, 1, 0, "instancenorm");
     /* GroupNorm N=2, C=6, G=3, S=100 (per channel), mean offset 100 (stability) */
-    bad += run_norm(p, 6, 200, 3, 2, 100, 2, 6, 1, 100, "groupnorm per-channel offset 100");
+    bad += run_norm(p, 6, 200, 3, 2, 100, 2, 6, 1, 100, 1, 0, "groupnorm per-channel offset 100");
     /* GroupNorm per group */
-    bad += run_norm(p, 6, 200, 3, 1, 200, 1, 3, 1, 0, "groupnorm per-group");
+    bad += run_norm(p, 6, 200, 3, 1, 200, 1, 3, 1, 0, 1, 0, "groupnorm per-group");
     /* LayerNorm rows 7 of R=33, scale [33], no bias */
-    bad += run_norm(p, 7, 33, 1, 0, 1, 33, 33, 0, 0, "layernorm nobias");
+    bad += run_norm(p, 7, 33, 1, 0, 1, 33, 33, 0, 0, 1, 0, "layernorm nobias");
+    /* RMSNorm (center 0): rows of odd R, with and without bias, norm_rows and the team kernel
+     * (rows not a multiple of the rows per work-group); LayerNorm through the team kernel */
+    bad += run_norm(p, 7, 133, 1, 0, 1, 133, 133, 0, 0.5f, 0, 0, "rmsnorm R=133 nobias");
+    bad += run_norm(p, 5, 33, 1, 0, 1, 11, 11, 1, 0, 0, 0, "rmsnorm scale suffix bcast bias");
+    bad += run_norm(p, 13, 24, 1, 0, 1, 24, 24, 0, 0, 0, 32, "rmsnorm team 32 R=24");
+    bad += run_norm(p, 3, 1000, 1, 0, 1, 1000, 1000, 1, 0, 0, 256, "rmsnorm team 256 R=1000");
+    bad += run_norm(p, 11, 77, 1, 0, 1, 77, 77, 1, 3, 1, 64, "layernorm team 64 R=77 offset 3");
     /* LayerNorm scale [11] broadcast over normalized [3,11] */
-    bad += run_norm(p, 5, 33, 1, 0, 1, 11, 11, 1, 0, "layernorm scale suffix bcast");
+    bad += run_norm(p, 5, 33, 1, 0, 1, 11, 11, 1, 0, 1, 0, "layernorm scale suffix bcast");
     /* BatchNorm N=2, C=3, S=13 */
     {
         const int N = 2, C = 3, S = 13, n = N * C * S;
