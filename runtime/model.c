@@ -679,8 +679,8 @@ static void first_run_wait(struct o2r_model *m, cl_event *ev)
         if (now - t0 >= 1000.0 && now - said >= 5000.0) {
             fprintf(stderr, "onnx2cl: model '%s': first run: %u of %u launches done after %.0f s%s\n",
                     d->name, (unsigned)done, (unsigned)n_ev, (now - t0) / 1000.0,
-                    said < t0 ? " (the OpenCL compiler finishes each kernel at its first launch)"
-                              : "");
+                    said < t0 ? " (with a cold OpenCL cache this includes compiling each kernel "
+                                "at its first launch)" : "");
             said = now;
         }
         o2r_sleep_ms(now - t0 < 100.0 ? 2 : 20);
