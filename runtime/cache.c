@@ -268,6 +268,11 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
         return O2R_ERR_CL;
     }
     e = o2r_fault_cl("clBuildProgram");
+    /* test hook: $ONNX2CL_FAIL_BUILD_IF=TEXT fails a source build whose source contains TEXT
+     * (e.g. one tuning candidate's kernel name), as a driver's compiler error would */
+    const char *fail_if = getenv("ONNX2CL_FAIL_BUILD_IF");
+    if (e == CL_SUCCESS && fail_if && *fail_if && strstr(src, fail_if))
+        e = CL_BUILD_PROGRAM_FAILURE;
     if (e == CL_SUCCESS)
         e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
     const double build_s = (o2r_now_ms() - t0) / 1000.0;

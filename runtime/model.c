@@ -472,7 +472,8 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
 }
 
 o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
-                               const char *weights_path, int tune_mode, struct o2r_model **out)
+                               const char *weights_path, uint32_t tune_mode,
+                               struct o2r_model **out)
 {
     o2r_status st;
     if (!ctx)

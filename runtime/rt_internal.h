@@ -147,9 +147,10 @@ o2r_status o2r_schedule_source(struct o2r_model *m);
  * O2R_ERR_ARG with the message in ctx->err. */
 o2r_status o2r_tune_validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc *desc);
 /* Chooses the tiles of every tunable of m (tuning file, built-in vendor default, compiled
- * default; tune_mode: the compiled defaults, file unread) and applies them to m->launches and
+ * default; tune_mode != 0: the compiled defaults, file unread, and the candidates whose bit is
+ * set in tune_mode) and applies them to m->launches and
  * m->args. Warnings about an ignored file or entry go to stderr. */
-o2r_status o2r_tune_choose(struct o2r_model *m, int tune_mode);
+o2r_status o2r_tune_choose(struct o2r_model *m, uint32_t tune_mode);
 /* The instance lines (MACRO(NAME, ...)) of m's chosen tiles, plus every candidate in tune mode,
  * as an o2r_malloc'ed text (*len bytes); NULL with *len = 0 when m has no tunables, NULL with
  * *len = (size_t)-1 when out of memory. */
@@ -158,9 +159,12 @@ char *o2r_tune_source(const struct o2r_model *m, size_t *len);
 void o2r_tune_free(struct o2r_model *m);
 
 /* ---- model internals shared with tune.c (model.c) ---- */
-/* o2r_model_init; tune_mode = 1: compiled default tiles plus every candidate instance. */
+/* o2r_model_init; tune_mode != 0: compiled default tiles plus the candidate instances whose
+ * bit (1 << k, k = index in the candidate list) is set (O2R_TUNE_ALL: every candidate). */
+#define O2R_TUNE_ALL 0xffffffffu
 o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
-                               const char *weights_path, int tune_mode, struct o2r_model **out);
+                               const char *weights_path, uint32_t tune_mode,
+                               struct o2r_model **out);
 /* Sets l's arguments (from m->args) on kernel k and enqueues it with l's geometry; a launch
  * with a zero global size is skipped. li: its index (messages). ev: NULL, or receives the
  * event. */

@@ -578,7 +578,7 @@ static void apply_choice(struct o2r_model *m, uint32_t i)
         m->args[l->first_arg + (uint32_t)t->kc_arg].u.i32 = tiles_kc(t, &c->tiles);
 }
 
-/* The candidates of --tune into ts: $ONNX2CL_TUNE_CANDIDATES ("TM,TN,TK,RM,RN;..." up to 32
+/* The candidates of --tune into ts: $ONNX2CL_TUNE_CANDIDATES ("TM,TN,TK,RM,RN;..." up to 31
  * sets, each valid by o2r_tiles_check) or k_candidates. O2R_ERR_ARG naming a bad set. */
 static o2r_status read_candidates(struct o2r_ctx *ctx, struct o2r_tune_state *ts)
 {
@@ -593,8 +593,8 @@ static o2r_status read_candidates(struct o2r_ctx *ctx, struct o2r_tune_state *ts
     while (*p) {
         int v[5], used = 0;
         const char *bad = NULL;
-        if (ts->ncand == sizeof ts->cand / sizeof ts->cand[0])
-            bad = "more than 32 sets";
+        if (ts->ncand == 31) /* bit 31 of a tune mode means "no candidate" */
+            bad = "more than 31 sets";
         else if (sscanf(p, "%d,%d,%d,%d,%d%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) != 5 ||
                  (p[used] && p[used] != ';'))
             bad = "expected TM,TN,TK,RM,RN sets separated by ';'";
@@ -614,7 +614,7 @@ static o2r_status read_candidates(struct o2r_ctx *ctx, struct o2r_tune_state *ts
     return O2R_OK;
 }
 
-o2r_status o2r_tune_choose(struct o2r_model *m, int tune_mode)
+o2r_status o2r_tune_choose(struct o2r_model *m, uint32_t tune_mode)
 {
     const struct o2r_model_desc *d = m->desc;
     struct o2r_ctx *ctx = m->ctx;
@@ -635,6 +635,11 @@ o2r_status o2r_tune_choose(struct o2r_model *m, int tune_mode)
         o2r_status st = read_candidates(ctx, ts);
         if (st != O2R_OK)
             return st;
+        uint32_t kept = 0; /* only the candidates tune_mode names (the others did not build) */
+        for (uint32_t k = 0; k < ts->ncand; k++)
+            if (tune_mode & (1u << k))
+                ts->cand[kept++] = ts->cand[k];
+        ts->ncand = kept;
     }
     int any = 0;
     for (uint32_t i = 0; i < d->n_tunables; i++)
@@ -1152,6 +1157,49 @@ done:
     return st;
 }
 
+/* The program with every candidate failed to build (a driver may refuse an instance, e.g. one
+ * whose register block it cannot allocate): builds the model once per candidate to find the
+ * ones that do not build, reports each on log, and returns the model with the others (none:
+ * the defaults alone). A failure of the defaults' own build, or any other error, is returned
+ * with its message. Costs one program build + weights load per candidate, on this path only. */
+static o2r_status init_without_failing_candidates(struct o2r_ctx *ctx,
+                                                  const struct o2r_model_desc *desc,
+                                                  const char *weights_path, FILE *log,
+                                                  struct o2r_model **out)
+{
+    struct o2r_tune_state *tmp = o2r_calloc(1, sizeof *tmp);
+    if (!tmp) {
+        o2r_set_error(ctx, "out of host memory tuning model '%s'", desc->name);
+        return O2R_ERR_NOMEM;
+    }
+    o2r_status st = read_candidates(ctx, tmp);
+    char first[300];
+    const char *nl = strchr(ctx->err, '\n');
+    snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - ctx->err) : (int)strlen(ctx->err),
+             ctx->err);
+    fprintf(log, "tune: model '%s': the program with every candidate did not build (%s); "
+            "building once per candidate to leave out the ones that do not\n", desc->name, first);
+    uint32_t ok = 0;
+    for (uint32_t k = 0; st == O2R_OK && k < tmp->ncand; k++) {
+        struct o2r_model *m1 = NULL;
+        st = o2r_model_init_mode(ctx, desc, weights_path, 1u << k, &m1);
+        const struct o2r_tiles *c = &tmp->cand[k];
+        if (st == O2R_OK) {
+            ok |= 1u << k;
+            o2r_model_free(m1);
+        } else if (st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0) {
+            fprintf(log, "tune:   %dx%dx%d r%dx%d left out: it does not build on this device\n",
+                    (int)c->tm, (int)c->tn, (int)c->tk, (int)c->rm, (int)c->rn);
+            st = O2R_OK;
+        }
+    }
+    o2r_free(tmp);
+    if (st != O2R_OK)
+        return st;
+    /* no candidate builds: tune_mode still needs a non-zero value (defaults only) */
+    return o2r_model_init_mode(ctx, desc, weights_path, ok ? ok : 1u << 31, out);
+}
+
 o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                           const char *weights_path, const void *const *inputs, double seconds,
                           void *logp)
@@ -1206,7 +1254,9 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
                 desc->n_tunables ? "; tiles pinned by $ONNX2CL_GG_TILES are not" : "");
         goto done;
     }
-    st = o2r_model_init_mode(ctx, desc, weights_path, 1, &m);
+    st = o2r_model_init_mode(ctx, desc, weights_path, O2R_TUNE_ALL, &m);
+    if (st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0)
+        st = init_without_failing_candidates(ctx, desc, weights_path, log, &m);
     if (st != O2R_OK)
         goto done;
     if (!tune_path(desc, 1, path, sizeof path)) {

@@ -49,6 +49,18 @@ compare_out "$work/out2" "the second start"
 ONNX2CL_TUNE_CANDIDATES=$cand "$work/model" --tune=5 2> "$work/tune2.txt" ||
   { cat "$work/tune2.txt"; fail "--tune without inputs exited $?"; }
 grep -q "^tune: wrote $tf" "$work/tune2.txt" || fail "--tune without inputs wrote no file"
+# 3b. a candidate the driver refuses to build (simulated: $ONNX2CL_FAIL_BUILD_IF fails any build
+#     whose source holds its kernel name) is left out after one build per candidate, the other
+#     is tuned and the file written
+tag=$(echo "$cand" | awk -F, '{printf "_%sx%sx%s_r%sx%s", $1, $2, $3, $4, $5}')
+ONNX2CL_FAIL_BUILD_IF=$tag ONNX2CL_TUNE_CANDIDATES="$cand;32,32,16,4,4" "$work/model" --tune=5 \
+  2> "$work/tune3.txt" || { cat "$work/tune3.txt"; fail "--tune with a candidate that does not build exited $?"; }
+grep -q "the program with every candidate did not build" "$work/tune3.txt" ||
+  { cat "$work/tune3.txt"; fail "no line saying the candidates' program did not build"; }
+grep -q "$(echo "$cand" | awk -F, '{printf "%sx%sx%s r%sx%s", $1, $2, $3, $4, $5}') left out: it does not build" "$work/tune3.txt" ||
+  { cat "$work/tune3.txt"; fail "the candidate that does not build is not named"; }
+if grep -q "32x32x16 r4x4 left out" "$work/tune3.txt"; then fail "a candidate that builds was left out"; fi
+grep -q "^tune: wrote $tf" "$work/tune3.txt" || { cat "$work/tune3.txt"; fail "no file written"; }
 # 4. a bad candidate list is refused naming the set (before any build); the cpu class has
 #    nothing to tune: exit 0, a line saying so, the file untouched
 sum0=$(cksum < "$tf")
