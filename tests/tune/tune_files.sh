@@ -16,7 +16,7 @@
 set -euo pipefail
 onnx2cl=$1; compare=$2; dir=$3; work=$4; atol=$5; rtol=$6; tiles=$7; shift 7
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work"; mkdir -p "$work"
+rm -rf "$work"; mkdir -p "$work/cache" # the tuning files are written by hand into it
 export ONNX2CL_CACHE_DIR=$work/cache ONNX2CL_KERNELS=gpu
 fail() { echo "FAIL: $*"; exit 1; }
 "$onnx2cl" "$dir/model.onnx" -o "$work/model" "$@"
