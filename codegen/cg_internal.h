@@ -77,7 +77,12 @@ struct cg_ctx {
     void *payload;             /* lazily built weights payload (malloc) */
     enum ir_dtype wdtype;      /* storage of repacked weights: IR_F32 or IR_F16 (--weights-dtype) */
     uint32_t *wconsts;         /* constants made by cg_weight_const (storage-dtype weights) */
+    const char **wkinds;       /* [nwconsts] their layout kinds ("tensor", "panels", "fconv_v8") */
     uint32_t nwconsts, cap_wconsts;
+    struct o2r_repack *repacks; /* cg_weight_repack records (buf = the constant's value id until
+                                   the descriptor is built) */
+    uint32_t nrepacks, cap_repacks;
+    uint64_t file_bytes;       /* weights region [0, file_bytes) is the weights file's payload */
 };
 
 uint64_t cg_weights_checksum(const struct cg_ctx *m);

@@ -3,8 +3,10 @@
  * Steps of cg_build():
  *   1. walk live nodes in topological order; views (ops.def IR_F_VIEW) alias their input's
  *      buffer; every other node is handed to lower_<family>() which emits launches + args;
- *   2. every value a launch touches gets a buffer: constants -> the weights region (deduplicated,
- *      O2R_ALIGN aligned, in first-use order), everything else -> an arena slot;
+ *   2. every value a launch touches gets a buffer: constants -> the weights region (O2R_ALIGN
+ *      aligned, in first-use order: first the weights file's part, then the constants whose
+ *      bytes depend on the --shape bindings (ir_value.shape_dep), which the generated file
+ *      holds, desc.const_data), everything else -> an arena slot;
  *   3. memory plan: each arena root buffer lives from the step that writes it first to the
  *      step that reads it last (graph inputs from step -1, graph outputs to the end); buffers
  *      whose lifetimes overlap (inclusive) never share bytes; placement is greedy best-fit in
@@ -305,18 +307,31 @@ enum ir_dtype cg_weight_dtype(const struct cg_ctx *cg)
     return cg->wdtype == IR_F16 ? IR_F16 : IR_F32;
 }
 
-/* Records v as a storage-dtype weight (once). */
-static void record_wconst(struct cg_ctx *cg, uint32_t v)
+/* Records v as a storage-dtype weight of layout kind `kind` (once). */
+static void record_wconst(struct cg_ctx *cg, uint32_t v, const char *kind)
 {
     ensure_value_tables(cg);
     for (uint32_t k = 0; k < cg->nwconsts; k++)
         if (cg->wconsts[k] == v) return;
+    uint32_t cap = cg->cap_wconsts;
     GROW(cg->wconsts, cg->nwconsts, cg->cap_wconsts);
+    if (cap != cg->cap_wconsts) {
+        cg->wkinds = realloc(cg->wkinds, sizeof *cg->wkinds * cg->cap_wconsts);
+        if (!cg->wkinds) ir_die("out of memory");
+    }
+    cg->wkinds[cg->nwconsts] = kind;
     cg->wconsts[cg->nwconsts++] = v;
 }
 
-uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, int rank, const int64_t *dims,
-                         float *data)
+void cg_weight_repack(struct cg_ctx *cg, uint32_t v, const struct o2r_repack *r)
+{
+    GROW(cg->repacks, cg->nrepacks, cg->cap_repacks);
+    cg->repacks[cg->nrepacks] = *r;
+    cg->repacks[cg->nrepacks++].buf = v;
+}
+
+uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, const char *layout, int rank,
+                         const int64_t *dims, float *data)
 {
     int64_t numel = 1;
     for (int k = 0; k < rank; k++) numel *= dims[k];
@@ -335,7 +350,7 @@ uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, int rank, const in
         }
     }
     uint32_t v = ir_const_add(cg->g, name, t, rank, dims, data, (size_t)numel * ir_dtype_size(t));
-    record_wconst(cg, v);
+    record_wconst(cg, v, layout);
     return v;
 }
 
@@ -372,9 +387,10 @@ uint32_t cg_weight_operand(struct cg_ctx *cg, uint32_t v)
             int64_t dims[IR_MAX_RANK];
             memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
             out = ir_const_add(g, name, IR_F16, x->rank, dims, h, sizeof(uint16_t) * (size_t)numel);
+            g->values[out].shape_dep = g->values[v].shape_dep;
         }
     }
-    record_wconst(cg, out);
+    record_wconst(cg, out, "tensor");
     return out;
 }
 
@@ -550,13 +566,18 @@ static uint64_t place_arena(struct cg_ctx *cg, const uint32_t *order, uint32_t n
 
 static void plan_memory(struct cg_ctx *cg)
 {
-    /* Weights: in first-use order. */
+    /* Weights: in first-use order, the weights file's part first (pass 0), then the build's
+     * shape-dependent constants (pass 1) */
     uint64_t woff = 0;
-    for (uint32_t b = 0; b < cg->nbufs; b++) {
-        struct cg_buffer *bf = &cg->bufs[b];
-        if (bf->space != O2R_SPACE_WEIGHTS) continue;
-        bf->offset = woff;
-        woff = align_up(woff + bf->size);
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t b = 0; b < cg->nbufs; b++) {
+            struct cg_buffer *bf = &cg->bufs[b];
+            if (bf->space != O2R_SPACE_WEIGHTS || cg->g->values[bf->value].shape_dep != (pass == 1))
+                continue;
+            bf->offset = woff;
+            woff = align_up(woff + bf->size);
+        }
+        if (pass == 0) cg->file_bytes = woff;
     }
     cg->weights_bytes = woff;
     /* Arena: greedy placement by decreasing size among time-overlapping buffers, equal sizes
@@ -587,8 +608,8 @@ static void plan_memory(struct cg_ctx *cg)
 
 /* ---- checksum ---- */
 
-/* o2r_weights_checksum of the weights region as the weights file will hold it: each weight
- * buffer at its offset, zeros in between and up to weights_bytes. */
+/* o2r_weights_checksum of the weights file's payload: each of its buffers at its offset, zeros
+ * in between and up to file_bytes. */
 uint64_t cg_weights_checksum(const struct cg_ctx *m)
 {
     static const unsigned char zeros[O2R_ALIGN];
@@ -597,7 +618,7 @@ uint64_t cg_weights_checksum(const struct cg_ctx *m)
     uint64_t pos = 0;
     for (uint32_t b = 0; b < m->nbufs; b++) {
         const struct cg_buffer *bf = &m->bufs[b];
-        if (bf->space != O2R_SPACE_WEIGHTS) continue;
+        if (bf->space != O2R_SPACE_WEIGHTS || bf->offset >= m->file_bytes) continue;
         while (pos < bf->offset) {
             uint64_t k = bf->offset - pos > O2R_ALIGN ? O2R_ALIGN : bf->offset - pos;
             o2r_wsum_update(&s, zeros, k);
@@ -607,8 +628,8 @@ uint64_t cg_weights_checksum(const struct cg_ctx *m)
         o2r_wsum_update(&s, v->data, v->nbytes);
         pos += v->nbytes;
     }
-    while (pos < m->weights_bytes) {
-        uint64_t k = m->weights_bytes - pos > O2R_ALIGN ? O2R_ALIGN : m->weights_bytes - pos;
+    while (pos < m->file_bytes) {
+        uint64_t k = m->file_bytes - pos > O2R_ALIGN ? O2R_ALIGN : m->file_bytes - pos;
         o2r_wsum_update(&s, zeros, k);
         pos += k;
     }
@@ -718,6 +739,124 @@ static void fill_io(struct cg_ctx *m, struct o2r_io *io, uint32_t v)
     io->nbytes = (uint64_t)ir_numel(m->g, v) * ir_dtype_size(val->dtype);
 }
 
+/* Layout kind of weight constant v ("tensor" unless cg_weight_const said otherwise). */
+static const char *layout_kind(const struct cg_ctx *m, uint32_t v)
+{
+    for (uint32_t k = 0; k < m->nwconsts; k++)
+        if (m->wconsts[k] == v) return m->wkinds[k] ? m->wkinds[k] : "tensor";
+    return "tensor";
+}
+
+/* "OP[slot]#attrs" of node ni reading constant v: ONNX op type, the input slot holding v ("?"
+ * when v is a constant the lowering made, e.g. packed panels), and a 32-bit FNV-1a hash of the
+ * node's int, float and string attributes (an o2c.Elementwise program, a Conv's pads), omitted
+ * when it has none. Names and tensor attributes are left out. */
+static const char *reader_signature(const struct cg_ctx *m, uint32_t ni, uint32_t v)
+{
+    const struct ir_node *n = &m->g->nodes[ni];
+    uint32_t h = 2166136261u;
+    bool any = false;
+#define MIX(p, len)                                                                \
+    do {                                                                           \
+        const unsigned char *q_ = (const unsigned char *)(p);                      \
+        for (size_t i_ = 0; i_ < (size_t)(len); i_++) h = (h ^ q_[i_]) * 16777619u; \
+    } while (0)
+    for (uint32_t k = 0; k < n->nattrs; k++) {
+        const struct ir_attr *at = &n->attrs[k];
+        if (at->type == IR_ATTR_TENSOR || at->type == IR_ATTR_GRAPH) continue;
+        any = true;
+        MIX(at->name, strlen(at->name) + 1);
+        MIX(&at->type, sizeof at->type);
+        switch (at->type) {
+        case IR_ATTR_INT: MIX(&at->i, sizeof at->i); break;
+        case IR_ATTR_FLOAT: MIX(&at->f, sizeof at->f); break;
+        case IR_ATTR_STRING: MIX(at->s, at->s_len); break;
+        case IR_ATTR_INTS: MIX(at->ints, sizeof *at->ints * at->n); break;
+        case IR_ATTR_FLOATS: MIX(at->floats, sizeof *at->floats * at->n); break;
+        case IR_ATTR_STRINGS:
+            for (size_t j = 0; j < at->n; j++) MIX(at->strings[j], strlen(at->strings[j]) + 1);
+            break;
+        default: break;
+        }
+    }
+#undef MIX
+    int slot = -1;
+    for (uint32_t k = 0; k < n->ninputs && slot < 0; k++)
+        if (n->inputs[k] != IR_NONE && root_of(m, n->inputs[k]) == v) slot = (int)k;
+    char sl[16] = "?";
+    if (slot >= 0) snprintf(sl, sizeof sl, "%d", slot);
+    return any ? ir_sprintf(m->g, "%s[%s]#%08x", n->op_type, sl, h)
+               : ir_sprintf(m->g, "%s[%s]", n->op_type, sl);
+}
+
+/* desc.const_data, stored and repacks (after buffers, args and launches are in the desc). */
+static void build_weights_tables(struct cg_ctx *m)
+{
+    struct ir_graph *g = m->g;
+    struct o2r_model_desc *d = &m->desc;
+    uint64_t tail = m->weights_bytes - m->file_bytes;
+    unsigned char *cd = tail ? ir_alloc(g, tail) : NULL; /* zeroed */
+    uint32_t ns = 0;
+    for (uint32_t b = 0; b < m->nbufs; b++) {
+        const struct cg_buffer *bf = &m->bufs[b];
+        if (bf->space != O2R_SPACE_WEIGHTS) continue;
+        if (bf->offset >= m->file_bytes) {
+            const struct ir_value *v = &g->values[bf->value];
+            memcpy(cd + (bf->offset - m->file_bytes), v->data, v->nbytes);
+        } else {
+            ns++;
+        }
+    }
+    d->const_data = cd;
+    /* the node of each buffer's first reading launch, and the nodes reading it (distinct, in
+     * launch order, each as op type, input slot and a hash of its attributes: part of its
+     * layout string, so weights of a model that uses a tensor of the same dims in another
+     * computation are refused) */
+    const char **first = ir_alloc(g, sizeof *first * (m->nbufs ? m->nbufs : 1));
+    const char **ops = ir_alloc(g, sizeof *ops * (m->nbufs ? m->nbufs : 1));
+    for (uint32_t l = 0; l < d->n_launches; l++)
+        for (uint32_t a = 0; a < d->launches[l].nargs; a++) {
+            const struct o2r_arg *ar = &d->args[d->launches[l].first_arg + a];
+            if (ar->kind != O2R_ARG_BUF || m->bufs[ar->u.buf].space != O2R_SPACE_WEIGHTS) continue;
+            const char *op = reader_signature(m, m->launches[l].node, m->bufs[ar->u.buf].value);
+            const char *have = ops[ar->u.buf];
+            if (!first[ar->u.buf]) first[ar->u.buf] = d->launches[l].node;
+            bool seen = false; /* op already in the comma-separated list? */
+            for (const char *p = have; p && *p && !seen; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+                seen = strncmp(p, op, strlen(op)) == 0 && (p[strlen(op)] == ',' || !p[strlen(op)]);
+            if (!seen) ops[ar->u.buf] = have ? ir_sprintf(g, "%s,%s", have, op) : op;
+        }
+    struct o2r_stored *st = ir_alloc(g, sizeof *st * (ns ? ns : 1));
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < m->nbufs; b++) { /* buffer order is offset order (plan_memory) */
+        const struct cg_buffer *bf = &m->bufs[b];
+        if (bf->space != O2R_SPACE_WEIGHTS || bf->offset >= m->file_bytes) continue;
+        const struct ir_value *v = &g->values[bf->value];
+        char dims[256];
+        int n = 0;
+        for (int q = 0; q < v->rank && n < (int)sizeof dims - 24; q++)
+            n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%" PRId64, q ? "," : "", v->dims[q]);
+        dims[n] = 0;
+        st[k++] = (struct o2r_stored){b, ir_sprintf(g, "%s [%s] %s, read by %s",
+                                                    ir_dtype_name(v->dtype), dims,
+                                                    layout_kind(m, bf->value),
+                                                    ops[b] ? ops[b] : "no launch"),
+                                      first[b] ? first[b] : "(a graph output)"};
+    }
+    d->n_stored = ns;
+    d->stored = st;
+    struct o2r_repack *rp = ir_alloc(g, sizeof *rp * (m->nrepacks ? m->nrepacks : 1));
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < m->nrepacks; i++) {
+        uint32_t v = m->repacks[i].buf, r = root_of(m, v);
+        if (m->buf[r] < 0) continue; /* never read by a launch */
+        rp[nr] = m->repacks[i];
+        rp[nr++].buf = (uint32_t)m->buf[r];
+    }
+    d->n_repacks = nr;
+    d->repacks = rp;
+}
+
 static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
 {
     struct ir_graph *g = m->g;
@@ -737,6 +876,7 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     d->weights_bytes = m->weights_bytes;
     d->weights_checksum = cg_weights_checksum(m);
     d->weights_dtype = m->wdtype == IR_F16 ? O2R_F16 : O2R_F32;
+    d->weights_file_bytes = m->file_bytes;
     struct o2r_buffer *bufs = ir_alloc(g, sizeof *bufs * (m->nbufs ? m->nbufs : 1));
     for (uint32_t b = 0; b < m->nbufs; b++)
         bufs[b] = (struct o2r_buffer){m->bufs[b].offset, m->bufs[b].size, m->bufs[b].space,
@@ -787,6 +927,7 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     struct o2r_io *outs = ir_alloc(g, sizeof *outs * (g->noutputs ? g->noutputs : 1));
     for (uint32_t k = 0; k < g->noutputs; k++) fill_io(m, &outs[k], g->outputs[k]);
     d->outputs = outs;
+    build_weights_tables(m);
 }
 
 struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
@@ -846,6 +987,8 @@ void cg_free(struct cg_ctx *m)
     free(m->extra_variants);
     free(m->payload);
     free(m->wconsts);
+    free(m->wkinds);
+    free(m->repacks);
     /* the struct itself and the descriptor arrays live in the graph arena */
 }
 

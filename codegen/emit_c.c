@@ -235,6 +235,43 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     if (!d->n_tunables) fputs("    {0},\n", f);
     fputs("};\n\n", f);
 
+    /* the weights file's tensors (layout hash), load-time repacking, the build's constants */
+    fprintf(f, "/* Tensors of the weights file in payload order: buffer, layout (part of the weights\n"
+               " * layout hash the weights file must match), first reading node. */\n");
+    fprintf(f, "static const struct o2r_stored %s_stored[] = {\n", nm);
+    for (uint32_t i = 0; i < d->n_stored; i++) {
+        fprintf(f, "    {%u, ", d->stored[i].buf);
+        put_cstring(f, d->stored[i].layout, strlen(d->stored[i].layout));
+        fputs(", ", f);
+        put_cstring(f, d->stored[i].node, strlen(d->stored[i].node));
+        fputs("},\n", f);
+    }
+    if (!d->n_stored) fputs("    {0},\n", f);
+    fputs("};\n\n", f);
+    fprintf(f, "/* Conv weights rearranged at load (file form -> the form this build's kernels read):\n"
+               " * buffer, kind, element bytes, channels per panel in the file / here, flat, OC,\n"
+               " * cin, KH, KW. */\n");
+    fprintf(f, "static const struct o2r_repack %s_repacks[] = {\n", nm);
+    for (uint32_t i = 0; i < d->n_repacks; i++) {
+        const struct o2r_repack *r = &d->repacks[i];
+        fprintf(f, "    {%u, %u, %u, %u, %u, %u, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                   "}, /* ", r->buf, r->kind, r->elem_bytes, r->src_ocb, r->dst_ocb, r->flat, r->oc,
+                r->cin, r->kh, r->kw);
+        put_comment_text(f, d->buffers[r->buf].name);
+        fputs(" */\n", f);
+    }
+    if (!d->n_repacks) fputs("    {0},\n", f);
+    fputs("};\n\n", f);
+    const uint64_t tail = d->weights_bytes - d->weights_file_bytes;
+    if (tail) {
+        fprintf(f, "/* Weights region bytes [%" PRIu64 ", %" PRIu64 "): constants computed from the "
+                   "--shape bindings\n * (part of this build, not of the weights file). */\n",
+                d->weights_file_bytes, d->weights_bytes);
+        fprintf(f, "static const unsigned char %s_consts[%" PRIu64 "] = {", nm, tail);
+        for (uint64_t i = 0; i < tail; i++)
+            fprintf(f, "%s%u,", i % 24 ? "" : "\n    ", d->const_data[i]);
+        fputs("\n};\n\n", f);
+    }
     put_io(f, d->inputs, d->n_inputs, "o2c_inputs");
     put_io(f, d->outputs, d->n_outputs, "o2c_outputs");
 
@@ -247,8 +284,11 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
             d->n_launches, nm);
     fprintf(f, "    %u, o2c_inputs, %u, o2c_outputs,\n", d->n_inputs, d->n_outputs);
     fprintf(f, "    %u, %s_sources,\n", d->n_sources, nm);
-    fprintf(f, "    %u, %s_tunables, %s,\n};\n\n", d->n_tunables, nm,
+    fprintf(f, "    %u, %s_tunables, %s,\n", d->n_tunables, nm,
             d->weights_dtype == O2R_F16 ? "O2R_F16" : "O2R_F32");
+    fprintf(f, "    UINT64_C(%" PRIu64 "), %s%s, %u, %s_stored, %u, %s_repacks,\n};\n\n",
+            d->weights_file_bytes, tail ? nm : "NULL", tail ? "_consts" : "", d->n_stored, nm,
+            d->n_repacks, nm);
 
     fprintf(f, "/* The model's descriptor (for tools; most users call the functions below). */\n");
     fprintf(f, "const struct o2r_model_desc *%s_desc(void) { return &%s_model_desc; }\n\n", nm, nm);
@@ -269,52 +309,60 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
 void cg_write_weights(const struct cg_ctx *m, const char *path)
 {
     static const unsigned char zeros[O2R_ALIGN];
+    const struct o2r_model_desc *d = &m->desc;
     char *tmp;
     FILE *f = cg_open_tmp(path, &tmp);
     unsigned char hdr[O2R_WEIGHTS_HEADER];
     memset(hdr, 0, sizeof hdr);
     memcpy(hdr, O2R_WEIGHTS_MAGIC, sizeof O2R_WEIGHTS_MAGIC);
-    uint32_t ver = O2R_WEIGHTS_VERSION, wdt = m->desc.weights_dtype;
+    uint32_t ver = O2R_WEIGHTS_VERSION, wdt = d->weights_dtype;
     memcpy(hdr + 8, &ver, 4);
     memcpy(hdr + 12, &wdt, 4); /* weights storage dtype (--weights-dtype) */
-    uint64_t bytes = m->weights_bytes, sum = m->desc.weights_checksum;
+    uint64_t bytes = d->weights_file_bytes, sum = d->weights_checksum;
     memcpy(hdr + 16, &bytes, 8);
     memcpy(hdr + 24, &sum, 8);
-    memcpy(hdr + 32, m->desc.model_hash, 64);
-    uint64_t build = o2r_desc_build_hash(&m->desc);
-    memcpy(hdr + 96, &build, 8);
+    memcpy(hdr + 32, d->model_hash, 64);
+    uint64_t layout = o2r_desc_layout_hash(d);
+    memcpy(hdr + 96, &layout, 8);
     fwrite(hdr, 1, sizeof hdr, f);
     uint64_t pos = 0;
-    for (uint32_t b = 0; b < m->nbufs; b++) {
-        const struct cg_buffer *bf = &m->bufs[b];
-        if (bf->space != O2R_SPACE_WEIGHTS) continue;
-        while (pos < bf->offset) {
-            uint64_t k = bf->offset - pos > O2R_ALIGN ? O2R_ALIGN : bf->offset - pos;
+    for (uint32_t i = 0; i < d->n_stored; i++) {
+        const struct o2r_buffer *b = &d->buffers[d->stored[i].buf];
+        while (pos < b->offset) {
+            uint64_t k = b->offset - pos > O2R_ALIGN ? O2R_ALIGN : b->offset - pos;
             fwrite(zeros, 1, k, f);
             pos += k;
         }
-        const struct ir_value *v = &m->g->values[bf->value];
+        const struct ir_value *v = &m->g->values[m->bufs[d->stored[i].buf].value];
         if (v->nbytes && fwrite(v->data, 1, v->nbytes, f) != v->nbytes) break;
         pos += v->nbytes;
     }
-    while (pos < m->weights_bytes) {
-        uint64_t k = m->weights_bytes - pos > O2R_ALIGN ? O2R_ALIGN : m->weights_bytes - pos;
+    while (pos < bytes) {
+        uint64_t k = bytes - pos > O2R_ALIGN ? O2R_ALIGN : bytes - pos;
         fwrite(zeros, 1, k, f);
         pos += k;
     }
-    /* build trailer: per-launch hashes and node names (onnx2cl_rt.h) */
-    const struct o2r_model_desc *d = &m->desc;
-    uint32_t tver = 1, nl = d->n_launches;
+    /* layout trailer: per stored tensor its hash, then tensor name, node, layout (onnx2cl_rt.h) */
+    uint32_t tver = 2, n = d->n_stored;
     uint64_t names = 0;
-    for (uint32_t l = 0; l < nl; l++) names += strlen(d->launches[l].node) + 1;
+    for (uint32_t i = 0; i < n; i++)
+        names += strcspn(d->buffers[d->stored[i].buf].name, "@") + strlen(d->stored[i].node) +
+                 strlen(d->stored[i].layout) + 3;
     fwrite(O2R_WEIGHTS_TRAILER_MAGIC, 1, 8, f);
     fwrite(&tver, 4, 1, f);
-    fwrite(&nl, 4, 1, f);
+    fwrite(&n, 4, 1, f);
     fwrite(&names, 8, 1, f);
-    for (uint32_t l = 0; l < nl; l++) {
-        uint64_t lh = o2r_launch_hash(d, l);
-        fwrite(&lh, 8, 1, f);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t h = o2r_stored_hash(d, i);
+        fwrite(&h, 8, 1, f);
     }
-    for (uint32_t l = 0; l < nl; l++) fwrite(d->launches[l].node, 1, strlen(d->launches[l].node) + 1, f);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *str[3] = {d->buffers[d->stored[i].buf].name, d->stored[i].node,
+                              d->stored[i].layout};
+        for (int k = 0; k < 3; k++) { /* names up to '@' (a build-specific suffix) */
+            fwrite(str[k], 1, k ? strlen(str[k]) : strcspn(str[k], "@"), f);
+            fputc(0, f);
+        }
+    }
     cg_commit_tmp(f, tmp, path);
 }

@@ -95,11 +95,19 @@ enum ir_dtype cg_weight_dtype(const struct cg_ctx *cg);
 /* Adds constant `name` (dims[rank]) from float32 `data` (numel floats allocated by the caller
  * with ir_alloc; the constant takes it over): kept as float32, or converted in place to half
  * (round to nearest even, subnormals, inf and NaN kept: ref_f32_to_f16) under IR_F16 storage;
+ * layout: the layout kind, part of the weights layout hash (e.g. "panels", "fconv_v8"); it and
+ * the dims must follow from the source weight's dims only, never from activation shapes;
  * a finite value beyond half's range (|x| >= 65520) is fatal, naming the constant and
  * --weights-dtype f32. Recorded as a storage-dtype weight (cg_weights_bytes_as). Returns the
  * value id. */
-uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, int rank, const int64_t *dims,
-                         float *data);
+uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, const char *layout, int rank,
+                         const int64_t *dims, float *data);
+/* Says that weight constant v (made by cg_weight_const, data in the form the weights file keeps)
+ * is rearranged at load into the form r describes (r->buf is filled in by codegen): for packing
+ * choices that depend on activation shapes, so the weights file stays the same for every
+ * --shape (runtime/repack.c). */
+struct o2r_repack;
+void cg_weight_repack(struct cg_ctx *cg, uint32_t v, const struct o2r_repack *r);
 /* A constant float32 operand v that a kernel can also read as half (embedding tables, large
  * elementwise constants) when cg_weight_operand_ok(): under half storage a half copy
  * "<v>.f16" (made once, shared), else v itself; recorded as a storage-dtype weight either way. */

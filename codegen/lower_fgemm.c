@@ -56,7 +56,10 @@ static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, i
             memcpy(dst + (p * K + k) * pw, src + k * N + p * pw, sizeof(float) * (size_t)nw);
     }
     const int64_t dims[3] = {np, K, pw};
-    return cg_weight_const(cg, name, 3, dims, dst); /* float32 or half (--weights-dtype) */
+    /* float32 or half (--weights-dtype) */
+    const uint32_t pv = cg_weight_const(cg, name, "panels", 3, dims, dst);
+    g->values[pv].shape_dep = g->values[w].shape_dep;
+    return pv;
 }
 
 bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)

@@ -43,32 +43,53 @@ struct conv_packed {
     bool flat;  /* im2col form: k = (ci, kh, kw); else direct form: k = (kh, ci, kw) */
 };
 
-/* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant):
- * [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
+/* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant), as the
+ * kernels read them: [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
  * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w; float32 or
- * half (cg_weight_const, --weights-dtype). */
+ * half (cg_weight_const, --weights-dtype). OCB and the form follow from the activation shape,
+ * so the constant holds (and the weights file keeps) the direct form with base_ocb channels per
+ * panel (from the weight's dims and group only: the same bytes for every --shape); where the
+ * kernels read another form the runtime rearranges it at load (cg_weight_repack, equal sizes:
+ * OCB 16 is only chosen where OC is a multiple of 16). */
 static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int ocb,
-                               bool flat)
+                               int base_ocb, bool flat)
 {
-    const char *name = ir_sprintf(g, "%s.fconv_v%d%s", g->values[w].name, ocb, flat ? "f" : "");
-    uint32_t pv = ir_value_find(g, name);
-    if (pv != IR_NONE) return pv;
     const struct ir_value *wv = &g->values[w];
     const int64_t OC = wv->dims[0], cin = wv->dims[1];
     const int64_t KH = wv->rank > 3 ? wv->dims[wv->rank - 2] : 1, KW = wv->dims[wv->rank - 1];
-    const int64_t nb = (OC + ocb - 1) / ocb;
-    const int64_t numel = nb * KH * cin * KW * ocb;
+    const bool repack = ocb != base_ocb || (flat && KH * KW > 1);
+    /* "<w>.fconv_v<base>", plus "@o<OCB>[f]" for the form rearranged at load (the weights file
+     * names the tensor without it: the same file for every --shape) */
+    const char *name = repack ? ir_sprintf(g, "%s.fconv_v%d@o%d%s", wv->name, base_ocb, ocb,
+                                           flat ? "f" : "")
+                              : ir_sprintf(g, "%s.fconv_v%d", wv->name, base_ocb);
+    uint32_t pv = ir_value_find(g, name);
+    if (pv != IR_NONE) return pv;
+    wv = &g->values[w];
+    const int64_t nb = (OC + base_ocb - 1) / base_ocb;
+    const int64_t numel = nb * KH * cin * KW * base_ocb;
+    if ((OC + ocb - 1) / ocb * ocb != nb * base_ocb)
+        ir_die("internal error (%s:%d): conv weight '%s': panels of %d and %d channels differ "
+               "in size", __FILE__, __LINE__, wv->name, ocb, base_ocb);
     float *dst = ir_alloc(g, sizeof(float) * (size_t)numel); /* zeroed */
     const float *src = wv->data;
     for (int64_t o = 0; o < OC; o++)
         for (int64_t ci = 0; ci < cin; ci++)
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++)
-                    dst[(flat ? (((o / ocb) * cin + ci) * KH + kh) * KW + kw
-                              : (((o / ocb) * KH + kh) * cin + ci) * KW + kw) * ocb + o % ocb] =
-                        src[((o * cin + ci) * KH + kh) * KW + kw];
+                    dst[((((o / base_ocb) * KH + kh) * cin + ci) * KW + kw) * base_ocb +
+                        o % base_ocb] = src[((o * cin + ci) * KH + kh) * KW + kw];
     const int64_t dims[1] = {numel};
-    return cg_weight_const(cg, name, 1, dims, dst);
+    pv = cg_weight_const(cg, name, ir_sprintf(g, "fconv_v%d", base_ocb), 1, dims, dst);
+    g->values[pv].shape_dep = wv->shape_dep;
+    if (repack) {
+        const struct o2r_repack r = {.kind = O2R_REPACK_CONV,
+                                     .elem_bytes = (uint32_t)ir_dtype_size(cg_weight_dtype(cg)),
+                                     .src_ocb = (uint32_t)base_ocb, .dst_ocb = (uint32_t)ocb,
+                                     .flat = flat, .oc = OC, .cin = cin, .kh = KH, .kw = KW};
+        cg_weight_repack(cg, pv, &r);
+    }
+    return pv;
 }
 
 /* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs,
@@ -95,6 +116,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     else if (cout % 8 == 0) ocb = 8;
     else if (cout % 4 == 0) ocb = 4;
     else return false;
+    const int base_ocb = ocb; /* the weights file's panels (packed_weights) */
     int64_t H = in[1], W = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
     int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = p[1], pw = p[2];
     const int64_t lim = ((int64_t)1 << 31) - 1;
@@ -195,7 +217,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     cg_need_i32(g, n, xp);
     /* one column vector per work-item: 16 channels keep 16 independent accumulators */
     if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
-    uint32_t wk = packed_weights(cg, g, w, ocb, im2col);
+    uint32_t wk = packed_weights(cg, g, w, ocb, base_ocb, im2col);
     pk->w = wk;
     pk->ocb = ocb;
     pk->flat = im2col;

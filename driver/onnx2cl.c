@@ -101,10 +101,10 @@ static void usage(FILE *f)
           "                         F16, BF16, F64 into float32 initializers, F32, F16 into float16\n"
           "                         ones); tensors that match no initializer or differ in shape or\n"
           "                         dtype are listed and refused\n"
-          "  --weights-only         with -o OUT.weights: write only the weights file, for an\n"
-          "                         existing build of the same structure, --shape and flags (a\n"
+          "  --weights-only         with -o OUT.weights: write only the weights file, for the\n"
+          "                         builds of the same structure and flags, any --shape (a\n"
           "                         fine-tune's values, or --weights-from); the executable refuses\n"
-          "                         it when the builds differ\n"
+          "                         it when the weights layouts differ, naming the tensor\n"
           "  --weights-dtype f16|f32  storage of the GEMM/conv/embedding weights in the weights file\n"
           "                         and on the device: f16 = IEEE half (read with vload_half, float32\n"
           "                         arithmetic), f32 = float32 (default: f16 for float16 models, else f32)\n"
@@ -474,9 +474,10 @@ int main(int argc, char **argv)
                                  .weights_dtype = wd};
         struct cg_ctx *m = cg_build(g, &cgo);
         cg_write_weights(m, out);
-        fprintf(stderr, "onnx2cl: wrote %s (%" PRIu64 " bytes of weights, build %016" PRIx64 "): "
-                "it loads into any build of the same structure, --shape and flags\n", out,
-                cg_desc(m)->weights_bytes, o2r_desc_build_hash(cg_desc(m)));
+        fprintf(stderr, "onnx2cl: wrote %s (%" PRIu64 " bytes of weights, weights layout %016"
+                PRIx64 "): it loads into every build of the same structure and flags, whatever "
+                "its --shape\n", out, cg_desc(m)->weights_file_bytes,
+                o2r_desc_layout_hash(cg_desc(m)));
         cg_free(m);
         ir_graph_free(g);
         return 0;

@@ -127,6 +127,10 @@ struct ir_value {
     bool is_output;                     /* graph output */
     bool is_initializer;                /* came from an initializer / Constant (a weight) */
     bool is_param;                      /* came from a graph initializer (counted as a parameter) */
+    bool weight_dep;                    /* constant folded from a float initializer's values */
+    bool shape_dep;                     /* constant whose bytes depend on dims of run-time values
+                                           (Shape/Size of a non-constant; --bind): it is part of
+                                           the build, kept out of the weights file (codegen) */
 };
 
 /* One operator application. */
@@ -237,6 +241,15 @@ bool ir_dims_numel(const int64_t *dims, int rank, int64_t *out);
 int64_t ir_const_i64(const struct ir_graph *g, uint32_t v, int64_t i);
 /* Reads element i of a constant float-typed (f32/f64/f16) value as double. */
 double ir_const_f64(const struct ir_graph *g, uint32_t v, int64_t i);
+/* Whether constant v's bytes derive from floating-point graph initializers' values (what a
+ * fine-tune changes). Integer initializers (shape vectors, ids) and one-element float ones
+ * (exporters' literals: 0.5, -FLT_MAX fill values) count as structure, like literals. */
+static inline bool ir_weight_dep(const struct ir_value *v)
+{
+    return v->weight_dep ||
+           (v->is_param && v->nbytes > ir_dtype_size(v->dtype) &&
+            (v->dtype == IR_F32 || v->dtype == IR_F16 || v->dtype == IR_BF16 || v->dtype == IR_F64));
+}
 static inline bool ir_is_const(const struct ir_graph *g, uint32_t v)
 {
     return v != IR_NONE && g->values[v].data != NULL;

@@ -6,6 +6,14 @@
  * the host with the reference implementation (ref_eval) and erase the node, its outputs now
  * being constants. Folded outputs larger than FOLD_MAX_BYTES are left to run on the device
  * (e.g. a huge Expand of zeros), unless every consumer is itself foldable shape arithmetic.
+ * Provenance of folded constants (ir_value.shape_dep / weight_dep; the weights file holds only
+ * constants whose bytes do not depend on --shape, codegen/codegen.c): Shape/Size of a run-time
+ * value is shape-dependent, other folds inherit their inputs' bits (views, Expand and Tile of a
+ * weight only the weight's: their bytes follow from it and the output dims, which the weights
+ * layout hash covers). A node that would
+ * mix a weight with shape-dependent data (e.g. CLIP's position embedding, Gather(table,
+ * Slice(position_ids, 0, seq))) is not folded unless it is shape arithmetic: it runs on the
+ * device, so the weights file keeps the table whatever the sequence length.
  * Requires: graph inputs specialized (pass_specialize_shapes). Guarantees: every live value
  * has concrete dims.
  */
@@ -62,7 +70,9 @@ bool infer_fold_node(struct ir_graph *g, uint32_t i)
     infer_node(g, i);
     n = &g->nodes[i];
     if (n->op == IR_OP_SHAPE || n->op == IR_OP_SIZE) { /* only dims needed: folds in any scope */
+        const bool run_time = !ir_is_const(g, n->inputs[0]);
         fold_shape_op(g, i);
+        g->values[g->nodes[i].outputs[0]].shape_dep = run_time;
         ir_node_erase(g, i);
         return true;
     }
@@ -81,10 +91,28 @@ bool infer_fold_node(struct ir_graph *g, uint32_t i)
             out_bytes = SIZE_MAX;
     }
     if (out_bytes > FOLD_MAX_BYTES) return false;
+    /* provenance (see the banner): the bytes of a view / Expand / Tile follow from its data */
+    const bool data_only = (ir_op_flags(n->op) & IR_F_VIEW) || n->op == IR_OP_EXPAND ||
+                           n->op == IR_OP_TILE;
+    bool sdep = false, wdep = false;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] != IR_NONE) {
+            sdep |= g->values[n->inputs[k]].shape_dep;
+            wdep |= ir_weight_dep(&g->values[n->inputs[k]]);
+        }
+    if (data_only && ir_weight_dep(&g->values[n->inputs[0]])) { /* a weight, reshaped / tiled */
+        sdep = g->values[n->inputs[0]].shape_dep;
+        wdep = true;
+    }
+    if (sdep && wdep && !(ir_op_flags(n->op) & IR_F_SHAPEOP)) return false;
     if (!ref_eval(g, i)) return false;
     n = &g->nodes[i];
     for (uint32_t k = 0; k < n->noutputs; k++)
-        if (n->outputs[k] != IR_NONE) g->values[n->outputs[k]].producer = IR_NONE;
+        if (n->outputs[k] != IR_NONE) {
+            g->values[n->outputs[k]].producer = IR_NONE;
+            g->values[n->outputs[k]].shape_dep = sdep;
+            g->values[n->outputs[k]].weight_dep = wdep;
+        }
     ir_node_erase(g, i);
     return true;
 }

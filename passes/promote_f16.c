@@ -153,6 +153,8 @@ static bool promote(struct ir_graph *g, enum ir_dtype ht)
             g->values[c32].data = d;
             g->values[c32].nbytes = (size_t)cnt * sizeof(float);
             g->values[c32].is_initializer = true;
+            g->values[c32].shape_dep = g->values[y].shape_dep;
+            g->values[c32].weight_dep = ir_weight_dep(&g->values[y]);
             reroute(g, y, c32);
         }
     }

@@ -65,6 +65,7 @@ static void bind_value(struct ir_graph *g, const struct pass_options *opt, const
     x->nbytes = b->nbytes;
     x->is_input = false;
     x->is_initializer = true;
+    x->shape_dep = true; /* a --bind value belongs to the build, not to the weights file */
     uint32_t o = 0;
     for (uint32_t k = 0; k < g->ninputs; k++)
         if (g->inputs[k] != v) g->inputs[o++] = g->inputs[k];

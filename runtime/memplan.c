@@ -11,10 +11,11 @@
  * whole inside one allocation; different tensors may live in different allocations.
  *
  * Design:
- *   Weights: the desc places every weight tensor at an offset of one contiguous payload (the
- *     weights file is unchanged). Chunks are runs of consecutive tensors in payload order, each
- *     run as long as it fits the limit (greedy, which gives the fewest chunks for a fixed order);
- *     a chunk is uploaded straight from its range of the mmapped file.
+ *   Weights: the desc places every weight tensor at an offset of one contiguous region (the
+ *     weights file's payload, then the build's constants, desc.const_data). Chunks are runs of
+ *     consecutive tensors in region order, each run as long as it fits the limit (greedy, which
+ *     gives the fewest chunks for a fixed order); a chunk is uploaded straight from its range of
+ *     the mmapped file or of const_data (model.c).
  *   Arena: the compiled plan reuses bytes between buffers whose lifetimes do not overlap, so
  *     buffers overlap in space and a chunk boundary must not cut any of them. First try: merge
  *     the buffers' byte intervals into clusters (maximal runs of overlapping intervals); every
@@ -38,9 +39,14 @@
  * that are not graph inputs or outputs (the other class's temporaries and packed weights) get
  * no device memory and are not uploaded; lifetimes count the selected launches only. A run of
  * such weights longer than O2R_SKIP_GAP ends a weights chunk, so their bytes are not uploaded.
+ * Weights layout hash (o2r_desc_layout_hash, the one a weights file must match): the payload
+ * size, storage dtype and each stored tensor's layout string, offset and size (o2r_stored_hash),
+ * in payload order; codegen makes the layout strings from the weights' dims only, so every
+ * --shape build of a model shares it.
  * Build hash (o2r_desc_build_hash): everything in a descriptor that generated code and kernels
  * depend on, names and the model file's hash excluded, so two compilations that would run the
- * same kernels on the same weights layout (a fine-tune of the same architecture) share it.
+ * same kernels on the same weights layout share it (diagnostics and tests; weights files carry
+ * the weights layout hash of runtime/repack.c instead, which ignores activation shapes).
  * Scratch: the runtime allocates nothing on the device besides the chunks (temporaries of
  * kernels are planned inside the arena by the compiler), so the scratch term is 0 today; it is
  * kept in the figures so the need message and --info stay right when that changes.
@@ -553,4 +559,29 @@ uint64_t o2r_launch_hash(const struct o2r_model_desc *d, uint32_t li)
         }
     }
     return o2r_wsum_final(&h);
+}
+
+uint64_t o2r_stored_hash(const struct o2r_model_desc *d, uint32_t i)
+{
+    const struct o2r_stored *s = &d->stored[i];
+    struct o2r_wsum h;
+    o2r_wsum_init(&h);
+    hash_str(&h, s->layout, s->layout ? strlen(s->layout) : 0);
+    hash_u64(&h, d->buffers[s->buf].offset);
+    hash_u64(&h, d->buffers[s->buf].size);
+    return o2r_wsum_final(&h);
+}
+
+uint64_t o2r_desc_layout_hash(const struct o2r_model_desc *d)
+{
+    struct o2r_wsum h;
+    o2r_wsum_init(&h);
+    hash_str(&h, "onnx2cl weights layout 1", 24);
+    hash_u64(&h, d->weights_file_bytes);
+    hash_u64(&h, d->weights_dtype == O2R_F16 ? O2R_F16 : O2R_F32);
+    hash_u64(&h, d->n_stored);
+    for (uint32_t i = 0; d->stored && i < d->n_stored; i++)
+        hash_u64(&h, o2r_stored_hash(d, i));
+    uint64_t r = o2r_wsum_final(&h);
+    return r ? r : 1;
 }

@@ -58,6 +58,49 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
             return O2R_ERR_ARG;
         }
     }
+    if (d->weights_file_bytes > d->weights_bytes ||
+        (d->weights_file_bytes < d->weights_bytes && !d->const_data) ||
+        (d->n_stored && !d->stored) || (d->n_repacks && !d->repacks)) {
+        o2r_set_error(ctx, "model '%s': descriptor's weights file part (%llu of %llu bytes), "
+                      "constant data, stored or repack table is invalid", mn,
+                      (unsigned long long)d->weights_file_bytes,
+                      (unsigned long long)d->weights_bytes);
+        return O2R_ERR_ARG;
+    }
+    for (uint32_t i = 0; i < d->n_stored; i++) {
+        const struct o2r_stored *t = &d->stored[i];
+        if (t->buf >= d->n_buffers || d->buffers[t->buf].space != O2R_SPACE_WEIGHTS ||
+            d->buffers[t->buf].offset + d->buffers[t->buf].size > d->weights_file_bytes ||
+            (i && d->buffers[t->buf].offset < d->buffers[d->stored[i - 1].buf].offset +
+                                                  d->buffers[d->stored[i - 1].buf].size)) {
+            o2r_set_error(ctx, "model '%s': stored tensor %u (buffer %u) is not a weights buffer "
+                          "inside the weights file's part, after the one before", mn, (unsigned)i,
+                          (unsigned)t->buf);
+            return O2R_ERR_ARG;
+        }
+    }
+    for (uint32_t i = 0; i < d->n_repacks; i++) {
+        const struct o2r_repack *r = &d->repacks[i];
+        int ok = r->kind == O2R_REPACK_CONV && r->buf < d->n_buffers &&
+                 (r->elem_bytes == 2 || r->elem_bytes == 4) && r->src_ocb >= 1 &&
+                 r->src_ocb <= 64 && r->dst_ocb >= 1 && r->dst_ocb <= 64 && r->flat <= 1 &&
+                 r->oc >= 1 && r->cin >= 1 && r->kh >= 1 && r->kw >= 1 &&
+                 r->oc <= (1 << 30) && r->cin <= (1 << 30) && r->kh <= 4096 && r->kw <= 4096;
+        if (ok) {
+            const struct o2r_buffer *b = &d->buffers[r->buf];
+            uint64_t k = (uint64_t)r->cin * (uint64_t)r->kh * (uint64_t)r->kw;
+            uint64_t ns = (uint64_t)(r->oc + r->src_ocb - 1) / r->src_ocb * r->src_ocb;
+            uint64_t nt = (uint64_t)(r->oc + r->dst_ocb - 1) / r->dst_ocb * r->dst_ocb;
+            ok = b->space == O2R_SPACE_WEIGHTS && b->offset + b->size <= d->weights_file_bytes &&
+                 k <= ((uint64_t)1 << 40) && ns == nt && ns * k * r->elem_bytes == b->size;
+        }
+        if (!ok) {
+            o2r_set_error(ctx, "model '%s': repack %u (buffer %u) has an unknown kind, sizes that "
+                          "do not fit its buffer, or a buffer outside the weights file's part",
+                          mn, (unsigned)i, (unsigned)r->buf);
+            return O2R_ERR_ARG;
+        }
+    }
     for (uint32_t i = 0; i < d->n_args; i++) {
         const struct o2r_arg *a = &d->args[i];
         if (a->kind > O2R_ARG_LOCAL ||
@@ -114,10 +157,22 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
     return o2r_tune_validate_desc(ctx, d);
 }
 
-/* "; the builds first differ at launch N: ..." from the weights file's build trailer
+/* The first launch of desc that reads buffer b ("?" when none). */
+static const char *first_reader(const struct o2r_model_desc *d, uint32_t b)
+{
+    for (uint32_t l = 0; l < d->n_launches; l++)
+        for (uint32_t a = 0; a < d->launches[l].nargs; a++) {
+            const struct o2r_arg *ar = &d->args[d->launches[l].first_arg + a];
+            if (ar->kind == O2R_ARG_BUF && (uint32_t)ar->u.buf == b)
+                return d->launches[l].node ? d->launches[l].node : "?";
+        }
+    return "?";
+}
+
+/* "; they first differ at stored tensor N: ..." from the weights file's layout trailer
  * (onnx2cl_rt.h), or "" when the file has none or it is malformed (every read bounds-checked). */
-static void explain_build_diff(const struct o2r_model_desc *d, const unsigned char *map,
-                               uint64_t size, char *out, size_t cap)
+static void explain_layout_diff(const struct o2r_model_desc *d, const unsigned char *map,
+                                uint64_t size, char *out, size_t cap)
 {
     uint64_t payload, names;
     uint32_t ver, n;
@@ -130,59 +185,126 @@ static void explain_build_diff(const struct o2r_model_desc *d, const unsigned ch
     memcpy(&ver, t + 8, 4);
     memcpy(&n, t + 12, 4);
     memcpy(&names, t + 16, 8);
-    if (memcmp(t, O2R_WEIGHTS_TRAILER_MAGIC, 8) != 0 || ver != 1 || (uint64_t)n > left / 8 ||
+    if (memcmp(t, O2R_WEIGHTS_TRAILER_MAGIC, 8) != 0 || ver != 2 || (uint64_t)n > left / 8 ||
         names != left - 8 * (uint64_t)n || (names && t[24 + 8 * (uint64_t)n + names - 1] != 0))
         return;
     const unsigned char *hashes = t + 24;
     const char *nm = (const char *)t + 24 + 8 * (uint64_t)n, *nm_end = nm + names;
-    uint32_t common = n < d->n_launches ? n : d->n_launches;
+    uint32_t common = n < d->n_stored ? n : d->n_stored;
     for (uint32_t i = 0; i < common; i++) {
+        const char *str[3]; /* tensor, node, layout of the file's tensor i */
+        for (int k = 0; k < 3; k++) {
+            str[k] = nm < nm_end ? nm : "?";
+            nm += nm < nm_end ? strlen(nm) + 1 : 0; /* stays inside: the blob ends with a NUL */
+        }
         uint64_t fh;
         memcpy(&fh, hashes + 8 * (uint64_t)i, 8);
-        if (fh != o2r_launch_hash(d, i)) {
-            const char *here = d->launches[i].node ? d->launches[i].node : "?";
-            if (nm < nm_end && strcmp(nm, here) == 0)
-                snprintf(out, cap, "; the builds first differ at launch %u, node '%s' (kernel %s) "
-                         "in both: its sizes or arguments differ (another --shape, or other "
-                         "flags)", (unsigned)i, here, d->launches[i].kernel);
-            else
-                snprintf(out, cap, "; the builds first differ at launch %u: node '%s' (kernel %s) "
-                         "here, node '%s' in the weights file's build", (unsigned)i, here,
-                         d->launches[i].kernel, nm < nm_end ? nm : "?");
+        if (fh != o2r_stored_hash(d, i)) {
+            const struct o2r_stored *s = &d->stored[i];
+            const struct o2r_buffer *b = &d->buffers[s->buf];
+            snprintf(out, cap, "; they first differ at stored tensor %u: '%s' (node '%s') is %s "
+                     "at payload offset %llu here, the file has '%s' (node '%s'), %s",
+                     (unsigned)i, b->name ? b->name : "?",
+                     s->node ? s->node : first_reader(d, s->buf), s->layout ? s->layout : "?",
+                     (unsigned long long)b->offset, str[0], str[1], str[2]);
             return;
         }
-        nm += strlen(nm) + 1; /* stays inside: the blob ends with a NUL */
-        if (nm > nm_end)
-            return;
     }
-    if (n != d->n_launches)
-        snprintf(out, cap, "; the first %u launches agree, then the weights file's build has %u "
-                 "launches and this one %u", (unsigned)common, (unsigned)n,
-                 (unsigned)d->n_launches);
+    if (n != d->n_stored)
+        snprintf(out, cap, "; the first %u stored tensors agree, then the file has %u tensors and "
+                 "model '%s' %u", (unsigned)common, (unsigned)n, d->name, (unsigned)d->n_stored);
     else
-        snprintf(out, cap, "; every launch agrees: the kernel sources, the weights layout or the "
-                 "inputs/outputs differ");
+        snprintf(out, cap, "; every stored tensor agrees: the payload sizes differ");
 }
 
-/* Maps and checks the weights file and uploads each weights chunk of m->plan from it. */
+/* Creates weights chunk c of m->plan from the file part (map) and the build's constants:
+ * straight from one of them when it lies inside it, else empty and written piecewise. */
+static o2r_status upload_chunk(struct o2r_model *m, uint32_t c, const unsigned char *map)
+{
+    struct o2r_ctx *ctx = m->ctx;
+    const struct o2r_model_desc *d = m->desc;
+    uint64_t src = m->plan.chunk_src[c], n = m->plan.chunk_bytes[c], fb = d->weights_file_bytes;
+    cl_int e = o2r_fault_cl("clCreateBuffer");
+    const void *host = src + n <= fb ? (const void *)(map + O2R_WEIGHTS_HEADER + src)
+                       : src >= fb ? (const void *)(d->const_data + (src - fb)) : NULL;
+    if (e == CL_SUCCESS)
+        m->chunks[c] = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY |
+                                      (host ? CL_MEM_COPY_HOST_PTR : 0), (size_t)n,
+                                      (void *)host, &e);
+    if (e == CL_SUCCESS && m->chunks[c] && !host) {
+        e = clEnqueueWriteBuffer(ctx->queue, m->chunks[c], CL_TRUE, 0, (size_t)(fb - src),
+                                 map + O2R_WEIGHTS_HEADER + src, 0, NULL, NULL);
+        if (e == CL_SUCCESS)
+            e = clEnqueueWriteBuffer(ctx->queue, m->chunks[c], CL_TRUE, (size_t)(fb - src),
+                                     (size_t)(src + n - fb), d->const_data, 0, NULL, NULL);
+    }
+    if (e != CL_SUCCESS || !m->chunks[c]) {
+        o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', chunk %u of %u: %llu bytes "
+                      "from payload offset %llu): %s", d->name, (unsigned)c + 1,
+                      (unsigned)m->plan.n_weight_chunks, (unsigned long long)n,
+                      (unsigned long long)src, o2r_cl_error_name(e));
+        return O2R_ERR_CL;
+    }
+    return O2R_OK;
+}
+
+/* Rearranges the repacked tensors (desc.repacks) on the host from the file's form into the
+ * build's and overwrites their bytes in the uploaded chunks. */
+static o2r_status apply_repacks(struct o2r_model *m, const unsigned char *map)
+{
+    const struct o2r_model_desc *d = m->desc;
+    for (uint32_t i = 0; i < d->n_repacks; i++) {
+        const struct o2r_repack *r = &d->repacks[i];
+        const struct o2r_buffer *b = &d->buffers[r->buf];
+        uint32_t c = m->plan.buf_chunk[r->buf];
+        if (c == UINT32_MAX)
+            continue; /* no launch of this kernel class reads it */
+        void *tmp = o2r_malloc((size_t)b->size);
+        if (!tmp) {
+            o2r_set_error(m->ctx, "out of host memory repacking weight '%s' of model '%s' (%llu "
+                          "bytes)", b->name ? b->name : "?", d->name,
+                          (unsigned long long)b->size);
+            return O2R_ERR_NOMEM;
+        }
+        o2r_repack_conv(r, map + O2R_WEIGHTS_HEADER + b->offset, tmp);
+        cl_int e = o2r_fault_cl("clEnqueueWriteBuffer");
+        if (e == CL_SUCCESS)
+            e = clEnqueueWriteBuffer(m->ctx->queue, m->chunks[c], CL_TRUE,
+                                     (size_t)m->plan.buf_off[r->buf], (size_t)b->size, tmp, 0,
+                                     NULL, NULL);
+        o2r_free(tmp);
+        if (e != CL_SUCCESS) {
+            o2r_set_error(m->ctx, "clEnqueueWriteBuffer(repacked weight '%s' of model '%s', %llu "
+                          "bytes): %s", b->name ? b->name : "?", d->name,
+                          (unsigned long long)b->size, o2r_cl_error_name(e));
+            return O2R_ERR_CL;
+        }
+    }
+    return O2R_OK;
+}
+
+/* Maps and checks the weights file and uploads each weights chunk of m->plan from it (and from
+ * the build's constants), then rearranges the repacked tensors. */
 static o2r_status load_weights(struct o2r_model *m, const char *path)
 {
     struct o2r_ctx *ctx = m->ctx;
     const struct o2r_model_desc *d = m->desc;
     o2r_status st = O2R_OK;
     struct o2r_fmap fm = {0};
-    cl_int e;
+    const unsigned char *map = NULL;
     if (d->weights_bytes == 0)
         return O2R_OK;
+    if (d->weights_file_bytes == 0) /* only the build's own constants: no file to read */
+        goto upload;
     if (!path || !*path) {
         o2r_set_error(ctx, "model '%s' needs a weights file (%llu bytes of weights) and none "
-                      "was given", d->name, (unsigned long long)d->weights_bytes);
+                      "was given", d->name, (unsigned long long)d->weights_file_bytes);
         return O2R_ERR_ARG;
     }
     st = o2r_fmap_open(path, "weights file", &fm, ctx->err, sizeof ctx->err);
     if (st != O2R_OK)
         return st;
-    const unsigned char *map = fm.data;
+    map = fm.data;
     if (fm.size < O2R_WEIGHTS_HEADER) {
         o2r_set_error(ctx, "weights file %s is %llu bytes, shorter than its %u-byte header "
                       "(truncated?)", path, (unsigned long long)fm.size, O2R_WEIGHTS_HEADER);
@@ -200,17 +322,18 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         goto cleanup;
     }
     if (version != O2R_WEIGHTS_VERSION) {
-        o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version %u "
-                      "(compile the model again with this onnx2cl to rewrite it)",
-                      path, (unsigned)version, O2R_WEIGHTS_VERSION);
+        o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version %u%s "
+                      "(write it again with this onnx2cl: onnx2cl MODEL.onnx --weights-only -o "
+                      "FILE.weights, or compile the model again)", path, (unsigned)version,
+                      O2R_WEIGHTS_VERSION, version < O2R_WEIGHTS_VERSION ?
+                      ", whose files serve every --shape build; the file is from an older "
+                      "onnx2cl" : "; the file is from a newer onnx2cl");
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
-    /* weights storage dtype (--weights-dtype): refused by name before the build hash */
+    /* weights storage dtype (--weights-dtype): refused by name before the layout hash */
     uint32_t file_wdt, want_wdt = d->weights_dtype ? d->weights_dtype : O2R_F32;
     memcpy(&file_wdt, map + 12, 4);
-    if (file_wdt == 0)
-        file_wdt = O2R_F32;
     if (file_wdt != O2R_F32 && file_wdt != O2R_F16) {
         o2r_set_error(ctx, "weights file %s has an unknown weights dtype %u in its header "
                       "(float32 %d or float16 %d; corrupt?)", path, (unsigned)file_wdt, O2R_F32,
@@ -229,37 +352,25 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_MISMATCH;
         goto cleanup;
     }
-    char want_hash[64] = {0}, got_hash[65] = {0};
-    strncpy(want_hash, d->model_hash ? d->model_hash : "", sizeof want_hash);
-    memcpy(got_hash, map + 32, 64);
-    uint64_t file_build, want_build = o2r_desc_build_hash(d);
-    memcpy(&file_build, map + 96, 8);
-    /* same build (a fine-tune's weights from --weights-only): model hash and checksum field may
-     * differ; the payload is still checked against the file's own checksum below */
-    int same_build = file_build != 0 && file_build == want_build;
-    if (file_build != 0 && !same_build) {
-        char where[1024];
-        explain_build_diff(d, map, fm.size, where, sizeof where);
-        o2r_set_error(ctx, "weights file %s was written for another %s (build hash %016llx, "
-                      "model '%s' is build %016llx)%s: compile the weights with the same model "
-                      "structure, --shape bindings and onnx2cl version (onnx2cl MODEL.onnx "
-                      "--weights-only -o FILE.weights)", path,
-                      memcmp(want_hash, got_hash, 64) ? "model" : "build of this model",
-                      (unsigned long long)file_build, d->name, (unsigned long long)want_build,
-                      where);
+    /* the weights layout (what is stored where, in which form), never the values: any file
+     * of the same layout loads, whatever --shape or model file it was written from */
+    uint64_t file_layout, want_layout = o2r_desc_layout_hash(d);
+    memcpy(&file_layout, map + 96, 8);
+    if (file_layout != want_layout) {
+        char where[1536];
+        explain_layout_diff(d, map, fm.size, where, sizeof where);
+        o2r_set_error(ctx, "weights file %s does not fit model '%s': its weights layout hash is "
+                      "%016llx, the model's %016llx (another model structure, --weights-dtype, "
+                      "fusion flags or onnx2cl version)%s: write the weights for this model with "
+                      "onnx2cl MODEL.onnx --weights-only -o FILE.weights", path, d->name,
+                      (unsigned long long)file_layout, (unsigned long long)want_layout, where);
         st = O2R_ERR_MISMATCH;
         goto cleanup;
     }
-    if (!same_build && memcmp(want_hash, got_hash, 64) != 0) {
-        o2r_set_error(ctx, "weights file %s was written for another model (model hash %.64s, "
-                      "model '%s' expects %.64s)", path, got_hash, d->name, want_hash);
-        st = O2R_ERR_MISMATCH;
-        goto cleanup;
-    }
-    if (payload != d->weights_bytes) {
+    if (payload != d->weights_file_bytes) {
         o2r_set_error(ctx, "weights file %s holds %llu bytes of weights, model '%s' expects %llu",
                       path, (unsigned long long)payload, d->name,
-                      (unsigned long long)d->weights_bytes);
+                      (unsigned long long)d->weights_file_bytes);
         st = O2R_ERR_MISMATCH;
         goto cleanup;
     }
@@ -270,14 +381,6 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
-    if (!same_build && checksum != d->weights_checksum) {
-        o2r_set_error(ctx, "weights file %s has checksum %016llx, model '%s' expects %016llx "
-                      "(written for another build of the model?)", path,
-                      (unsigned long long)checksum, d->name,
-                      (unsigned long long)d->weights_checksum);
-        st = O2R_ERR_MISMATCH;
-        goto cleanup;
-    }
     uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
     if (actual != checksum) {
         o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header says "
@@ -285,23 +388,13 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
+upload:
     for (uint32_t c = 0; c < m->plan.n_weight_chunks; c++) {
-        uint64_t src = m->plan.chunk_src[c], n = m->plan.chunk_bytes[c];
-        e = o2r_fault_cl("clCreateBuffer");
-        if (e == CL_SUCCESS)
-            m->chunks[c] = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                          (size_t)n, (void *)(map + O2R_WEIGHTS_HEADER + src),
-                                          &e);
-        if (e != CL_SUCCESS || !m->chunks[c]) {
-            o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', chunk %u of %u: %llu bytes "
-                          "from payload offset %llu): %s", d->name, (unsigned)c + 1,
-                          (unsigned)m->plan.n_weight_chunks, (unsigned long long)n,
-                          (unsigned long long)src, o2r_cl_error_name(e));
-            m->chunks[c] = NULL;
-            st = O2R_ERR_CL;
+        st = upload_chunk(m, c, map);
+        if (st != O2R_OK)
             goto cleanup;
-        }
     }
+    st = apply_repacks(m, map);
 cleanup:
     o2r_fmap_close(&fm);
     return st;

@@ -28,7 +28,8 @@ extern "C" {
 #endif
 
 #define O2R_MAX_RANK 8
-#define O2R_ABI_VERSION 4 /* 4: tunable kernel instances (struct o2r_tunable) */
+#define O2R_ABI_VERSION 5 /* 4: tunable kernel instances (struct o2r_tunable); 5: weights file
+                            independent of --shape (struct o2r_stored, o2r_repack, const_data) */
 /* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * of common devices: 4096 bits). */
 #define O2R_ALIGN 512
@@ -168,6 +169,38 @@ const char *o2r_tiles_check(const struct o2r_tiles *t);
 char *o2r_tunable_kernel_name(const struct o2r_tunable *t, const struct o2r_tiles *s, char *buf,
                               size_t cap);
 
+/* One tensor of the weights file (the part of the weights region below desc.weights_file_bytes),
+ * in payload order. Its layout string (storage dtype, dims, layout kind; never names, values or
+ * activation shapes) with its offset and size make its hash (o2r_stored_hash); the hashes of all
+ * of them make the weights layout hash a weights file must carry (o2r_desc_layout_hash). */
+struct o2r_stored {
+    uint32_t buf;       /* index into desc.buffers (space O2R_SPACE_WEIGHTS) */
+    const char *layout; /* e.g. "float32 [320,4,3,3] tensor", "float16 [5760] fconv_v8" */
+    const char *node;   /* ONNX node that reads it first (messages) */
+};
+
+/* Kinds of load-time repacking (struct o2r_repack). */
+enum o2r_repack_kind {
+    /* Conv weight panels (codegen/sched_conv.c): the file holds the direct form with `src_ocb`
+     * output channels per panel, [ceil(OC/src_ocb)][KH][cin][KW][src_ocb]; the build's kernels
+     * read `dst_ocb` per panel, in the direct form or (flat) [ceil(OC/dst_ocb)][cin][KH][KW]
+     * [dst_ocb]; channels oc >= OC are zero. Which form a conv runs depends on its activation
+     * shape, so the weights file keeps one form for every --shape. */
+    O2R_REPACK_CONV = 1,
+};
+
+/* A weights-file tensor the runtime rearranges after reading it (host, at load; runtime/repack.c):
+ * the file's bytes at the buffer's offset are in the source form, the device gets the target
+ * form (the same byte size). */
+struct o2r_repack {
+    uint32_t buf;              /* index into desc.buffers (inside the weights file's part) */
+    uint32_t kind;             /* enum o2r_repack_kind */
+    uint32_t elem_bytes;       /* 4 (float32) or 2 (half) */
+    uint32_t src_ocb, dst_ocb; /* output channels per panel: file form, build form (4, 8, 16) */
+    uint32_t flat;             /* 1: build form is [panel][cin][KH][KW][ocb] */
+    int64_t oc, cin, kh, kw;   /* conv weight dims [OC, cin, KH, KW] */
+};
+
 /* A graph input or output. */
 struct o2r_io {
     const char *name;             /* ONNX graph input/output name */
@@ -206,31 +239,43 @@ struct o2r_model_desc {
     uint32_t weights_dtype;        /* storage of the repacked GEMM/conv/embedding weights:
                                       O2R_F32 (or 0) float32, O2R_F16 IEEE half (onnx2cl
                                       --weights-dtype f16); the weights file must say the same */
+    uint64_t weights_file_bytes;   /* the weights region [0, this) comes from the weights file
+                                      (its payload); [this, weights_bytes) from const_data */
+    const unsigned char *const_data; /* bytes [weights_file_bytes, weights_bytes) of the region:
+                                      constants that depend on the --shape bindings (folded
+                                      from Shape/Size of run-time values), so they are part of
+                                      the build, not of the weights file; NULL when empty */
+    uint32_t n_stored;             /* tensors of the weights file, in payload order */
+    const struct o2r_stored *stored;
+    uint32_t n_repacks;            /* file tensors rearranged at load (shape-dependent forms) */
+    const struct o2r_repack *repacks;
 };
 
 /* Weights file layout (little-endian), written by onnx2cl, read by o2r_model_init:
  *   offset 0   char[8]  magic "O2CLWTS\0"
- *          8   u32      format version (2; version 1 used a byte-wise FNV-1a checksum)
- *         12   u32      weights storage dtype: O2R_F32 (0 in files from before it existed) or
- *                      O2R_F16 (repacked weights as IEEE half); must equal desc.weights_dtype
- *         16   u64      payload bytes (== desc.weights_bytes)
- *         24   u64      o2r_weights_checksum of the payload
- *         32   char[64] hex SHA-256 of the source .onnx file (== desc.model_hash), NUL padded
- *         96   u64      build hash (o2r_desc_build_hash of the build it was written for; 0 in
- *                      files from before it existed)
+ *          8   u32      format version 3 (2: tied to one --shape build by a build hash; 1: a
+ *                      byte-wise FNV-1a checksum); other versions are refused
+ *         12   u32      weights storage dtype: O2R_F32 or O2R_F16 (repacked weights as IEEE
+ *                      half); must equal desc.weights_dtype
+ *         16   u64      payload bytes (== desc.weights_file_bytes)
+ *         24   u64      o2r_weights_checksum of the payload (verified against the payload)
+ *         32   char[64] hex SHA-256 of the source .onnx file, NUL padded (information only)
+ *         96   u64      weights layout hash (o2r_desc_layout_hash): must equal the model's
  *        104   ...      zero padding up to O2R_WEIGHTS_HEADER bytes
- * A file whose build hash equals the model's is accepted whatever its model hash and checksum
- * field (the payload checksum is still verified): weights of a fine-tune written with
- * `onnx2cl FINETUNE.onnx --weights-only` for the same build. Without a build hash, the model
- * hash and the checksum must equal the descriptor's.
- *   O2R_WEIGHTS_HEADER  payload: the weights region, buffers at their desc offsets
- *   after the payload   optional build trailer (diagnostics only, not checksummed):
- *                       char[8] "O2CLBLD", u32 version 1, u32 n launches, u64 bytes of names,
- *                       n x u64 o2r_launch_hash, n NUL-terminated node names; an executable
- *                       that refuses the file for its build hash names the first launch where
- *                       the two builds differ */
+ * The payload holds only what does not depend on the --shape bindings: the model's weights, as
+ * stored tensors (desc.stored) in a layout fixed by the weights' dims (conv panels in one form,
+ * rearranged at load for the form a build runs: desc.repacks). So one file serves every --shape
+ * build of a model, and any file of the same layout hash (a fine-tune's values, written with
+ * `onnx2cl FINETUNE.onnx --weights-only`) loads into it.
+ *   O2R_WEIGHTS_HEADER  payload: the file part of the weights region, tensors at their offsets
+ *   after the payload   optional layout trailer (diagnostics only, not checksummed):
+ *                       char[8] "O2CLBLD", u32 version 2, u32 n stored tensors, u64 bytes of
+ *                       names, n x u64 o2r_stored_hash, then per tensor three NUL-terminated
+ *                       strings: tensor name (up to an '@', where a build-specific suffix
+ *                       starts), node, layout; an executable that refuses the file
+ *                       names the first stored tensor where the two layouts differ */
 #define O2R_WEIGHTS_MAGIC "O2CLWTS"
-#define O2R_WEIGHTS_VERSION 2u
+#define O2R_WEIGHTS_VERSION 3u
 #define O2R_WEIGHTS_HEADER 4096u
 #define O2R_WEIGHTS_TRAILER_MAGIC "O2CLBLD"
 
@@ -257,8 +302,17 @@ void o2r_desc_memory(const struct o2r_model_desc *desc, struct o2r_memory *out);
  * checksum. Equal hashes mean the same kernels over the same weights layout. */
 uint64_t o2r_desc_build_hash(const struct o2r_model_desc *desc);
 /* Hash of launch li of desc (kernel, sizes, class, argument values; buffer arguments by space,
- * offset and size; not node names): where two builds first differ (weights file trailer). */
+ * offset and size; not node names): where two builds first differ. */
 uint64_t o2r_launch_hash(const struct o2r_model_desc *desc, uint32_t li);
+/* Hash of stored tensor i of desc (its layout string, offset and size). */
+uint64_t o2r_stored_hash(const struct o2r_model_desc *desc, uint32_t i);
+/* Weights layout hash of desc (never 0): over the payload size and every stored tensor's hash,
+ * in order. Equal hashes mean a weights file of one fits the other, whatever --shape each was
+ * compiled for. */
+uint64_t o2r_desc_layout_hash(const struct o2r_model_desc *desc);
+/* Rearranges one conv weight from the file's form to the build's (struct o2r_repack; both
+ * buffers of the tensor's byte size, dst fully written, zero for padded channels). Pure. */
+void o2r_repack_conv(const struct o2r_repack *r, const void *src, void *dst);
 
 /* Creates an OpenCL context. device_spec: NULL/"" = $ONNX2CL_DEVICE or the first GPU, else the
  * first device; "N" = device index N over all platforms; any other string = first device whose
@@ -314,8 +368,9 @@ void o2r_model_print_variants(const struct o2r_model *m, void *f);
 
 /* Builds the program (binary cache under $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
  * ~/.cache/onnx2cl; key = hash of source, options, device, driver and runtime version), maps and
- * checks the weights file (magic, version, size, checksum, model hash), uploads it, and allocates
- * the arena.
+ * checks the weights file (magic, version, storage dtype, weights layout hash, size, checksum),
+ * uploads it with the build's constants (desc.const_data), rearranges desc.repacks on the host,
+ * and allocates the arena.
  * Device memory: weights and activations are split into as many device allocations as needed,
  * each <= CL_DEVICE_MAX_MEM_ALLOC_SIZE, or <= $ONNX2CL_MAX_ALLOC when that is lower (bytes, with
  * an optional K/M/G suffix); a tensor never straddles two allocations. Errors: a bad

@@ -58,7 +58,8 @@ struct o2r_mem_plan {
     uint32_t n_weight_chunks;  /* chunks [0, n_weight_chunks) hold weights */
     uint32_t n_arena_chunks;   /* chunks after them hold activations */
     uint64_t *chunk_bytes;     /* [chunks] allocation size */
-    uint64_t *chunk_src;       /* [chunks] weights chunks: byte offset in the weights payload */
+    uint64_t *chunk_src;       /* [chunks] weights chunks: byte offset in the weights region
+                                  (the file's payload, then desc.const_data) */
     uint32_t *buf_chunk;       /* [n_buffers] chunk holding each desc buffer; UINT32_MAX: unused
                                   by the selected kernel class, no device memory */
     uint64_t *buf_off;         /* [n_buffers] its offset inside the chunk (multiple of O2R_ALIGN) */

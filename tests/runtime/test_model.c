@@ -66,10 +66,14 @@ static const struct o2r_io k_outputs[] = {
     {"y/out", O2R_F32, 2, {10, N / 10}, 2, N * 4},
     {"t", O2R_F32, 1, {N}, 1, N * 4},
 };
+static const struct o2r_stored k_stored[] = {
+    {3, "float32 [1000] tensor", "n1_mul_add_b"}, {4, "float32 [1000] tensor", "n2_mul_add_x"},
+};
 static struct o2r_model_desc g_desc = {
     O2R_ABI_VERSION, "tiny", HASH, k_source, sizeof k_source - 1, "-cl-mad-enable -DUNUSED=1",
     8192 + N * 4, 4096 + N * 4, 0 /* checksum, set in main */,
     5, k_buffers, 11, k_args, 2, k_launches, 1, k_inputs, 2, k_outputs, 0, NULL, 0, NULL, O2R_F32,
+    4096 + N * 4, NULL, 2, k_stored, 0, NULL,
 };
 
 static char g_tmp[256];     /* temporary folder */
@@ -109,6 +113,10 @@ static void write_weights(const char *path, const char *magic, uint32_t version,
     memcpy(hdr + 16, &payload, 8);
     memcpy(hdr + 24, &checksum, 8);
     memcpy(hdr + 32, hash, strlen(hash) < 64 ? strlen(hash) : 64);
+    uint32_t wdt = O2R_F32;
+    uint64_t layout = o2r_desc_layout_hash(&g_desc);
+    memcpy(hdr + 12, &wdt, 4);
+    memcpy(hdr + 96, &layout, 8);
     FILE *f = fopen(path, "wb");
     fwrite(hdr, 1, sizeof hdr, f);
     unsigned char *p = malloc(write_payload + 1);
@@ -261,14 +269,15 @@ static void test_weights_errors(void)
         o2r_status want;
         const char *expect;
     } cases[] = {
-        {"checksum", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 1, 0, 0, 0, O2R_ERR_MISMATCH, "checksum"},
+        {"checksum", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 1, 0, 0, 0, O2R_ERR_FORMAT,
+         "is corrupt: payload checksum"},
         {"corrupt", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 0, 1, 0, 0, O2R_ERR_FORMAT, "is corrupt"},
-        {"hash", O2R_WEIGHTS_MAGIC, "feedface", O2R_WEIGHTS_VERSION, 0, 0, 0, 0, O2R_ERR_MISMATCH,
-         "was written for another model"},
         {"truncated", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 0, 0, 1, 0, O2R_ERR_FORMAT, "truncated"},
         {"magic", "NOTWTS!", HASH, O2R_WEIGHTS_VERSION, 0, 0, 0, 0, O2R_ERR_FORMAT, "bad magic"},
         {"version", O2R_WEIGHTS_MAGIC, HASH, 7, 0, 0, 0, 0, O2R_ERR_FORMAT, "version 7"},
         {"version1", O2R_WEIGHTS_MAGIC, HASH, 1, 0, 0, 0, 0, O2R_ERR_FORMAT, "format version 1"},
+        {"version2", O2R_WEIGHTS_MAGIC, HASH, 2, 0, 0, 0, 0, O2R_ERR_FORMAT,
+         "format version 2, this runtime reads version 3, whose files serve every --shape build"},
         {"tiny", O2R_WEIGHTS_MAGIC, HASH, O2R_WEIGHTS_VERSION, 0, 0, 0, 1, O2R_ERR_FORMAT, "shorter than"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -282,95 +291,207 @@ static void test_weights_errors(void)
         CHECK(st == cases[i].want && strstr(msg, cases[i].expect) && strstr(msg, path),
               "weights %s: status %d, '%s'", cases[i].what, st, msg);
     }
-    /* build hash (header offset 96): equal to the model's -> accepted whatever the model hash and
-     * the desc's checksum (a fine-tune's weights); another build hash -> refused */
+    /* weights layout hash (header offset 96): equal to the model's -> accepted whatever the
+     * model hash and the desc's checksum (a fine-tune's weights, another --shape build);
+     * another layout hash -> refused */
     {
         float ey[N], et[N];
         expected(ey, et);
         struct o2r_model_desc d2 = g_desc;
         d2.weights_checksum ^= 0x55; /* the build was compiled with other weight values */
         d2.model_hash = "beef";
-        for (int k = 0; k < 3; k++) {
-            uint64_t bh = k == 0 ? o2r_desc_build_hash(&d2) : k == 1 ? 0x1234 : 0;
-            snprintf(path, sizeof path, "%s/build_hash_%d.weights", g_tmp, k);
-            write_weights(path, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, pl, ck, HASH, (size_t)pl, 0);
+        for (int k = 0; k < 2; k++) {
+            uint64_t lh = k == 0 ? o2r_desc_layout_hash(&d2) : 0x1234;
+            snprintf(path, sizeof path, "%s/layout_hash_%d.weights", g_tmp, k);
+            write_weights(path, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, pl, ck, "feedface",
+                          (size_t)pl, 0);
             FILE *f = fopen(path, "r+b");
-            CHECK(f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&bh, 8, 1, f) == 1, "patch %s", path);
+            CHECK(f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&lh, 8, 1, f) == 1, "patch %s", path);
             if (f)
                 fclose(f);
             memset(y, 0, sizeof y);
             o2r_status st = full_run(&d2, path, msg, sizeof msg, NULL, y, t);
             if (k == 0)
-                CHECK(st == O2R_OK && close_enough(y, ey, N), "same build hash: %d '%s'", st, msg);
-            else if (k == 1)
-                CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "was written for another model") &&
-                          strstr(msg, "build hash 0000000000001234"), "other build hash: '%s'", msg);
-            else /* no build hash: model hash and checksum must match, as before */
-                CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "was written for another model (model "
-                                                       "hash"), "no build hash: '%s'", msg);
+                CHECK(st == O2R_OK && close_enough(y, ey, N), "same layout hash: %d '%s'", st, msg);
+            else
+                CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "does not fit model 'tiny'") &&
+                          strstr(msg, "weights layout hash is 0000000000001234"),
+                      "other layout hash: '%s'", msg);
         }
-        CHECK(o2r_desc_build_hash(&d2) == o2r_desc_build_hash(&g_desc), "names and hashes are "
-              "not part of the build hash");
-        /* build trailer: names the first launch where the builds differ; malformed ones (a launch
-         * count past the end, names without a final NUL, another magic) only lose the hint */
+        /* names, nodes, values, kernels and activation shapes are not part of the layout hash;
+         * a tensor's layout string, offset or size and the storage dtype are */
+        struct o2r_buffer b2[5];
+        struct o2r_stored s2[2];
+        memcpy(b2, k_buffers, sizeof b2);
+        memcpy(s2, k_stored, sizeof s2);
+        b2[3].name = "renamed";
+        s2[1].node = "other node";
+        d2.buffers = b2;
+        d2.stored = s2;
+        d2.arena_bytes += 4096;
+        CHECK(o2r_desc_layout_hash(&d2) == o2r_desc_layout_hash(&g_desc), "names, node and arena "
+              "are not part of the layout hash");
+        s2[1].layout = "float32 [1000] panels";
+        CHECK(o2r_desc_layout_hash(&d2) != o2r_desc_layout_hash(&g_desc), "layout kind");
+        s2[1].layout = k_stored[1].layout;
+        b2[4].offset += 512;
+        CHECK(o2r_desc_layout_hash(&d2) != o2r_desc_layout_hash(&g_desc), "offset");
+        b2[4].offset -= 512;
+        d2.weights_dtype = O2R_F16;
+        CHECK(o2r_desc_layout_hash(&d2) != o2r_desc_layout_hash(&g_desc), "storage dtype");
+        /* layout trailer: names the first stored tensor where the layouts differ; malformed ones
+         * (a count past the end, names without a final NUL, another version or magic) only lose
+         * the hint */
         static const struct {
             const char *magic;
-            uint32_t n;
+            uint32_t ver, n;
             int bad_names;
             const char *want;
-            int same_name; /* launch 1 named as here: only its sizes/arguments differ */
         } tr[] = {
-            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 0, "first differ at launch 1: node 'n2_mul_add_x' "
-                                              "(kernel mul_add) here, node 'other' in", 0},
-            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 0, "first differ at launch 1, node 'n2_mul_add_x' "
-                                              "(kernel mul_add) in both: its sizes or arguments "
-                                              "differ (another --shape", 1},
-            {O2R_WEIGHTS_TRAILER_MAGIC, 1, 0, "the first 1 launches agree, then the weights "
-                                              "file's build has 1 launches and this one 2", 0},
-            {O2R_WEIGHTS_TRAILER_MAGIC, 0x7fffffff, 0, NULL, 0},
-            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 1, NULL, 0},
-            {"NOTBLD!", 2, 0, NULL, 0},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 2, 0, "they first differ at stored tensor 1: 'c' (node "
+                                                 "'n2_mul_add_x') is float32 [1000] tensor at payload "
+                                                 "offset 4096 here, the file has 'cc' (node 'other'), "
+                                                 "float16 [999] fconv_v8"},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 1, 0, "the first 1 stored tensors agree, then the file "
+                                                 "has 1 tensors and model 'tiny' 2"},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 0x7fffffff, 0, NULL},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 2, 2, 1, NULL},
+            {O2R_WEIGHTS_TRAILER_MAGIC, 1, 2, 0, NULL},
+            {"NOTBLD!", 2, 2, 0, NULL},
         };
         for (size_t k = 0; k < sizeof tr / sizeof tr[0]; k++) {
             snprintf(path, sizeof path, "%s/trailer_%zu.weights", g_tmp, k);
             write_weights(path, O2R_WEIGHTS_MAGIC, O2R_WEIGHTS_VERSION, pl, ck, HASH, (size_t)pl, 0);
             FILE *f = fopen(path, "r+b");
-            uint64_t bh = 0x1234, hs[2] = {o2r_launch_hash(&g_desc, 0), 99};
-            static const char other[] = "first\0other", same[] = "first\0n2_mul_add_x";
-            const char *names = tr[k].same_name ? same : other;
-            const size_t names_size = tr[k].same_name ? sizeof same : sizeof other;
-            uint32_t ver = 1, n = tr[k].n;
+            uint64_t lh = 0x1234, hs[2] = {o2r_stored_hash(&g_desc, 0), 99};
+            static const char names2[] = "a\0n1_mul_add_b\0float32 [1000] tensor\0"
+                                         "cc\0other\0float16 [999] fconv_v8";
+            static const char names1[] = "a\0n1_mul_add_b\0float32 [1000] tensor";
+            const char *names = tr[k].n == 1 ? names1 : names2;
+            const size_t names_size = tr[k].n == 1 ? sizeof names1 : sizeof names2;
+            uint32_t ver = tr[k].ver, n = tr[k].n;
             uint64_t nb = tr[k].bad_names ? names_size - 1 : names_size;
-            int ok = f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&bh, 8, 1, f) == 1 &&
+            int ok = f && fseek(f, 96, SEEK_SET) == 0 && fwrite(&lh, 8, 1, f) == 1 &&
                      fseek(f, 0, SEEK_END) == 0 && fwrite(tr[k].magic, 1, 8, f) == 8 &&
                      fwrite(&ver, 4, 1, f) == 1 && fwrite(&n, 4, 1, f) == 1 &&
                      fwrite(&nb, 8, 1, f) == 1 &&
                      fwrite(hs, 8, tr[k].n == 1 ? 1 : 2, f) == (tr[k].n == 1 ? 1u : 2u) &&
-                     fwrite(names, 1, tr[k].n == 1 ? 6 : (size_t)nb, f) > 0;
-            if (tr[k].n == 1) { /* one launch: the names blob is "first\0" */
-                uint64_t six = 6;
-                ok = ok && fseek(f, -(long)(8 + 8 + 6), SEEK_END) == 0 && fwrite(&six, 8, 1, f) == 1;
-            }
+                     fwrite(names, 1, (size_t)nb, f) == (size_t)nb;
             CHECK(ok, "trailer %zu: write", k);
             if (f)
                 fclose(f);
             o2r_status st = full_run(&g_desc, path, msg, sizeof msg, NULL, y, t);
-            CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "build hash 0000000000001234") &&
+            CHECK(st == O2R_ERR_MISMATCH && strstr(msg, "weights layout hash is 0000000000001234") &&
                       (tr[k].want ? strstr(msg, tr[k].want) != NULL
                                   : strstr(msg, "differ at") == NULL && strstr(msg, "agree") == NULL),
                   "trailer %zu: %d '%s'", k, st, msg);
         }
-        struct o2r_arg a2[11];
-        memcpy(a2, k_args, sizeof a2);
-        a2[3].u.f32 = 0.25f;
-        d2.args = a2;
-        CHECK(o2r_desc_build_hash(&d2) != o2r_desc_build_hash(&g_desc), "a float argument is part "
-              "of the build hash");
     }
     o2r_status st = full_run(&g_desc, "/nonexistent/w.weights", msg, sizeof msg, NULL, y, t);
     CHECK(st == O2R_ERR_IO && strstr(msg, "/nonexistent/w.weights"), "missing: %s", msg);
     st = full_run(&g_desc, NULL, msg, sizeof msg, NULL, y, t);
     CHECK(st == O2R_ERR_ARG && strstr(msg, "needs a weights file"), "NULL path: %s", msg);
+}
+
+/* Reference for o2r_repack_conv: element (o, ci, kh, kw) of an ONNX conv weight w [OC, cin, KH,
+ * KW] at its place in the direct (flat = 0) or flat form with ocb channels per panel. */
+static int64_t conv_index(int64_t o, int64_t ci, int64_t kh, int64_t kw, int64_t cin, int64_t KH,
+                          int64_t KW, int64_t ocb, int flat)
+{
+    return (flat ? (((o / ocb) * cin + ci) * KH + kh) * KW + kw
+                 : (((o / ocb) * KH + kh) * cin + ci) * KW + kw) * ocb + o % ocb;
+}
+
+/* o2r_repack_conv (runtime/repack.c) against conv_index on odd sizes, both element sizes, a
+ * padded channel count; then on the device: a build whose weight 'a' is rearranged at load
+ * (flat form of a 40x5x5x1 "conv") and whose 'c' is one of the build's constants (const_data,
+ * not in the weights file, which then holds 'a' only). */
+static void test_repack_and_consts(void)
+{
+    static const struct {
+        int64_t oc, cin, kh, kw;
+        uint32_t es, so, to, flat;
+    } cs[] = {
+        {32, 3, 3, 2, 4, 8, 16, 0}, {32, 3, 3, 2, 2, 8, 16, 1}, {36, 5, 1, 3, 4, 8, 8, 1},
+        {48, 2, 3, 3, 2, 8, 16, 1}, {20, 7, 2, 1, 4, 4, 4, 1},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        const struct o2r_repack r = {0, O2R_REPACK_CONV, cs[c].es, cs[c].so, cs[c].to, cs[c].flat,
+                                     cs[c].oc, cs[c].cin, cs[c].kh, cs[c].kw};
+        const int64_t k = cs[c].cin * cs[c].kh * cs[c].kw;
+        const int64_t padded = (cs[c].oc + cs[c].so - 1) / cs[c].so * cs[c].so;
+        unsigned char *src = calloc((size_t)(padded * k), 4), *dst = malloc((size_t)(padded * k * 4));
+        unsigned char *want = calloc((size_t)(padded * k), 4);
+        int ok = src && dst && want;
+        for (int64_t o = 0; ok && o < cs[c].oc; o++)
+            for (int64_t ci = 0; ci < cs[c].cin; ci++)
+                for (int64_t kh = 0; kh < cs[c].kh; kh++)
+                    for (int64_t kw = 0; kw < cs[c].kw; kw++) {
+                        uint32_t v = (uint32_t)(((o * 31 + ci) * 7 + kh) * 5 + kw + 1);
+                        int64_t si = conv_index(o, ci, kh, kw, cs[c].cin, cs[c].kh, cs[c].kw,
+                                                cs[c].so, 0);
+                        int64_t ti = conv_index(o, ci, kh, kw, cs[c].cin, cs[c].kh, cs[c].kw,
+                                                cs[c].to, (int)cs[c].flat);
+                        memcpy(src + si * cs[c].es, &v, cs[c].es);
+                        memcpy(want + ti * cs[c].es, &v, cs[c].es);
+                    }
+        if (ok) {
+            memset(dst, 0xab, (size_t)(padded * k * 4));
+            o2r_repack_conv(&r, src, dst);
+            ok = memcmp(dst, want, (size_t)(padded * k) * cs[c].es) == 0;
+        }
+        CHECK(ok, "o2r_repack_conv case %zu", c);
+        free(src);
+        free(dst);
+        free(want);
+    }
+    /* device: 'a' (buffer 3) rearranged at load, 'c' (buffer 4) in const_data */
+    struct o2r_buffer b2[5];
+    memcpy(b2, k_buffers, sizeof b2);
+    const struct o2r_repack rp = {3, O2R_REPACK_CONV, 4, 8, 8, 1, 40, 5, 5, 1};
+    struct o2r_model_desc d = g_desc;
+    d.buffers = b2;
+    d.weights_file_bytes = 4096;
+    d.const_data = (const unsigned char *)(g_payload + 1024);
+    d.n_stored = 1;
+    d.n_repacks = 1;
+    d.repacks = &rp;
+    char path[600], msg[O2R_ERR_CAP];
+    snprintf(path, sizeof path, "%s/file_part.weights", g_tmp);
+    unsigned char hdr[O2R_WEIGHTS_HEADER] = {0};
+    uint32_t ver = O2R_WEIGHTS_VERSION, wdt = O2R_F32;
+    uint64_t pl = 4096, ck = o2r_weights_checksum(g_payload, 4096), lh = o2r_desc_layout_hash(&d);
+    memcpy(hdr, O2R_WEIGHTS_MAGIC, 8);
+    memcpy(hdr + 8, &ver, 4);
+    memcpy(hdr + 12, &wdt, 4);
+    memcpy(hdr + 16, &pl, 8);
+    memcpy(hdr + 24, &ck, 8);
+    memcpy(hdr + 96, &lh, 8);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr && fwrite(g_payload, 1, 4096, f) == 4096,
+          "write %s", path);
+    if (f)
+        fclose(f);
+    float y[N], t[N], ey[N], et[N], a2[1000];
+    o2r_repack_conv(&rp, g_payload, a2);
+    for (int i = 0; i < N; i++) {
+        et[i] = a2[i] * g_x[i] + 0.5f;
+        ey[i] = et[i] * g_payload[1024 + i] + g_x[i];
+    }
+    o2r_status st = full_run(&d, path, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_OK && close_enough(y, ey, N) && close_enough(t, et, N),
+          "repacked weight and build constants: %d '%s'", st, msg);
+    /* the same with the weights split over allocations (the const part in its own chunk) */
+    setenv("ONNX2CL_MAX_ALLOC", "4K", 1);
+    st = full_run(&d, path, msg, sizeof msg, NULL, y, t);
+    unsetenv("ONNX2CL_MAX_ALLOC");
+    CHECK(st == O2R_OK && close_enough(y, ey, N), "split: %d '%s'", st, msg);
+    /* a repack that does not fit its buffer is refused before anything is read */
+    struct o2r_repack bad = rp;
+    bad.cin = 6;
+    d.repacks = &bad;
+    st = full_run(&d, path, msg, sizeof msg, NULL, y, t);
+    CHECK(st == O2R_ERR_ARG && strstr(msg, "repack 0 (buffer 3)"), "bad repack: %d '%s'", st, msg);
 }
 
 static void test_build_and_launch_errors(void)
@@ -543,6 +664,7 @@ static void test_no_weights(void)
     struct o2r_model_desc d = {
         O2R_ABI_VERSION, "noweights", HASH, k_source, sizeof k_source - 1, "", 4608 + N * 4, 0,
         0, 2, bufs, 5, args, 2, launches, 1, ins, 1, outs, 0, NULL, 0, NULL, O2R_F32,
+        0, NULL, 0, NULL, 0, NULL,
     };
     char msg[O2R_ERR_CAP];
     float t[N], want[N];
@@ -605,6 +727,7 @@ static void test_variants(void)
     struct o2r_model_desc d = {
         O2R_ABI_VERSION, "variants", HASH, NULL, 0, "", 4608 + N * 4, 0,
         0, 2, bufs, 3, args, 2, launches, 1, ins, 1, outs, 3, srcs, 0, NULL, O2R_F32,
+        0, NULL, 0, NULL, 0, NULL,
     };
     struct o2r_model_desc d_broken = d;
     d_broken.n_launches = 1; /* the CPU launch only */
@@ -870,6 +993,7 @@ int main(void)
     unsetenv("ONNX2CL_DEVICE");
     test_run_and_cache();
     test_weights_errors();
+    test_repack_and_consts();
     test_build_and_launch_errors();
     test_device_and_profile();
     test_fault_injection();

@@ -29,9 +29,10 @@ cmp "$work/same.weights" "$work/m.weights" || bad "--weights-only of the same mo
 for w in other nofuse; do
   "$work/m" --input "x=$dir/x.npy" --weights "$work/$w.weights" --output-dir "$work/refused" 2> "$work/$w.err"
   rc=$?
-  want="was written for another model"; [ $w = nofuse ] && want="another build of this model|was written for another model"
-  where="the builds first differ at launch 0: node 'add' \(kernel fgemm[^)]*\) here, node '(relu0|mm)' in the weights file's build"
-  if [ $rc -ne 1 ] || ! grep -Eq "$want \(build hash [0-9a-f]{16}, model 'm' is build [0-9a-f]{16}\); $where" "$work/$w.err" ||
+  want="does not fit model 'm': its weights layout hash is [0-9a-f]{16}, the model's [0-9a-f]{16}"
+  where="they first differ at stored tensor 0: 'e' \(node '\(a graph output\)'\) is float32 \[3,4\] tensor, read by no launch at payload offset 0 here, the file has 'b' \(node 'relu0'\)"
+  [ $w = nofuse ] && where="they first differ at stored tensor 1: 'o2c.panels16:0:W' \(node 'add'\) is float32 \[1,6,16\] panels, read by o2c.Gemm\[\?\]#[0-9a-f]{8} at payload offset 512 here, the file has 'W' \(node 'mm'\), float32 \[6,5\] tensor, read by MatMul\[1\]"
+  if [ $rc -ne 1 ] || ! grep -Eq "$want .*; $where" "$work/$w.err" ||
      [ -n "$(ls -A "$work/refused")" ]; then
     bad "$w.weights: exit $rc, $(cat "$work/$w.err")"
   else
