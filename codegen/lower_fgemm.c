@@ -4,8 +4,9 @@
  * Node form (ops.def): inputs a [.., K] (dense; every leading dim folds into M = numel(a)/K),
  * w [K, N] constant (N = sum of the outputs' last dims), optional bias [N], optional residual
  * (same dims as the single output); attribute "activation" (0 none, 1 relu, 2 silu, 3 gelu erf,
- * 4 gelu tanh); outputs y_s [.., N_s] with numel M * N_s, written as column splits of the
- * [M, N] product in output order.
+ * 4 gelu tanh, 5/6 GEGLU erf/tanh); outputs y_s [.., N_s] with numel M * N_s, written as column
+ * splits of the [M, N] product in output order; GEGLU: one output [.., F] from a pair-ordered
+ * weight of N = 2 * F16 columns (ops.def, passes/fuse/geglu.c).
  * Lowering: the constant weight is re-laid out at compile time into panels of 16 columns
  * (K-major inside a panel, zero-padded to a multiple of 16 columns; a new constant
  * "o2c.panels16:<id>:<w>" shared by nodes using the same weight; the original is not uploaded;
@@ -102,7 +103,17 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
                           (long long)M, (long long)ns);
         off[s + 1] = off[s] + ns;
     }
-    if (off[n->noutputs] != N)
+    const int64_t act = ir_attr_int(n, "activation", 0);
+    if (act < 0 || act > 6)
+        ir_fatal_node(g, n, "o2c.Gemm: activation=%lld (0..6)", (long long)act);
+    /* GEGLU (5, 6): one output of F columns from a pair-ordered weight of 2 * F16 columns */
+    const bool geglu = act >= 5;
+    const int64_t F16 = (off[1] + 15) / 16 * 16;
+    if (geglu && (n->noutputs != 1 || res != IR_NONE || N != 2 * F16))
+        ir_fatal_node(g, n, "o2c.Gemm GEGLU: needs one output of F columns, no residual and a "
+                      "weight of 2 * F16 = %lld columns (has %u outputs, N=%lld)",
+                      (long long)(2 * F16), n->noutputs, (long long)N);
+    if (!geglu && off[n->noutputs] != N)
         ir_fatal_node(g, n, "o2c.Gemm: output widths sum to %lld but the weight has N=%lld",
                       (long long)off[n->noutputs], (long long)N);
     if (bias != IR_NONE && ir_numel(g, bias) != N)
@@ -111,16 +122,14 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (res != IR_NONE && (n->noutputs != 1 || ir_numel(g, res) != M * N))
         ir_fatal_node(g, n, "o2c.Gemm: residual '%s' needs one output of [M, N]",
                       g->values[res].name);
-    const int64_t act = ir_attr_int(n, "activation", 0);
-    if (act < 0 || act > 4)
-        ir_fatal_node(g, n, "o2c.Gemm: activation=%lld (0..4)", (long long)act);
     if (M == 0 || N == 0) return true;
     const int64_t npan = (N + 15) / 16;
     if (npan * 16 * K >= ((int64_t)1 << 31))
         ir_fatal_node(g, n, "o2c.Gemm: the packed weight [%lld, %lld] has 2^31 elements or more; "
                       "the kernel indexes with 32-bit ints", (long long)K, (long long)N);
     struct sched_gemm what = {.node = node, .a = a, .bias = bias, .res = res,
-                              .nsplit = (int)n->noutputs, .M = M, .N = N, .K = K, .act = (int)act};
+                              .nsplit = (int)n->noutputs, .M = M, .N = N, .K = K, .act = (int)act,
+                              .F = geglu ? off[1] : 0};
     for (int s = 0; s < SCHED_GEMM_MAX_SPLITS; s++) {
         what.out[s] = s < (int)n->noutputs ? n->outputs[s] : IR_NONE;
         what.off[s] = s <= (int)n->noutputs ? off[s] : N;

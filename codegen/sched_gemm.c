@@ -9,6 +9,9 @@
  *   per work-item, reading the same 16-column panel constant as the cpu kernel (the weight is
  *   stored once); split-K (partial sums in a cg_temp buffer + gg_fgemm_reduce) when the grid is
  *   small and K long.
+ * GEGLU (o2c.Gemm activation 5/6, passes/fuse/geglu.c): cpu the same fgemm kernels (a
+ *   work-item's panel pair is one output block of 16 columns); gpu GG_FGEGLU_DEFINE, tiles over
+ *   the F output columns, no split-K.
  * MatMul / Gemm-13 (sched_matmul, from codegen/lower_matmul.c): cpu kernels/matmul.cl; gpu
  *   GG_MATMUL_DEFINE (same tiles, strided operands loaded into __local, batch in gws[2], no
  *   split-K: the batch fills the grid of SD's unfused attention products).
@@ -69,8 +72,8 @@ static void epilogue_args(struct cg_ctx *cg, const struct sched_gemm *w)
     cg_arg_i32(cg, w->act);
     cg_arg_i32(cg, w->res != IR_NONE);
     cg_arg_i32(cg, w->nsplit);
-    for (int s = 1; s < SCHED_GEMM_MAX_SPLITS; s++)
-        cg_arg_i32(cg, s < w->nsplit ? w->off[s] : w->N);
+    for (int s = 1; s < SCHED_GEMM_MAX_SPLITS; s++) /* GEGLU: o1 = F (kernels/fgemm.cl) */
+        cg_arg_i32(cg, w->F && s == 1 ? w->F : s < w->nsplit ? w->off[s] : w->N);
 }
 
 /* The bias, residual and output buffers of every linear kernel (placeholders never read). */
@@ -88,6 +91,7 @@ static void emit_cpu(struct cg_ctx *cg, const struct sched_gemm *w)
      * (the kernel's last row block must fit in M). */
     const int tm = w->M < FG_TM ? (int)w->M : FG_TM;
     const int np = w->N <= 16 ? 1 : FG_NP;
+    IR_ASSERT(!w->F || np == 2); /* GEGLU: a work-item's panel pair (hidden, gate) */
     const int64_t npan = (w->N + 15) / 16;
     (void)cg_use(cg, "fgemm", IR_F32);
     char kname[64], src[128];
@@ -122,8 +126,10 @@ static void emit_gpu(struct cg_ctx *cg, const struct sched_gemm *w)
     int pinned;
     const struct o2r_tiles t = sched_gpu_tiles(&pinned);
     const int64_t tiles_n = (w->N + t.tn - 1) / t.tn, tiles_m = (w->M + t.tm - 1) / t.tm;
-    int64_t kc;
-    const int ns = sched_gpu_splitk(tiles_n * tiles_m, w->K, t.tk, w->M * w->N, &kc);
+    int64_t kc = (w->K + t.tk - 1) / t.tk * t.tk;
+    /* GEGLU: GG_FGEGLU_DEFINE over the F output columns, never split over K */
+    const int ns = w->F ? 1 : sched_gpu_splitk(tiles_n * tiles_m, w->K, t.tk, w->M * w->N, &kc);
+    const int64_t cols = w->F ? w->F : w->N;
     uint32_t part = w->a; /* placeholder when ns == 1: never written */
     if (ns > 1) part = cg_temp(cg, w->node, IR_F32, (int64_t)ns * w->M * w->N);
     (void)cg_use(cg, "fgemm", IR_F32); /* fg_act, before kernels/gemm_gpu.cl */
@@ -132,13 +138,15 @@ static void emit_gpu(struct cg_ctx *cg, const struct sched_gemm *w)
      * (--weights-dtype) is the last macro argument */
     const char *wn, *ws = cg_wsfx(cg, w->wpanels, &wn);
     const char *margs = ws[1] == '1' ? ", f16" : ", f32";
-    const struct o2r_tunable tu = {O2R_TUNE_GEMM, 0, ns > 1 ? 2 : 1, w->M, w->N, w->K, ns, 16,
+    const struct o2r_tunable tu = {O2R_TUNE_GEMM, 0, ns > 1 ? 2 : 1, w->M, cols, w->K, ns, 16,
                                    4, SCHED_GEMM_MAX_SPLITS, 1, t, (uint32_t)pinned,
-                                   "GG_FGEMM_DEFINE", "gg_fgemm", wn, margs};
+                                   w->F ? "GG_FGEGLU_DEFINE" : "GG_FGEMM_DEFINE",
+                                   w->F ? "gg_fgeglu" : "gg_fgemm", wn, margs};
     char kname[128];
     o2r_tunable_kernel_name(&tu, &t, kname, sizeof kname);
     const size_t lws[3] = {(size_t)(t.tn / t.rn), (size_t)(t.tm / t.rm), 1};
-    const size_t gws[3] = {(size_t)tiles_n * lws[0], (size_t)tiles_m * lws[1], (size_t)ns};
+    const size_t gws[3] = {(size_t)((cols + t.tn - 1) / t.tn) * lws[0], (size_t)tiles_m * lws[1],
+                           (size_t)ns};
     cg_launch(cg, w->node, kname, 3, gws, lws);
     cg_tunable(cg, &tu);
     cg_arg_buf(cg, w->a);

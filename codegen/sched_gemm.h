@@ -30,7 +30,10 @@ struct sched_gemm {
     int nsplit;                             /* 1..8 */
     int64_t off[SCHED_GEMM_MAX_SPLITS + 1]; /* split column offsets, off[0] = 0, off[nsplit] = N */
     int64_t M, N, K;                        /* GEMM sizes (all >= 1) */
-    int act;                                /* 0 none, 1 relu, 2 silu, 3 gelu erf, 4 gelu tanh */
+    int act;                                /* 0 none, 1 relu, 2 silu, 3 gelu erf, 4 gelu tanh,
+                                               5/6 GEGLU (erf/tanh) */
+    int64_t F;                              /* GEGLU: output width (N = 2 * F rounded up to
+                                               16; the weight in pair order); else 0 */
 };
 
 /* Emits the cpu and gpu launches of a linear layer. Fatal (ir_fatal_node) if a temporary would

@@ -6,6 +6,11 @@
  *                                                                3 gelu (erf), 4 gelu (tanh)
  *   Z[m, n] += R[m, n]                                      (has_res; only with one split)
  *   Y_s[m, n - o_s] = Z[m, n]   for o_s <= n < o_{s+1}      (column splits, s < nsplit <= 8)
+ * GEGLU (act 5 / 6, passes/fuse/geglu.c): the weight and bias columns are in pair order (16
+ * hidden, then the 16 gate columns of the same outputs; N = 2 * F16) and one output of width
+ * F = o1 (nsplit = 1, no residual):
+ *   Y0[m, 16q + j] = (Z[m, 32q + j] + bias) * gelu(Z[m, 32q + 16 + j] + bias)   16q + j < F
+ * (gelu = fg_act code act - 2: erf for 5, tanh for 6): a work-item's two panels (NP = 2, p0 even) are one pair.
  *
  * Layout: A dense row-major [M, K] (batch dims of the model folded into M); the weight arrives
  * pre-packed by the lowering (codegen/lower_fgemm.c) in panels of 16 columns, K-major inside a
@@ -147,6 +152,26 @@ static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int 
     }
 }
 
+/* GEGLU store of row m's output columns n0/2 .. n0/2 + 15 (< F): h = the hidden panel's 16
+ * sums (packed columns n0 ..), gt = the gate panel's (n0 + 16 ..); act 5 / 6. */
+static inline void fg_geglu(float16 h, float16 gt, int m, int n0, int F, __global const float *bias,
+                            int has_bias, int act, __global float *Y)
+{
+    if (has_bias) {
+        h += vload16(0, bias + n0);
+        gt += vload16(0, bias + n0 + 16);
+    }
+    const float16 y = h * fg_act16(gt, act - 2);
+    const int c0 = n0 / 2;
+    if (c0 + 16 <= F) {
+        vstore16(y, 0, Y + m * F + c0);
+        return;
+    }
+    float yy[16];
+    vstore16(y, 0, yy);
+    for (int j = 0; j < F - c0; j++) Y[m * F + c0 + j] = yy[j];
+}
+
 #define FG_DEFINE(NAME, TM, NP, KC, WS)                                                           \
     __kernel void NAME(__global const float *A, __global const O2C_WT(WS) *W,                    \
                        __global const float *bias, __global const float *R, __global float *Y0,  \
@@ -192,6 +217,12 @@ static inline void fg_finish(float16 z, int m, int n0, int N, const int *o, int 
         float16 z[(TM) * (NP)]; /* dynamic indexing below: keep c[][] in registers */           \
         _Pragma("unroll") for (int i = 0; i < (TM); i++)                                         \
             _Pragma("unroll") for (int q = 0; q < (NP); q++) z[q * (TM) + i] = c[i][q];         \
+        if (act >= 5) { /* GEGLU: panels p0 (hidden) and p0 + 1 (gate), NP == 2 */              \
+            for (int i = mb - m0; i < (TM); i++)                                                 \
+                fg_geglu(z[i], z[((NP) - 1) * (TM) + i], m0 + i, p0 * 16, o1, bias, has_bias,    \
+                         act, Y0);                                                               \
+            return;                                                                              \
+        }                                                                                        \
         for (int q = 0; q < (NP) && (p0 + q) * 16 < N; q++)                                      \
             for (int i = mb - m0; i < (TM); i++)                                                 \
                 fg_finish(z[q * (TM) + i], m0 + i, (p0 + q) * 16, N, o, nsplit, bias, R,         \

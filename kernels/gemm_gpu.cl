@@ -11,7 +11,8 @@
  *            16-column K-major panels  Wp[p][k][j] = W[k, 16p + j]  (o2c.panels16 constant: the
  *            weight is stored and uploaded once for both classes); epilogue as kernels/fgemm.cl
  *            (bias[n], act 0 none / 1 relu / 2 silu / 3 gelu-erf / 4 gelu-tanh, residual R[m, n],
- *            column splits Y_s[m, n - o_s] into up to 8 outputs).
+ *            column splits Y_s[m, n - o_s] into up to 8 outputs); GEGLU (act 5 / 6):
+ *            GG_FGEGLU_DEFINE, hidden * gelu(gate) from a pair-ordered weight.
  *   conv:    A = weight as rows oc, k (M = OC), read from a panel layout with OCB rows per panel:
  *            A(oc, k) = Wp[((oc / OCB) * K + k) * OCB + oc % OCB]  (OCB = 1 is the ONNX layout
  *            [OC, K]; OCB 4/8/16 are the CPU fconv_v packings, so the weight is stored once),
@@ -117,12 +118,19 @@ static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
  * makes TR*TK a multiple of 4*NT). WS: the storage of Wp (f32, or f16 read with vload_half4 /
  * vload_half: onnx2cl --weights-dtype f16; prelude.cl O2C_WLOAD*). */
 #define GG_LOAD_PANEL(S, Wp, r0, k0, kend, R, K, TR, TK, OCB, NT, lid, WS)                       \
+    GG_LOAD_PANEL_SP(S, Wp, r0, k0, kend, R, K, TR, TK, OCB, NT, lid, WS, 1, 0)
+
+/* The same with panel q of the tile read from stored panel ((r0 / OCB) + q) * PS + PO: PS = 2,
+ * PO = 0 / 1 reads the hidden / gate panels of a GEGLU weight in pair order (rows = output
+ * columns 16q'.., GG_FGEGLU_DEFINE). */
+#define GG_LOAD_PANEL_SP(S, Wp, r0, k0, kend, R, K, TR, TK, OCB, NT, lid, WS, PS, PO)            \
     _Pragma("unroll") for (int it = 0; it < (TR) * (TK) / 4 / (NT); it++) {                      \
         const int e = ((lid) + it * (NT)) * 4;                                                   \
         const int q = e / ((TK) * (OCB)), rr = e % ((TK) * (OCB));                               \
         const int kq = rr / (OCB), jq = rr % (OCB);                                              \
         const int rb = (r0) + q * (OCB) + jq, kb = (k0) + kq;                                    \
-        const __global O2C_WT(WS) *src = (Wp) + (((r0) / (OCB) + q) * (K) + kb) * (OCB) + jq;   \
+        const __global O2C_WT(WS) *src =                                                         \
+            (Wp) + ((((r0) / (OCB) + q) * (PS) + (PO)) * (K) + kb) * (OCB) + jq;                  \
         /* OCB == 1: the 4 are consecutive k of row rb; else 4 consecutive rows at k kb */      \
         const int dr = (OCB) == 1 ? 0 : 1, dk = (OCB) == 1 ? 1 : 0;                             \
         float4 v;                                                                                \
@@ -166,16 +174,21 @@ static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
                 acc[i][j] = fma(av[i], bv[j], acc[i][j]);                                        \
     }
 
-/* Linear layer: A [M, K] row-major, Wp = panels16 of W [K, N]. gws = {ceil(N/TN)*(TN/RN),
- * ceil(M/TM)*(TM/RM), nslice}, lws = {TN/RN, TM/RM, 1}. Kc = k per slice (multiple of TK). */
-#define GG_FGEMM_DEFINE(NAME, TM, TN, TK, RM, RN, WS)                                            \
-    __kernel __attribute__((reqd_work_group_size((TN) / (RN), (TM) / (RM), 1))) void NAME(      \
-        __global const float *A, __global const O2C_WT(WS) *Wp, __global const float *bias,     \
+/* The parameters of GG_FGEMM_DEFINE and GG_FGEGLU_DEFINE (one argument list: the schedule and
+ * the tuner set them alike; Kc is argument 16, Y0..Y7 arguments 4..11). */
+#define GG_FGEMM_PARAMS(WS)                                                                      \
+    __global const float *A, __global const O2C_WT(WS) *Wp, __global const float *bias,         \
         __global const float *R, __global float *Y0, __global float *Y1, __global float *Y2,    \
         __global float *Y3, __global float *Y4, __global float *Y5, __global float *Y6,         \
         __global float *Y7, __global float *Pt, int M, int N, int K, int Kc, int nslice,        \
         int has_bias, int act, int has_res, int nsplit, int o1, int o2, int o3, int o4, int o5, \
-        int o6, int o7)                                                                          \
+        int o6, int o7
+
+/* Linear layer: A [M, K] row-major, Wp = panels16 of W [K, N]. gws = {ceil(N/TN)*(TN/RN),
+ * ceil(M/TM)*(TM/RM), nslice}, lws = {TN/RN, TM/RM, 1}. Kc = k per slice (multiple of TK). */
+#define GG_FGEMM_DEFINE(NAME, TM, TN, TK, RM, RN, WS)                                            \
+    __kernel __attribute__((reqd_work_group_size((TN) / (RN), (TM) / (RM), 1))) void NAME(      \
+        GG_FGEMM_PARAMS(WS))                                                                     \
     {                                                                                            \
         GG_BEGIN(TM, TN, TK, RM, RN)                                                             \
         const int z = (int)get_group_id(2);                                                      \
@@ -198,6 +211,51 @@ static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
                 if (nslice > 1) Pt[(z * M + m) * N + n] = acc[i][j];                             \
                 else gg_fgemm_store(acc[i][j], m, n, N, o, nsplit, bias, R, has_bias, act,       \
                                     has_res, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7);                    \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+/* GEGLU linear (o2c.Gemm activation 5 / 6, passes/fuse/geglu.c): Wp = panels16 of the
+ * pair-ordered weight W' [K, N = 2 * F16] (panel 2q: hidden columns 16q.., panel 2q + 1: the gate
+ * columns of the same outputs), bias [N] in the same order; one output Y0 [M, F], F = o1:
+ *   Y0[m, c] = (H[m, c] + bias[32(c/16) + c%16]) * gelu(G[m, c] + bias[32(c/16) + 16 + c%16])
+ * with H / G the products with the hidden / gate panels. Tiles over the F output columns:
+ * gws = {ceil(F/TN)*(TN/RN), ceil(M/TM)*(TM/RM), 1}, lws = {TN/RN, TM/RM, 1} (no split-K: nslice
+ * = 1, Kc >= K; Pt, R, Y1..Y7 are not used). Same arguments as GG_FGEMM_DEFINE. Each k-step
+ * stages the A tile once and the hidden then the gate B tile in the same Bs (the __local use of
+ * GG_FGEMM_DEFINE, so every tile that is valid for it is valid here), two accumulator blocks. */
+#define GG_FGEGLU_DEFINE(NAME, TM, TN, TK, RM, RN, WS)                                           \
+    __kernel __attribute__((reqd_work_group_size((TN) / (RN), (TM) / (RM), 1))) void NAME(      \
+        GG_FGEMM_PARAMS(WS))                                                                     \
+    {                                                                                            \
+        GG_BEGIN(TM, TN, TK, RM, RN)                                                             \
+        float accg[RM][RN];                                                                      \
+        _Pragma("unroll") for (int i = 0; i < (RM); i++)                                         \
+            _Pragma("unroll") for (int j = 0; j < (RN); j++) accg[i][j] = 0.0f;                  \
+        const int F = o1, F16 = N / 2;                                                           \
+        for (int k0 = 0; k0 < K; k0 += (TK)) {                                                   \
+            GG_LOAD_PANEL(As, A, m0, k0, K, M, K, TM, TK, 1, NT, lid, f32)                       \
+            GG_LOAD_PANEL_SP(Bs, Wp, n0, k0, K, F16, K, TN, TK, 16, NT, lid, WS, 2, 0)           \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+            GG_MMA(As, Bs, acc, TM, TN, TK, RM, RN, tx, ty)                                      \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+            GG_LOAD_PANEL_SP(Bs, Wp, n0, k0, K, F16, K, TN, TK, 16, NT, lid, WS, 2, 1)           \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+            GG_MMA(As, Bs, accg, TM, TN, TK, RM, RN, tx, ty)                                     \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+        }                                                                                        \
+        _Pragma("unroll") for (int i = 0; i < (RM); i++) {                                       \
+            const int m = m0 + ty + i * ((TM) / (RM));                                           \
+            _Pragma("unroll") for (int j = 0; j < (RN); j++) {                                   \
+                const int c = n0 + tx + j * ((TN) / (RN));                                       \
+                if (m >= M || c >= F) continue;                                                  \
+                const int bh = (c / 16) * 32 + c % 16;                                           \
+                float h = acc[i][j], gt = accg[i][j];                                            \
+                if (has_bias) {                                                                  \
+                    h += bias[bh];                                                               \
+                    gt += bias[bh + 16];                                                         \
+                }                                                                                \
+                Y0[m * F + c] = h * fg_act(gt, act - 2);                                         \
             }                                                                                    \
         }                                                                                        \
     }

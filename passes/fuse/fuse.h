@@ -63,7 +63,7 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
 /* Fusion passes (one per file, passes/fuse/<name>.c). Each returns true if it changed the graph.
  * FUSION_PASSES lists them in pipeline order: F("name", function). A pass is added here by the
  * commit that adds its file. Planned order: layernorm, rmsnorm, gelu, gnorm, attention, batched_linear,
- * epilogue, elementwise. */
+ * epilogue, geglu, elementwise. */
 /* One declaration per pass; one "F(...) \\" line each in FUSION_PASSES, in pipeline order. */
 bool pass_fuse_layernorm(struct ir_graph *g); /* fuse_layernorm.c: decomposed LN -> LayerNormalization */
 bool pass_fuse_rmsnorm(struct ir_graph *g); /* rmsnorm.c: decomposed RMSNorm -> o2c.RMSNorm */
@@ -74,6 +74,7 @@ bool pass_fuse_attention(struct ir_graph *g); /* fuse_attention.c: QKᵀ→scale
 /* batched_linear + gemm_epilogue (passes/fuse/batched_linear.c, fuse_gemm_epilogue.c) */
 bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
 bool pass_fuse_gemm_epilogue(struct ir_graph *g);  /* linear + bias/act/residual -> o2c.Gemm */
+bool pass_fuse_geglu(struct ir_graph *g);         /* o2c.Gemm + chunk + Gelu + Mul -> o2c.Gemm */
 bool pass_fuse_elementwise(struct ir_graph *g);    /* elementwise chains -> o2c.Elementwise */
 /* A MatMul(x, W) or Gemm(x, B, C){transA=0} with a constant 2-D float32 weight, as the linear
  * y = x * Wkn + bias that an o2c.Gemm computes. */
@@ -105,6 +106,7 @@ bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l,
     F("attention", pass_fuse_attention)                                                       \
     F("batched_linear", pass_fuse_batched_linear)                                             \
     F("gemm_epilogue", pass_fuse_gemm_epilogue)                                               \
+    F("geglu", pass_fuse_geglu)                                                               \
     F("conv_epilogue", pass_fuse_conv_epilogue)                                               \
     F("elementwise", pass_fuse_elementwise)                                                   \
     /* end of FUSION_PASSES */

@@ -219,6 +219,52 @@ gelu_tanh("gelu_tanh_pow", "pow", 2)
 gelu_tanh("gelu_tanh_mul", "mul", 1)
 
 
+# ---- geglu (passes/fuse/geglu.c) -----------------------------------------------------------
+def geglu_lin(name, lead, K, F, form, gate_half=1, gelu="erf", bias=True, opset=17,
+              gelu_first=False, share_hidden=False):
+    """x [lead.., K] @ W [K, 2F] (+ b) chunked in two on the last axis (form "split": Split,
+    "slice": two Slices, the second to INT64_MAX), y = hidden * GELU(gate); the gate is half
+    gate_half (diffusers: 1); gelu "erf" / "tanh" decomposed (the gelu pass makes Gelu) or "op"
+    (Gelu-20); share_hidden: the hidden half also feeds a second output (not fusable)."""
+    g = G(opset)
+    x = g.inp("x", rrandn(*lead, K))
+    z = g.op("MatMul", x, g.const(rrandn(K, 2 * F) / np.sqrt(K)))
+    if bias:
+        z = g.op("Add", z, g.const(0.5 * rrandn(2 * F)))
+    if form == "split":
+        g.k += 1
+        halves = [f"t{g.k}a", f"t{g.k}b"]
+        if opset >= 18:
+            g.nodes.append(oh.make_node("Split", [z], halves, name=f"n{g.k}_Split", axis=-1,
+                                        num_outputs=2))
+        else:
+            g.nodes.append(oh.make_node("Split", [z, g.const([F, F], np.int64)], halves,
+                                        name=f"n{g.k}_Split", axis=-1))
+    else:
+        st, mid, en, ax = (g.const([v], np.int64) for v in (0, F, 2**63 - 1, -1))
+        halves = [g.op("Slice", z, st, mid, ax), g.op("Slice", z, mid, en, ax)]
+    gate, hid = halves[gate_half], halves[1 - gate_half]
+    if gelu == "op":
+        a = g.op("Gelu", gate)
+    elif gelu == "erf":
+        e = g.op("Add", g.op("Erf", g.op("Div", gate, g.const(1.4142135381698608))), g.const(1.0))
+        a = tail(g, gate, e, 1)
+    else:
+        u = g.op("Add", gate, g.op("Mul", g.const(0.044715), g.op("Pow", gate, g.const(3.0))))
+        e = g.op("Add", g.const(1.0), g.op("Tanh", g.op("Mul", u, g.const(0.7978845608028654))))
+        a = tail(g, gate, e, 2)
+    y = g.op("Mul", a, hid) if gelu_first else g.op("Mul", hid, a)
+    g.save(name, [y, g.op("Add", hid, g.const(1.0))] if share_hidden else [y])
+
+
+# F = 37 (not a multiple of 16: a padded last pair), K = 19, M = 26 rows (not a multiple of
+# the cpu's 8 or the gpu's 64); F = 100 and M = 70 span two gpu tiles each way; F = 16 one pair
+geglu_lin("geglu_split_erf", (2, 13), 19, 37, "split")
+geglu_lin("geglu_slice_tanh", (70,), 33, 100, "slice", gate_half=0, gelu="tanh", gelu_first=True)
+geglu_lin("geglu_op20_nobias", (1, 5), 8, 16, "split", gelu="op", bias=False, opset=20)
+geglu_lin("geglu_reject_shared", (3, 4), 8, 24, "slice", share_hidden=True)
+
+
 # ---- gnorm -------------------------------------------------------------------------------
 def gn_inst(name, shape, G_, eps, gshape, silu, offset=0.0):
     g = G(17)

@@ -9,7 +9,8 @@
  *              live nodes of op OP (ONNX or o2c.* name). Qualified forms count fused nodes by
  *              an attribute: o2c.GroupNorm+silu (activation=1), o2c.Conv+silu / +relu
  *              (activation 1 / 2), o2c.Conv+res (with a residual input), o2c.Conv+div
- *              (output_divisor != 1), Gelu+tanh (approximate="tanh").
+ *              (output_divisor != 1), Gelu+tanh (approximate="tanh"), o2c.Gemm+geglu
+ *              (activation 5 / 6: a GEGLU feed-forward, passes/fuse/geglu.c).
  * Prints every check; exit status 1 if any fails.
  */
 #include "frontend/onnx_load.h"
@@ -46,6 +47,7 @@ static int count(const struct ir_graph *g, const char *spec)
             else if (strcmp(q, "relu") == 0) ok = ir_attr_int(n, "activation", 0) == 2;
             else if (strcmp(q, "res") == 0) ok = ir_input(n, 3) != IR_NONE;
             else if (strcmp(q, "div") == 0) ok = ir_attr_float(n, "output_divisor", 1.0f) != 1.0f;
+            else if (strcmp(q, "geglu") == 0) ok = ir_attr_int(n, "activation", 0) >= 5;
             else if (strcmp(q, "tanh") == 0) ok = strcmp(ir_attr_string(n, "approximate", "none"), "tanh") == 0;
             else return -1;
         }
