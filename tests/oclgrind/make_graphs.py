@@ -13,6 +13,11 @@ ConvTranspose (the simpler variants).
 Writes graphs/<name>/{model.onnx, inputs/<input>.npy, ref/<output>.npy}; references are
 onnxruntime (CPU, graph optimizations disabled) outputs on the committed inputs (numpy
 default_rng(seed)). Needs numpy, onnx, onnxruntime; CI only reads the committed files.
+Also data/unet_6x6/{inputs,ref}: the tiny UNet (models/tiny/unet/model.onnx, not copied) at a
+6x6 latent (its committed timestep and encoder_hidden_states, a new sample), for the whole-model
+gpu-class run in CI (oclgrind.unet_6x6.gpu): every GEMM/conv/attention launch then has partial
+tiles (36 and 9 positions), and it fits CI's time on oclgrind. onnxruntime reproduces the
+PyTorch reference of models/tiny/unet at 16x16 within 2.2e-6.
 Run: python3 tests/oclgrind/make_graphs.py
 """
 import os
@@ -63,18 +68,14 @@ def conv_zoo():
         "x": rng.standard_normal([1, 5, 9, 11]).astype(np.float32)}
 
 
-def write(name, model, feeds):
-    """graphs/NAME/{model.onnx, inputs/, ref/} with onnxruntime references."""
-    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    onnx.checker.check_model(model)
-    d = os.path.join(ROOT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "inputs"))
-    os.makedirs(os.path.join(d, "ref"))
-    onnx.save(model, os.path.join(d, "model.onnx"))
+def save_ref(d, name, model_path, feeds):
+    """DIR/{inputs,ref}/ (made anew): FEEDS and onnxruntime's outputs of MODEL_PATH on them."""
+    for sub in ("inputs", "ref"):
+        shutil.rmtree(os.path.join(d, sub), ignore_errors=True)
+        os.makedirs(os.path.join(d, sub))
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
     outs = sess.run(None, feeds)
     for k, v in feeds.items():
         np.save(os.path.join(d, "inputs", k + ".npy"), v)
@@ -83,5 +84,27 @@ def write(name, model, feeds):
         print(f"{name}: {o.name} {list(v.shape)}")
 
 
+def write(name, model, feeds):
+    """graphs/NAME/{model.onnx, inputs/, ref/} with onnxruntime references."""
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    onnx.checker.check_model(model)
+    d = os.path.join(ROOT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    save_ref(d, name, os.path.join(d, "model.onnx"), feeds)
+
+
+def unet_6x6():
+    """data/unet_6x6: inputs + onnxruntime reference of the tiny UNet at sample [1,4,6,6]."""
+    tiny = os.path.join(os.path.dirname(ROOT), "..", "..", "models", "tiny", "unet")
+    feeds = {n: np.load(os.path.join(tiny, "inputs", n + ".npy"))
+             for n in ("timestep", "encoder_hidden_states")}
+    feeds["sample"] = np.random.default_rng(20261206).standard_normal([1, 4, 6, 6]).astype(np.float32)
+    save_ref(os.path.join(os.path.dirname(ROOT), "data", "unet_6x6"), "unet_6x6",
+             os.path.join(tiny, "model.onnx"), feeds)
+
+
 if __name__ == "__main__":
     write("conv_zoo", *conv_zoo())
+    unet_6x6()
