@@ -68,6 +68,49 @@ def conv_zoo():
         "x": rng.standard_normal([1, 5, 9, 11]).astype(np.float32)}
 
 
+def gpu_zoo():
+    """The gpu-class kernels of the tiny UNet/VAE that conv_zoo and the CLIP do not run, small
+    enough for -cl-opt-disable: a split-K conv (K = 576 over 2 slices, then gg_conv_reduce), a
+    4-channel 1x1 conv (the VAE's post_quant_conv form), attention at head dim 64 (1 head, the
+    VAE's) and 32 (2 heads, 4-D: the UNet's mid block), N = 9 queries, S = 13 keys; the 6x6
+    UNet's im2col-form 3x3 and 1x1 convs with 16-channel panels; a GEGLU feed-forward (the
+    instances of those runs up to tile sizes: the test pins 16x16x4 r4x4)."""
+    inits, nodes = [], []
+    for y, x, oc, ic, k, pads in (("s", "x", 8, 64, 3, 1), ("o", "p", 4, 4, 1, 0)):
+        nodes.append(oh.make_node("Conv", [x, weight(y + ".w", [oc, ic, k, k], inits), y + ".b"], [y],
+                                  pads=[pads] * 4))
+        inits.append(nh.from_array(rng.standard_normal(oc).astype(np.float32) / 4, y + ".b"))
+    for sfx, perm, d in (("", [0, 2, 1], 64), ("2", [0, 1, 3, 2], 32)):
+        nodes += [oh.make_node("Transpose", ["k" + sfx], ["kt" + sfx], perm=perm),
+                  oh.make_node("MatMul", ["q" + sfx, "kt" + sfx], ["sc" + sfx]),
+                  oh.make_node("Mul", ["sc" + sfx, "scale" + sfx], ["sm" + sfx]),
+                  oh.make_node("Softmax", ["sm" + sfx], ["pr" + sfx], axis=-1),
+                  oh.make_node("MatMul", ["pr" + sfx, "v" + sfx], ["att" + sfx])]
+        inits.append(nh.from_array(np.array(1 / np.sqrt(d), np.float32), "scale" + sfx))
+    # the 6x6 UNet's 64-channel convs at its 3x3 level: 3x3 and 1x1 in the im2col (k0) form
+    # with 16-channel weight panels
+    for y, k in (("c3", 3), ("c1", 1)):
+        nodes.append(oh.make_node("Conv", ["y3", weight(y + ".w", [64, 32, k, k], inits), y + ".b"], [y],
+                                  pads=[k // 2] * 4))
+        inits.append(nh.from_array(rng.standard_normal(64).astype(np.float32) / 4, y + ".b"))
+    # GEGLU feed-forward (passes/fuse/geglu.c -> gg_fgeglu): (t W + b) split, h * Gelu(g)
+    nodes += [oh.make_node("MatMul", ["t", weight("ff.w", [48, 16], inits)], ["ffm"]),
+              oh.make_node("Add", ["ffm", "ff.b"], ["ffz"]),
+              oh.make_node("Split", ["ffz"], ["ffh", "ffg"], axis=-1, num_outputs=2),
+              oh.make_node("Gelu", ["ffg"], ["ffgg"]),
+              oh.make_node("Mul", ["ffh", "ffgg"], ["geglu"])]
+    inits[-1] = nh.from_array(nh.to_array(inits[-1]).T.copy(), "ff.w")  # [K, 2F] = [16, 48]
+    inits.append(nh.from_array(rng.standard_normal(48).astype(np.float32) / 4, "ff.b"))
+    shapes = {"x": [1, 64, 3, 3], "p": [1, 4, 5, 7], "q": [1, 9, 64], "k": [1, 13, 64],
+              "v": [1, 13, 64], "q2": [1, 2, 9, 32], "k2": [1, 2, 13, 32], "v2": [1, 2, 13, 32],
+              "y3": [1, 32, 3, 3], "t": [1, 9, 16]}
+    outs = ("s", "o", "att", "att2", "c3", "c1", "geglu")
+    g = oh.make_graph(nodes, "gpu_zoo", [oh.make_tensor_value_info(n, TP.FLOAT, s) for n, s in shapes.items()],
+                      [oh.make_tensor_value_info(n, TP.FLOAT, None) for n in outs], inits)
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", 20)]), {
+        n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+
+
 def save_ref(d, name, model_path, feeds):
     """DIR/{inputs,ref}/ (made anew): FEEDS and onnxruntime's outputs of MODEL_PATH on them."""
     for sub in ("inputs", "ref"):
@@ -108,3 +151,4 @@ def unet_6x6():
 if __name__ == "__main__":
     write("conv_zoo", *conv_zoo())
     unet_6x6()
+    write("gpu_zoo", *gpu_zoo())
