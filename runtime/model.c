@@ -217,74 +217,102 @@ static void explain_layout_diff(const struct o2r_model_desc *d, const unsigned c
         snprintf(out, cap, "; every stored tensor agrees: the payload sizes differ");
 }
 
-/* Creates weights chunk c of m->plan from the file part (map) and the build's constants:
- * straight from one of them when it lies inside it, else empty and written piecewise. */
-static o2r_status upload_chunk(struct o2r_model *m, uint32_t c, const unsigned char *map)
+/* Writes bytes [lo, hi) of the weights region (the file part from map, the rest from
+ * desc.const_data) at offset lo - base of chunk c (blocking). */
+static cl_int write_region(struct o2r_model *m, uint32_t c, uint64_t base, uint64_t lo,
+                           uint64_t hi, const unsigned char *map)
+{
+    const struct o2r_model_desc *d = m->desc;
+    const uint64_t fb = d->weights_file_bytes;
+    cl_int e = CL_SUCCESS;
+    if (lo < hi && lo < fb)
+        e = clEnqueueWriteBuffer(m->ctx->queue, m->chunks[c], CL_TRUE, (size_t)(lo - base),
+                                 (size_t)((hi < fb ? hi : fb) - lo), map + O2R_WEIGHTS_HEADER + lo,
+                                 0, NULL, NULL);
+    if (e == CL_SUCCESS && hi > fb && hi > lo) {
+        uint64_t from = lo > fb ? lo : fb;
+        e = clEnqueueWriteBuffer(m->ctx->queue, m->chunks[c], CL_TRUE, (size_t)(from - base),
+                                 (size_t)(hi - from), d->const_data + (from - fb), 0, NULL, NULL);
+    }
+    return e;
+}
+
+/* Creates weights chunk c of m->plan: straight from the mapped file part or from const_data
+ * when it lies inside one and holds no repacked tensor (one copy, as before load-time
+ * repacking existed); else empty, then written piecewise: the bytes between repacked tensors
+ * from the file / const_data, each repacked tensor rearranged on the host (o2r_repack_conv) into
+ * tmp (at least the largest repacked tensor's size, reused: its pages are faulted in once) and
+ * written from it, so every byte is copied once. */
+static o2r_status upload_chunk(struct o2r_model *m, uint32_t c, const unsigned char *map,
+                               void *tmp)
 {
     struct o2r_ctx *ctx = m->ctx;
     const struct o2r_model_desc *d = m->desc;
     uint64_t src = m->plan.chunk_src[c], n = m->plan.chunk_bytes[c], fb = d->weights_file_bytes;
+    uint32_t *rp = o2r_calloc(d->n_repacks + 1, sizeof *rp), nr = 0;
+    o2r_status st = O2R_OK;
+    if (!rp) {
+        o2r_set_error(ctx, "out of host memory loading the weights of model '%s'", d->name);
+        return O2R_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < d->n_repacks; i++)
+        if (m->plan.buf_chunk[d->repacks[i].buf] == c)
+            rp[nr++] = i;
+    for (uint32_t i = 1; i < nr; i++) /* by offset (insertion sort: few per chunk, no qsort_r) */
+        for (uint32_t j = i; j > 0 && d->buffers[d->repacks[rp[j]].buf].offset <
+                                          d->buffers[d->repacks[rp[j - 1]].buf].offset; j--) {
+            uint32_t t = rp[j];
+            rp[j] = rp[j - 1];
+            rp[j - 1] = t;
+        }
     cl_int e = o2r_fault_cl("clCreateBuffer");
-    const void *host = src + n <= fb ? (const void *)(map + O2R_WEIGHTS_HEADER + src)
-                       : src >= fb ? (const void *)(d->const_data + (src - fb)) : NULL;
+    const void *host = nr ? NULL
+                       : src + n <= fb ? (const void *)(map + O2R_WEIGHTS_HEADER + src)
+                       : src >= fb    ? (const void *)(d->const_data + (src - fb)) : NULL;
     if (e == CL_SUCCESS)
         m->chunks[c] = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY |
                                       (host ? CL_MEM_COPY_HOST_PTR : 0), (size_t)n,
                                       (void *)host, &e);
-    if (e == CL_SUCCESS && m->chunks[c] && !host) {
-        e = clEnqueueWriteBuffer(ctx->queue, m->chunks[c], CL_TRUE, 0, (size_t)(fb - src),
-                                 map + O2R_WEIGHTS_HEADER + src, 0, NULL, NULL);
-        if (e == CL_SUCCESS)
-            e = clEnqueueWriteBuffer(ctx->queue, m->chunks[c], CL_TRUE, (size_t)(fb - src),
-                                     (size_t)(src + n - fb), d->const_data, 0, NULL, NULL);
-    }
     if (e != CL_SUCCESS || !m->chunks[c]) {
         o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', chunk %u of %u: %llu bytes "
                       "from payload offset %llu): %s", d->name, (unsigned)c + 1,
                       (unsigned)m->plan.n_weight_chunks, (unsigned long long)n,
                       (unsigned long long)src, o2r_cl_error_name(e));
-        return O2R_ERR_CL;
+        m->chunks[c] = NULL;
+        st = O2R_ERR_CL;
+        goto done;
     }
-    return O2R_OK;
-}
-
-/* Rearranges the repacked tensors (desc.repacks) on the host from the file's form into the
- * build's and overwrites their bytes in the uploaded chunks. */
-static o2r_status apply_repacks(struct o2r_model *m, const unsigned char *map)
-{
-    const struct o2r_model_desc *d = m->desc;
-    for (uint32_t i = 0; i < d->n_repacks; i++) {
-        const struct o2r_repack *r = &d->repacks[i];
-        const struct o2r_buffer *b = &d->buffers[r->buf];
-        uint32_t c = m->plan.buf_chunk[r->buf];
-        if (c == UINT32_MAX)
-            continue; /* no launch of this kernel class reads it */
-        void *tmp = o2r_malloc((size_t)b->size);
-        if (!tmp) {
-            o2r_set_error(m->ctx, "out of host memory repacking weight '%s' of model '%s' (%llu "
-                          "bytes)", b->name ? b->name : "?", d->name,
-                          (unsigned long long)b->size);
-            return O2R_ERR_NOMEM;
-        }
+    if (host)
+        goto done;
+    uint64_t pos = src;
+    for (uint32_t k = 0; k <= nr && e == CL_SUCCESS; k++) {
+        const struct o2r_repack *r = k < nr ? &d->repacks[rp[k]] : NULL;
+        const struct o2r_buffer *b = r ? &d->buffers[r->buf] : NULL;
+        e = write_region(m, c, src, pos, b ? b->offset : src + n, map);
+        if (!b || e != CL_SUCCESS)
+            break;
         o2r_repack_conv(r, map + O2R_WEIGHTS_HEADER + b->offset, tmp);
-        cl_int e = o2r_fault_cl("clEnqueueWriteBuffer");
+        e = o2r_fault_cl("clEnqueueWriteBuffer");
         if (e == CL_SUCCESS)
-            e = clEnqueueWriteBuffer(m->ctx->queue, m->chunks[c], CL_TRUE,
-                                     (size_t)m->plan.buf_off[r->buf], (size_t)b->size, tmp, 0,
-                                     NULL, NULL);
-        o2r_free(tmp);
-        if (e != CL_SUCCESS) {
-            o2r_set_error(m->ctx, "clEnqueueWriteBuffer(repacked weight '%s' of model '%s', %llu "
-                          "bytes): %s", b->name ? b->name : "?", d->name,
-                          (unsigned long long)b->size, o2r_cl_error_name(e));
-            return O2R_ERR_CL;
-        }
+            e = clEnqueueWriteBuffer(ctx->queue, m->chunks[c], CL_TRUE,
+                                     (size_t)(b->offset - src), (size_t)b->size, tmp, 0, NULL,
+                                     NULL);
+        pos = b->offset + b->size;
     }
-    return O2R_OK;
+    if (e != CL_SUCCESS) {
+        o2r_set_error(ctx, "clEnqueueWriteBuffer(weights of model '%s', chunk %u of %u: %llu "
+                      "bytes from payload offset %llu, %u repacked tensors): %s", d->name,
+                      (unsigned)c + 1, (unsigned)m->plan.n_weight_chunks, (unsigned long long)n,
+                      (unsigned long long)src, (unsigned)nr, o2r_cl_error_name(e));
+        st = O2R_ERR_CL;
+    }
+done:
+    o2r_free(rp);
+    return st;
 }
 
-/* Maps and checks the weights file and uploads each weights chunk of m->plan from it (and from
- * the build's constants), then rearranges the repacked tensors. */
+/* Maps and checks the weights file and uploads each weights chunk of m->plan from it and from
+ * the build's constants, rearranging the repacked tensors on the way. */
 static o2r_status load_weights(struct o2r_model *m, const char *path)
 {
     struct o2r_ctx *ctx = m->ctx;
@@ -292,6 +320,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     o2r_status st = O2R_OK;
     struct o2r_fmap fm = {0};
     const unsigned char *map = NULL;
+    void *tmp = NULL; /* host copy of one repacked tensor */
     if (d->weights_bytes == 0)
         return O2R_OK;
     if (d->weights_file_bytes == 0) /* only the build's own constants: no file to read */
@@ -389,13 +418,22 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         goto cleanup;
     }
 upload:
-    for (uint32_t c = 0; c < m->plan.n_weight_chunks; c++) {
-        st = upload_chunk(m, c, map);
-        if (st != O2R_OK)
-            goto cleanup;
+    uint64_t most = 0; /* the largest repacked tensor the selected kernel class reads */
+    for (uint32_t i = 0; i < d->n_repacks; i++)
+        if (m->plan.buf_chunk[d->repacks[i].buf] != UINT32_MAX &&
+            d->buffers[d->repacks[i].buf].size > most)
+            most = d->buffers[d->repacks[i].buf].size;
+    tmp = most ? o2r_malloc((size_t)most) : NULL;
+    if (most && !tmp) {
+        o2r_set_error(ctx, "out of host memory repacking the weights of model '%s' (%llu bytes "
+                      "for the largest repacked tensor)", d->name, (unsigned long long)most);
+        st = O2R_ERR_NOMEM;
+        goto cleanup;
     }
-    st = apply_repacks(m, map);
+    for (uint32_t c = 0; c < m->plan.n_weight_chunks && st == O2R_OK; c++)
+        st = upload_chunk(m, c, map, tmp);
 cleanup:
+    o2r_free(tmp);
     o2r_fmap_close(&fm);
     return st;
 }

@@ -15,36 +15,59 @@
 
 #include "rt_internal.h"
 
+/* Copies n bytes; the sizes runs have (8 or 16 channels of float or half) get an inlined copy. */
+static inline void copy_run(unsigned char *t, const unsigned char *s, size_t n)
+{
+    switch (n) {
+    case 16: memcpy(t, s, 16); break;
+    case 32: memcpy(t, s, 32); break;
+    case 64: memcpy(t, s, 64); break;
+    default: memcpy(t, s, n); break;
+    }
+}
+
 void o2r_repack_conv(const struct o2r_repack *r, const void *src, void *dst)
 {
-    const int64_t OC = r->oc, cin = r->cin, KH = r->kh, KW = r->kw;
+    const int64_t OC = r->oc, cin = r->cin, KH = r->kh, KW = r->kw, K = cin * KH * KW;
     const int64_t so = r->src_ocb, to = r->dst_ocb, es = r->elem_bytes;
     const int64_t nbt = (OC + to - 1) / to;
     const unsigned char *s = src;
     unsigned char *t = dst;
-    /* target order: panel, then (kh, ci, kw) direct or (ci, kh, kw) flat, then channel; the
-     * channels of one target panel are runs of consecutive source channels (a run ends at a
-     * source panel's end): each run is one memcpy */
-    for (int64_t bt = 0; bt < nbt; bt++)
+    /* A target panel's channels are runs of consecutive channels of one source panel; source
+     * element (panel p, direct k index kk, channel c) is at ((p * K + kk) * so + c). For each
+     * target panel: its runs, then for each k in target order ((kh, ci, kw) direct, (ci, kh, kw)
+     * flat) one copy per run. */
+    int64_t run_src[65], run_len[65]; /* source offset (elements, for kk = 0) and length */
+    for (int64_t bt = 0; bt < nbt; bt++) {
+        int nrun = 0;
+        int64_t pad = 0; /* channels past OC in this target panel */
+        for (int64_t j = 0; j < to && nrun < 64;) {
+            const int64_t o = bt * to + j;
+            if (o >= OC) {
+                pad = to - j;
+                break;
+            }
+            int64_t len = so - o % so;
+            len = len < to - j ? len : to - j;
+            len = len < OC - o ? len : OC - o;
+            run_src[nrun] = (o / so) * K * so + o % so;
+            run_len[nrun++] = len;
+            j += len;
+        }
         for (int64_t a = 0; a < (r->flat ? cin : KH); a++)
-            for (int64_t b = 0; b < (r->flat ? KH : cin); b++)
+            for (int64_t b = 0; b < (r->flat ? KH : cin); b++) {
+                const int64_t kh = r->flat ? b : a, ci = r->flat ? a : b;
                 for (int64_t kw = 0; kw < KW; kw++) {
-                    const int64_t kh = r->flat ? b : a, ci = r->flat ? a : b;
-                    for (int64_t j = 0; j < to;) {
-                        const int64_t o = bt * to + j;
-                        if (o >= OC) { /* padded channels */
-                            memset(t, 0, (size_t)((to - j) * es));
-                            t += (to - j) * es;
-                            break;
-                        }
-                        int64_t run = so - o % so;
-                        run = run < to - j ? run : to - j;
-                        run = run < OC - o ? run : OC - o;
-                        const int64_t si = ((((o / so) * KH + kh) * cin + ci) * KW + kw) * so +
-                                           o % so;
-                        memcpy(t, s + si * es, (size_t)(run * es));
-                        t += run * es;
-                        j += run;
+                    const int64_t kk = (kh * cin + ci) * KW + kw; /* direct k index */
+                    for (int q = 0; q < nrun; q++) {
+                        copy_run(t, s + (run_src[q] + kk * so) * es, (size_t)(run_len[q] * es));
+                        t += run_len[q] * es;
+                    }
+                    if (pad) {
+                        memset(t, 0, (size_t)(pad * es));
+                        t += pad * es;
                     }
                 }
+            }
+    }
 }
