@@ -1,7 +1,15 @@
-/* remove_identity.c — Identity and inference-mode Dropout forward their input.
+/* remove_identity.c — Identity, inference-mode Dropout and same-type Casts forward their input.
  *
  * Identity(x) -> x;  Dropout(x, ratio, training_mode=false) -> x (the optional mask output, if
- * present, becomes a constant all-true tensor of the same name). Nodes whose output is a graph output are
+ * present, becomes a constant all-true tensor of the same name); Cast(x, to=T) and CastLike(x, y)
+ * with x already of type T -> x (ONNX Cast to the input's own type is the identity; exporters
+ * write many float32 -> float32 Casts, e.g. `.float()` on float32 tensors: 13 launches of the
+ * tiny Flux transformer were such copies). Runs after promote_f16, whose rounding Casts through
+ * float16 have a float16 value between them and are not same-type.
+ * Then Concat(Cast(a0, to=T), ..., Cast(ak, to=T)) with every ai of one type S and every Cast
+ * read only by that Concat -> Cast(Concat(a0, ..., ak), to=T): a conversion is elementwise, so
+ * it commutes with concatenation; k+1 Cast launches become one (the dynamo export of Flux computes
+ * its rotary frequencies in float64 and concatenates their float32 casts: 3 launches saved). Nodes whose output is a graph output are
  * kept (codegen makes them views), so graph output names never change.
  */
 #include "passes.h"
@@ -21,6 +29,54 @@ static uint32_t forwarded(uint32_t *fwd, uint32_t v)
     return r;
 }
 
+/* Concat(Cast(a_i, to=T) ...) -> Cast(Concat(a_i ...), to=T) (see the banner). The Concat node
+ * keeps its id and attributes and writes a new value of the source type; nodes are appended, so
+ * the caller re-sorts. Returns whether anything changed. */
+static bool hoist_casts_over_concat(struct ir_graph *g)
+{
+    bool changed = false;
+    const uint32_t nn = g->nnodes;
+    for (uint32_t i = 0; i < nn; i++) {
+        const struct ir_node *c = &g->nodes[i];
+        if (c->dead || c->op != IR_OP_CONCAT || c->ninputs < 2 || c->noutputs != 1) continue;
+        const uint32_t y = c->outputs[0];
+        enum ir_dtype src = IR_UNDEFINED;
+        bool ok = g->values[y].dims_known;
+        for (uint32_t k = 0; ok && k < c->ninputs; k++) {
+            const uint32_t v = c->inputs[k];
+            const uint32_t p = v == IR_NONE ? IR_NONE : g->values[v].producer;
+            ok = p != IR_NONE && g->nodes[p].op == IR_OP_CAST && g->values[v].nuses == 1 &&
+                 !g->values[v].is_output && g->values[v].dtype == g->values[y].dtype;
+            if (!ok) break;
+            const enum ir_dtype t = g->values[g->nodes[p].inputs[0]].dtype;
+            ok = (k == 0 || t == src) && t != g->values[y].dtype && t != IR_UNDEFINED;
+            src = t;
+        }
+        if (!ok) continue;
+        const uint32_t u = ir_value_add(g, ir_name_unique(g, ir_sprintf(g, "%s/uncast",
+                                        g->values[y].name)), src, g->values[y].rank,
+                                        g->values[y].dims);
+        g->values[u].dims_known = true;
+        for (uint32_t k = 0; k < g->nodes[i].ninputs; k++) {
+            const uint32_t p = g->values[g->nodes[i].inputs[k]].producer;
+            g->nodes[i].inputs[k] = g->nodes[p].inputs[0];
+            ir_node_erase(g, p);
+        }
+        g->nodes[i].outputs[0] = u;
+        g->values[u].producer = i;
+        g->values[y].producer = IR_NONE;
+        const uint32_t id = ir_node_add(g, IR_OP_CAST, ir_sprintf(g, "%s/cast", g->nodes[i].name),
+                                        "Cast", &u, 1, &y, 1);
+        ir_attr_set_int(g, id, "to", (int64_t)g->values[y].dtype);
+        changed = true;
+    }
+    if (changed) {
+        ir_recount(g);
+        ir_toposort(g);
+    }
+    return changed;
+}
+
 bool pass_remove_identity(struct ir_graph *g)
 {
     bool changed = false;
@@ -30,7 +86,13 @@ bool pass_remove_identity(struct ir_graph *g)
     for (uint32_t v = 0; v < g->nvalues; v++) fwd[v] = v;
     for (uint32_t i = 0; i < g->nnodes; i++) {
         struct ir_node *n = &g->nodes[i];
-        if (n->dead || (n->op != IR_OP_IDENTITY && n->op != IR_OP_DROPOUT)) continue;
+        if (n->dead) continue;
+        const bool same_cast = (n->op == IR_OP_CAST || n->op == IR_OP_CAST_LIKE) &&
+                               n->noutputs == 1 && n->outputs[0] != IR_NONE &&
+                               g->values[n->inputs[0]].dtype == g->values[n->outputs[0]].dtype &&
+                               (n->op == IR_OP_CAST_LIKE ||
+                                ir_attr_int(n, "to", -1) == (int64_t)g->values[n->inputs[0]].dtype);
+        if (n->op != IR_OP_IDENTITY && n->op != IR_OP_DROPOUT && !same_cast) continue;
         if (n->op == IR_OP_DROPOUT) {
             uint32_t tm = ir_input(n, 2);
             if (tm != IR_NONE && (!ir_is_const(g, tm) || ir_const_i64(g, tm, 0) != 0))
@@ -57,7 +119,7 @@ bool pass_remove_identity(struct ir_graph *g)
         ir_node_erase(g, i);
         changed = true;
     }
-    if (!changed) return false;
+    if (!changed) return hoist_casts_over_concat(g);
     for (uint32_t i = 0; i < g->nnodes; i++) {
         struct ir_node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -65,5 +127,6 @@ bool pass_remove_identity(struct ir_graph *g)
             if (n->inputs[k] != IR_NONE) n->inputs[k] = forwarded(fwd, n->inputs[k]);
     }
     ir_recount(g);
-    return changed;
+    hoist_casts_over_concat(g); /* after the rewiring: it adds values fwd does not cover */
+    return true;
 }

@@ -293,6 +293,29 @@ def cast_cases():
     case("cast_f16_to_f32_edges", [n], [("x", h)], [("y", TP.FLOAT)], tolerance=(0, 0))
 
 
+def cast_rewrite_cases():
+    """remove_identity's Cast rewrites: same-type Casts are forwarded, Concat of Casts from one
+    type becomes one Cast of the Concat (float64 sources, as the dynamo Flux export has)."""
+    r = np.random.default_rng(20261201)
+    x = r.standard_normal((2, 5)).astype(np.float32)
+    i = r.integers(-9, 9, (2, 5)).astype(np.int64)
+    nodes = [helper.make_node("Cast", ["x"], ["xc"], to=TP.FLOAT),
+             helper.make_node("Cast", ["xc"], ["xcc"], to=TP.FLOAT),
+             helper.make_node("Mul", ["xcc", "xc"], ["y"]),
+             helper.make_node("Cast", ["i"], ["ic"], to=TP.INT64),
+             helper.make_node("Add", ["ic", "ic"], ["j"])]
+    case("cast_same_type_forwarded", nodes, [("x", x), ("i", i)], [("y", TP.FLOAT), ("j", TP.INT64)],
+         tolerance=(0, 0))
+    a = (r.standard_normal((1, 3, 4)) * 1e3).astype(np.float64)
+    b = (r.standard_normal((1, 2, 4)) * 1e-3).astype(np.float64)
+    nodes = [helper.make_node("Cast", ["a"], ["ac"], to=TP.FLOAT),
+             helper.make_node("Cast", ["b"], ["bc"], to=TP.FLOAT),
+             helper.make_node("Concat", ["ac", "bc"], ["c"], axis=1),
+             helper.make_node("Mul", ["c", "c"], ["y"])]
+    case("concat_of_casts_f64", nodes, [("a", a), ("b", b)], [("y", TP.FLOAT), ("c", TP.FLOAT)],
+         tolerance=(0, 0))
+
+
 def nan_cases():
     a = np.array([1.0, np.nan, 3.0, -np.inf, np.nan, 0.5], np.float32)
     b = np.array([np.nan, 2.0, 1.0, 5.0, np.nan, 0.25], np.float32)
@@ -768,6 +791,7 @@ def main():
     rnn_einsum_cases()
     quant_dft_cases()
     topk_cases()
+    cast_rewrite_cases()
     error_cases()
     keep = set(written)
     for d in os.listdir(OUT):
