@@ -208,8 +208,17 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
 {
     char dir[4096], path[4200] = "";
     const char *opts = desc->build_options ? desc->build_options : "";
+    const char *mode = getenv("ONNX2CL_CACHE");
+    if (mode && *mode && strcmp(mode, "auto") != 0 && strcmp(mode, "always") != 0 &&
+        strcmp(mode, "off") != 0) {
+        o2r_set_error(ctx, "$ONNX2CL_CACHE=%s: expected auto, always or off", mode);
+        return O2R_ERR_ARG;
+    }
     int platform_cache = 0;
     int use_cache = cache_dir(ctx, dir, sizeof dir, &platform_cache);
+    if (platform_cache && cache_log_on())
+        fprintf(stderr, "onnx2cl: cache off on this platform: it keeps every build in its own "
+                "kernel cache (ONNX2CL_CACHE=always stores program binaries here too)\n");
     cl_program p = NULL;
     cl_int e;
     *out = NULL;

@@ -662,6 +662,28 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
     if (st != O2R_OK)
         goto fail;
     st = o2r_program_get(ctx, desc, m->source, m->source_len, &m->program, &m->cache_hit);
+    if (st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0) {
+        /* tiles from a tuning file (possibly of another driver or device of this vendor) or a
+         * built-in vendor default may not build with this driver: never let them stop a start */
+        char first[300];
+        const char *nl = strchr(ctx->err, '\n');
+        snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - ctx->err) : (int)strlen(ctx->err),
+                 ctx->err);
+        const char *tf = o2r_tune_file_path(m);
+        const char *dropped = o2r_tune_reset_compiled(m);
+        if (dropped) {
+            fprintf(stderr, "onnx2cl: warning: model '%s': the program with the tiles of %s%s%s "
+                    "did not build (%s); building it with the compiled default tiles\n",
+                    desc->name, dropped, tf[0] ? " in " : "", tf, first);
+            o2r_free(m->source);
+            m->source = NULL;
+            st = o2r_schedule_source(m);
+            if (st != O2R_OK)
+                goto fail;
+            st = o2r_program_get(ctx, desc, m->source, m->source_len, &m->program,
+                                 &m->cache_hit);
+        }
+    }
     if (st != O2R_OK)
         goto fail;
     st = create_kernels(m);

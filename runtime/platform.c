@@ -490,7 +490,15 @@ int o2r_stderr_mute(void)
     }
     if (null >= 0) _close(null);
 #else
-    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    int saved = dup(2);
+    if (saved < 0 && errno == EBADF) { /* fd 2 closed: fill it with the null device until restore */
+        int null = open("/dev/null", O_WRONLY);
+        if (null == 2)
+            return O2R_STDERR_WAS_CLOSED;
+        if (null >= 0) close(null);
+        return -1;
+    }
+    int null = open("/dev/null", O_WRONLY);
     if (saved < 0 || null < 0 || dup2(null, 2) < 0) {
         if (saved >= 0) close(saved);
         saved = -1;
@@ -502,6 +510,12 @@ int o2r_stderr_mute(void)
 
 void o2r_stderr_restore(int saved)
 {
+#ifndef _WIN32
+    if (saved == O2R_STDERR_WAS_CLOSED) {
+        close(2);
+        return;
+    }
+#endif
     if (saved < 0)
         return;
     fflush(stderr);

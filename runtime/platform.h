@@ -66,10 +66,12 @@ double o2r_now_ms(void);
 void o2r_sleep_ms(double ms);
 
 /* Redirects file descriptor 2 (stderr) to the null device and returns a duplicate of the old
- * one, or -1 if that failed (then nothing changed); o2r_stderr_restore(fd) undoes it (fd < 0:
- * no-op). For probes whose failure is expected but whose driver prints compiler diagnostics
+ * one, or -1 if that failed (then nothing changed), or O2R_STDERR_WAS_CLOSED when fd 2 was
+ * closed (it then holds the null device until the restore); o2r_stderr_restore(fd) undoes it
+ * (-1: no-op). For probes whose failure is expected but whose driver prints compiler diagnostics
  * straight to fd 2 (PoCL's clang). Not thread-safe: stderr is process-wide. */
 int o2r_stderr_mute(void);
+#define O2R_STDERR_WAS_CLOSED (-2) /* o2r_stderr_mute: fd 2 was closed; restore closes it again */
 void o2r_stderr_restore(int saved);
 
 #endif

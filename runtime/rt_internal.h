@@ -156,6 +156,13 @@ o2r_status o2r_tune_choose(struct o2r_model *m, uint32_t tune_mode);
  * as an o2r_malloc'ed text (*len bytes); NULL with *len = 0 when m has no tunables, NULL with
  * *len = (size_t)-1 when out of memory. */
 char *o2r_tune_source(const struct o2r_model *m, size_t *len);
+/* After a failed program build: every tunable whose tiles came from the tuning file or the
+ * built-in vendor default gets the compiled default again (launch geometry and Kc included).
+ * Returns what was dropped ("the tuning file's entries", ...), or NULL when nothing was (the
+ * failure is then not the tuning's). Not in tune mode. */
+const char *o2r_tune_reset_compiled(struct o2r_model *m);
+/* The tuning file m read ("" if none). */
+const char *o2r_tune_file_path(const struct o2r_model *m);
 /* Frees m->tune. */
 void o2r_tune_free(struct o2r_model *m);
 

@@ -707,6 +707,34 @@ o2r_status o2r_tune_choose(struct o2r_model *m, uint32_t tune_mode)
     return O2R_OK;
 }
 
+const char *o2r_tune_reset_compiled(struct o2r_model *m)
+{
+    const struct o2r_model_desc *d = m->desc;
+    struct o2r_tune_state *ts = m->tune;
+    if (!ts || ts->tune_mode)
+        return NULL;
+    int file = 0, builtin = 0;
+    for (uint32_t i = 0; i < d->n_tunables; i++) {
+        struct o2r_tune_choice *c = &ts->c[i];
+        if (c->level == LVL_PINNED || c->level == LVL_COMPILED)
+            continue;
+        file |= c->level != LVL_BUILTIN;
+        builtin |= c->level == LVL_BUILTIN;
+        c->tiles = d->tunables[i].tiles;
+        c->level = LVL_COMPILED;
+        apply_choice(m, i);
+    }
+    return file && builtin ? "the tuning file's entries and the built-in vendor default"
+           : file          ? "the tuning file's entries"
+           : builtin       ? "the built-in vendor default"
+                           : NULL;
+}
+
+const char *o2r_tune_file_path(const struct o2r_model *m)
+{
+    return m->tune && m->tune->file_read ? m->tune->path : "";
+}
+
 /* Appends "MACRO(NAME, TM, TN, TK, RM, RN<margs>)\n" for tunable t with tiles s to the growing
  * text *buf (length *len, capacity *cap) unless NAME is already defined in it. 0 on no memory. */
 static int add_line(const struct o2r_tunable *t, const struct o2r_tiles *s, char **buf,
@@ -1178,7 +1206,14 @@ static o2r_status init_without_failing_candidates(struct o2r_ctx *ctx,
     snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - ctx->err) : (int)strlen(ctx->err),
              ctx->err);
     fprintf(log, "tune: model '%s': the program with every candidate did not build (%s); "
-            "building once per candidate to leave out the ones that do not\n", desc->name, first);
+            "building the defaults alone, then once per candidate, to leave out the ones that do "
+            "not\n", desc->name, first);
+    /* the defaults alone first: if they do not build, no candidate is to blame */
+    if (st == O2R_OK) {
+        struct o2r_model *m0 = NULL;
+        st = o2r_model_init_mode(ctx, desc, weights_path, 1u << 31, &m0);
+        o2r_model_free(m0);
+    }
     uint32_t ok = 0;
     for (uint32_t k = 0; st == O2R_OK && k < tmp->ncand; k++) {
         struct o2r_model *m1 = NULL;
@@ -1269,10 +1304,11 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
         st = O2R_ERR_IO;
         goto done;
     }
-    fprintf(log, "tune: model '%s' on %s: %u shapes, the default and up to %u candidates each, budget %g s "
-            "(program with every candidate built in %.1f s, not counted)\n", desc->name,
-            ctx->device_name, (unsigned)njobs, (unsigned)m->tune->ncand, seconds,
-            (o2r_now_ms() - t0) / 1000.0);
+    fprintf(log, "tune: model '%s' on %s: %u shapes, the default and up to %u candidate%s each, "
+            "budget %g s (program build%s %.1f s, not counted)\n", desc->name,
+            ctx->device_name, (unsigned)njobs, (unsigned)m->tune->ncand,
+            m->tune->ncand == 1 ? "" : "s", seconds,
+            m->tune->ncand ? " with the candidates" : "", (o2r_now_ms() - t0) / 1000.0);
     const double deadline = o2r_now_ms() + seconds * 1000.0;
     for (uint32_t i = 0; i < desc->n_inputs; i++) {
         in[i] = inputs ? inputs[i] : NULL;

@@ -78,6 +78,13 @@ done
 [ -n "$ran" ] || fail "forced: no tunable kernel in the 'gpu variant:' lines"
 if grep -q "warning" "$work/forced.txt"; then fail "forced: unexpected warning"; fi
 echo "ok: forced tiles $tiles used (kernels: $ran; default run: $defran); outputs match"
+# an entry this driver cannot build (simulated: $ONNX2CL_FAIL_BUILD_IF fails a build whose source
+# holds the forced instance) never stops a start: one warning, the compiled defaults, outputs ok
+ONNX2CL_FAIL_BUILD_IF="_${want}" run nobuild
+grep -qF "onnx2cl: warning: model 'model': the program with the tiles of the tuning file's entries in $tf did not build" "$work/nobuild.txt" ||
+  { grep warning "$work/nobuild.txt" || true; fail "nobuild: no warning naming the tuning file"; }
+if grep -q "kernel gg_[a-z]*_${want}" "$work/nobuild.txt"; then fail "nobuild: a ${want} instance still runs"; fi
+echo "ok: entries that do not build are dropped with one warning; outputs match"
 # the lower levels of the lookup: this device with another driver, another device of the vendor
 for lvl in driver vendor; do
   python3 "$here/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/none.txt" "$tiles" $lvl

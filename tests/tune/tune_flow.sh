@@ -61,6 +61,12 @@ grep -q "$(echo "$cand" | awk -F, '{printf "%sx%sx%s r%sx%s", $1, $2, $3, $4, $5
   { cat "$work/tune3.txt"; fail "the candidate that does not build is not named"; }
 if grep -q "32x32x16 r4x4 left out" "$work/tune3.txt"; then fail "a candidate that builds was left out"; fi
 grep -q "^tune: wrote $tf" "$work/tune3.txt" || { cat "$work/tune3.txt"; fail "no file written"; }
+# 3c. when the compiled default itself does not build, --tune fails naming the build, without
+#     blaming the candidates
+if ONNX2CL_FAIL_BUILD_IF=_64x64x16_r4x4 ONNX2CL_TUNE_CANDIDATES="$cand" "$work/model" --tune=5 \
+  2> "$work/tune4.txt"; then fail "--tune succeeded although the default does not build"; fi
+grep -q "clBuildProgram" "$work/tune4.txt" || { cat "$work/tune4.txt"; fail "no build error reported"; }
+if grep -q "left out" "$work/tune4.txt"; then cat "$work/tune4.txt"; fail "a candidate was blamed"; fi
 # 4. a bad candidate list is refused naming the set (before any build); the cpu class has
 #    nothing to tune: exit 0, a line saying so, the file untouched
 sum0=$(cksum < "$tf")
