@@ -9,12 +9,14 @@
  *              x^3 written Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x)
  *   the final products in any of the exporters' orders, with a = 1 + erf(..) / 1 + tanh(..):
  *              Mul(Mul(x, a), 0.5),  Mul(Mul(x, 0.5), a),  Mul(x, Mul(a, 0.5))
- * Constants must match to a relative 1e-6 (float rounding of the exact values).
+ * Constants must match to a relative 1e-6 (float rounding of the exact values) or be the exact
+ * values rounded to float16 (float16 exports).
  * GEGLU (x * gelu(gate) after a Split/Slice) becomes Mul(x, Gelu(gate)); fusing that Mul is left
  * to the elementwise pass.
  * Assumes: shape inference ran. Matching never mutates; matches are collected, then rewritten.
  */
 #include "passes/fuse/fuse.h"
+#include "ref/ref.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,11 +24,15 @@
 
 #define PASS "gelu"
 
-/* v is a constant scalar-like value equal to want within a relative 1e-6. */
+/* v is a constant scalar-like value equal to want within a relative 1e-6, or equal to want
+ * rounded to float16 (a float16 export, made float32 by promote_f16: its 1/sqrt(2) is
+ * 0.70703125; the fused Gelu then uses the exact constant, a relative difference <= 5e-4 in the
+ * erf/tanh argument, inside float16's own rounding). */
 static bool is_const(const struct ir_graph *g, uint32_t v, double want)
 {
     double c;
-    return v != IR_NONE && fuse_const_scalar(g, v, &c) && fabs(c - want) <= 1e-6 * fabs(want);
+    if (v == IR_NONE || !fuse_const_scalar(g, v, &c)) return false;
+    return fabs(c - want) <= 1e-6 * fabs(want) || c == (double)ref_f16_to_f32(ref_f32_to_f16((float)want));
 }
 
 /* If node n (live, of op) has a constant input equal to want, returns its other input. */
