@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "rt_internal.h"
@@ -862,6 +863,7 @@ struct tune_job {
     uint32_t tunable;        /* first tunable with this key */
     char key[256];           /* tune_key */
     int done;                /* 1: measured (at least the default) */
+    int skip;                /* 1: the tuning file has it for this device + driver already */
     struct o2r_tiles best;   /* fastest accepted */
     double best_us, def_us;  /* medians (us) */
 };
@@ -1304,9 +1306,54 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
         st = O2R_ERR_IO;
         goto done;
     }
+    /* the folder must take the file: checked before the budget is spent */
+    {
+        char tmp[4300];
+        FILE *tf = o2r_tmp_create(path, tmp, sizeof tmp);
+        if (!tf) {
+            o2r_set_error(ctx, "cannot write the tuning file %s: %s (its cache folder must be "
+                          "writable; see docs/tuning.md)", path, strerror(errno));
+            st = O2R_ERR_IO;
+            goto done;
+        }
+        fclose(tf);
+        remove(tmp);
+    }
+    /* shapes the file already has for this device and driver are skipped, so that repeated
+     * short --tune runs cover the model; when every shape has one, all are tuned again */
+    char why_old[512];
+    const int old_r = tune_file_read(path, desc, &old, why_old, sizeof why_old);
+    {
+        struct dev_id id;
+        dev_id_of(ctx, &id);
+        uint32_t nskip = 0;
+        for (uint32_t j = 0; j < njobs; j++)
+            for (uint32_t e = 0; e < old.n && !jobs[j].skip; e++)
+                if (strcmp(old.e[e].key, jobs[j].key) == 0 &&
+                    strcmp(old.e[e].platform, id.platform) == 0 &&
+                    strcmp(old.e[e].device, id.device) == 0 &&
+                    strcmp(old.e[e].driver, id.driver) == 0) {
+                    jobs[j].skip = 1;
+                    nskip++;
+                }
+        if (nskip == njobs) {
+            for (uint32_t j = 0; j < njobs; j++)
+                jobs[j].skip = 0;
+            fprintf(log, "tune: every shape has an entry for this device and driver in %s: "
+                    "tuning them all again\n", path);
+        }
+        if (nskip && nskip < njobs) {
+            fprintf(log, "tune: %u of %u shapes already tuned for this device and driver in %s "
+                    "are skipped (remove the file to tune them again)\n", (unsigned)nskip,
+                    (unsigned)njobs, path);
+        }
+    }
+    uint32_t ntodo_all = 0;
+    for (uint32_t j = 0; j < njobs; j++)
+        ntodo_all += !jobs[j].skip;
     fprintf(log, "tune: model '%s' on %s: %u shapes, the default and up to %u candidate%s each, "
             "budget %g s (program build%s %.1f s, not counted)\n", desc->name,
-            ctx->device_name, (unsigned)njobs, (unsigned)m->tune->ncand,
+            ctx->device_name, (unsigned)ntodo_all, (unsigned)m->tune->ncand,
             m->tune->ncand == 1 ? "" : "s", seconds,
             m->tune->ncand ? " with the candidates" : "", (o2r_now_ms() - t0) / 1000.0);
     const double deadline = o2r_now_ms() + seconds * 1000.0;
@@ -1333,11 +1380,11 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
         int tuned = 0;
         for (uint32_t j = 0; j < njobs && !tuned; j++) {
             struct tune_job *jb = &jobs[j];
-            if (desc->tunables[jb->tunable].launch != li || jb->done)
+            if (desc->tunables[jb->tunable].launch != li || jb->done || jb->skip)
                 continue;
             if (o2r_now_ms() > deadline)
                 break;
-            st = tune_job(m, jb, ++done_jobs, njobs, deadline, log);
+            st = tune_job(m, jb, ++done_jobs, ntodo_all, deadline, log);
             tuned = 1;
             li += desc->tunables[jb->tunable].span - 1; /* the span ran in tune_job */
         }
@@ -1356,17 +1403,19 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
     }
     if (st != O2R_OK)
         goto done;
-    uint32_t ndone = 0;
-    for (uint32_t j = 0; j < njobs; j++)
+    uint32_t ndone = 0, ntodo = 0;
+    for (uint32_t j = 0; j < njobs; j++) {
         ndone += jobs[j].done != 0;
-    if (ndone < njobs)
+        ntodo += !jobs[j].skip;
+    }
+    if (ndone < ntodo)
         fprintf(log, "tune: the %.0f s budget ran out after %u of %u shapes; the others keep "
-                "their current tiles\n", seconds, (unsigned)ndone, (unsigned)njobs);
+                "their current tiles (run --tune again to continue)\n", seconds,
+                (unsigned)ndone, (unsigned)ntodo);
     if (!ndone)
         goto done;
-    char why[512];
-    if (tune_file_read(path, desc, &old, why, sizeof why) < 0)
-        fprintf(stderr, "onnx2cl: warning: replacing tuning file %s: %s\n", path, why);
+    if (old_r < 0)
+        fprintf(stderr, "onnx2cl: warning: replacing tuning file %s: %s\n", path, why_old);
     st = tune_file_write(m, path, &old, jobs, njobs, log);
     fprintf(log, "tune: done in %.1f s\n", (o2r_now_ms() - t0) / 1000.0);
 done:

@@ -49,6 +49,16 @@ compare_out "$work/out2" "the second start"
 ONNX2CL_TUNE_CANDIDATES=$cand "$work/model" --tune=5 2> "$work/tune2.txt" ||
   { cat "$work/tune2.txt"; fail "--tune without inputs exited $?"; }
 grep -q "^tune: wrote $tf" "$work/tune2.txt" || fail "--tune without inputs wrote no file"
+grep -q "^tune: every shape has an entry for this device and driver in $tf: tuning them all again" \
+  "$work/tune2.txt" || grep -q "already tuned for this device and driver" "$work/tune2.txt" ||
+  { cat "$work/tune2.txt"; fail "--tune did not say which shapes the file already had"; }
+# 3a. a file with an entry for one shape only: that shape is skipped, the others are tuned
+{ grep '^tuning: device key:' "$work/run.txt"; grep -m1 '^tuning:   ' "$work/run.txt"; } > "$work/one_key.txt"
+python3 "$(dirname "$0")/tunefile.py" write "$tf" model "$dir/model.onnx" "$work/one_key.txt" "$cand"
+ONNX2CL_TUNE_CANDIDATES=$cand "$work/model" --tune=30 2> "$work/tune_skip.txt" ||
+  { cat "$work/tune_skip.txt"; fail "--tune with a partial file exited $?"; }
+grep -q "^tune: 1 of $(grep -o '^tuning:   [^ ]*' "$work/run.txt" | sort -u | wc -l | tr -d ' ') shapes already tuned for this device and driver in $tf are skipped" "$work/tune_skip.txt" ||
+  { cat "$work/tune_skip.txt"; fail "the shape the file has was not skipped"; }
 # 3b. a candidate the driver refuses to build (simulated: $ONNX2CL_FAIL_BUILD_IF fails any build
 #     whose source holds its kernel name) is left out after one build per candidate, the other
 #     is tuned and the file written
