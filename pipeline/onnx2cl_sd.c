@@ -7,11 +7,13 @@
  * scheduler/scheduler_config.json, vae/config.json). Prints a progress line per step and a timings
  * table on stderr; writes an 8-bit RGB PNG with the generation parameters in a tEXt chunk.
  * Exit status: 0 ok, 1 error (files, models, device), 2 usage (flags, shapes the build cannot do,
- * output path). Nothing is written unless generation succeeds (atomic rename).
+ * output path). Nothing is written unless generation succeeds (atomic rename); an output that is a
+ * file the run reads, or another output, is refused before any work.
  */
 #include "clip_tokenizer.h"
 #include "json.h"
 #include "scheduler.h"
+#include "platform.h" /* o2r_path_same_file, o2r_exe_path */
 #include "sd_pipeline.h"
 
 #include <errno.h>
@@ -94,6 +96,37 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* 1 if output paths a and b would name one file: the same string, the same existing file (hard or
+ * symbolic links), or the same base name in the same folder (./x.png and x.png). */
+static int same_output(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0 || o2r_path_same_file(a, b)) return 1;
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    if (strcmp(sa ? sa + 1 : a, sb ? sb + 1 : b)) return 0;
+    char da[PATH_MAX], db[PATH_MAX];
+    snprintf(da, sizeof da, "%.*s", sa ? (int)(sa - a) + (sa == a) : 1, sa ? a : ".");
+    snprintf(db, sizeof db, "%.*s", sb ? (int)(sb - b) + (sb == b) : 1, sb ? b : ".");
+    return o2r_path_same_file(da, db);
+}
+
+/* Refuses, before any work, an output that is a file this run reads (o2r_path_same_file: through
+ * hard and symbolic links) or that another output names: exit 2 naming the flag, the path and the
+ * input. in[i] / what[i]: the n files read and what each one is (NULL entries skipped). */
+static void check_outputs_vs_inputs(const char *const *oflag, const char *const *opath, int no,
+                                    const char *const *in, const char *const *what, int n)
+{
+    for (int o = 0; o < no; o++) {
+        if (!opath[o]) continue;
+        for (int q = 0; q < o; q++)
+            if (opath[q] && same_output(opath[o], opath[q]))
+                die(2, "%s %s and %s %s would both be written to %s", oflag[q], opath[q], oflag[o], opath[o],
+                    opath[o]);
+        for (int i = 0; i < n; i++)
+            if (in[i] && o2r_path_same_file(opath[o], in[i]))
+                die(2, "%s %s: is %s %s, which this run reads", oflag[o], opath[o], what[i], in[i]);
+    }
 }
 
 /* Refuses an output path that cannot be written, before any work. */
@@ -190,11 +223,29 @@ int main(int argc, char **argv)
     }
     check_output("--output", out);
     if (save_image) check_output("--save-image", save_image);
+    if (scaling == 0 && hf) snprintf(p_vc, sizeof p_vc, "%s/vae/config.json", hf);
+    { /* no output may be a file this run reads, nor another output */
+        static char w[3][PATH_MAX], tf[4][PATH_MAX + 32], exe[PATH_MAX];
+        const char *sos[3] = {te_so, unet_so, vae_so};
+        for (int i = 0; i < 3; i++) sdp_model_weights_path(sos[i], w[i], sizeof w[i]);
+        static const char *const tok_files[4] = {"vocab.json", "merges.txt", "tokenizer_config.json",
+                                                 "special_tokens_map.json"};
+        for (int i = 0; i < 4; i++) snprintf(tf[i], sizeof tf[i], "%s/%s", tok_dir, tok_files[i]);
+        const char *in[] = {te_so, w[0], unet_so, w[1], vae_so, w[2], tf[0], tf[1], tf[2], tf[3], sched_cfg,
+                            p_vc[0] ? p_vc : NULL, latents_path, o2r_exe_path(exe, sizeof exe) ? exe : NULL};
+        const char *what[] = {"the text encoder's shared object", "the text encoder's weights file",
+                              "the UNet's shared object", "the UNet's weights file", "the VAE decoder's shared object",
+                              "the VAE decoder's weights file", "the tokenizer's vocab.json",
+                              "the tokenizer's merges.txt", "the tokenizer's tokenizer_config.json",
+                              "the tokenizer's special_tokens_map.json", "the scheduler config",
+                              "the VAE config", "the --latents file", "this executable"};
+        const char *oflag[] = {"--output", "--save-image"}, *opath[] = {out, save_image};
+        check_outputs_vs_inputs(oflag, opath, 2, in, what, (int)(sizeof in / sizeof *in));
+    }
     char err[2048];
     if (scaling == 0) {
         scaling = 0.18215;
         if (hf) {
-            snprintf(p_vc, sizeof p_vc, "%s/vae/config.json", hf);
             if (file_exists(p_vc)) {
                 struct sdp_json *j = sdp_json_parse_file(p_vc, err, sizeof err);
                 if (!j) die(1, "%s", err);

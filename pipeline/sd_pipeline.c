@@ -24,6 +24,15 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void sdp_model_weights_path(const char *so_path, char *buf, size_t cap)
+{
+    const char *base = strrchr(so_path, '/');
+    base = base ? base + 1 : so_path;
+    const char *dot = strrchr(base, '.');
+    size_t pl = dot && dot != base ? (size_t)(dot - so_path) : strlen(so_path);
+    snprintf(buf, cap, "%.*s.weights", (int)pl, so_path);
+}
+
 int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
                    struct sdp_model *out, char *err, size_t errcap)
 {
@@ -42,8 +51,7 @@ int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights
         sym[o++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
     memcpy(sym + o, "_desc", 6);
     if (!weights_path) {
-        size_t pl = strlen(so_path) - (strlen(base) - n);
-        snprintf(wpath, sizeof wpath, "%.*s.weights", (int)pl, so_path);
+        sdp_model_weights_path(so_path, wpath, sizeof wpath);
         weights_path = wpath;
     }
     /* a bare name would make dlopen search the library path: always give it a path */

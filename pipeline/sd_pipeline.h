@@ -38,6 +38,9 @@ struct sdp_model {
 int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
                    struct sdp_model *out, char *err, size_t errcap);
 void sdp_model_close(struct sdp_model *m);
+/* The weights file sdp_model_load reads when given none: SO_PATH with its extension replaced by
+ * ".weights" (appended when the base name has none), into buf (cap bytes, truncated). */
+void sdp_model_weights_path(const char *so_path, char *buf, size_t cap);
 
 /* Generation parameters. */
 struct sdp_params {

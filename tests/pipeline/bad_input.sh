@@ -79,5 +79,45 @@ expect 2 "unknown option '--frobnicate'" "$o" -- "${base[@]}" -p cat --frobnicat
 expect 1 "^onnx2cl-sd: --latents: $t/sched_badpred.json: not a valid" "$o" -- "${base[@]}" -p cat --latents "$t/sched_badpred.json"
 long=$(for i in $(seq 1 120); do printf 'word%d ' "$i"; done)
 expect 0 "note: the prompt is [0-9]+ tokens with BOS/EOS; the text encoder takes 77: the last [0-9]+ were dropped" "$o" -- "${base[@]}" -p "$long"
+# Outputs over inputs: an output that is a file the run reads (a model's .so or .weights, a
+# tokenizer/scheduler/VAE config file, --latents), also through a hard or symbolic link, or two
+# outputs naming one file: exit 2 before any work, the flag, the path and the input named, and
+# every file left as it was. Models and checkpoint are copies (a regression must not eat the fixtures).
+mkdir -p "$t/m" "$t/ck/tokenizer" "$t/ck/scheduler" "$t/ck/vae" "$t/lnk"
+cp "$work"/text_encoder.{so,weights} "$work"/vae_decoder.{so,weights} "$work"/b2/unet.{so,weights} "$t/m/"
+cp "$tok"/* "$t/ck/tokenizer/"; cp "$here/sched/sd15.json" "$t/ck/scheduler/scheduler_config.json"
+printf '{"scaling_factor": 0.18215}' > "$t/ck/vae/config.json"; printf 'npy' > "$t/L.npy"
+ln -s "$t/m/unet.so" "$t/lnk/unet.so"; ln -s "$t/m/unet.weights" "$t/lnk/unet.weights"
+ln "$t/m/vae_decoder.weights" "$t/out/hard.png"
+sums() { find "$t/m" "$t/ck" "$t/L.npy" "$t/out" -type f -exec md5sum {} + | sort; }
+clash() { # clash MESSAGE-REGEX -- ARGS...   (ARGS carry their own -o)
+  local re=$1; shift 2
+  n=$((n + 1))
+  local before msg rc
+  before=$(sums)
+  msg=$(cd "$t/out" && "$sd" --models "$t/m" --hf "$t/ck" -p hi --steps 2 --seed 1 --quiet "$@" 2>&1 >/dev/null); rc=$?
+  if [ "$rc" != 2 ] || ! grep -Eq -- "$re" <<< "$msg" || [ "$before" != "$(sums)" ]; then
+    echo "FAIL (exit $rc, want 2; /$re/): onnx2cl-sd $*"; echo "  $msg" | head -5
+    [ "$before" != "$(sums)" ] && echo "  files changed: $(diff <(echo "$before") <(sums) | head -4)"
+    fails=$((fails + 1))
+  else
+    echo "ok   exit $rc: $(head -1 <<< "$msg" | cut -c1-150)"
+  fi
+}
+clash "^onnx2cl-sd: --output $t/m/unet.weights: is the UNet's weights file" -- -o "$t/m/unet.weights"
+clash "^onnx2cl-sd: --save-image $t/m/unet.so: is the UNet's shared object $t/m/unet.so, which this run reads" -- -o x.png --save-image "$t/m/unet.so"
+clash "^onnx2cl-sd: --output $t/m/text_encoder.weights: is the text encoder's weights file" -- -o "$t/m/text_encoder.weights"
+clash "^onnx2cl-sd: --output $t/m/vae_decoder.so: is the VAE decoder's shared object" -- -o "$t/m/vae_decoder.so"
+clash "^onnx2cl-sd: --output $t/ck/tokenizer/vocab.json: is the tokenizer's vocab.json" -- -o "$t/ck/tokenizer/vocab.json"
+clash "^onnx2cl-sd: --save-image ../ck/tokenizer/merges.txt: is the tokenizer's merges.txt" -- --save-image ../ck/tokenizer/merges.txt
+clash "^onnx2cl-sd: --output .*tokenizer_config.json: is the tokenizer's tokenizer_config.json" -- -o "$t/ck/tokenizer/tokenizer_config.json"
+clash "^onnx2cl-sd: --output .*scheduler_config.json: is the scheduler config" -- -o "$t/ck/scheduler/scheduler_config.json"
+clash "^onnx2cl-sd: --save-image .*vae/config.json: is the VAE config" -- --save-image "$t/ck/vae/config.json"
+clash "^onnx2cl-sd: --save-image $t/L.npy: is the --latents file" -- --latents "$t/L.npy" --save-image "$t/L.npy"
+clash "^onnx2cl-sd: --output $t/m/unet.weights: is the UNet's weights file $t/lnk/unet.weights," -- -o "$t/m/unet.weights" --unet "$t/lnk/unet.so"
+clash "^onnx2cl-sd: --output hard.png: is the VAE decoder's weights file" -- -o hard.png
+clash "^onnx2cl-sd: --output same.png and --save-image same.png would both be written to same.png" -- -o same.png --save-image same.png
+clash "^onnx2cl-sd: --output ./same.png and --save-image $t/out/same.png would both be written" -- -o ./same.png --save-image "$t/out/same.png"
+clash "^onnx2cl-sd: --output hard.png and --save-image .*would both be written" -- -o hard.png --save-image "$t/out/hard.png" --vae-decoder "$work/vae_decoder.so"
 echo "$n cases, $fails failed"
 [ "$fails" = 0 ]
