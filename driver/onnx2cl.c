@@ -575,7 +575,10 @@ int main(int argc, char **argv)
     struct cg_ctx *m = cg_build(g, &cgo);
     double t3 = now_s();
     /* Until the whole job succeeds, every output written so far is removed on any error or
-     * interrupt: a failed run leaves none of its outputs behind. */
+     * interrupt: a failed run leaves none of its outputs behind. The set is all-or-nothing: from
+     * the first output replaced on, a previous build's executable goes too (it would outlive the
+     * weights file it reads). */
+    if (exe) ir_tmp_register(out);
     cg_write_weights(m, w_path);
     ir_tmp_register(w_path);
     cg_write_c(m, c_path, &cgo);
@@ -602,6 +605,7 @@ int main(int argc, char **argv)
         compile_executable(cc, c_path, out);
         if (opt.stats) fprintf(stderr, "time: C compile %.2f s\n", now_s() - t5);
     }
+    if (exe) ir_tmp_unregister(out);
     ir_tmp_unregister(w_path);
     ir_tmp_unregister(c_path);
     ir_tmp_unregister(h_path);
