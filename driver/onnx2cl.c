@@ -4,7 +4,9 @@
  *   onnx2cl MODEL.onnx -o OUT     [options]   writes OUT.c, OUT.h, OUT.weights and compiles ./OUT
  *
  * Every output is written to a temporary file and renamed into place only when complete; any
- * error exits with status 1 (2 for usage errors) and leaves no partial file behind.
+ * error exits with status 1 (2 for usage errors) and leaves no partial file behind; a fatal signal
+ * (fatal_signals) stops the C compiler's process group, cleans up the same way and exits 128+N.
+ * With -o OUT the set OUT, OUT.c, OUT.h, OUT.weights is replaced all or nothing.
  * The runtime library and header are found beside the installed binary (PREFIX/bin ->
  * PREFIX/<libdir>/onnx2cl, PREFIX/include) or, when run from the build tree, in the
  * build and source trees; no environment variable is needed.
@@ -34,18 +36,39 @@
 
 void ir_tmp_remove_all_signal_safe(void);
 
-static volatile pid_t cc_child; /* the running C compiler, killed on an interrupt */
+static volatile pid_t cc_child; /* the running C compiler (its own process group), stopped on a signal */
 
-/* SIGINT/SIGTERM/SIGHUP: stop the C compiler, remove every temporary and not-yet-committed
- * output, exit 128+signal. Only async-signal-safe calls. */
+/* The signals whose default action ends the process: each one ends a run with the cleanup below. */
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+enum { N_FATAL_SIGNALS = sizeof fatal_signals / sizeof *fatal_signals };
+
+/* A fatal signal: stop the C compiler and what it started (its process group: cc1, as, ld;
+ * SIGTERM so that they remove their own temporaries, SIGKILL after 2 s), remove every temporary
+ * and not-yet-committed output, exit 128+signal. Only async-signal-safe calls. */
 static void on_signal(int sig)
 {
-    if (cc_child > 0) {
-        kill(cc_child, SIGKILL);
-        waitpid(cc_child, NULL, 0);
+    const pid_t cc = cc_child;
+    if (cc > 0) {
+        kill(-cc, SIGTERM);
+        const struct timespec tick = {0, 10 * 1000 * 1000};
+        for (int i = 0; i < 200 && waitpid(cc, NULL, WNOHANG) == 0; i++) nanosleep(&tick, NULL);
+        kill(-cc, SIGKILL); /* the rest of the group (the pgid lives while a member does) */
+        waitpid(cc, NULL, 0);
     }
     ir_tmp_remove_all_signal_safe();
     _exit(128 + sig);
+}
+
+/* on_signal for every fatal signal, except one the parent left ignored (nohup's SIGHUP, a
+ * background job's SIGINT): that one stays ignored. The handler blocks the others while it runs. */
+static void install_signal_handlers(void)
+{
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = on_signal;
+    sigfillset(&sa.sa_mask);
+    for (int i = 0; i < N_FATAL_SIGNALS; i++)
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(fatal_signals[i], &sa, NULL);
 }
 
 /* Canonical form of a path that may not exist yet: realpath(dirname) + "/" + basename. */
@@ -268,14 +291,31 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     argv[a++] = "-o";
     argv[a++] = tmp;
     argv[a] = NULL;
+    /* the compiler runs in its own process group, which on_signal stops as a whole; the fatal
+     * signals are blocked until cc_child names it */
+    sigset_t fatal, old_mask;
+    sigemptyset(&fatal);
+    for (int i = 0; i < N_FATAL_SIGNALS; i++) sigaddset(&fatal, fatal_signals[i]);
+    sigprocmask(SIG_BLOCK, &fatal, &old_mask);
     pid_t pid = fork();
     if (pid < 0) ir_die("fork failed: %s", strerror(errno));
-    cc_child = pid;
+    if (pid > 0) {
+        setpgid(pid, pid);
+        cc_child = pid;
+    }
     if (pid == 0) {
+        setpgid(0, 0);
+        struct sigaction dfl = {0}, cur;
+        dfl.sa_handler = SIG_DFL;
+        for (int i = 0; i < N_FATAL_SIGNALS; i++)
+            if (sigaction(fatal_signals[i], NULL, &cur) == 0 && cur.sa_handler == on_signal)
+                sigaction(fatal_signals[i], &dfl, NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[0], (char *const *)argv);
         fprintf(stderr, "onnx2cl: cannot run the C compiler '%s': %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     cc_child = 0;
@@ -461,11 +501,7 @@ int main(int argc, char **argv)
         char err[1024];
         check_distinct(paths, what, weights_from ? 3 : 2);
         if (o2r_path_check_output(out, err, sizeof err) != O2R_OK) ir_usage_die("-o: %s", err);
-        struct sigaction sa = {0};
-        sa.sa_handler = on_signal;
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGHUP, &sa, NULL);
+        install_signal_handlers();
         struct ir_graph *g = onnx_load(model);
         apply_weights_from(g, weights_from);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
@@ -538,11 +574,7 @@ int main(int argc, char **argv)
                 ir_usage_die("%s: %s", what[i], err);
         }
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    install_signal_handlers();
     char *id = name ? strdup(name) : c_identifier(out);
     for (const char *p = id; *p; p++)
         if (!(isalnum((unsigned char)*p) || *p == '_') || isdigit((unsigned char)id[0]))
