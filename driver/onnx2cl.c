@@ -258,6 +258,12 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
 {
     char inc[2 * PATH_MAX], lib[2 * PATH_MAX];
     find_runtime(inc, lib, sizeof inc);
+    /* the fatal signals are blocked from the temporary's creation until it is registered and
+     * cc_child names the compiler: on_signal then removes the one and stops the other */
+    sigset_t fatal, old_mask;
+    sigemptyset(&fatal);
+    for (int i = 0; i < N_FATAL_SIGNALS; i++) sigaddset(&fatal, fatal_signals[i]);
+    sigprocmask(SIG_BLOCK, &fatal, &old_mask);
     size_t n = strlen(exe_path) + 16;
     char *tmp = malloc(n);
     snprintf(tmp, n, "%s.tmpXXXXXX", exe_path);
@@ -291,12 +297,7 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     argv[a++] = "-o";
     argv[a++] = tmp;
     argv[a] = NULL;
-    /* the compiler runs in its own process group, which on_signal stops as a whole; the fatal
-     * signals are blocked until cc_child names it */
-    sigset_t fatal, old_mask;
-    sigemptyset(&fatal);
-    for (int i = 0; i < N_FATAL_SIGNALS; i++) sigaddset(&fatal, fatal_signals[i]);
-    sigprocmask(SIG_BLOCK, &fatal, &old_mask);
+    /* the compiler runs in its own process group, which on_signal stops as a whole */
     pid_t pid = fork();
     if (pid < 0) ir_die("fork failed: %s", strerror(errno));
     if (pid > 0) {
