@@ -4,7 +4,7 @@
  * Node form (ops.def): inputs a [.., K] (dense; every leading dim folds into M = numel(a)/K),
  * w [K, N] constant (N = sum of the outputs' last dims), optional bias [N], optional residual
  * (same dims as the single output); attribute "activation" (0 none, 1 relu, 2 silu, 3 gelu erf,
- * 4 gelu tanh, 5/6 GEGLU erf/tanh); outputs y_s [.., N_s] with numel M * N_s, written as column
+ * 4 gelu tanh, 5/6 GEGLU erf/tanh, 7 quick gelu); outputs y_s [.., N_s] with numel M * N_s, written as column
  * splits of the [M, N] product in output order; GEGLU: one output [.., F] from a pair-ordered
  * weight of N = 2 * F16 columns (ops.def, passes/fuse/geglu.c).
  * Lowering: the constant weight is re-laid out at compile time into panels of 16 columns
@@ -104,10 +104,10 @@ bool lower_fgemm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         off[s + 1] = off[s] + ns;
     }
     const int64_t act = ir_attr_int(n, "activation", 0);
-    if (act < 0 || act > 6)
-        ir_fatal_node(g, n, "o2c.Gemm: activation=%lld (0..6)", (long long)act);
+    if (act < 0 || act > 7)
+        ir_fatal_node(g, n, "o2c.Gemm: activation=%lld (0..7)", (long long)act);
     /* GEGLU (5, 6): one output of F columns from a pair-ordered weight of 2 * F16 columns */
-    const bool geglu = act >= 5;
+    const bool geglu = act == 5 || act == 6;
     const int64_t F16 = (off[1] + 15) / 16 * 16;
     if (geglu && (n->noutputs != 1 || res != IR_NONE || N != 2 * F16))
         ir_fatal_node(g, n, "o2c.Gemm GEGLU: needs one output of F columns, no residual and a "

@@ -31,7 +31,7 @@ struct sched_gemm {
     int64_t off[SCHED_GEMM_MAX_SPLITS + 1]; /* split column offsets, off[0] = 0, off[nsplit] = N */
     int64_t M, N, K;                        /* GEMM sizes (all >= 1) */
     int act;                                /* 0 none, 1 relu, 2 silu, 3 gelu erf, 4 gelu tanh,
-                                               5/6 GEGLU (erf/tanh) */
+                                               5/6 GEGLU (erf/tanh), 7 quick gelu */
     int64_t F;                              /* GEGLU: output width (N = 2 * F rounded up to
                                                16; the weight in pair order); else 0 */
 };

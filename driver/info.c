@@ -99,7 +99,7 @@ static uint64_t node_macs(const struct ir_graph *g, const struct ir_node *n)
         uint64_t y = 0;
         for (uint32_t k = 0; k < n->noutputs; k++)
             if (n->outputs[k] != IR_NONE) y += (uint64_t)ir_numel(g, n->outputs[k]);
-        if (ir_attr_int(n, "activation", 0) >= 5) y *= 2; /* GEGLU: hidden and gate [M, F] each */
+        if (ir_attr_int(n, "activation", 0) == 5 || ir_attr_int(n, "activation", 0) == 6) y *= 2; /* GEGLU: hidden and gate [M, F] each */
         return y * (uint64_t)last_dim(g, n->inputs[0]);
     }
     case IR_OP_CONV:

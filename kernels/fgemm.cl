@@ -3,7 +3,8 @@
  *   Z[m, n]  = sum_k A[m, k] * W[k, n]                      m < M, n < N (N = all splits)
  *   Z[m, n] += bias[n]                                      (has_bias)
  *   Z[m, n]  = act(Z[m, n])                                 act: 0 none, 1 relu, 2 silu,
- *                                                                3 gelu (erf), 4 gelu (tanh)
+ *                                                                3 gelu (erf), 4 gelu (tanh),
+ *                                                                7 quick gelu v*sigmoid(1.702v)
  *   Z[m, n] += R[m, n]                                      (has_res; only with one split)
  *   Y_s[m, n - o_s] = Z[m, n]   for o_s <= n < o_{s+1}      (column splits, s < nsplit <= 8)
  * GEGLU (act 5 / 6, passes/fuse/geglu.c): the weight and bias columns are in pair order (16
@@ -86,6 +87,7 @@ static inline float fg_act(float v, int act)
     case 2: return v * (1.0f / (1.0f + exp(-v)));
     case 3: return 0.5f * v * (1.0f + ka_erf_f(v * 0.70710678118654752440f));
     case 4: return 0.5f * v * (1.0f + tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    case 7: return v * (1.0f / (1.0f + exp(-(v * 1.702f))));
     default: return v;
     }
 }
@@ -98,6 +100,7 @@ static inline float16 fg_act16(float16 v, int act)
     case 2: return v * (1.0f / (1.0f + exp(-v)));
     case 3: return 0.5f * v * (1.0f + fg_erf16(v * 0.70710678118654752440f));
     case 4: return 0.5f * v * (1.0f + tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    case 7: return v * (1.0f / (1.0f + exp(-(v * 1.702f))));
     default: return v;
     }
 }
@@ -217,7 +220,7 @@ static inline void fg_geglu(float16 h, float16 gt, int m, int n0, int F, __globa
         float16 z[(TM) * (NP)]; /* dynamic indexing below: keep c[][] in registers */           \
         _Pragma("unroll") for (int i = 0; i < (TM); i++)                                         \
             _Pragma("unroll") for (int q = 0; q < (NP); q++) z[q * (TM) + i] = c[i][q];         \
-        if (act >= 5) { /* GEGLU: panels p0 (hidden) and p0 + 1 (gate), NP == 2 */              \
+        if (act == 5 || act == 6) { /* GEGLU: panels p0 (hidden), p0 + 1 (gate), NP == 2 */     \
             for (int i = mb - m0; i < (TM); i++)                                                 \
                 fg_geglu(z[i], z[((NP) - 1) * (TM) + i], m0 + i, p0 * 16, o1, bias, has_bias,    \
                          act, Y0);                                                               \

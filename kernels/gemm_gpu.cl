@@ -10,7 +10,8 @@
  *   linear:  A = activations [M, K] row-major, B = weight W [K, N] read from the CPU variant's
  *            16-column K-major panels  Wp[p][k][j] = W[k, 16p + j]  (o2c.panels16 constant: the
  *            weight is stored and uploaded once for both classes); epilogue as kernels/fgemm.cl
- *            (bias[n], act 0 none / 1 relu / 2 silu / 3 gelu-erf / 4 gelu-tanh, residual R[m, n],
+ *            (bias[n], act 0 none / 1 relu / 2 silu / 3 gelu-erf / 4 gelu-tanh / 7 quick-gelu,
+ *            residual R[m, n],
  *            column splits Y_s[m, n - o_s] into up to 8 outputs); GEGLU (act 5 / 6):
  *            GG_FGEGLU_DEFINE, hidden * gelu(gate) from a pair-ordered weight.
  *   conv:    A = weight as rows oc, k (M = OC), read from a panel layout with OCB rows per panel:
@@ -64,7 +65,7 @@
  * linears, SD's 8x8 convs with K = 11520).
  *
  * Epilogue activations are kernels/fgemm.cl's fg_act (codes 0 none, 1 relu, 2 silu, 3 gelu-erf,
- * 4 gelu-tanh; the conv schedule maps fconv's codes onto these): the schedules include fgemm.cl
+ * 4 gelu-tanh, 7 quick-gelu; the conv schedule maps fconv's codes onto these): the schedules include fgemm.cl
  * (helpers and macros only, no kernels) before this file.
  * Tile parameters are macro arguments of each instance (TM, TN, TK, RM, RN; conv also OCB, KORD,
  * KH, KW); constraints checked by the schedule: TM % RM == 0, TN % RN == 0, NT = (TM/RM)(TN/RN)

@@ -7,7 +7,9 @@
  *                                         -> weights and bias scaled by s (1/s) at compile time
  *   act(y [+ b] [* s])                    -> o2c.Gemm{activation}: Relu (1), Mul(z, Sigmoid(z))
  *                                            = SiLU (2; z used by exactly the Sigmoid and the
- *                                            Mul), Gelu approximate=none (3) / tanh (4)
+ *                                            Mul), Gelu approximate=none (3) / tanh (4),
+ *                                            Mul(z, Sigmoid(Mul(z, 1.702))) = quick GELU (7,
+ *                                            CLIP; z used by exactly the two Muls)
  *   Add(act(y [+ b]), r), r of y's dims   -> o2c.Gemm(x, W, b, r) (residual, after activation)
  *   o2c.Gemm with several outputs (batched_linear): Add(y_s, b_s[N_s]) on any output s
  *                                         -> bias block s of the fused bias (no act/residual)
@@ -20,6 +22,7 @@
  * Assumes shape inference ran; float32 only. Guarantees: output value ids are kept.
  */
 #include "passes/fuse/fuse.h"
+#include "ref/ref.h"
 
 #include <math.h>
 #include <string.h>
@@ -159,6 +162,26 @@ static void match_chain(const struct ir_graph *g, const struct uses *u, struct e
                 e->old[e->nold++] = sig;
                 e->old[e->nold++] = mul;
                 cur = m->outputs[0];
+            }
+        } else if (g->nodes[n0].op == IR_OP_MUL && g->nodes[n1].op == IR_OP_MUL) {
+            /* quick GELU (CLIP): Mul(z, Sigmoid(Mul(z, 1.702))) -> activation 7 */
+            for (int k = 0; k < 2 && !e->act; k++) {
+                uint32_t a = k ? n1 : n0, m = k ? n0 : n1;
+                double c;
+                uint32_t other = fuse_other_input(&g->nodes[a], cur);
+                /* 1.702 to 1e-6, or rounded to float16 (a float16 export: 1.7021484375) */
+                if (other == IR_NONE || !fuse_const_scalar(g, other, &c) || ir_numel(g, other) != 1 ||
+                    (fabs(c - 1.702) > 1e-6 * 1.702 && c != (double)ref_f16_to_f32(ref_f32_to_f16(1.702f))))
+                    continue;
+                uint32_t sg = sole_user(g, u, g->nodes[a].outputs[0]);
+                if (sg == IR_NONE || g->nodes[sg].op != IR_OP_SIGMOID) continue;
+                uint32_t s = g->nodes[sg].outputs[0];
+                if (sole_user(g, u, s) != m || fuse_other_input(&g->nodes[m], cur) != s) continue;
+                e->act = 7;
+                e->old[e->nold++] = a;
+                e->old[e->nold++] = sg;
+                e->old[e->nold++] = m;
+                cur = g->nodes[m].outputs[0];
             }
         }
     }

@@ -265,6 +265,21 @@ geglu_lin("geglu_op20_nobias", (1, 5), 8, 16, "split", gelu="op", bias=False, op
 geglu_lin("geglu_reject_shared", (3, 4), 8, 24, "slice", share_hidden=True)
 
 
+def quick_gelu_lin(name, lead, K, N, swap):
+    """CLIP's quick GELU after a linear: z * Sigmoid(1.702 z) (gemm_epilogue activation 7);
+    swap: Mul(1.702, z) and Mul(s, z) operand orders."""
+    g = G(17)
+    x = g.inp("x", rrandn(*lead, K) * 2)
+    z = g.op("Add", g.op("MatMul", x, g.const(rrandn(K, N) / np.sqrt(K))), g.const(0.5 * rrandn(N)))
+    a = g.op("Mul", g.const(1.702), z) if swap else g.op("Mul", z, g.const(1.702))
+    s = g.op("Sigmoid", a)
+    g.save(name, [g.op("Mul", s, z) if swap else g.op("Mul", z, s)])
+
+
+quick_gelu_lin("qgelu_lin", (3, 7), 37, 50, False)
+quick_gelu_lin("qgelu_lin_swap", (2, 9), 16, 17, True)
+
+
 # ---- gnorm -------------------------------------------------------------------------------
 def gn_inst(name, shape, G_, eps, gshape, silu, offset=0.0):
     g = G(17)

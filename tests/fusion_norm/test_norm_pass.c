@@ -47,7 +47,8 @@ static int count(const struct ir_graph *g, const char *spec)
             else if (strcmp(q, "relu") == 0) ok = ir_attr_int(n, "activation", 0) == 2;
             else if (strcmp(q, "res") == 0) ok = ir_input(n, 3) != IR_NONE;
             else if (strcmp(q, "div") == 0) ok = ir_attr_float(n, "output_divisor", 1.0f) != 1.0f;
-            else if (strcmp(q, "geglu") == 0) ok = ir_attr_int(n, "activation", 0) >= 5;
+            else if (strcmp(q, "geglu") == 0)
+                ok = ir_attr_int(n, "activation", 0) == 5 || ir_attr_int(n, "activation", 0) == 6;
             else if (strcmp(q, "tanh") == 0) ok = strcmp(ir_attr_string(n, "approximate", "none"), "tanh") == 0;
             else return -1;
         }
