@@ -65,8 +65,8 @@
  * linears, SD's 8x8 convs with K = 11520).
  *
  * Epilogue activations are kernels/fgemm.cl's fg_act (codes 0 none, 1 relu, 2 silu, 3 gelu-erf,
- * 4 gelu-tanh, 7 quick-gelu; the conv schedule maps fconv's codes onto these): the schedules include fgemm.cl
- * (helpers and macros only, no kernels) before this file.
+ * 4 gelu-tanh, 7 quick-gelu; the conv schedule maps fconv's codes onto these): the schedules
+ * include fgemm.cl (helpers and macros only, no kernels) before this file.
  * Tile parameters are macro arguments of each instance (TM, TN, TK, RM, RN; conv also OCB, KORD,
  * KH, KW); constraints checked by the schedule: TM % RM == 0, TN % RN == 0, NT = (TM/RM)(TN/RN)
  * <= 256 divides TM*TK and TN*TK, (TM*TK/NT) % 4 == 0, TK % 4 == 0, TN % 16 == 0 (linear B
