@@ -433,7 +433,13 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--weights-only") == 0) {
             weights_only = true;
         } else if (strcmp(a, "--list-devices") == 0) {
-            return o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
+            if (argc != 2) usage_error("%s", "--list-devices takes no other arguments");
+            int rc = o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "onnx2cl: writing to standard output failed: %s\n", strerror(errno));
+                rc = 1;
+            }
+            return rc;
         } else if (strcmp(a, "-o") == 0) {
             const char *v = NEXT();
             if (out) {
@@ -457,6 +463,7 @@ int main(int argc, char **argv)
             name = NEXT();
         } else if (strcmp(a, "--cc") == 0) {
             cc = NEXT();
+            if (!cc[strspn(cc, " \t")]) usage_error("--cc '%s': expected a C compiler command", cc);
         } else if (strcmp(a, "--stats") == 0) {
             opt.stats = true;
         } else if (strcmp(a, "--stats-json") == 0) {
@@ -489,6 +496,12 @@ int main(int argc, char **argv)
         usage_error("%s", "--weights-only writes one weights file: give -o OUT.weights (and no "
                     "--info or --stats-json)");
     if (!out && !info) usage_error("%s", "no output given (-o OUT.c or -o OUT)");
+    if (out && !weights_only && ends_with(out, ".weights"))
+        usage_error("-o %s names a weights file: add --weights-only to write only the weights, or "
+                    "give -o OUT.c or -o OUT (an executable)", out);
+    if (out && !with_main && !weights_only && !ends_with(out, ".c"))
+        usage_error("-o %s builds an executable, which needs main(): drop --no-main, or give "
+                    "-o OUT.c", out);
     for (int i = 0; i < opt.nshapes; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(shapes[i].input, shapes[j].input) == 0)
@@ -534,6 +547,10 @@ int main(int argc, char **argv)
         info_imported_free(&imp);
         cg_free(m);
         ir_graph_free(g);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "onnx2cl: writing to standard output failed: %s\n", strerror(errno));
+            return 1;
+        }
         return 0;
     }
 
@@ -633,7 +650,7 @@ int main(int argc, char **argv)
     }
     if (exe) {
         if (!cc) cc = getenv("CC");
-        if (!cc || !*cc) cc = ONNX2CL_C_COMPILER;
+        if (!cc || !cc[strspn(cc, " \t")]) cc = ONNX2CL_C_COMPILER; /* unset, empty or blank */
         double t5 = now_s();
         compile_executable(cc, c_path, out);
         if (opt.stats) fprintf(stderr, "time: C compile %.2f s\n", now_s() - t5);

@@ -380,7 +380,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
+static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
     const char *slash = strrchr(prog, '/');
@@ -659,5 +659,20 @@ cleanup:
     o2r_free(c.out_files);
     o2r_free(weights);
     o2r_free(times);
+    return rc;
+}
+
+int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
+{
+    int rc = main_impl(desc, argc, argv);
+    /* what went to stdout (summaries, --bench, --profile, --help, --list-devices) must have
+     * arrived: a full disk or closed pipe is an error, not a silent exit 0 */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        const char *prog = argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
+        const char *slash = strrchr(prog, '/');
+        fprintf(stderr, "%s: writing to standard output failed: %s\n", slash ? slash + 1 : prog,
+                strerror(errno));
+        rc = 1;
+    }
     return rc;
 }
