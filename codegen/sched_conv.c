@@ -40,12 +40,13 @@
 struct conv_packed {
     uint32_t w; /* the constant */
     int ocb;    /* output channels per panel */
-    bool flat;  /* im2col form: k = (ci, kh, kw); else direct form: k = (kh, ci, kw) */
+    bool flat;  /* k = (ci, kh, kw) (im2col form of a grouped conv); else k = (kh, ci, kw) */
 };
 
 /* The packed weights of fconv_v for w (ONNX layout [OC, cin, KH, KW], constant), as the
- * kernels read them: [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form), or with flat (im2col form)
- * [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w; float32 or
+ * kernels read them: [ceil(OC/OCB)][KH][cin][KW][OCB] (direct form, also the im2col form of an
+ * ungrouped conv: fconv_im2col writes its taps in that order), or with flat (im2col form of a
+ * grouped conv) [ceil(OC/OCB)][cin*KH*KW][OCB]; zero where oc >= OC; shared by every node using w; float32 or
  * half (cg_weight_const, --weights-dtype). OCB and the form follow from the activation shape,
  * so the constant holds (and the weights file keeps) the direct form with base_ocb channels per
  * panel (from the weight's dims and group only: the same bytes for every --shape); where the
@@ -184,6 +185,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
         cg_arg_i32(cg, pw);
         cg_arg_i32(cg, dh);
         cg_arg_i32(cg, dw);
+        cg_arg_i32(cg, group == 1); /* k order: the direct form's where groups allow */
     }
     if (im2col) {
         /* the direct kernel on one row of P positions with 1x1 taps over K channels */
@@ -217,10 +219,12 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     cg_need_i32(g, n, xp);
     /* one column vector per work-item: 16 channels keep 16 independent accumulators */
     if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
-    uint32_t wk = packed_weights(cg, g, w, ocb, base_ocb, im2col);
+    /* the im2col form of an ungrouped conv orders its taps as the direct form's weights */
+    const bool kflat = im2col && group > 1;
+    uint32_t wk = packed_weights(cg, g, w, ocb, base_ocb, kflat);
     pk->w = wk;
     pk->ocb = ocb;
-    pk->flat = im2col;
+    pk->flat = kflat;
     char kname[96], src[160];
     const char *wn, *ws = cg_wsfx(cg, wk, &wn); /* weight storage (--weights-dtype) */
     snprintf(kname, sizeof kname, "fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d%s", (long long)KH,

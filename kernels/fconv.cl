@@ -416,18 +416,22 @@ __kernel void fconv_tile(__global const float *restrict X, __global float *restr
 }
 
 /* The im2col input of fconv_v: Xc[n][pt][k][i] = X[n][c][ih][iw] for position p = pt*TL + i of
- * the flattened output plane (oh = p / OW, ow = p % OW) and tap k = (c*KH + kh)*KW + kw, with
+ * the flattened output plane (oh = p / OW, ow = p % OW) and tap k = (c*KH + kh)*KW + kw (KORD 0,
+ * grouped convs: a group's taps contiguous) or k = (kh*Ctot + c)*KW + kw (KORD 1: the order of
+ * fconv_v's direct-form weights, so both forms read one stored weight layout), with
  * ih = oh*sh - ph + kh*dh, iw = ow*sw - pw + kw*dw; 0 outside the input or for p >= P.
  * gws = {Ctot, N*PT}; one work-item writes the KH*KW runs of TL floats of one channel. */
 __kernel void fconv_im2col(__global const float *restrict X, __global float *restrict Xc, int Ctot,
                            int H, int W, int OW, int P, int PT, int TL, int KH, int KW, int sh,
-                           int sw, int ph, int pw, int dh, int dw)
+                           int sw, int ph, int pw, int dh, int dw, int kord)
 {
     const int c = (int)get_global_id(0), r = (int)get_global_id(1);
     const int KK = KH * KW;
     const int pt = r % PT, n = r / PT;
     __global const float *src = X + ((size_t)n * Ctot + c) * H * W;
-    __global float *dst = Xc + ((size_t)r * Ctot + c) * KK * TL;
+    /* run (kh, kw) of this channel starts at dst + (kh * rs + kw) * TL */
+    const int rs = kord ? Ctot * KW : KW;
+    __global float *dst = Xc + (size_t)r * Ctot * KK * TL + (size_t)(kord ? c * KW : c * KK) * TL;
     int p = pt * TL, oh = p / OW, ow = p % OW;
     for (int i = 0; i < TL; i++, p++) {
         const int ih0 = oh * sh - ph, iw0 = ow * sw - pw;
@@ -436,7 +440,7 @@ __kernel void fconv_im2col(__global const float *restrict X, __global float *res
             const bool rok = p < P && ih >= 0 && ih < H;
             for (int kw = 0; kw < KW; kw++) {
                 const int iw = iw0 + kw * dw;
-                dst[(kh * KW + kw) * TL + i] = rok && iw >= 0 && iw < W ? src[ih * W + iw] : 0.0f;
+                dst[(size_t)(kh * rs + kw) * TL + i] = rok && iw >= 0 && iw < W ? src[ih * W + iw] : 0.0f;
             }
         }
         if (++ow == OW) {
