@@ -8,7 +8,7 @@
 set -euo pipefail
 onnx2cl=$1; compare=$2; dir=$3; work=$4; atol=$5; rtol=$6; tiles=$7; shift 7
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work"; mkdir -p "$work/keys/out"
+rm -rf "$work"; mkdir -p "$work/keys/out" "$work/cache" # tuning files are written into cache/ by hand
 export ONNX2CL_CACHE_DIR=$work/cache
 fail() { echo "FAIL: $*"; exit 1; }
 command -v oclgrind > /dev/null || fail "oclgrind not installed (apt-get install oclgrind)"
