@@ -417,7 +417,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
-upload:
+upload:; /* a label cannot be followed by a declaration before C23 (clang 14) */
     uint64_t most = 0; /* the largest repacked tensor the selected kernel class reads */
     for (uint32_t i = 0; i < d->n_repacks; i++)
         if (m->plan.buf_chunk[d->repacks[i].buf] != UINT32_MAX &&
