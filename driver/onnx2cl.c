@@ -140,6 +140,15 @@ static void usage(FILE *f)
           f);
 }
 
+/* Whether everything written to stdout arrived (a full disk or closed pipe is an error, not a
+ * silent exit 0); says so on stderr when not. */
+static bool stdout_ok(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) return true;
+    fprintf(stderr, "onnx2cl: writing to standard output failed: %s\n", strerror(errno));
+    return false;
+}
+
 static void usage_error(const char *fmt, const char *arg)
 {
     fputs("onnx2cl: ", stderr);
@@ -435,11 +444,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--list-devices") == 0) {
             if (argc != 2) usage_error("%s", "--list-devices takes no other arguments");
             int rc = o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
-            if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "onnx2cl: writing to standard output failed: %s\n", strerror(errno));
-                rc = 1;
-            }
-            return rc;
+            return stdout_ok() ? rc : 1;
         } else if (strcmp(a, "-o") == 0) {
             const char *v = NEXT();
             if (out) {
@@ -547,11 +552,7 @@ int main(int argc, char **argv)
         info_imported_free(&imp);
         cg_free(m);
         ir_graph_free(g);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "onnx2cl: writing to standard output failed: %s\n", strerror(errno));
-            return 1;
-        }
-        return 0;
+        return stdout_ok() ? 0 : 1;
     }
 
     bool exe = !ends_with(out, ".c");

@@ -98,6 +98,19 @@ void o2r_set_error(struct o2r_ctx *ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+int o2r_err_is_build(const struct o2r_ctx *ctx, o2r_status st)
+{
+    return ctx && st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0;
+}
+
+char *o2r_err_first_line(const struct o2r_ctx *ctx, char *buf, size_t cap)
+{
+    const char *e = ctx ? ctx->err : "";
+    const char *nl = strchr(e, '\n');
+    snprintf(buf, cap, "%.*s", nl ? (int)(nl - e) : (int)strlen(e), e);
+    return buf;
+}
+
 void o2r_fmt(char *buf, size_t cap, const char *fmt, ...)
 {
     if (!buf || cap == 0)

@@ -662,13 +662,11 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
     if (st != O2R_OK)
         goto fail;
     st = o2r_program_get(ctx, desc, m->source, m->source_len, &m->program, &m->cache_hit);
-    if (st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0) {
+    if (o2r_err_is_build(ctx, st)) {
         /* tiles from a tuning file (possibly of another driver or device of this vendor) or a
          * built-in vendor default may not build with this driver: never let them stop a start */
         char first[300];
-        const char *nl = strchr(ctx->err, '\n');
-        snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - ctx->err) : (int)strlen(ctx->err),
-                 ctx->err);
+        o2r_err_first_line(ctx, first, sizeof first);
         const char *tf = o2r_tune_file_path(m);
         const char *dropped = o2r_tune_reset_compiled(m);
         if (dropped) {

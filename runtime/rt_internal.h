@@ -118,6 +118,11 @@ void o2r_fault_reset(void);
 /* printf into ctx->err (no-op when ctx is NULL). */
 void o2r_set_error(struct o2r_ctx *ctx, const char *fmt, ...)
     O2R_PRINTF(2, 3);
+/* 1 when status st with ctx->err is a failed program build (the message o2r_program_get sets
+ * starts with "clBuildProgram("), else 0. */
+int o2r_err_is_build(const struct o2r_ctx *ctx, o2r_status st);
+/* The first line of ctx->err into buf (cap bytes, truncated); returns buf. */
+char *o2r_err_first_line(const struct o2r_ctx *ctx, char *buf, size_t cap);
 /* snprintf into a caller buffer (no-op when buf is NULL or cap 0). */
 void o2r_fmt(char *buf, size_t cap, const char *fmt, ...) O2R_PRINTF(3, 4);
 /* Message of the last failed o2r_ctx_create: o2r_ctx_last_error(NULL) returns it. */

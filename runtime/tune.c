@@ -1204,9 +1204,7 @@ static o2r_status init_without_failing_candidates(struct o2r_ctx *ctx,
     }
     o2r_status st = read_candidates(ctx, tmp);
     char first[300];
-    const char *nl = strchr(ctx->err, '\n');
-    snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - ctx->err) : (int)strlen(ctx->err),
-             ctx->err);
+    o2r_err_first_line(ctx, first, sizeof first);
     fprintf(log, "tune: model '%s': the program with every candidate did not build (%s); "
             "building the defaults alone, then once per candidate, to leave out the ones that do "
             "not\n", desc->name, first);
@@ -1224,7 +1222,7 @@ static o2r_status init_without_failing_candidates(struct o2r_ctx *ctx,
         if (st == O2R_OK) {
             ok |= 1u << k;
             o2r_model_free(m1);
-        } else if (st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0) {
+        } else if (o2r_err_is_build(ctx, st)) {
             fprintf(log, "tune:   %dx%dx%d r%dx%d left out: it does not build on this device\n",
                     (int)c->tm, (int)c->tn, (int)c->tk, (int)c->rm, (int)c->rn);
             st = O2R_OK;
@@ -1292,7 +1290,7 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
         goto done;
     }
     st = o2r_model_init_mode(ctx, desc, weights_path, O2R_TUNE_ALL, &m);
-    if (st == O2R_ERR_CL && strncmp(ctx->err, "clBuildProgram(", 15) == 0)
+    if (o2r_err_is_build(ctx, st))
         st = init_without_failing_candidates(ctx, desc, weights_path, log, &m);
     if (st != O2R_OK)
         goto done;
