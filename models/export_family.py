@@ -23,6 +23,11 @@ What it does
       sd3_transformer  SD3 MMDiT (SD3Transformer2DModel)
       flux_transformer Flux (FluxTransformer2DModel: RoPE from img/txt ids, RMSNorm q/k, joint and
                        single-stream blocks)
+      ldm_attnblock    a slice of the CompVis/ldm VAE (original SD checkpoints, older diffusers
+                       AttentionBlock exports): conv_in, the ldm `AttnBlock` (GroupNorm, q/k/v 1x1
+                       convs, bmm(q, k) and bmm(v, softmaxᵀ): the probabilities are the RIGHT
+                       operand, heads channels-first), norm_out + SiLU + conv_out; the module is
+                       written below (no ldm package)
 
 Assumes
   python3 with torch, diffusers, transformers, onnx, onnxruntime, onnxscript (dynamo), numpy
@@ -153,6 +158,11 @@ FLUX_TINY = dict(
     axes_dims_rope=[4, 6, 6],
 )
 
+# CompVis/ldm first-stage VAE (configs/autoencoder/*.yaml and SD v1's first_stage_config):
+# ch 128, ch_mult (1,2,4,4) -> 512 channels at the mid-block, Normalize = GroupNorm(32, eps=1e-6)
+LDM_ATTN_FULL = dict(z_channels=4, channels=512, num_groups=32, eps=1e-6)
+LDM_ATTN_TINY = dict(LDM_ATTN_FULL, channels=64)
+
 # Input sizes: latent H, W (pixels/8), text tokens (CLIP: 77 as the pipelines pad; T5/MMDiT: 16
 # tiny, 256/512 full)
 SIZES = {
@@ -262,6 +272,55 @@ class FluxWrapper(torch.nn.Module):
         return self.m(hidden_states=hidden_states, encoder_hidden_states=encoder_hidden_states,
                       pooled_projections=pooled_projections, timestep=timestep, img_ids=img_ids,
                       txt_ids=txt_ids, return_dict=False)[0]
+
+
+class LdmAttnBlock(torch.nn.Module):
+    """ldm.modules.diffusionmodules.model.AttnBlock (CompVis/latent-diffusion, stable-diffusion
+    v1), written out: one head of dim C, q/k/v/proj_out 1x1 convs, channels-first bmm's."""
+
+    def __init__(self, c, groups, eps):
+        super().__init__()
+        self.norm = torch.nn.GroupNorm(groups, c, eps=eps, affine=True)
+        self.q = torch.nn.Conv2d(c, c, kernel_size=1)
+        self.k = torch.nn.Conv2d(c, c, kernel_size=1)
+        self.v = torch.nn.Conv2d(c, c, kernel_size=1)
+        self.proj_out = torch.nn.Conv2d(c, c, kernel_size=1)
+
+    def forward(self, x):
+        h_ = self.norm(x)
+        q = self.q(h_)
+        k = self.k(h_)
+        v = self.v(h_)
+        b, c, h, w = q.shape
+        q = q.reshape(b, c, h * w)
+        q = q.permute(0, 2, 1)  # b,hw,c
+        k = k.reshape(b, c, h * w)  # b,c,hw
+        w_ = torch.bmm(q, k)  # b,hw,hw    w[b,i,j]=sum_c q[b,i,c]k[b,c,j]
+        w_ = w_ * (int(c) ** (-0.5))
+        w_ = torch.nn.functional.softmax(w_, dim=2)
+        v = v.reshape(b, c, h * w)
+        w_ = w_.permute(0, 2, 1)  # b,hw,hw (first hw of k, second of q)
+        h_ = torch.bmm(v, w_)  # b,c,hw (hw of q) h_[b,c,j] = sum_i v[b,c,i] w_[b,i,j]
+        h_ = h_.reshape(b, c, h, w)
+        h_ = self.proj_out(h_)
+        return x + h_
+
+
+class LdmAttnModel(torch.nn.Module):
+    """latent [B, z, H, W] -> conv_in 3x3 -> AttnBlock -> GroupNorm, SiLU, conv_out 3x3 -> [B, z, H, W]
+    (the ldm decoder's mid-block attention between its stem and head, without the ResnetBlocks)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        c, z = cfg["channels"], cfg["z_channels"]
+        self.conv_in = torch.nn.Conv2d(z, c, kernel_size=3, padding=1)
+        self.attn = LdmAttnBlock(c, cfg["num_groups"], cfg["eps"])
+        self.norm_out = torch.nn.GroupNorm(cfg["num_groups"], c, eps=cfg["eps"], affine=True)
+        self.conv_out = torch.nn.Conv2d(c, z, kernel_size=3, padding=1)
+
+    def forward(self, latent_sample):
+        h = self.attn(self.conv_in(latent_sample))
+        return self.conv_out(torch.nn.functional.silu(self.norm_out(h)))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -407,6 +466,17 @@ def build_flux_transformer(size, seed, rng):
     return FluxWrapper(model), inputs, ["out_sample"], dyn, cfg
 
 
+def build_ldm_attnblock(size, seed, rng):
+    cfg = pick(size, LDM_ATTN_TINY, LDM_ATTN_FULL)
+    model = make(LdmAttnModel, cfg, seed)
+    (h, w) = SIZES[size]["vae_hw"]
+    b = 2 if size == "tiny" else 1  # batch 2 tiny: the kernel's batch strides are exercised
+    inputs = {"latent_sample": randn(rng, b, cfg["z_channels"], h, w)}
+    dyn = {"latent_sample": {0: "batch", 2: "height", 3: "width"},
+           "sample": {0: "batch", 2: "height", 3: "width"}}
+    return model, inputs, ["sample"], dyn, cfg
+
+
 BUILDERS = {
     "sd21_unet": build_sd21_unet,
     "sdxl_unet": build_sdxl_unet,
@@ -416,6 +486,7 @@ BUILDERS = {
     "t5_encoder": build_t5_encoder,
     "sd3_transformer": build_sd3_transformer,
     "flux_transformer": build_flux_transformer,
+    "ldm_attnblock": build_ldm_attnblock,
 }
 
 
