@@ -6,8 +6,10 @@
  *                        X[..., :rd] (interleaved: its even / odd elements);
  *                        real = cos*x1 - sin*x2, imag = sin*x1 + cos*x2;
  *                        Y[..., :rd] = Concat(real, imag) (interleaved: real/imag alternate),
- *                        Y[..., rd:] = X[..., rd:]. cos/sin broadcast over heads, so the 4-D
- *                        input is never transposed.
+ *                        Y[..., rd:] = X[..., rd:]. Written as Xr*cos' + rot(Xr)*sin' (Xr =
+ *                        X[..., :rd], cos'/sin' each angle twice, rot = Concat(-x2, x1)), the
+ *                        form passes/fuse/rope.c fuses into one o2c.Rope; cos/sin broadcast
+ *                        over heads, so the 4-D input is never transposed.
  *   SwiGLU-28            Y = (A * Sigmoid(alpha * A)) * B, A and B of one shape.
  *   CausalConvWithState-27
  *                        P = Concat(past_state or zeros [B,C,k-1], X [B,C,L], axis 2);
@@ -102,28 +104,36 @@ void expand_rotary_embedding(struct ex_ctx *e)
             ex_fatal(e, "without position_ids the caches must be [B,S,rd/2] = [%lld,%lld,%lld]",
                      (long long)b, (long long)s, (long long)h);
         }
+        /* per element of the rotated part [B,S,rd]: each angle twice (pairs side by side when
+         * interleaved, the two halves otherwise) */
+        uint32_t two[2] = {cs[k], cs[k]};
+        if (interleaved) {
+            int64_t ax = 3, bsr[3] = {b, s, rd};
+            two[0] = two[1] = ex_unsqueeze(e, cs[k], 1, &ax);
+            cs[k] = ex_reshape(e, ex_concat(e, 2, two, 3), 3, bsr);
+        } else {
+            cs[k] = ex_concat(e, 2, two, 2);
+        }
         cs[k] = ex_unsqueeze(e, cs[k], 1, &cos_axis);
     }
-    uint32_t x1, x2;
+    /* out = x*cos + rot(x)*sin with rot(x) = (-x2, x1) per pair, the form passes/fuse/rope.c
+     * makes one o2c.Rope of: at (x1, x2) it gives (x1 cos - x2 sin, x2 cos + x1 sin), the
+     * reference's (real, imag), with the same float operations (a - b == a + (-b)) */
+    uint32_t xs = rd < d ? ex_slice(e, xr, 3, 0, rd, 1) : xr, x1, x2, rot;
     if (interleaved) {
-        x1 = ex_slice(e, xr, 3, 0, rd, 2);
-        x2 = ex_slice(e, xr, 3, 1, rd, 2);
-    } else {
-        x1 = ex_slice(e, xr, 3, 0, h, 1);
-        x2 = ex_slice(e, xr, 3, h, rd, 1);
-    }
-    uint32_t real = ex_op2(e, IR_OP_SUB, ex_op2(e, IR_OP_MUL, cs[0], x1), ex_op2(e, IR_OP_MUL, cs[1], x2));
-    uint32_t imag = ex_op2(e, IR_OP_ADD, ex_op2(e, IR_OP_MUL, cs[1], x1), ex_op2(e, IR_OP_MUL, cs[0], x2));
-    uint32_t rot;
-    if (interleaved) {
-        int64_t ax = 4;
-        uint32_t pair[2] = {ex_unsqueeze(e, real, 1, &ax), ex_unsqueeze(e, imag, 1, &ax)};
-        int64_t rdims[4] = {x4[0], x4[1], x4[2], rd};
+        int64_t zd[5] = {x4[0], x4[1], x4[2], h, 2}, rdims[4] = {x4[0], x4[1], x4[2], rd};
+        uint32_t z = ex_reshape(e, xs, 5, zd);
+        x1 = ex_slice(e, z, 4, 0, 1, 1);
+        x2 = ex_slice(e, z, 4, 1, 2, 1);
+        uint32_t pair[2] = {ex_op1(e, IR_OP_NEG, x2), x1};
         rot = ex_reshape(e, ex_concat(e, 2, pair, 4), 4, rdims);
     } else {
-        uint32_t pair[2] = {real, imag};
+        x1 = ex_slice(e, xs, 3, 0, h, 1);
+        x2 = ex_slice(e, xs, 3, h, rd, 1);
+        uint32_t pair[2] = {ex_op1(e, IR_OP_NEG, x2), x1};
         rot = ex_concat(e, 2, pair, 3);
     }
+    rot = ex_op2(e, IR_OP_ADD, ex_op2(e, IR_OP_MUL, xs, cs[0]), ex_op2(e, IR_OP_MUL, rot, cs[1]));
     if (rd < d) {
         uint32_t parts[2] = {rot, ex_slice(e, xr, 3, rd, d, 1)};
         rot = ex_concat(e, 2, parts, 3);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref/ref_util.h"
+
 #define MAX_PASS_STATS 32
 #define MAX_REASONS 8
 
@@ -267,4 +269,62 @@ uint32_t fuse_norm_param(const struct ir_graph *g, uint32_t node, enum ir_op op,
         !fuse_same_shape(&g->values[g->nodes[node].outputs[0]], x))
         return IR_NONE;
     return p;
+}
+
+/* Which half of z's last axis (width 2F) Slice node s takes: 0 [0, F), 1 [F, 2F), -1 other. */
+static int slice_half(const struct ir_graph *g, uint32_t s, uint32_t z, int64_t F)
+{
+    const struct ir_node *n = &g->nodes[s];
+    if (n->op != IR_OP_SLICE || n->inputs[0] != z) return -1;
+    for (uint32_t k = 1; k < n->ninputs; k++)
+        if (n->inputs[k] != IR_NONE && !ir_is_const(g, n->inputs[k])) return -1;
+    const struct ir_value *zv = &g->values[z];
+    int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], od[IR_MAX_RANK];
+    ref_slice_params(g, n, zv->dims, zv->rank, st, sp, od);
+    for (int a = 0; a < zv->rank - 1; a++)
+        if (od[a] != zv->dims[a]) return -1;
+    int l = zv->rank - 1;
+    if (sp[l] != 1 || od[l] != F) return -1;
+    return st[l] == 0 ? 0 : (st[l] == F ? 1 : -1);
+}
+
+/* Split node s cuts z's last axis into two outputs of F. */
+static bool split_halves(const struct ir_graph *g, uint32_t s, uint32_t z, int64_t F)
+{
+    const struct ir_node *n = &g->nodes[s];
+    if (n->op != IR_OP_SPLIT || n->inputs[0] != z || n->noutputs != 2) return false;
+    const struct ir_value *zv = &g->values[z];
+    for (int k = 0; k < 2; k++) {
+        const struct ir_value *o = &g->values[n->outputs[k]];
+        if (o->rank != zv->rank || o->dims[o->rank - 1] != F) return false;
+    }
+    return true;
+}
+
+bool fuse_halves(const struct ir_graph *g, uint32_t z, int64_t F, bool exclusive, uint32_t h[2],
+                 uint32_t nodes[2], int *nn)
+{
+    uint32_t u[8];
+    int nu = fuse_users(g, z, u, 8);
+    const struct ir_value *zv = &g->values[z];
+    if (zv->rank < 1 || zv->dims[zv->rank - 1] != 2 * F) return false;
+    if (exclusive && (zv->is_output || nu > 2)) return false;
+    if (nu > 8) nu = 8;
+    int sl[2] = {-1, -1}; /* the users taking half 0 / half 1 by a Slice */
+    for (int i = 0; i < nu; i++) {
+        if (split_halves(g, u[i], z, F) && (!exclusive || (nu == 1 && zv->nuses == 1))) {
+            h[0] = g->nodes[u[i]].outputs[0], h[1] = g->nodes[u[i]].outputs[1];
+            nodes[0] = u[i], *nn = 1;
+            return true;
+        }
+        int half = slice_half(g, u[i], z, F);
+        if (half >= 0 && sl[half] < 0) sl[half] = i;
+    }
+    if (sl[0] < 0 || sl[1] < 0 || (exclusive && (nu != 2 || zv->nuses != 2))) return false;
+    for (int k = 0; k < 2; k++) {
+        h[k] = g->nodes[u[sl[k]]].outputs[0];
+        nodes[k] = u[sl[k]];
+    }
+    *nn = 2;
+    return true;
 }

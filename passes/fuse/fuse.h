@@ -48,6 +48,12 @@ bool fuse_suffix_param(const struct ir_graph *g, uint32_t p, const struct ir_val
  * (node IR_NONE included). */
 uint32_t fuse_norm_param(const struct ir_graph *g, uint32_t node, enum ir_op op, uint32_t v,
                          const struct ir_value *x, int axis);
+/* The two halves of z [.., 2F] along its last axis (h[0] first, h[1] second) as cut by one of
+ * z's readers: a Split into two outputs of F, or two Slices (constant parameters, step 1) taking
+ * [0, F) and [F, 2F); the chunk nodes go to nodes[0..*nn). exclusive: those must be z's only
+ * readers and z no graph output (z is then an intermediate of the fusion). */
+bool fuse_halves(const struct ir_graph *g, uint32_t z, int64_t F, bool exclusive, uint32_t h[2],
+                 uint32_t nodes[2], int *nn);
 /* A new float32 constant named `name` of dims[0..rank) with every element `fill`. */
 uint32_t fuse_const_fill(struct ir_graph *g, const char *name, int rank, const int64_t *dims,
                          float fill);
@@ -67,6 +73,7 @@ uint32_t fuse_replace(struct ir_graph *g, enum ir_op op, const uint32_t *old, in
 /* One declaration per pass; one "F(...) \\" line each in FUSION_PASSES, in pipeline order. */
 bool pass_fuse_layernorm(struct ir_graph *g); /* fuse_layernorm.c: decomposed LN -> LayerNormalization */
 bool pass_fuse_rmsnorm(struct ir_graph *g); /* rmsnorm.c: decomposed RMSNorm -> o2c.RMSNorm */
+bool pass_fuse_rope(struct ir_graph *g); /* rope.c: RoPE chunk/Neg/Concat/Mul/Add -> o2c.Rope */
 bool pass_fuse_gelu(struct ir_graph *g); /* fuse_gelu.c: erf/tanh GELU decompositions -> Gelu */
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
 bool pass_fuse_conv_epilogue(struct ir_graph *g); /* Conv + bias/act/residual/div -> o2c.Conv */
@@ -101,6 +108,7 @@ bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l,
 #define FUSION_PASSES(F)                                                                      \
     F("layernorm", pass_fuse_layernorm)                                                       \
     F("rmsnorm", pass_fuse_rmsnorm)                                                           \
+    F("rope", pass_fuse_rope)                                                                 \
     F("gelu", pass_fuse_gelu)                                                                 \
     F("gnorm", pass_fuse_gnorm)                                                               \
     F("attention", pass_fuse_attention)                                                       \

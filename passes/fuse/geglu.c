@@ -19,8 +19,6 @@
 
 #include <string.h>
 
-#include "ref/ref_util.h"
-
 #define PASS "geglu"
 
 /* One match. */
@@ -34,52 +32,6 @@ struct gg_match {
     int64_t F;        /* output width */
 };
 
-/* Which half of z's last axis (width 2F) Slice node s takes: 0 [0, F), 1 [F, 2F), -1 other. */
-static int slice_half(const struct ir_graph *g, uint32_t s, uint32_t z, int64_t F)
-{
-    const struct ir_node *n = &g->nodes[s];
-    if (n->op != IR_OP_SLICE || n->inputs[0] != z) return -1;
-    for (uint32_t k = 1; k < n->ninputs; k++)
-        if (n->inputs[k] != IR_NONE && !ir_is_const(g, n->inputs[k])) return -1;
-    const struct ir_value *zv = &g->values[z];
-    int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], od[IR_MAX_RANK];
-    ref_slice_params(g, n, zv->dims, zv->rank, st, sp, od);
-    for (int a = 0; a < zv->rank - 1; a++)
-        if (od[a] != zv->dims[a]) return -1;
-    int l = zv->rank - 1;
-    if (sp[l] != 1 || od[l] != F) return -1;
-    return st[l] == 0 ? 0 : (st[l] == F ? 1 : -1);
-}
-
-/* The two halves of z [.., 2F] (h[0] first, h[1] second) if z's readers are exactly a Split on
- * the last axis into two outputs of F, or two Slices taking each half once; chunk nodes to
- * nodes[0..*nn). */
-static bool halves(const struct ir_graph *g, uint32_t z, int64_t F, uint32_t h[2],
-                   uint32_t nodes[2], int *nn)
-{
-    uint32_t u[3];
-    int nu = fuse_users(g, z, u, 3);
-    const struct ir_value *zv = &g->values[z];
-    if (zv->is_output) return false;
-    if (nu == 1 && g->nodes[u[0]].op == IR_OP_SPLIT && zv->nuses == 1) {
-        const struct ir_node *s = &g->nodes[u[0]];
-        if (s->noutputs != 2) return false;
-        for (int k = 0; k < 2; k++) {
-            const struct ir_value *o = &g->values[s->outputs[k]];
-            if (o->rank != zv->rank || o->dims[o->rank - 1] != F) return false;
-        }
-        h[0] = s->outputs[0], h[1] = s->outputs[1];
-        nodes[0] = u[0], *nn = 1;
-        return true;
-    }
-    if (nu != 2 || zv->nuses != 2) return false;
-    int a = slice_half(g, u[0], z, F), b = slice_half(g, u[1], z, F);
-    if (a < 0 || b < 0 || a == b) return false;
-    h[a] = g->nodes[u[0]].outputs[0], h[b] = g->nodes[u[1]].outputs[0];
-    nodes[0] = u[0], nodes[1] = u[1], *nn = 2;
-    return true;
-}
-
 static bool match(const struct ir_graph *g, uint32_t gi, struct gg_match *m)
 {
     const struct ir_node *gn = &g->nodes[gi];
@@ -91,7 +43,7 @@ static bool match(const struct ir_graph *g, uint32_t gi, struct gg_match *m)
     int64_t F = zv->dims[zv->rank - 1] / 2;
     uint32_t h[2], chunk[2];
     int nc;
-    if (F < 1 || !halves(g, z, F, h, chunk, &nc)) return false;
+    if (F < 1 || !fuse_halves(g, z, F, true, h, chunk, &nc)) return false;
     /* the gate goes through Gelu, the other half straight into the Mul */
     for (int gh = 0; gh < 2; gh++) {
         uint32_t ge = fuse_sole_user(g, h[gh]);
