@@ -11,6 +11,9 @@
  * OC elements), optional residual broadcasting to y per (n, oc, position) (see the pass).
  * Attributes: the Conv's (pads/auto_pad, strides, dilations, group, kernel_shape), activation
  * (0 none, 1 silu, 2 relu), output_divisor (1 = none).
+ * Outputs: one y [N, OC, spatial], or (o2c.Conv of sibling convs, passes/fuse/sibling_conv.c)
+ * up to SCHED_CONV_MAX_SPLITS outputs y_s [N, OC_s, spatial] with sum OC_s = OC (w's dims[0]):
+ * the output channels in order, split by the kernels' store (no residual then).
  * Geometry comes from ref_conv_geom, as for the plain Conv (codegen/lower_conv.c).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, ranks, residual shapes or activations, and
  * tensors of >= 2^31 elements (the kernels index with int).
@@ -78,7 +81,26 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     struct ref_conv_geom geo;
     ref_conv_geom(g, n, xv->dims, rank, wv->dims + 2, false, &geo);
     const int64_t group = ir_attr_int(n, "group", 1);
-    const int64_t C = xv->dims[1], OC = yv->dims[1];
+    const int64_t C = xv->dims[1], OC = wv->dims[0];
+    const int nsplit = (int)n->noutputs;
+    int64_t off[SCHED_CONV_MAX_SPLITS + 1] = {0};
+    if (nsplit < 1 || nsplit > SCHED_CONV_MAX_SPLITS || (nsplit > 1 && r != IR_NONE))
+        ir_fatal_node(g, n, "%s: %d outputs (1..%d; one with a residual)", ir_op_name(n->op),
+                      nsplit, SCHED_CONV_MAX_SPLITS);
+    for (int s = 0; s < nsplit; s++) {
+        const struct ir_value *sv = &g->values[n->outputs[s]];
+        cg_need_i32(g, n, n->outputs[s]);
+        bool ok = sv->dtype == IR_F32 && sv->rank == yv->rank && sv->dims[0] == yv->dims[0];
+        for (int k = 2; ok && k < sv->rank; k++) ok = sv->dims[k] == yv->dims[k];
+        if (!ok)
+            ir_fatal_node(g, n, "%s: output '%s' is not a float32 [N, C, spatial] split of the "
+                          "first output's shape", ir_op_name(n->op), sv->name);
+        off[s + 1] = off[s] + sv->dims[1];
+    }
+    for (int s = nsplit + 1; s <= SCHED_CONV_MAX_SPLITS; s++) off[s] = OC;
+    if (off[nsplit] != OC)
+        ir_fatal_node(g, n, "%s: output channels sum to %lld, the weight '%s' has %lld",
+                      ir_op_name(n->op), (long long)off[nsplit], wv->name, (long long)OC);
     if (group <= 0 || C % group || OC % group)
         ir_fatal_node(g, n, "%s: group=%lld does not divide C_in=%lld and C_out=%lld",
                       ir_op_name(n->op), (long long)group, (long long)C, (long long)OC);
@@ -94,11 +116,12 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
                       "(n, channel, position)", ir_op_name(n->op), g->values[r].name);
     int64_t in[3], out[3], k[3], s[3], d[3], p[3];
     conv_geom_3d(xv, yv, wv, rank, &geo, in, out, k, s, d, p);
-    int64_t total = ir_numel(g, y);
-    if (total == 0) return;
+    if (yv->dims[0] * OC * out[0] * out[1] * out[2] == 0) return;
     struct sched_conv what = {.node = node, .x = x, .w = w, .bias = b, .y = y, .res = r,
                               .rn = rn, .rc = rc, .rp = rp, .group = group, .act = act,
-                              .div = div};
+                              .div = div, .nsplit = nsplit};
+    for (int s = 0; s < nsplit; s++) what.ys[s] = n->outputs[s];
+    memcpy(what.off, off, sizeof off);
     memcpy(what.in, in, sizeof in);
     memcpy(what.out, out, sizeof out);
     memcpy(what.k, k, sizeof k);

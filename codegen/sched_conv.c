@@ -93,24 +93,40 @@ static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w
     return pv;
 }
 
+/* The output buffers Y, Y1, Y2, Y3 of every conv kernel (kernels/fconv.cl, gemm_gpu.cl): the
+ * split outputs, the first one again as placeholder for splits that do not exist. */
+static void out_bufs(struct cg_ctx *cg, const struct sched_conv *c)
+{
+    for (int s = 0; s < SCHED_CONV_MAX_SPLITS; s++) cg_arg_buf(cg, s < c->nsplit ? c->ys[s] : c->y);
+}
+
+/* The arguments OC, o1, o2, o3 of every conv kernel: all output channels and the first channel
+ * of splits 1..3 (OC for splits that do not exist). */
+static void out_offs(struct cg_ctx *cg, const struct sched_conv *c, int64_t OC)
+{
+    cg_arg_i32(cg, OC);
+    for (int s = 1; s < SCHED_CONV_MAX_SPLITS; s++) cg_arg_i32(cg, s < c->nsplit ? c->off[s] : OC);
+}
+
 /* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs,
  * direct or im2col form (see the banner). Returns false (nothing emitted) where it does not
  * apply: run-time weights, 3-D, channels per group not in fours (group > 1), temporaries of
  * >= 2^31 elements. Geometry in 3-D form (index 0 = D). On success *pk names the packed weight
  * constant it made (the gpu class reads the same one). */
-static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const int64_t *in,
-                        const int64_t *out, const int64_t *k, const int64_t *s, const int64_t *d,
-                        const int64_t *p, int64_t group, int64_t act, uint32_t r, int64_t rn,
-                        int64_t rc, int64_t rp, float div, struct conv_packed *pk)
+static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
+                        struct conv_packed *pk)
 {
+    const uint32_t node = c->node, x = c->x, w = c->w, b = c->bias, r = c->res;
+    const int64_t *in = c->in, *out = c->out, *k = c->k, *s = c->s, *d = c->d, *p = c->p;
+    const int64_t group = c->group, act = c->act, rn = c->rn, rc = c->rc, rp = c->rp;
+    const float div = c->div;
     const struct ir_node *n = &g->nodes[node];
-    uint32_t x = n->inputs[0], w = n->inputs[1], b = ir_input(n, 2), y = n->outputs[0];
     const char *env = getenv("ONNX2CL_FCONV");
     if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return false;
     if (!ir_is_const(g, w) || !g->values[w].data) return false;
     if (in[0] != 1 || k[0] != 1 || out[0] != 1) return false; /* 3-D */
-    const struct ir_value *xv = &g->values[x], *yv = &g->values[y];
-    const int64_t N = xv->dims[0], C = xv->dims[1], OC = yv->dims[1];
+    const struct ir_value *xv = &g->values[x];
+    const int64_t N = xv->dims[0], C = xv->dims[1], OC = g->values[w].dims[0];
     const int64_t cin = C / group, cout = OC / group;
     int ocb;
     if (group == 1) ocb = OC % 8 == 0 || OC > 32 ? 8 : 4;
@@ -240,7 +256,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     cg_arg_buf(cg, wk);
     cg_arg_buf(cg, b != IR_NONE ? b : wk); /* dummies when absent: never read */
     cg_arg_buf(cg, r != IR_NONE ? r : wk);
-    cg_arg_buf(cg, y);
+    out_bufs(cg, c);
     cg_arg_i32(cg, im2col ? cin * k[1] * k[2] : cin);
     cg_arg_i32(cg, im2col ? K : C);
     cg_arg_i32(cg, H);
@@ -250,7 +266,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
     cg_arg_i32(cg, sh);
     cg_arg_i32(cg, ph);
     cg_arg_i32(cg, dh);
-    cg_arg_i32(cg, OC);
+    out_offs(cg, c, OC);
     cg_arg_i32(cg, cout);
     cg_arg_i32(cg, b != IR_NONE);
     cg_arg_i32(cg, act);
@@ -267,7 +283,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, co
 static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c)
 {
     const struct ir_value *yv = &g->values[c->y];
-    const int64_t C = g->values[c->x].dims[1], OC = yv->dims[1], group = c->group;
+    const int64_t C = g->values[c->x].dims[1], OC = g->values[c->w].dims[0], group = c->group;
     const char *sfx = cg_use(cg, "fconv", IR_F32);
     char kname[64];
     /* 4 channels x 4 columns per work-item where channels come in fours (every SD conv);
@@ -275,7 +291,7 @@ static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sc
     bool oc4 = (OC / group) % 4 == 0;
     const char *env = getenv("ONNX2CL_FCONV");
     bool w4 = oc4 && !(env && strcmp(env, "oc4") == 0);
-    int64_t items = ir_numel(g, c->y);
+    int64_t items = yv->dims[0] * OC * c->out[0] * c->out[1] * c->out[2];
     if (w4) items = yv->dims[0] * (OC / 4) * c->out[0] * c->out[1] * ((c->out[2] + 3) / 4);
     else if (oc4) items /= 4;
     snprintf(kname, sizeof kname, "%s_%s", w4 ? "fconv_oc4w4" : oc4 ? "fconv_oc4" : "fconv", sfx);
@@ -285,10 +301,10 @@ static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sc
     cg_arg_buf(cg, c->w);
     cg_arg_buf(cg, c->bias != IR_NONE ? c->bias : c->w); /* dummies when absent: never read */
     cg_arg_buf(cg, c->res != IR_NONE ? c->res : c->w);
-    cg_arg_buf(cg, c->y);
+    out_bufs(cg, c);
     cg_arg_i32(cg, C);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, c->in[i]);
-    cg_arg_i32(cg, OC);
+    out_offs(cg, c, OC);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, c->out[i]);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, c->k[i]);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, c->s[i]);
@@ -333,8 +349,8 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
 {
     int pinned;
     const struct o2r_tiles t = sched_gpu_tiles(&pinned);
-    const struct ir_value *xv = &g->values[c->x], *yv = &g->values[c->y];
-    const int64_t imgs = xv->dims[0], C = xv->dims[1], OC = yv->dims[1];
+    const struct ir_value *xv = &g->values[c->x];
+    const int64_t imgs = xv->dims[0], C = xv->dims[1], OC = g->values[c->w].dims[0];
     const int64_t P = c->out[1] * c->out[2], NC = imgs * P, K = C * c->k[1] * c->k[2];
     int ocb = 1, kord = 0;
     uint32_t wk = c->w;
@@ -350,14 +366,16 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     if (ns > 1) part = cg_temp(cg, c->node, IR_F32, (int64_t)ns * OC * NC);
     (void)cg_use(cg, "fgemm", IR_F32); /* fg_act, before kernels/gemm_gpu.cl */
     (void)cg_use(cg, "gemm_gpu", IR_F32);
-    /* tunable: Kc is argument 13, the output Y argument 4; TM a multiple of the weight's OCB */
+    /* tunable: Kc is argument 19, the outputs Y_s arguments 4.. (one per split); TM a multiple
+     * of the weight's OCB */
     char ksuffix[64], margs[64], kname[160];
     const char *wn, *ws = cg_wsfx(cg, wk, &wn); /* weight storage (--weights-dtype) */
     snprintf(ksuffix, sizeof ksuffix, "_o%d_k%d_%lldx%lld%s", ocb, kord, (long long)c->k[1],
              (long long)c->k[2], wn);
     snprintf(margs, sizeof margs, ", %d, %d, %lld, %lld, %s", ocb, kord, (long long)c->k[1],
              (long long)c->k[2], ws);
-    const struct o2r_tunable tu = {O2R_TUNE_CONV, 0, ns > 1 ? 2 : 1, OC, NC, K, ns, 13, 4, 1,
+    const struct o2r_tunable tu = {O2R_TUNE_CONV, 0, ns > 1 ? 2 : 1, OC, NC, K, ns, 19, 4,
+                                   (uint32_t)c->nsplit,
                                    (uint32_t)ocb, t, (uint32_t)pinned, "GG_CONV_DEFINE",
                                    "gg_conv", ksuffix, margs};
     o2r_tunable_kernel_name(&tu, &t, kname, sizeof kname);
@@ -369,14 +387,14 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     cg_arg_buf(cg, wk);
     cg_arg_buf(cg, c->bias != IR_NONE ? c->bias : wk); /* dummies when absent: never read */
     cg_arg_buf(cg, c->res != IR_NONE ? c->res : wk);
-    cg_arg_buf(cg, c->y);
+    out_bufs(cg, c);
     cg_arg_buf(cg, part);
     cg_arg_i32(cg, C);
     cg_arg_i32(cg, c->in[1]);
     cg_arg_i32(cg, c->in[2]);
     cg_arg_i32(cg, c->out[1]);
     cg_arg_i32(cg, c->out[2]);
-    cg_arg_i32(cg, OC);
+    out_offs(cg, c, OC);
     cg_arg_i32(cg, NC);
     cg_arg_i32(cg, kc);
     cg_arg_i32(cg, ns);
@@ -393,8 +411,8 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     cg_arg_buf(cg, part);
     cg_arg_buf(cg, c->bias != IR_NONE ? c->bias : wk);
     cg_arg_buf(cg, c->res != IR_NONE ? c->res : wk);
-    cg_arg_buf(cg, c->y);
-    cg_arg_i32(cg, OC);
+    out_bufs(cg, c);
+    out_offs(cg, c, OC);
     cg_arg_i32(cg, P);
     cg_arg_i32(cg, NC);
     cg_arg_i32(cg, ns);
@@ -407,8 +425,7 @@ void sched_conv(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *
     const bool gpu = gpu_applies(c);
     cg_variant(cg, CG_VARIANT_CPU);
     (void)cg_use(cg, "fconv", IR_F32);
-    const bool packed = try_fconv_v(cg, g, c->node, c->in, c->out, c->k, c->s, c->d, c->p,
-                                    c->group, c->act, c->res, c->rn, c->rc, c->rp, c->div, &pk);
+    const bool packed = try_fconv_v(cg, g, c, &pk);
     if (!packed && !gpu) {
         cg_variant(cg, CG_VARIANT_ALL); /* one fallback launch serves both classes */
         emit_fallback(cg, g, c);

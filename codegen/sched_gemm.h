@@ -73,6 +73,7 @@ void sched_matmul(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint
 
 /* What a convolution computes (Conv / o2c.Conv, 1-D..3-D in 3-D form: index 0 = D, 1 = H,
  * 2 = W; see codegen/lower_fconv.h). */
+#define SCHED_CONV_MAX_SPLITS 4 /* output buffers the conv kernels take (kernels/fconv.cl) */
 struct sched_conv {
     uint32_t node;              /* the node (its inputs: x, w, optional bias) */
     uint32_t x, w, bias, y;     /* input [N, C, ...], weight [OC, C/group, k...], bias [OC] or
@@ -83,6 +84,10 @@ struct sched_conv {
     int64_t group;              /* groups */
     int64_t act;                /* 0 none, 1 silu, 2 relu (kernels/fconv.cl codes) */
     float div;                  /* output divisor, 1 = none */
+    int nsplit;                 /* outputs (1..SCHED_CONV_MAX_SPLITS): the OC = w dims[0]
+                                   output channels split in order (o2c.Conv of sibling convs) */
+    uint32_t ys[SCHED_CONV_MAX_SPLITS]; /* split outputs, ys[0] == y; [N, off[s+1]-off[s], ...] */
+    int64_t off[SCHED_CONV_MAX_SPLITS + 1]; /* first channel of each split; OC from nsplit on */
 };
 
 /* Emits the cpu and gpu launches of a convolution: the fconv kernels (cpu; the gpu class too

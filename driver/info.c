@@ -103,10 +103,13 @@ static uint64_t node_macs(const struct ir_graph *g, const struct ir_node *n)
         return y * (uint64_t)last_dim(g, n->inputs[0]);
     }
     case IR_OP_CONV:
-    case IR_OP_FUSED_CONV: { /* W [OC, C/group, k...]: each output element takes C/group*k... */
+    case IR_OP_FUSED_CONV: { /* W [OC, C/group, k...]: each output element takes C/group*k...
+                              * (o2c.Conv of sibling convs: outputs split the OC channels) */
         const struct ir_value *w = &g->values[n->inputs[1]];
         uint64_t per = w->dims[0] ? (uint64_t)ir_numel(g, n->inputs[1]) / (uint64_t)w->dims[0] : 0;
-        return (uint64_t)ir_numel(g, n->outputs[0]) * per;
+        uint64_t y = 0;
+        for (uint32_t k = 0; k < n->noutputs; k++) y += (uint64_t)ir_numel(g, n->outputs[k]);
+        return y * per;
     }
     case IR_OP_CONV_TRANSPOSE: { /* W [C, OC/group, k...]: each input element feeds OC/group*k... */
         const struct ir_value *w = &g->values[n->inputs[1]];

@@ -8,6 +8,11 @@
  *
  * Layout: NC[D]HW dense row-major; 1-D and 2-D convolutions run as 3-D ones (unit leading dims).
  *   X [N, C, D, H, W]   Wt [OC, C/group, KD, KH, KW]   Y [N, OC, OD, OH, OW]
+ * Output splits (o2c.Conv with several outputs, passes/fuse/sibling_conv.c): every kernel takes
+ *   four output buffers Y, Y1, Y2, Y3 and channel offsets o1 <= o2 <= o3 <= OC; output channel
+ *   oc belongs to split s = (oc >= o1) + (oc >= o2) + (oc >= o3), which is the dense tensor
+ *   Y_s [N, o_{s+1} - o_s, OD, OH, OW] at channel oc - o_s (o_0 = 0, o_4 = OC). A single output
+ *   passes o1 = o2 = o3 = OC (every channel in Y; Y1..Y3 are placeholders, never accessed).
  * fconv: one work-item per output element (gws[0] = N*OC*OD*OH*OW, ow fastest).
  * fconv_oc4: 4 consecutive output channels of one position per work-item (cout_g % 4 == 0;
  *   gws[0] = total / 4; work-item gid = (n*(OC/4) + cb)*P + p), each input load feeds 4 FMAs.
@@ -15,6 +20,22 @@
  *   at the end; the fastest on CPUs (codegen/lower_fconv.c picks it where it applies).
  * Accumulation in float. Indices fit in int (the lowering checks numel < 2^31).
  */
+
+#ifndef O2C_FCONV_SPLIT
+#define O2C_FCONV_SPLIT
+/* Split s of output channel oc (see the banner) and the element offset of (n, oc, p = 0) in
+ * that split's tensor of P positions per channel. */
+static inline int fc_split(int n, int oc, int P, int OC, int o1, int o2, int o3, int *off)
+{
+    const int s = (oc >= o1) + (oc >= o2) + (oc >= o3);
+    const int lo = s == 0 ? 0 : s == 1 ? o1 : s == 2 ? o2 : o3;
+    const int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : OC;
+    *off = (n * (hi - lo) + (oc - lo)) * P;
+    return s;
+}
+/* Output buffer of split s. */
+#define FC_YSEL(s, Y, Y1, Y2, Y3) ((s) == 0 ? (Y) : (s) == 1 ? (Y1) : (s) == 2 ? (Y2) : (Y3))
+#endif
 
 /* The epilogue of one output value. */
 static inline float KN(fc_epi)(float v, int act, int has_res, __global const T *Res, int ridx,
@@ -28,8 +49,9 @@ static inline float KN(fc_epi)(float v, int act, int has_res, __global const T *
 }
 
 __kernel void KN(fconv)(__global const T *X, __global const T *Wt, __global const T *Bias,
-                        __global const T *Res, __global T *Y, int C, int D, int H, int W, int OC,
-                        int OD, int OH, int OW, int KD, int KH, int KW, int sd, int sh, int sw,
+                        __global const T *Res, __global T *Y, __global T *Y1, __global T *Y2,
+                        __global T *Y3, int C, int D, int H, int W, int OC, int o1, int o2,
+                        int o3, int OD, int OH, int OW, int KD, int KH, int KW, int sd, int sh, int sw,
                         int pd, int ph, int pw, int dd, int dh, int dw, int cin_g, int cout_g,
                         int has_bias, int act, int has_res, int rn, int rc, int rp, int has_div,
                         float div, int total)
@@ -67,12 +89,16 @@ __kernel void KN(fconv)(__global const T *X, __global const T *Wt, __global cons
         }
     }
     const int P = OD * OH * OW, p = gid % P;
-    Y[gid] = (T)KN(fc_epi)(acc, act, has_res, Res, n * rn + oc * rc + p * rp, has_div, div);
+    int yo;
+    const int ys = fc_split(n, oc, P, OC, o1, o2, o3, &yo);
+    FC_YSEL(ys, Y, Y1, Y2, Y3)[yo + p] =
+        (T)KN(fc_epi)(acc, act, has_res, Res, n * rn + oc * rc + p * rp, has_div, div);
 }
 
 __kernel void KN(fconv_oc4)(__global const T *X, __global const T *Wt, __global const T *Bias,
-                            __global const T *Res, __global T *Y, int C, int D, int H, int W,
-                            int OC, int OD, int OH, int OW, int KD, int KH, int KW, int sd,
+                            __global const T *Res, __global T *Y, __global T *Y1,
+                            __global T *Y2, __global T *Y3, int C, int D, int H, int W,
+                            int OC, int o1, int o2, int o3, int OD, int OH, int OW, int KD, int KH, int KW, int sd,
                             int sh, int sw, int pd, int ph, int pw, int dd, int dh, int dw,
                             int cin_g, int cout_g, int has_bias, int act, int has_res, int rn,
                             int rc, int rp, int has_div, float div, int total4)
@@ -124,12 +150,14 @@ __kernel void KN(fconv_oc4)(__global const T *X, __global const T *Wt, __global 
     }
     const int P = OD * OH * OW;
     const int p = gid % P;
-    __global T *y = Y + (n * OC + oc0) * P + p;
     const int r = n * rn + oc0 * rc + p * rp;
-    y[0] = (T)KN(fc_epi)(a0, act, has_res, Res, r, has_div, div);
-    y[P] = (T)KN(fc_epi)(a1, act, has_res, Res, r + rc, has_div, div);
-    y[2 * P] = (T)KN(fc_epi)(a2, act, has_res, Res, r + 2 * rc, has_div, div);
-    y[3 * P] = (T)KN(fc_epi)(a3, act, has_res, Res, r + 3 * rc, has_div, div);
+    const float a[4] = {a0, a1, a2, a3};
+    for (int j = 0; j < 4; j++) {
+        int yo;
+        const int ys = fc_split(n, oc0 + j, P, OC, o1, o2, o3, &yo);
+        FC_YSEL(ys, Y, Y1, Y2, Y3)[yo + p] =
+            (T)KN(fc_epi)(a[j], act, has_res, Res, r + j * rc, has_div, div);
+    }
 }
 
 /* fconv_oc4w4: 4 consecutive output channels x 4 consecutive output columns per work-item
@@ -139,8 +167,9 @@ __kernel void KN(fconv_oc4)(__global const T *X, __global const T *Wt, __global 
  * past OW (the last block) are computed from zero padding and not stored.
  * gws[0] = N*(OC/4)*OD*OH*OWB. */
 __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __global const T *Bias,
-                              __global const T *Res, __global T *Y, int C, int D, int H, int W,
-                              int OC, int OD, int OH, int OW, int KD, int KH, int KW, int sd,
+                              __global const T *Res, __global T *Y, __global T *Y1,
+                              __global T *Y2, __global T *Y3, int C, int D, int H, int W,
+                              int OC, int o1, int o2, int o3, int OD, int OH, int OW, int KD, int KH, int KW, int sd,
                               int sh, int sw, int pd, int ph, int pw, int dd, int dh, int dw,
                               int cin_g, int cout_g, int has_bias, int act, int has_res, int rn,
                               int rc, int rp, int has_div, float div, int total)
@@ -204,7 +233,9 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
     vstore4(a3, 0, acc[3]);
     for (int j = 0; j < 4; j++) {
         const int oc = oc0 + j;
-        __global T *y = Y + (n * OC + oc) * P + pbase;
+        int yo;
+        const int ys = fc_split(n, oc, P, OC, o1, o2, o3, &yo);
+        __global T *y = FC_YSEL(ys, Y, Y1, Y2, Y3) + yo + pbase;
         const int r = n * rn + oc * rc + pbase * rp;
         for (int i = 0; i < 4 && ow0 + i < OW; i++)
             y[i] = (T)KN(fc_epi)(acc[j][i], act, has_res, Res, r + i * rp, has_div, div);
@@ -317,7 +348,9 @@ static inline void fconv_v_store(float16 a, __global float *restrict y,
     if ((j) < OCB && oc0 + (j) < OC) {                                                           \
         const int oc = oc0 + (j);                                                                \
         const float bv = has_bias ? Bias[oc] : 0.0f;                                             \
-        __global float *y = Y + (size_t)(n * OC + oc) * P + oh * OW;                             \
+        int yo;                                                                                  \
+        const int ys = fc_split(n, oc, P, OC, o1, o2, o3, &yo);                                  \
+        __global float *y = FC_YSEL(ys, Y, Y1, Y2, Y3) + (size_t)yo + oh * OW;                   \
         const int r = n * rn + oc * rc + oh * OW * rp;                                           \
         fconv_v_store(A, y, Res, r, ow0, OW, bv, act, has_res, rp, has_div, div);                \
         if (NV > 1) fconv_v_store(B, y, Res, r, ow0 + 16, OW, bv, act, has_res, rp, has_div, div); \
@@ -327,8 +360,9 @@ static inline void fconv_v_body_##WS(__global const float *restrict Xt,         
                                 __global const O2C_WT(WS) *restrict Wk,                         \
                                 __global const float *restrict Bias,                            \
                                 __global const float *restrict Res, __global float *restrict Y, \
+                                __global float *Y1, __global float *Y2, __global float *Y3,     \
                                 int cin, int Ctot, int H, int XT, int OH, int OW, int sh, int ph, \
-                                int dh, int OC, int cout_g, int has_bias, int act, int has_res, \
+                                int dh, int OC, int o1, int o2, int o3, int cout_g, int has_bias, int act, int has_res, \
                                 int rn, int rc, int rp, int has_div, float div, const int KH,   \
                                 const int KW, const int SW, const int DW, const int OCB,        \
                                 const int NV)                                                   \
@@ -377,11 +411,13 @@ FCONV_V_BODY(f16)
     __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void NAME(                            \
         __global const float *restrict Xt, __global const O2C_WT(WS) *restrict Wk,              \
         __global const float *restrict Bias, __global const float *restrict Res,                \
-        __global float *restrict Y, int cin, int Ctot, int H, int XT, int OH, int OW, int sh,   \
-        int ph, int dh, int OC, int cout_g, int has_bias, int act, int has_res, int rn, int rc, \
+        __global float *restrict Y, __global float *Y1, __global float *Y2, __global float *Y3,  \
+        int cin, int Ctot, int H, int XT, int OH, int OW, int sh, int ph, int dh, int OC, int o1, \
+        int o2, int o3, int cout_g, int has_bias, int act, int has_res, int rn, int rc, \
         int rp, int has_div, float div)                                                         \
     {                                                                                            \
-        fconv_v_body_##WS(Xt, Wk, Bias, Res, Y, cin, Ctot, H, XT, OH, OW, sh, ph, dh, OC, cout_g, \
+        fconv_v_body_##WS(Xt, Wk, Bias, Res, Y, Y1, Y2, Y3, cin, Ctot, H, XT, OH, OW, sh, ph, dh, \
+                          OC, o1, o2, o3, cout_g,                                               \
                      has_bias, act, has_res, rn, rc, rp, has_div, div, KH, KW, SW, DW, OCB, NV); \
     }
 

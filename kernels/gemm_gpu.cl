@@ -21,7 +21,9 @@
  *            B = the im2col matrix, never stored: column col = img * P + p (p = oh * OW + ow),
  *            B(k, col) = X[img, ci, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] (0 outside), gathered
  *            straight into __local memory by the tile loads; epilogue as kernels/fconv.cl:
- *            y = (act(acc + bias[oc]) + res[img*rn + oc*rc + p*rp]) / div, written NCHW.
+ *            y = (act(acc + bias[oc]) + res[img*rn + oc*rc + p*rp]) / div, written NCHW, the
+ *            output channels split over up to 4 outputs (o2c.Conv of sibling convs: channel oc
+ *            of split s to Y_s at channel oc - o_s; gg_conv_store).
  *
  * Tile diagram (one work-group; defaults TM = TN = 64, TK = 16, RM = RN = 4: 16 x 16 = 256
  * work-items, lws = {TN/RN, TM/RM}, dim 0 along n):
@@ -99,17 +101,26 @@ static inline void gg_fgemm_store(float v, int m, int n, int N, const int *o, in
     y[m * (o[s + 1] - o[s]) + (n - o[s])] = v;
 }
 
-/* The conv epilogue of output (img, oc, p) = v (fconv.cl's order: bias, act, residual, div). */
+/* The conv epilogue of output (img, oc, p) = v (fconv.cl's order: bias, act, residual, div),
+ * stored into the output split owning channel oc: Y_s [images, o_{s+1} - o_s, P] with
+ * o_0 = 0 <= o1 <= o2 <= o3 <= o_4 = OC (a single output: o1 = o2 = o3 = OC, Y1..Y3 never
+ * accessed; passes/fuse/sibling_conv.c). */
 static inline void gg_conv_store(float v, int img, int oc, int p, int OC, int P,
                                  __global const float *bias, __global const float *Res,
-                                 __global float *Y, int has_bias, int act, int has_res, int rn,
-                                 int rc, int rp, int has_div, float div)
+                                 __global float *Y, __global float *Y1, __global float *Y2,
+                                 __global float *Y3, int o1, int o2, int o3, int has_bias,
+                                 int act, int has_res, int rn, int rc, int rp, int has_div,
+                                 float div)
 {
     if (has_bias) v += bias[oc];
     v = fg_act(v, act);
     if (has_res) v += Res[img * rn + oc * rc + p * rp];
     if (has_div) v = v / div;
-    Y[(img * OC + oc) * P + p] = v;
+    const int s = (oc >= o1) + (oc >= o2) + (oc >= o3);
+    const int lo = s == 0 ? 0 : s == 1 ? o1 : s == 2 ? o2 : o3;
+    const int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : OC;
+    __global float *y = s == 0 ? Y : s == 1 ? Y1 : s == 2 ? Y2 : Y3;
+    y[(img * (hi - lo) + oc - lo) * P + p] = v;
 }
 
 /* Loads the TR x TK tile (rows r0.., k0..) of a panel matrix with OCB rows per panel
@@ -287,8 +298,9 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gg_fgemm_reduce(
 #define GG_CONV_DEFINE(NAME, TM, TN, TK, RM, RN, OCB, KORD, KH, KW, WS)                          \
     __kernel __attribute__((reqd_work_group_size((TN) / (RN), (TM) / (RM), 1))) void NAME(      \
         __global const float *X, __global const O2C_WT(WS) *Wp, __global const float *bias,     \
-        __global const float *Res, __global float *Y, __global float *Pt, int C, int H, int W,  \
-        int OH, int OW, int OC, int NC, int Kc, int nslice, int sh, int sw, int ph, int pw,     \
+        __global const float *Res, __global float *Y, __global float *Y1, __global float *Y2,    \
+        __global float *Y3, __global float *Pt, int C, int H, int W, int OH, int OW, int OC,    \
+        int o1, int o2, int o3, int NC, int Kc, int nslice, int sh, int sw, int ph, int pw,     \
         int dh, int dw, int has_bias, int act, int has_res, int rn, int rc, int rp,             \
         int has_div, float div)                                                                  \
     {                                                                                            \
@@ -332,8 +344,8 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gg_fgemm_reduce(
                 const int oc = m0 + ty + i * ((TM) / (RM));                                      \
                 if (oc >= OC) continue;                                                          \
                 if (nslice > 1) Pt[(z * OC + oc) * NC + c] = acc[i][j];                          \
-                else gg_conv_store(acc[i][j], cimg, oc, cp, OC, P, bias, Res, Y, has_bias, act,    \
-                                   has_res, rn, rc, rp, has_div, div);                           \
+                else gg_conv_store(acc[i][j], cimg, oc, cp, OC, P, bias, Res, Y, Y1, Y2, Y3, o1,   \
+                                   o2, o3, has_bias, act, has_res, rn, rc, rp, has_div, div);    \
             }                                                                                    \
         }                                                                                        \
     }
@@ -342,16 +354,17 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gg_fgemm_reduce(
  * gws = {ceil(images*OC*P / 256) * 256} in NCHW order (coalesced stores), lws = {256}. */
 __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gg_conv_reduce(
     __global const float *Pt, __global const float *bias, __global const float *Res,
-    __global float *Y, int OC, int P, int NC, int nslice, int has_bias, int act, int has_res,
-    int rn, int rc, int rp, int has_div, float div)
+    __global float *Y, __global float *Y1, __global float *Y2, __global float *Y3, int OC, int o1,
+    int o2, int o3, int P, int NC, int nslice, int has_bias, int act, int has_res, int rn, int rc,
+    int rp, int has_div, float div)
 {
     const int idx = (int)get_global_id(0);
     if (idx >= OC * NC) return;
     const int p = idx % P, t = idx / P, oc = t % OC, img = t / OC;
     float v = 0.0f;
     for (int z = 0; z < nslice; z++) v += Pt[(z * OC + oc) * NC + img * P + p];
-    gg_conv_store(v, img, oc, p, OC, P, bias, Res, Y, has_bias, act, has_res, rn, rc, rp,
-                  has_div, div);
+    gg_conv_store(v, img, oc, p, OC, P, bias, Res, Y, Y1, Y2, Y3, o1, o2, o3, has_bias, act,
+                  has_res, rn, rc, rp, has_div, div);
 }
 
 /* MatMul / Gemm-13 (kernels/matmul.cl's arguments and semantics): Y[b, m, n] = alpha * sum_k

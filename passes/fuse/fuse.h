@@ -77,6 +77,7 @@ bool pass_fuse_rope(struct ir_graph *g); /* rope.c: RoPE chunk/Neg/Concat/Mul/Ad
 bool pass_fuse_gelu(struct ir_graph *g); /* fuse_gelu.c: erf/tanh GELU decompositions -> Gelu */
 bool pass_fuse_gnorm(struct ir_graph *g); /* fuse_gnorm.c: GroupNorm forms (+SiLU) -> o2c.GroupNorm */
 bool pass_fuse_conv_epilogue(struct ir_graph *g); /* Conv + bias/act/residual/div -> o2c.Conv */
+bool pass_fuse_sibling_conv(struct ir_graph *g); /* shared-input convs -> one o2c.Conv, n outputs */
 bool pass_fuse_attention(struct ir_graph *g); /* fuse_attention.c: QKᵀ→scale→[mask]→Softmax→V -> o2c.Attention */
 /* batched_linear + gemm_epilogue (passes/fuse/batched_linear.c, fuse_gemm_epilogue.c) */
 bool pass_fuse_batched_linear(struct ir_graph *g); /* shared-input linears -> one o2c.Gemm */
@@ -116,6 +117,7 @@ bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l,
     F("gemm_epilogue", pass_fuse_gemm_epilogue)                                               \
     F("geglu", pass_fuse_geglu)                                                               \
     F("conv_epilogue", pass_fuse_conv_epilogue)                                               \
+    F("sibling_conv", pass_fuse_sibling_conv)                                                 \
     F("elementwise", pass_fuse_elementwise)                                                   \
     /* end of FUSION_PASSES */
 #endif
