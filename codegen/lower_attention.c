@@ -2,11 +2,12 @@
  *
  * IR form (ir/ops.def): o2c.Attention(q, k, v, [mask]) -> y, attributes
  *   dims      ints [B, H, N, S, D]   batch, heads, query rows, keys, head dim
- *   q_strides ints [b, h, n, d]      element strides of q (0 = broadcast), d must be 1
- *   k_strides ints [b, h, s, d]      of k (token axis s), d must be 1
- *   v_strides ints [b, h, s, d]      of v, d must be 1
- *   o_strides ints [b, h, n, d]      of the output y, d must be 1 (y is written densely: the
- *                                    strides are a permutation of y's row-major layout)
+ *   q_strides ints [b, h, n, d]      element strides of q (0 = broadcast; d may be any stride:
+ *                                    channels-first [B, D, N] tensors have d = N, n = 1)
+ *   k_strides ints [b, h, s, d]      of k (token axis s)
+ *   v_strides ints [b, h, s, d]      of v
+ *   o_strides ints [b, h, n, d]      of the output y (y is written densely: the strides are a
+ *                                    permutation of y's row-major layout)
  *   m_strides ints [b, h, n, s]      of the mask (only with a mask input)
  *   scale     float                  multiplies q·k before the mask is added
  *   causal    int                    1: key j is only seen by query rows n >= j
@@ -55,9 +56,10 @@ bool lower_attention(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     int64_t B = dims[0], H = dims[1], N = dims[2], S = dims[3], D = dims[4];
     float scale = ir_attr_float(n, "scale", 1.0f);
     int64_t causal = ir_attr_int(n, "causal", 0);
-    if (qs[3] != 1 || ks[3] != 1 || vs[3] != 1 || os[3] != 1)
-        ir_fatal_node(g, n, "o2c.Attention: the head dim must be contiguous (d strides q %lld, "
-                      "k %lld, v %lld, y %lld)", (long long)qs[3], (long long)ks[3],
+    const int64_t dmin = dims[4] == 1 ? 0 : 1; /* a head of one element may broadcast */
+    if (qs[3] < dmin || ks[3] < dmin || vs[3] < dmin || os[3] < dmin)
+        ir_fatal_node(g, n, "o2c.Attention: the head dim must have a positive stride (d strides "
+                      "q %lld, k %lld, v %lld, y %lld)", (long long)qs[3], (long long)ks[3],
                       (long long)vs[3], (long long)os[3]);
     if (B < 1 || H < 1 || N < 1 || S < 1 || D < 1)
         ir_fatal_node(g, n, "o2c.Attention: empty dims [%lld,%lld,%lld,%lld,%lld]", (long long)B,
@@ -84,7 +86,7 @@ bool lower_attention(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     struct sched_attention a = {.node = node, .q = q, .k = k, .v = v, .mask = mask, .y = y,
                                 .B = B, .H = H, .N = N, .S = S, .D = D, .scale = scale,
                                 .causal = causal != 0};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         a.qs[i] = qs[i];
         a.ks[i] = ks[i];
         a.vs[i] = vs[i];

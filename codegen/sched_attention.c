@@ -3,7 +3,8 @@
  *
  *   cpu  kernels/attention.cl: att_kt copies k transposed into a scratch buffer (tiles of 16
  *        keys, each a contiguous D x 16 block: B·H·D·ceil16(S) floats, live only during the
- *        node), then the register-tiled attention kernel with gws = {ceil(N/RB), H, B·NC},
+ *        node; att_kvt also copies a v whose head dim is strided into a dense B·H·S·D scratch,
+ *        in the same launch), then the register-tiled attention kernel with gws = {ceil(N/RB), H, B·NC},
  *        specialized for (D, DC, RB, CW) by a generated ATT_DEFINE line; work-items stream their
  *        own rows (what PoCL vectorizes).
  *   gpu  kernels/attention_gpu.cl: one launch, a work-group of WI per (batch·head, block of BQ
@@ -12,7 +13,7 @@
  *        varies them). Heads too large for 32 KiB of __local even with one V key per chunk
  *        (D > ~5000) keep the CPU-shaped kernels for the gpu class too (no fast path worth having
  *        for them; correctness first).
- * Assumes: the lowering checked dtypes (float32), strides (d contiguous) and int32 offsets.
+ * Assumes: the lowering checked dtypes (float32) and int32 offsets.
  * Guarantees: both classes write the same y (within float rounding), or a fatal located error.
  */
 #include "codegen/sched_attention.h"
@@ -51,17 +52,32 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
                       "exceed the 32-bit offsets of the kernel", (long long)(a->B * a->H * D * sp));
     char kname[96], src[256];
     (void)cg_use(cg, "attention", IR_F32);
-    /* keys transposed (d-major, keys contiguous) into a scratch buffer */
+    /* keys transposed (d-major, keys contiguous) into a scratch buffer; a v with a strided head
+     * dim (channels-first) copied densely [B·H, S, D] in the same launch (att_kvt) */
+    const bool copy_v = a->vs[3] != 1;
+    if (copy_v && a->B * a->H * S * D > lim)
+        ir_fatal_node(g, &g->nodes[a->node], "o2c.Attention: the dense copy of the values (%lld "
+                      "elements) exceeds the 32-bit offsets of the kernel",
+                      (long long)(a->B * a->H * S * D));
     const uint32_t kt = cg_temp(cg, a->node, IR_F32, a->B * a->H * D * sp);
+    const uint32_t vt = copy_v ? cg_temp(cg, a->node, IR_F32, a->B * a->H * S * D) : a->v;
+    int64_t vs[3] = {a->vs[0], a->vs[1], a->vs[2]};
+    if (copy_v) vs[0] = a->H * S * D, vs[1] = S * D, vs[2] = D;
     size_t kgws[3] = {(size_t)sp, (size_t)D, (size_t)(a->B * a->H)};
-    cg_launch(cg, a->node, "att_kt", 3, kgws, NULL);
+    cg_launch(cg, a->node, copy_v ? "att_kvt" : "att_kt", 3, kgws, NULL);
     cg_arg_buf(cg, a->k);
     cg_arg_buf(cg, kt);
+    if (copy_v) {
+        cg_arg_buf(cg, a->v);
+        cg_arg_buf(cg, vt);
+    }
     cg_arg_i32(cg, S);
     cg_arg_i32(cg, sp);
     cg_arg_i32(cg, D);
     cg_arg_i32(cg, a->H);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->ks[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ks[i]);
+    if (copy_v)
+        for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->vs[i]);
     snprintf(kname, sizeof kname, "attention_d%lld_c%lld_r%d_w%d", (long long)D, (long long)dc,
              rb, cw);
     snprintf(src, sizeof src, "ATT_DEFINE(%s, %lld, %lld, %d, %d)\n", kname, (long long)D,
@@ -80,7 +96,7 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
     cg_launch(cg, a->node, kname, 3, gws, lws);
     cg_arg_buf(cg, a->q);
     cg_arg_buf(cg, kt);
-    cg_arg_buf(cg, a->v);
+    cg_arg_buf(cg, vt);
     cg_arg_buf(cg, a->mask != IR_NONE ? a->mask : a->q); /* unread without a mask */
     cg_arg_buf(cg, a->y);
     cg_arg_i32(cg, N);
@@ -90,9 +106,9 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
     cg_arg_f32(cg, a->scale);
     cg_arg_i32(cg, a->causal);
     cg_arg_i32(cg, a->mask != IR_NONE);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->qs[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->vs[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->os[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->qs[i]);
+    for (int i = 0; i < 3; i++) cg_arg_i32(cg, vs[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->os[i]);
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ms[i]);
 }
 
@@ -152,10 +168,10 @@ static void emit_gpu(struct cg_ctx *cg, const struct sched_attention *a,
     cg_arg_f32(cg, a->scale);
     cg_arg_i32(cg, a->causal);
     cg_arg_i32(cg, a->mask != IR_NONE);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->qs[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->ks[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->vs[i]);
-    for (int i = 0; i < 3; i++) cg_arg_i32(cg, a->os[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->qs[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ks[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->vs[i]);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->os[i]);
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ms[i]);
 }
 

@@ -12,8 +12,9 @@ struct sched_attention {
     uint32_t node;                  /* the o2c.Attention node (names launches and temporaries) */
     uint32_t q, k, v, mask, y;      /* value ids; mask = IR_NONE without a mask */
     int64_t B, H, N, S, D;          /* batch, heads, query rows, keys, head dim (all >= 1) */
-    int64_t qs[3], ks[3], vs[3];    /* element strides (b, h, token) of q, k, v; d stride is 1 */
-    int64_t os[3];                  /* strides (b, h, n) of y; d stride is 1 */
+    int64_t qs[4], ks[4], vs[4];    /* element strides (b, h, token, d) of q, k, v (d: any, e.g.
+                                       N for channels-first [B, D, N] tensors) */
+    int64_t os[4];                  /* strides (b, h, n, d) of y */
     int64_t ms[4];                  /* strides (b, h, n, s) of the mask (0 = broadcast) */
     float scale;                    /* multiplies q·k before the mask is added */
     bool causal;                    /* key j is seen only by query rows n >= j */
@@ -31,8 +32,9 @@ struct sched_attention_gpu sched_attention_gpu_default(int64_t d);
 /* Bytes of __local memory an AG_DEFINE instance with head dim d and tiles t declares. */
 int64_t sched_attention_gpu_local_bytes(int64_t d, const struct sched_attention_gpu *t);
 /* Emits the launches of a's node for every class: the CPU variant (keys transposed into a
- * scratch buffer, then the register-tiled kernel) and the GPU variant (one launch). Fatal
- * (ir_fatal_node) if a transposed-key buffer would exceed 32-bit offsets. */
+ * scratch buffer, and v copied densely when its head dim is strided, then the register-tiled
+ * kernel) and the GPU variant (one launch). Fatal (ir_fatal_node) if a transposed-key or
+ * copied-value buffer would exceed 32-bit offsets. */
 void sched_attention(struct cg_ctx *cg, struct ir_graph *g, const struct sched_attention *a);
 
 #endif

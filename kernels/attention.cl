@@ -29,11 +29,14 @@
  *
  * Layout: q, v and y are read/written through element strides passed as int arguments, so the
  * head split/merge transposes of the exported graph are absorbed:
- *     q[b*qb + h*qh + n*qn + d]     v[b*vb + h*vh + s*vn + d]     y[b*ob + h*oh + n*on + d]
+ *     q[b*qb + h*qh + n*qn + d*qd]  v[b*vb + h*vh + s*vn + d]  y[b*ob + h*oh + n*on + d*od]
  *     mask[b*mb + h*mh + n*mn + s*ms]  (0 strides broadcast)
  *     kt[(((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16]   (SP = S rounded up to 16; keys >= S
  *     are zero): tiles of 16 keys, each a contiguous D x 16 block, read as one stream
- * The head dim is contiguous (stride 1) in q, k, v and y (the lowering guarantees it).
+ * The head dim of q and y may have any stride (qd, od: channels-first [B, D, N] tensors of the
+ * ldm AttnBlock have qd = od = N; q is read once per row, y written once); v's must be 1 (its
+ * rows are vloaded): a v with a strided head dim is first copied densely by att_kvt (in the
+ * launch that transposes k), k's may be anything (att_kt/att_kvt read it with kd).
  *
  * Compile-time specialization: head dim D, output chunk DC (D = NC·DC; DC < D only for heads
  * over 512 dims, which then recompute q·k once per chunk; the VAE's 512 is one chunk), rows per
@@ -41,8 +44,9 @@
  *     ATT_DEFINE(attention_d40_c40_r8_w16, 40, 40, 8, 16)
  * per distinct (D, DC, RB, CW) through cg_add_source(), so loops over D have constant trip
  * counts and private arrays have exact sizes.
- * Launch: att_kt with gws = {SP, D, B·H}, then the attention kernel with gws = {ceil(N / RB), H,
- * B·NC} and small work-groups (lws[0] <= 8: see codegen/lower_attention.c).
+ * Launch: att_kt (or att_kvt) with gws = {SP, D, B·H}, then the attention kernel with
+ * gws = {ceil(N / RB), H, B·NC} and small work-groups (lws[0] <= 8: see
+ * codegen/sched_attention.c).
  * This file does not depend on T (float32 only) and defines its macros once.
  */
 #ifndef O2C_ATTENTION_CL
@@ -50,15 +54,31 @@
 
 #define ATT_KT 16 /* keys per tile = the float16 width of a row of scores */
 
-/* kt[(((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16] = k[b*kb + h*kh + s*kn + d] (0 for s >= S).
- * gws = {SP, D, B*H}. */
+/* kt[(((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16] = k[b*kb + h*kh + s*kn + d*kd] (0 for
+ * s >= S). gws = {SP, D, B*H}. */
 __kernel void att_kt(__global const float *restrict k, __global float *restrict kt, int S,
-                     int SP, int D, int H, int kb, int kh, int kn)
+                     int SP, int D, int H, int kb, int kh, int kn, int kd)
 {
     const int s = (int)get_global_id(0), d = (int)get_global_id(1), bh = (int)get_global_id(2);
     const int b = bh / H, h = bh % H;
     kt[((bh * (SP / 16) + s / 16) * D + d) * 16 + s % 16] =
-        s < S ? k[b * kb + h * kh + s * kn + d] : 0.0f;
+        s < S ? k[b * kb + h * kh + s * kn + d * kd] : 0.0f;
+}
+
+/* att_kt, plus a dense copy of a v whose head dim is not contiguous (vd != 1: the channels-first
+ * [B, D, S] of the ldm AttnBlock), so that the attention kernel's vloads along d stay:
+ *     vt[((b*H + h)*S + s)*D + d] = v[b*vb + h*vh + s*vn + d*vd]   (s < S)
+ * gws = {SP, D, B*H} (the same launch: no extra launch for the copy). */
+__kernel void att_kvt(__global const float *restrict k, __global float *restrict kt,
+                      __global const float *restrict v, __global float *restrict vt, int S,
+                      int SP, int D, int H, int kb, int kh, int kn, int kd, int vb, int vh,
+                      int vn, int vd)
+{
+    const int s = (int)get_global_id(0), d = (int)get_global_id(1), bh = (int)get_global_id(2);
+    const int b = bh / H, h = bh % H;
+    kt[((bh * (SP / 16) + s / 16) * D + d) * 16 + s % 16] =
+        s < S ? k[b * kb + h * kh + s * kn + d * kd] : 0.0f;
+    if (s < S) vt[(bh * S + s) * D + d] = v[b * vb + h * vh + s * vn + d * vd];
 }
 
 /* CW-wide loads/stores and types: ATT_T_<CW>, ATT_LD_<CW>(p), ATT_ST_<CW>(x, p). */
@@ -111,8 +131,8 @@ static inline float att_hsum16(float16 v)
     __kernel void NAME(__global const float *restrict q, __global const float *restrict kt,     \
                        __global const float *restrict v, __global const float *restrict mask,   \
                        __global float *restrict y, int N, int S, int SP, int NC, float scale,   \
-                       int causal, int has_mask, int qb, int qh, int qn, int vb, int vh, int vn, \
-                       int ob, int oh, int on, int mb, int mh, int mn, int ms)                  \
+                       int causal, int has_mask, int qb, int qh, int qn, int qd, int vb, int vh, \
+                       int vn, int ob, int oh, int on, int od, int mb, int mh, int mn, int ms)  \
     {                                                                                            \
         const int r0 = (int)get_global_id(0) * (RB);                                             \
         const int h = (int)get_global_id(1);                                                     \
@@ -128,7 +148,7 @@ static inline float att_hsum16(float16 v)
         for (int r = 0; r < (RB); r++) {                                                         \
             row[r] = min(r0 + r, N - 1);                                                         \
             __global const float *qr = q + b * qb + h * qh + row[r] * qn;                        \
-            for (int t = 0; t < (D); t++) qg[r][t] = qr[t];                                      \
+            for (int t = 0; t < (D); t++) qg[r][t] = qr[t * qd];                                 \
             for (int t = 0; t < (DC); t++) ag[r][t] = 0.0f;                                      \
             m[r] = -INFINITY;                                                                    \
             l[r] = 0.0f;                                                                         \
@@ -176,7 +196,7 @@ static inline float att_hsum16(float16 v)
             if (r0 + r >= N) break;                                                              \
             __global float *yr = y + b * ob + h * oh + (r0 + r) * on + c0;                       \
             const float inv = 1.0f / l[r];                                                       \
-            for (int c = 0; c < (DC); c++) yr[c] = ag[r][c] * inv;                               \
+            for (int c = 0; c < (DC); c++) yr[c * od] = ag[r][c] * inv;                          \
         }                                                                                        \
     }
 

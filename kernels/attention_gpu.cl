@@ -41,9 +41,14 @@
  * CPU variant); partially masked rows never give NaN (p = 0, corr = 1 while m' is -inf).
  *
  * Layout: q, k, v, y and the mask through element strides (head split/merge transposes absorbed,
- * 0 strides broadcast; the head dim contiguous in q, k, v and y):
- *     q[b*qb + h*qh + n*qn + d]   k[b*kb + h*kh + s*kn + d]   v[b*vb + h*vh + s*vn + d]
- *     y[b*ob + h*oh + n*on + d]   mask[b*mb + h*mh + n*mn + s*ms]
+ * 0 strides broadcast; the head dim may be strided too, e.g. the channels-first [B, D, N] of the
+ * ldm AttnBlock: qd = kd = vd = od = N, qn = kn = vn = on = 1):
+ *     q[b*qb + h*qh + n*qn + d*qd]   k[b*kb + h*kh + s*kn + d*kd]   v[b*vb + h*vh + s*vn + d*vd]
+ *     y[b*ob + h*oh + n*on + d*od]   mask[b*mb + h*mh + n*mn + s*ms]
+ * Q and K chunks are staged along whichever of (row, d) is contiguous in global memory (a
+ * uniform branch); V is staged d-fastest (conflict-free __local stores; with vd != 1 each
+ * work-item's 32-byte sector holds 8 keys of one d, which the next key rows of the chunk reuse
+ * from cache); y is written once per row block.
  * Launch: gws = {WI · ceil(N/BQ), B·H}, lws = {WI, 1}; query blocks of one head are neighbours
  * (they share K/V in L2).
  *
@@ -86,8 +91,8 @@
         __global const float *restrict q, __global const float *restrict k,                      \
         __global const float *restrict v, __global const float *restrict mask,                   \
         __global float *restrict y, int N, int S, int H, float scale, int causal, int has_mask,  \
-        int qb, int qh, int qn, int kb, int kh, int kn, int vb, int vh, int vn, int ob, int oh,  \
-        int on, int mb, int mh, int mn, int ms)                                                  \
+        int qb, int qh, int qn, int qd, int kb, int kh, int kn, int kd, int vb, int vh, int vn,  \
+        int vd, int ob, int oh, int on, int od, int mb, int mh, int mn, int ms)                  \
     {                                                                                            \
         enum {                                                                                   \
             TQ = (WI) / AG_TK, RQ = (BQ) / TQ, RK = (BK) / AG_TK, TQ2 = (WI) / (TD),             \
@@ -103,6 +108,9 @@
         const int n0 = (int)get_group_id(0) * (BQ);                                              \
         const int bh = (int)get_group_id(1), b = bh / H, h = bh % H;                             \
         const int tk = lid % AG_TK, tq = lid / AG_TK, td = lid % (TD), tq2 = lid / (TD);         \
+        /* staging order: along the contiguous axis of global memory (rows when the head dim  \
+         * is strided, channels-first), so consecutive work-items read consecutive floats */    \
+        const bool qrows = qn == 1 && qd != 1, krows = kn == 1 && kd != 1;                       \
         __global const float *qp = q + b * qb + h * qh;                                          \
         __global const float *kp = k + b * kb + h * kh;                                          \
         __global const float *vp = v + b * vb + h * vh;                                          \
@@ -124,17 +132,19 @@
                 const int d0 = dc * (DK);                                                        \
                 barrier(CLK_LOCAL_MEM_FENCE); /* lu free (previous chunk / V chunk read) */      \
                 for (int e = lid; e < (BQ) * (DK); e += (WI)) {                                  \
-                    const int r = e / (DK), d = e % (DK);                                        \
+                    const int r = qrows ? e % (BQ) : e / (DK);                                   \
+                    const int d = qrows ? e / (BQ) : e % (DK);                                   \
                     float x = 0.0f;                                                              \
                     if (n0 + r < N && ((D) % (DK) == 0 || d0 + d < (D)))                         \
-                        x = qp[(n0 + r) * qn + d0 + d];                                          \
+                        x = qp[(n0 + r) * qn + (d0 + d) * qd];                                   \
                     lu[d * QS + r] = x;                                                          \
                 }                                                                                \
                 for (int e = lid; e < (BK) * (DK); e += (WI)) {                                  \
-                    const int j = e / (DK), d = e % (DK);                                        \
+                    const int j = krows ? e % (BK) : e / (DK);                                   \
+                    const int d = krows ? e / (BK) : e % (DK);                                   \
                     float x = 0.0f;                                                              \
                     if (j0 + j < S && ((D) % (DK) == 0 || d0 + d < (D)))                         \
-                        x = kp[(j0 + j) * kn + d0 + d];                                          \
+                        x = kp[(j0 + j) * kn + (d0 + d) * kd];                                   \
                     lu[KOFF + d * KS + j] = x;                                                   \
                 }                                                                                \
                 barrier(CLK_LOCAL_MEM_FENCE);                                                    \
@@ -186,7 +196,7 @@
                 barrier(CLK_LOCAL_MEM_FENCE); /* P, corr written; lu free */                     \
                 for (int e = lid; e < (BKV) * (D); e += (WI)) {                                  \
                     const int j = e / (D), d = e % (D);                                          \
-                    lu[e] = j0 + jv + j < S ? vp[(j0 + jv + j) * vn + d] : 0.0f;                 \
+                    lu[e] = j0 + jv + j < S ? vp[(j0 + jv + j) * vn + d * vd] : 0.0f;            \
                 }                                                                                \
                 barrier(CLK_LOCAL_MEM_FENCE);                                                    \
                 if (jv == 0)                                                                     \
@@ -217,7 +227,8 @@
             const float inv = 1.0f / l;                                                          \
             __global float *yr = y + b * ob + h * oh + (n0 + r) * on;                            \
             for (int c = 0; c < RD; c++)                                                         \
-                if ((D) % (TD) == 0 || td + c * (TD) < (D)) yr[td + c * (TD)] = acc[i][c] * inv; \
+                if ((D) % (TD) == 0 || td + c * (TD) < (D))                                      \
+                    yr[(td + c * (TD)) * od] = acc[i][c] * inv;                                  \
         }                                                                                        \
     }
 

@@ -3,6 +3,7 @@
  * Pattern (anchored at each Softmax over the last axis):
  *   MatMul(Q, Kᵀ) → [Mul|Div by scalar constants]* → [Add(mask)] → [Cast f32→f32] → Softmax(-1)
  *                 → [Where(IsNaN(·), 0, ·)] → [Cast f32→f32] → MatMul(·, V)
+ *                                                          or → Transpose(last two) → MatMul(V_cf, ·)
  * with the head split/merge around it absorbed into per-tensor strides:
  *   Q, Kᵀ, V are walked back through single-use Mul/Div(scalar) (folded into `scale`), no-op
  *   Casts, Transposes and view ops (Reshape/Squeeze/Unsqueeze/Flatten), so the kernel reads the
@@ -19,12 +20,19 @@
  *     every Transpose (remap_strides), so views between Transposes no longer stop them;
  *     with a mask, Where(IsNaN(P), 0, P) after the Softmax (nan_guard: absorbed when no row
  *     can be fully masked);
+ *   - CompVis/ldm VAE AttnBlock (original SD checkpoints, older diffusers AttentionBlock):
+ *     q, k, v channels-first [B, C, N] out of 1x1 convs; bmm(Transpose(q), k) · C^-½, softmax on
+ *     the last axis, then bmm(v, Transpose(P)): the probabilities are the RIGHT operand, and
+ *     Q, K, V and the output have the head dim strided by N (token stride 1). The kernels take a
+ *     stride for the head dim too (codegen/lower_attention.c), so no transpose is launched
+ *     (see pt_form for the algebra);
  *   - causal mask (CLIP): a folded constant [N, N] added to the scores; when it is exactly
  *     causal (0 on/below the diagonal, -inf or <= -1e30 above) it becomes causal=1 and no mask
  *     input; any other additive mask (constant or not, broadcastable to [.., N, S]) is input 3.
  * Not handled (left unfused, noted in --stats): the opset-23 Attention op (not in ops.def: the
  * frontend refuses it), a scale multiplied after the mask, two masks, operands of different
- * ranks, head dims that are not contiguous after the walk, value head dim != query head dim,
+ * ranks, value head dim != query head dim, the probabilities transposed by another permutation
+ * or used as the right operand without the transpose (that contracts over the query axis),
  * the Where(IsNaN) guard with a run-time mask (a fully masked row gives NaN in the kernel, 0
  * after the guard), a merged B·h axis that a Transpose splits with B > 1 (the walk stops there
  * and that Transpose stays).
@@ -322,6 +330,39 @@ static bool mask_rows_finite(const struct ir_graph *g, uint32_t mask, int64_t s)
     return true;
 }
 
+/* MatMul(V_cf, Transpose(P, perm = swap of the last two axes)) -> the attention output, channels-first
+ *   with P [.., N, S] = Softmax over the last axis (keys), V_cf [.., D, S], Pᵀ [.., S, N]:
+ *   O_cf[.., c, i] = Σ_j V_cf[.., c, j] · Pᵀ[.., j, i] = Σ_j P[.., i, j] · V[.., j, c] = O[.., i, c]
+ *   with V[.., j, c] = V_cf[.., c, j]: the usual P·V with V and O read/written transposed, i.e.
+ *   token on the last axis (stride 1 when dense) and head dim c on axis r-2 (stride N or S).
+ * Only a swap of the last two axes makes the contraction run over the keys j: another
+ * permutation, or P used without the Transpose (MatMul(V, P) contracts over the query axis i),
+ * is a different function and is rejected. Node tr is the Transpose consuming P (single use).
+ * Adds tr and its output to m; returns the MatMul or IR_NONE with *why set. */
+static uint32_t pt_form(const struct ir_graph *g, const uint32_t *cons, uint32_t tr,
+                        struct att_match *m, const char **why)
+{
+    const struct ir_node *t = &g->nodes[tr];
+    int perm[IR_MAX_RANK], r = g->values[t->inputs[0]].rank;
+    transpose_perm(g, t, perm);
+    for (int k = 0; k < r; k++)
+        if (perm[k] != (k == r - 2 ? r - 1 : k == r - 1 ? r - 2 : k)) {
+            *why = "softmax output transposed other than by a swap of its last two axes";
+            return IR_NONE;
+        }
+    uint32_t pt = t->outputs[0], c = sole_consumer(g, cons, pt);
+    if (c == IR_NONE || g->nodes[c].op != IR_OP_MATMUL || g->nodes[c].inputs[1] != pt ||
+        g->nodes[c].inputs[0] == pt) {
+        *why = "transposed softmax output does not feed MatMul(V, P^T) as its right operand";
+        return IR_NONE;
+    }
+    if (!add_node(m, tr) || !add_inner(m, pt)) {
+        *why = "too many nodes in the pattern";
+        return IR_NONE;
+    }
+    return c;
+}
+
 /* Recognizes the attention anchored at Softmax node sm; fills m. On failure sets *why. */
 static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm,
                      struct att_match *m, const char **why)
@@ -343,6 +384,7 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
     }
     /* forward: [Where(IsNaN(P), 0, P)] -> [Cast] -> MatMul(P, V) */
     uint32_t pv = smn->outputs[0], mm2 = IR_NONE;
+    bool ptf = false; /* P is MatMul's right operand through Transpose(last two): pt_form */
     bool guard = nan_guard(g, cons, pv, m);
     if (guard) pv = g->nodes[m->nodes[m->nnodes - 1]].outputs[0];
     else if (!add_inner(m, pv)) return false;
@@ -359,6 +401,15 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
             continue;
         }
         if (n->op == IR_OP_MATMUL && n->inputs[0] == pv) mm2 = c;
+        else if (n->op == IR_OP_MATMUL) {
+            *why = "softmax output is MatMul's right operand without a transpose (contracts over "
+                   "the query axis)";
+            return false;
+        } else if (n->op == IR_OP_TRANSPOSE) {
+            mm2 = pt_form(g, cons, c, m, why);
+            if (mm2 == IR_NONE) return false;
+            ptf = true;
+        }
         break;
     }
     if (mm2 == IR_NONE) {
@@ -429,6 +480,9 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
             } else {
                 m->mask = mk;
             }
+        } else if (n->op == IR_OP_MUL || n->op == IR_OP_DIV) {
+            *why = "scores scaled by a factor that is not a scalar constant";
+            return false;
         } else {
             *why = "unsupported op between MatMul(Q, K^T) and Softmax";
             return false;
@@ -436,7 +490,8 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
         cur = next;
     }
     const struct ir_node *n1 = &g->nodes[mm1], *n2 = &g->nodes[mm2];
-    uint32_t qx = n1->inputs[0], ktx = n1->inputs[1], vx = n2->inputs[1], ox = n2->outputs[0];
+    uint32_t qx = n1->inputs[0], ktx = n1->inputs[1], ox = n2->outputs[0];
+    uint32_t vx = ptf ? n2->inputs[0] : n2->inputs[1];
     const uint32_t ops4[4] = {qx, ktx, vx, ox};
     for (int i = 0; i < 4; i++)
         if (g->values[ops4[i]].rank != r || g->values[ops4[i]].dtype != IR_F32) {
@@ -446,16 +501,18 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
     const struct ir_value *sc = &g->values[n1->outputs[0]];
     int64_t N = sc->dims[r - 2], S = sc->dims[r - 1], D = g->values[qx].dims[r - 1];
     int64_t B = r == 4 ? sc->dims[0] : (r == 3 ? sc->dims[0] : 1), H = r == 4 ? sc->dims[1] : 1;
-    if (g->values[vx].dims[r - 1] != D) {
+    if (g->values[vx].dims[ptf ? r - 2 : r - 1] != D) {
         *why = "value head dim differs from query head dim";
         return false;
     }
-    /* logical axis positions (b, h, token, d) in each MatMul operand */
+    /* logical axis positions (b, h, token, d) in each MatMul operand; in the pt_form V_cf and
+     * the output are channels-first: token on the last axis, d on the one before */
     int bq = r == 4 ? 0 : (r == 3 ? 0 : -1), hq = r == 4 ? 1 : -1;
     const int axq[4] = {bq, hq, r - 2, r - 1}, axk[4] = {bq, hq, r - 1, r - 2};
+    const int *axv = ptf ? axk : axq;
     int64_t ext[4];
     const uint32_t opv[3] = {qx, ktx, vx};
-    const int *opax[3] = {axq, axk, axq};
+    const int *opax[3] = {axq, axk, axv};
     struct att_operand *opd[3] = {&m->q, &m->k, &m->v};
     for (int i = 0; i < 3; i++) {
         for (int a = 0; a < 4; a++) ext[a] = opax[i][a] < 0 ? 1 : g->values[opv[i]].dims[opax[i][a]];
@@ -469,12 +526,9 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
         *why = "V operand is scaled";
         return false;
     }
-    for (int a = 0; a < 4; a++) ext[a] = axq[a] < 0 ? 1 : g->values[ox].dims[axq[a]];
-    if (!walk_forward(g, cons, ox, axq, ext, m, &m->o)) return false;
-    if (m->q.st[3] != 1 || m->k.st[3] != 1 || m->v.st[3] != 1 || m->o.st[3] != 1) {
-        *why = "head dim not contiguous";
-        return false;
-    }
+    for (int a = 0; a < 4; a++) ext[a] = axv[a] < 0 ? 1 : g->values[ox].dims[axv[a]];
+    if (!walk_forward(g, cons, ox, axv, ext, m, &m->o)) return false;
+    /* any head-dim stride is fine: the kernels take it (channels-first heads have d stride N) */
     if (guard && m->mask != IR_NONE && !mask_rows_finite(g, m->mask, S)) {
         *why = "Where(IsNaN) guard after the Softmax with a mask that may fill a row with -inf";
         return false;

@@ -18,6 +18,18 @@ Forms (each a separate graph, odd sizes, opset 17):
   op23_3d      the opset-23 Attention op on 3-D [B, N, h*d] inputs (q_num_heads = kv_num_heads = 3,
                explicit scale): expanded (passes/expand/attention.c), then fused back
   op23_causal  the opset-23 Attention op, 4-D inputs, is_causal = 1, cross lengths N = S
+  vpt_cf       the CompVis/ldm VAE AttnBlock, channels-first: x [2, 40, 37, 1], q/k/v 1x1 Convs,
+               Reshape [B, C, N], MatMul(Transpose(q), k) * C^-0.5, Softmax(axis=2),
+               MatMul(v, Transpose(P)) (probabilities the RIGHT operand), Reshape, proj_out Conv,
+               residual Add (C = 40, N = 37, batch 2)
+  vpt_4d       the same form with 2 heads, 4-D [B, h, d, tokens], cross (N = 29 queries, S = 13
+               keys), scale as Div(sqrt d), Softmax(-1), Transpose(0,1,3,2)
+  rejected (must stay unfused, and still match onnxruntime):
+  vpt_axis1    Softmax over axis 1 (the query axis) of the [B, N, N] scores
+  vpt_no_t     MatMul(v, P) without the Transpose (contracts over the query axis)
+  vpt_left     MatMul(Transpose(P), V): Pᵀ as the LEFT operand (contracts over the query axis)
+  vpt_perm     4-D Transpose(P, (1,0,3,2)): batch and head axes swapped too
+  vpt_rtscale  the score scale is a graph input (not a constant)
 Usage: python3 make_graphs.py [OUT_DIR]   (default: graphs/ next to this script)
 """
 import os
@@ -169,6 +181,51 @@ def op23_causal(g):
     return ins, g.op("Attention", ["q", "k", "v"], is_causal=1)
 
 
+def vpt(g, variant):
+    """ldm AttnBlock on channels-first [B, C, N]: bmm(Transpose(q), k) * C^-0.5, softmax,
+    bmm(v, Transpose(P)); `variant` plants one change that must block the fusion."""
+    B, C, N = 2, 40, 37
+    ins = {"x": f32(B, C, N, 1)}
+    if variant == "rtscale":
+        ins["scale"] = np.array(C ** -0.5, dtype=np.float32)
+
+    def conv1x1(x):
+        w = g.const((rng.standard_normal((C, C, 1, 1)) / np.sqrt(C)).astype(np.float32), "w")
+        b = g.const((rng.standard_normal(C) * 0.1).astype(np.float32), "b")
+        return g.op("Conv", [x, w, b], kernel_shape=[1, 1])
+
+    cf = g.shape([B, C, N])
+    q, k, v = (g.op("Reshape", [conv1x1("x"), cf]) for _ in range(3))
+    s = g.op("MatMul", [g.op("Transpose", [q], perm=[0, 2, 1]), k])
+    sc = "scale" if variant == "rtscale" else g.const(np.array(C ** -0.5, dtype=np.float32))
+    s = g.op("Mul", [s, sc])
+    p = g.op("Softmax", [s], axis=1 if variant == "axis1" else 2)
+    if variant == "no_t":
+        o = g.op("MatMul", [v, p])
+    elif variant == "left":
+        vt = g.op("Transpose", [v], perm=[0, 2, 1])  # [B, N, C]
+        o = g.op("Transpose", [g.op("MatMul", [g.op("Transpose", [p], perm=[0, 2, 1]), vt])],
+                 perm=[0, 2, 1])
+    else:
+        o = g.op("MatMul", [v, g.op("Transpose", [p], perm=[0, 2, 1])])
+    o = conv1x1(g.op("Reshape", [o, g.shape([B, C, N, 1])]))
+    return ins, g.op("Add", ["x", o])
+
+
+def vpt_4d(g, perm):
+    """2 heads, channels-first [B, h, d, tokens], cross attention (N != S)."""
+    B, H, d, N, S = 1, 2, 24, 29, 13
+    if perm != [0, 1, 3, 2]:
+        B, H, N, S = 2, 3, 5, 5  # [2, 3, 5, 5] -> [3, 2, 5, 5]: v must be [3, 2, d, 5]
+    ins = {"q": f32(B, H, d, N), "k": f32(B, H, d, S),
+           "v": f32(*([H, B] if perm != [0, 1, 3, 2] else [B, H]), d, S)}
+    s = g.op("MatMul", [g.op("Transpose", ["q"], perm=[0, 1, 3, 2]), "k"])
+    s = g.op("Div", [s, g.const(np.array(np.sqrt(d), dtype=np.float32))])
+    p = g.op("Softmax", [s], axis=-1)
+    o = g.op("MatMul", ["v", g.op("Transpose", [p], perm=perm)])
+    return ins, g.op("Mul", [o, g.const(np.array(2.0, dtype=np.float32))])
+
+
 OPSET = {"op23_3d": 23, "op23_causal": 23}
 
 FORMS = {
@@ -180,6 +237,14 @@ FORMS = {
     "shared_probs": shared_probs,
     "op23_3d": op23_3d,
     "op23_causal": op23_causal,
+    # (new forms go last: the generator's random stream keeps the earlier graphs unchanged)
+    "vpt_cf": lambda g: vpt(g, ""),
+    "vpt_4d": lambda g: vpt_4d(g, [0, 1, 3, 2]),
+    "vpt_axis1": lambda g: vpt(g, "axis1"),
+    "vpt_no_t": lambda g: vpt(g, "no_t"),
+    "vpt_left": lambda g: vpt(g, "left"),
+    "vpt_perm": lambda g: vpt_4d(g, [1, 0, 3, 2]),
+    "vpt_rtscale": lambda g: vpt(g, "rtscale"),
 }
 
 

@@ -5,7 +5,9 @@
  * would leave it: dims/strides/scale/causal attributes, inferred output dims), compiles it with
  * cg_build and runs it on the OpenCL device through the runtime. Layouts: "split" reads q/k/v as
  * [B, tokens, H*D] (the head split absorbed through strides) and writes y as [B, N, H*D] (the
- * head merge absorbed); "dense" is [B, H, tokens, D] everywhere; masks are [N, S] (broadcast
+ * head merge absorbed); "dense" is [B, H, tokens, D] everywhere; "cf" is channels-first
+ * [B, H*D, tokens] everywhere (the ldm AttnBlock: head dim stride = tokens, token stride 1; the
+ * CPU class copies v densely, the GPU class stages rows first); masks are [N, S] (broadcast
  * over b, h) or [B, 1, N, S].
  * Reference: double-precision softmax(q kᵀ · scale + mask) v with max subtraction.
  * Tolerance: |got - ref| <= 2e-5 + 1e-4 |ref| (fp32 accumulation over up to 512 products;
@@ -40,11 +42,14 @@ static float frand(void)
     return (float)((double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
+enum { LAY_DENSE, LAY_SPLIT, LAY_CF };
+
 /* One test case. */
 struct att_case {
     const char *label; /* printed name */
     int B, H, N, S, D; /* batch, heads, query rows, keys, head dim */
-    bool split;        /* [B, tokens, H*D] layout (else dense [B, H, tokens, D]) */
+    int layout;        /* LAY_DENSE [B, H, tokens, D], LAY_SPLIT [B, tokens, H*D] or LAY_CF
+                          [B, H*D, tokens] */
     int mask;          /* 0 none, 1 additive [N, S] with some -inf, 2 [B, 1, N, S] finite,
                           3 [N, S] -inf on every key < S - 70 (whole key tiles masked) */
     bool causal;       /* causal flag */
@@ -56,16 +61,20 @@ static struct o2r_ctx *ctx;
 /* Strides (b, h, token, d) of a tensor of `tokens` rows in the case's layout. */
 static void strides_of(const struct att_case *c, int tokens, int64_t st[4])
 {
-    if (c->split) {
-        st[0] = (int64_t)tokens * c->H * c->D;
+    st[0] = (int64_t)c->H * tokens * c->D;
+    if (c->layout == LAY_SPLIT) {
         st[1] = c->D;
         st[2] = (int64_t)c->H * c->D;
+        st[3] = 1;
+    } else if (c->layout == LAY_CF) {
+        st[1] = (int64_t)c->D * tokens;
+        st[2] = 1;
+        st[3] = tokens;
     } else {
-        st[0] = (int64_t)c->H * tokens * c->D;
         st[1] = (int64_t)tokens * c->D;
         st[2] = c->D;
+        st[3] = 1;
     }
-    st[3] = 1;
 }
 
 static uint32_t add_input(struct ir_graph *g, const char *name, int rank, const int64_t *dims)
@@ -90,8 +99,8 @@ static void reference(const struct att_case *c, const float *q, const float *k, 
                 for (int j = 0; j < c->S; j++) {
                     double d = 0;
                     for (int t = 0; t < c->D; t++)
-                        d += (double)q[b * qs[0] + h * qs[1] + i * qs[2] + t] *
-                             k[b * ks[0] + h * ks[1] + j * ks[2] + t];
+                        d += (double)q[b * qs[0] + h * qs[1] + i * qs[2] + t * qs[3]] *
+                             k[b * ks[0] + h * ks[1] + j * ks[2] + t * ks[3]];
                     d *= c->scale;
                     if (mask) d += mask[b * msd[0] + h * msd[1] + i * msd[2] + j * msd[3]];
                     if (c->causal && j > i) d = -INFINITY;
@@ -106,8 +115,8 @@ static void reference(const struct att_case *c, const float *q, const float *k, 
                 for (int t = 0; t < c->D; t++) {
                     double a = 0;
                     for (int j = 0; j < c->S; j++)
-                        a += sc[j] * v[b * ks[0] + h * ks[1] + j * ks[2] + t];
-                    ref[b * os[0] + h * os[1] + i * os[2] + t] = a / sum;
+                        a += sc[j] * v[b * ks[0] + h * ks[1] + j * ks[2] + t * ks[3]];
+                    ref[b * os[0] + h * os[1] + i * os[2] + t * os[3]] = a / sum;
                 }
             }
     free(sc);
@@ -121,9 +130,13 @@ static int run_case(const struct att_case *c, int bench)
     g->inputs = ir_alloc(g, sizeof(uint32_t) * 4);
     g->outputs = ir_alloc(g, sizeof(uint32_t));
     int64_t qd[4], kd[4], od[4];
-    int rank = c->split ? 3 : 4;
-    if (c->split) {
+    int rank = c->layout == LAY_DENSE ? 4 : 3;
+    if (c->layout == LAY_SPLIT) {
         int64_t a[3] = {c->B, c->N, (int64_t)c->H * c->D}, b[3] = {c->B, c->S, (int64_t)c->H * c->D};
+        memcpy(qd, a, sizeof a);
+        memcpy(kd, b, sizeof b);
+    } else if (c->layout == LAY_CF) {
+        int64_t a[3] = {c->B, (int64_t)c->H * c->D, c->N}, b[3] = {c->B, (int64_t)c->H * c->D, c->S};
         memcpy(qd, a, sizeof a);
         memcpy(kd, b, sizeof b);
     } else {
@@ -274,40 +287,46 @@ int main(int argc, char **argv)
     }
     if (argc == a0 + 6 && strcmp(argv[a0], "bench") == 0) {
         struct att_case c = {"bench", atoi(argv[a0 + 1]), atoi(argv[a0 + 2]), atoi(argv[a0 + 3]),
-                             atoi(argv[a0 + 4]), atoi(argv[a0 + 5]), true, 0, false, 0.125f};
+                             atoi(argv[a0 + 4]), atoi(argv[a0 + 5]), LAY_SPLIT, 0, false, 0.125f};
         c.scale = 1.0f / sqrtf((float)c.D);
         int rc = run_case(&c, 3);
         o2r_ctx_free(ctx);
         return rc;
     }
     const struct att_case cases[] = {
-        {"split_h3_n37_s19_d24", 2, 3, 37, 19, 24, true, 0, false, 0.2f},
-        {"split_h3_n37_s37_d40_causal", 1, 3, 37, 37, 40, true, 0, true, 0.158f},
-        {"dense_h3_n37_s19_d40", 2, 3, 37, 19, 40, false, 0, false, 0.158f},
-        {"split_h1_n37_s37_d512", 1, 1, 37, 37, 512, true, 0, false, 0.044f},
-        {"dense_h3_n37_s19_d24_mask_ns", 1, 3, 37, 19, 24, false, 1, false, 0.2f},
-        {"split_h3_n37_s37_d40_mask_b1ns_causal", 2, 3, 37, 37, 40, true, 2, true, 0.158f},
-        {"split_h2_n3_s5_d7", 1, 2, 3, 5, 7, true, 0, false, 0.37f},
-        {"split_h2_n1_s1_d16", 1, 2, 1, 1, 16, true, 0, false, 0.25f},
-        {"dense_h1_n37_s77_d320_mask_ns", 1, 1, 37, 77, 320, false, 1, false, 0.056f},
-        {"split_h2_n5_s9_d1024_chunked", 1, 2, 5, 9, 1024, true, 0, false, 0.03f},
-        {"dense_h1_n6_s6_d520_causal", 1, 1, 6, 6, 520, false, 0, true, 0.04f},
+        {"split_h3_n37_s19_d24", 2, 3, 37, 19, 24, LAY_SPLIT, 0, false, 0.2f},
+        {"split_h3_n37_s37_d40_causal", 1, 3, 37, 37, 40, LAY_SPLIT, 0, true, 0.158f},
+        {"dense_h3_n37_s19_d40", 2, 3, 37, 19, 40, LAY_DENSE, 0, false, 0.158f},
+        {"split_h1_n37_s37_d512", 1, 1, 37, 37, 512, LAY_SPLIT, 0, false, 0.044f},
+        {"dense_h3_n37_s19_d24_mask_ns", 1, 3, 37, 19, 24, LAY_DENSE, 1, false, 0.2f},
+        {"split_h3_n37_s37_d40_mask_b1ns_causal", 2, 3, 37, 37, 40, LAY_SPLIT, 2, true, 0.158f},
+        {"split_h2_n3_s5_d7", 1, 2, 3, 5, 7, LAY_SPLIT, 0, false, 0.37f},
+        {"split_h2_n1_s1_d16", 1, 2, 1, 1, 16, LAY_SPLIT, 0, false, 0.25f},
+        {"dense_h1_n37_s77_d320_mask_ns", 1, 1, 37, 77, 320, LAY_DENSE, 1, false, 0.056f},
+        {"split_h2_n5_s9_d1024_chunked", 1, 2, 5, 9, 1024, LAY_SPLIT, 0, false, 0.03f},
+        {"dense_h1_n6_s6_d520_causal", 1, 1, 6, 6, 520, LAY_DENSE, 0, true, 0.04f},
         /* the SD head dims (40, 64, 80, 96, 128, 160) on sizes that are not multiples of the
          * GPU tiles (64 rows, 64 keys) nor of the CPU ones (8 rows, 16 keys): self, cross
          * (N != S, S = 1), causal, each mask kind */
-        {"split_h2_n77_s77_d40_causal", 1, 2, 77, 77, 40, true, 0, true, 0.158f},
-        {"split_h2_n129_s77_d40_cross", 2, 2, 129, 77, 40, true, 0, false, 0.158f},
-        {"dense_h2_n129_s1_d64", 1, 2, 129, 1, 64, false, 0, false, 0.125f},
-        {"split_h1_n77_s333_d64_mask_tiles", 1, 1, 77, 333, 64, true, 3, false, 0.125f},
-        {"split_h2_n129_s333_d80_mask_ns", 1, 2, 129, 333, 80, true, 1, false, 0.112f},
-        {"dense_h1_n77_s77_d80_mask_b1ns_causal", 2, 1, 77, 77, 80, false, 2, true, 0.112f},
-        {"split_h1_n129_s333_d96", 1, 1, 129, 333, 96, true, 0, false, 0.102f},
-        {"split_h2_n1_s77_d96_cross", 1, 2, 1, 77, 96, true, 0, false, 0.102f},
-        {"split_h1_n129_s129_d128_causal", 1, 1, 129, 129, 128, true, 0, true, 0.088f},
-        {"dense_h1_n77_s333_d128_mask_ns", 1, 1, 77, 333, 128, false, 1, false, 0.088f},
-        {"split_h2_n77_s129_d160_causal", 1, 2, 77, 129, 160, true, 0, true, 0.079f},
-        {"split_h1_n129_s333_d160_mask_tiles", 1, 1, 129, 333, 160, true, 3, false, 0.079f},
-        {"split_h1_n333_s77_d40_causal_mask_ns", 1, 1, 333, 77, 40, true, 1, true, 0.158f},
+        {"split_h2_n77_s77_d40_causal", 1, 2, 77, 77, 40, LAY_SPLIT, 0, true, 0.158f},
+        {"split_h2_n129_s77_d40_cross", 2, 2, 129, 77, 40, LAY_SPLIT, 0, false, 0.158f},
+        {"dense_h2_n129_s1_d64", 1, 2, 129, 1, 64, LAY_DENSE, 0, false, 0.125f},
+        {"split_h1_n77_s333_d64_mask_tiles", 1, 1, 77, 333, 64, LAY_SPLIT, 3, false, 0.125f},
+        {"split_h2_n129_s333_d80_mask_ns", 1, 2, 129, 333, 80, LAY_SPLIT, 1, false, 0.112f},
+        {"dense_h1_n77_s77_d80_mask_b1ns_causal", 2, 1, 77, 77, 80, LAY_DENSE, 2, true, 0.112f},
+        {"split_h1_n129_s333_d96", 1, 1, 129, 333, 96, LAY_SPLIT, 0, false, 0.102f},
+        {"split_h2_n1_s77_d96_cross", 1, 2, 1, 77, 96, LAY_SPLIT, 0, false, 0.102f},
+        {"split_h1_n129_s129_d128_causal", 1, 1, 129, 129, 128, LAY_SPLIT, 0, true, 0.088f},
+        {"dense_h1_n77_s333_d128_mask_ns", 1, 1, 77, 333, 128, LAY_DENSE, 1, false, 0.088f},
+        {"split_h2_n77_s129_d160_causal", 1, 2, 77, 129, 160, LAY_SPLIT, 0, true, 0.079f},
+        {"split_h1_n129_s333_d160_mask_tiles", 1, 1, 129, 333, 160, LAY_SPLIT, 3, false, 0.079f},
+        {"split_h1_n333_s77_d40_causal_mask_ns", 1, 1, 333, 77, 40, LAY_SPLIT, 1, true, 0.158f},
+        /* channels-first [B, H*D, tokens] (ldm AttnBlock: one head of C channels; the head dim
+         * strided by the token count): odd C and token counts, batch 2, cross and masked too */
+        {"cf_h1_n37_s37_d40", 2, 1, 37, 37, 40, LAY_CF, 0, false, 0.158f},
+        {"cf_h2_n129_s77_d24_cross", 2, 2, 129, 77, 24, LAY_CF, 0, false, 0.2f},
+        {"cf_h1_n77_s77_d64_mask_b1ns", 2, 1, 77, 77, 64, LAY_CF, 2, false, 0.125f},
+        {"cf_h1_n37_s37_d512", 1, 1, 37, 37, 512, LAY_CF, 0, false, 0.044f},
     };
     double max_work = 1e300;
     if (argc == a0 + 2 && strcmp(argv[a0], "--max-work") == 0) max_work = atof(argv[a0 + 1]);
