@@ -29,15 +29,18 @@ bool lower_rope(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (cnt == 0) return true;
     /* operands: 0 = x rows (dense, in rows), 1 = cos, 2 = sin over x's dims */
     int64_t dims[IR_MAX_RANK * 2], s[3][IR_MAX_RANK * 2];
-    for (int k = 0; k < rank; k++) dims[k] = xv->dims[k];
+    for (int k = 0; k < rank; k++)
+        dims[k] = xv->dims[k];
     ka_bcast_strides(g, node, n->inputs[1], rank, dims, s[1]);
     ka_bcast_strides(g, node, n->inputs[2], rank, dims, s[2]);
     const int64_t csd = s[1][rank - 1], ssd = s[2][rank - 1];
     ka_dense_strides(rank - 1, dims, s[0]);
     const int r = ka_collapse(rank - 1, dims, 3, s);
     if (r > KA_EW_RANK)
-        ir_fatal_node(g, n, "o2c.Rope: cos/sin broadcasting needs %d non-mergeable row axes (the "
-                      "kernel handles %d)", r, KA_EW_RANK);
+        ir_fatal_node(g, n,
+                      "o2c.Rope: cos/sin broadcasting needs %d non-mergeable row axes (the "
+                      "kernel handles %d)",
+                      r, KA_EW_RANK);
     /* the cpu class: one work-item per row (rope_rows); the gpu class: one per pair (rope) */
     for (int v = 0; v < 2; v++) {
         cg_variant(cg, v == 0 ? CG_VARIANT_CPU : CG_VARIANT_GPU);

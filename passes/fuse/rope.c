@@ -37,13 +37,13 @@
 
 /* One match. */
 struct rope_match {
-    uint32_t old[MAX_OLD]; /* nodes replaced */
-    int nold;              /* entries of old */
+    uint32_t old[MAX_OLD];   /* nodes replaced */
+    int nold;                /* entries of old */
     uint32_t inner[MAX_OLD]; /* single-use intermediates (fuse_chain_ok) */
-    int ninner;            /* entries of inner */
-    uint32_t x, cos, sin;  /* operands */
-    uint32_t out;          /* Y */
-    bool interleaved;      /* pairs (2i, 2i+1); else halves (i, i + D/2) */
+    int ninner;              /* entries of inner */
+    uint32_t x, cos, sin;    /* operands */
+    uint32_t out;            /* Y */
+    bool interleaved;        /* pairs (2i, 2i+1); else halves (i, i + D/2) */
 };
 
 static void add_old(struct rope_match *m, uint32_t node)
@@ -137,7 +137,8 @@ static bool match(const struct ir_graph *g, uint32_t neg, struct rope_match *m)
     add_old(m, neg);
     uint32_t nv = fwd_views(g, nb, m);
     uint32_t cat = fuse_sole_user(g, nv);
-    if (cat == IR_NONE || g->nodes[cat].op != IR_OP_CONCAT || g->nodes[cat].ninputs != 2) return false;
+    if (cat == IR_NONE || g->nodes[cat].op != IR_OP_CONCAT || g->nodes[cat].ninputs != 2)
+        return false;
     const struct ir_node *cn = &g->nodes[cat];
     int pos_b = cn->inputs[0] == nv ? 0 : 1;
     uint32_t ha = back_views(g, cn->inputs[1 - pos_b], m);
@@ -160,7 +161,8 @@ static bool match(const struct ir_graph *g, uint32_t neg, struct rope_match *m)
     uint32_t add = fuse_sole_user(g, g->nodes[m2].outputs[0]);
     if (sin == IR_NONE || add == IR_NONE || g->nodes[add].op != IR_OP_ADD)
         return reject("no Add of x*cos and rot(x)*sin");
-    uint32_t m1 = fuse_producer(g, fuse_other_input(&g->nodes[add], g->nodes[m2].outputs[0]), IR_OP_MUL);
+    uint32_t m1 =
+        fuse_producer(g, fuse_other_input(&g->nodes[add], g->nodes[m2].outputs[0]), IR_OP_MUL);
     if (m1 == IR_NONE) return reject("no Add of x*cos and rot(x)*sin");
     /* X: the Mul operand the chunked value is (halves) or is a view of (interleaved) */
     const struct ir_node *m1n = &g->nodes[m1];
@@ -193,12 +195,14 @@ static bool match(const struct ir_graph *g, uint32_t neg, struct rope_match *m)
             add_old(m, zviews[k]);
             if (k > 0) add_inner(m, g->nodes[zviews[k]].outputs[0]); /* z itself: below */
         }
-        if (zv->is_output || zv->nuses != (uint32_t)nc) return reject("an intermediate has more than one use");
+        if (zv->is_output || zv->nuses != (uint32_t)nc)
+            return reject("an intermediate has more than one use");
     } else if (F != D / 2 || !dims_but_last(cv, xv, F) ||
                !dims_but_last(&g->values[cn->inputs[1]], xv, F)) {
         return reject("the halves are not those of x's last axis");
     }
-    for (int k = 0; k < nc; k++) add_old(m, chunk[k]);
+    for (int k = 0; k < nc; k++)
+        add_old(m, chunk[k]);
     add_inner(m, h[0]);
     add_inner(m, h[1]);
     add_inner(m, nb);

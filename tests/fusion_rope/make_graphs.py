@@ -52,7 +52,8 @@ class Graph:
     def node(self, op_type, *inputs, nout=1, **attrs):
         self.k += 1
         outs = [f"t{self.k}_{i}" for i in range(nout)]
-        self.nodes.append(oh.make_node(op_type, list(inputs), outs, name=f"n{self.k}_{op_type}", **attrs))
+        self.nodes.append(oh.make_node(op_type, list(inputs), outs, name=f"n{self.k}_{op_type}",
+                                       **attrs))
         return outs[0] if nout == 1 else outs
 
     def write(self, name, outputs):
@@ -109,7 +110,8 @@ def pairs_rot(g, x, shape, form, neg_first=False, share=None):
     form "split": Split + Squeeze/Unsqueeze (TorchScript); "slice": two Slices (dynamo).
     share: a list that gets the squeezed real part (to read it a second time)."""
     *lead, D = shape
-    z = g.node("Reshape", x, g.ints(*lead, D // 2, 2), **({"allowzero": 1} if form == "slice" else {}))
+    view = {"allowzero": 1} if form == "slice" else {}
+    z = g.node("Reshape", x, g.ints(*lead, D // 2, 2), **view)
     if form == "split":
         re, im = g.node("Split", z, g.ints(1, 1), nout=2, axis=-1)
     else:
@@ -168,7 +170,8 @@ def flux_dynamo():
     cos = g.node("Unsqueeze", c, g.ints(1))
     sin = g.node("Unsqueeze", s, g.ints(0, 2))
     x = g.node("Mul", g.feed("q", randn(B, S, H, D)), g.init(np.float32(1.5)))
-    g.write("rope_dynamo", [apply(g, x, pairs_rot(g, x, [B, S, H, D], "slice"), cos, sin, swap=True)])
+    rot = pairs_rot(g, x, [B, S, H, D], "slice")
+    g.write("rope_dynamo", [apply(g, x, rot, cos, sin, swap=True)])
 
 
 def half_slices():
@@ -232,7 +235,8 @@ def reject_neg_first():
     g = Graph()
     c, s = (g.node("Unsqueeze", v, g.ints(0, 2)) for v in angles(g, "ang", 6, 4))
     x = g.feed("x", randn(1, 6, 2, 8))
-    g.write("rope_reject_negfirst", [apply(g, x, pairs_rot(g, x, [1, 6, 2, 8], "split", neg_first=True), c, s)])
+    rot = pairs_rot(g, x, [1, 6, 2, 8], "split", neg_first=True)
+    g.write("rope_reject_negfirst", [apply(g, x, rot, c, s)])
 
 
 def reject_shared():
