@@ -104,9 +104,10 @@ def angles(g, name, rows, pairs):
     return out
 
 
-def pairs_rot(g, x, shape, form, neg_first=False, share=None):
+def pairs_rot(g, x, shape, form, neg_first=False, share=None, swap_cat=False):
     """rot(x) of the interleaved form: x viewed as [.., D/2, 2], unbound on the last axis,
-    stack(-x_imag, x_real) (neg_first: stack(x_imag, -x_real)), viewed back as x.
+    stack(-x_imag, x_real) (neg_first: stack(x_imag, -x_real); swap_cat: stack(x_real,
+    -x_imag)), viewed back as x.
     form "split": Split + Squeeze/Unsqueeze (TorchScript); "slice": two Slices (dynamo).
     share: a list that gets the squeezed real part (to read it a second time)."""
     *lead, D = shape
@@ -124,6 +125,8 @@ def pairs_rot(g, x, shape, form, neg_first=False, share=None):
         parts = [im, g.node("Neg", re)]
     else:
         parts = [g.node("Neg", im), re]
+    if swap_cat:
+        parts.reverse()
     st = g.node("Concat", *(g.node("Unsqueeze", v, g.ints(-1)) for v in parts), axis=-1)
     return g.node("Reshape", st, g.ints(*shape))
 
@@ -239,6 +242,16 @@ def reject_neg_first():
     g.write("rope_reject_negfirst", [apply(g, x, rot, c, s)])
 
 
+def reject_order():
+    """stack(x_real, -x_imag): the negated half second in the Concat (not a rotation by +90
+    degrees): rejected."""
+    g = Graph()
+    c, s = (g.node("Unsqueeze", v, g.ints(0, 2)) for v in angles(g, "ang", 5, 3))
+    x = g.feed("x", randn(2, 5, 3, 6))
+    rot = pairs_rot(g, x, [2, 5, 3, 6], "slice", swap_cat=True)
+    g.write("rope_reject_order", [apply(g, x, rot, c, s)])
+
+
 def reject_shared():
     """The squeezed real part also feeds a second output: an intermediate with two readers,
     rejected."""
@@ -258,4 +271,5 @@ both()
 op23("rope_op23_inter", (2, 3, 5, 8), 1)
 op23("rope_op23_half_3d", (2, 7, 20), 0, rd=6, heads=2, pos=False)
 reject_neg_first()
+reject_order()
 reject_shared()
