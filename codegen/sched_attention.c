@@ -4,7 +4,8 @@
  *   cpu  kernels/attention.cl: att_kt copies k transposed into a scratch buffer (tiles of 16
  *        keys, each a contiguous D x 16 block: B·H·D·ceil16(S) floats, live only during the
  *        node; att_kvt also copies a v whose head dim is strided into a dense B·H·S·D scratch,
- *        in the same launch), then the register-tiled attention kernel with gws = {ceil(N/RB), H, B·NC},
+ *        in the same launch; keys already contiguous along s with S % 16 == 0, as channels-first
+ *        k is, are read in place: no copy, or att_vt for v alone), then the register-tiled attention kernel with gws = {ceil(N/RB), H, B·NC},
  *        specialized for (D, DC, RB, CW) by a generated ATT_DEFINE line; work-items stream their
  *        own rows (what PoCL vectorizes).
  *   gpu  kernels/attention_gpu.cl: one launch, a work-group of WI per (batch·head, block of BQ
@@ -52,32 +53,47 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
                       "exceed the 32-bit offsets of the kernel", (long long)(a->B * a->H * D * sp));
     char kname[96], src[256];
     (void)cg_use(cg, "attention", IR_F32);
-    /* keys transposed (d-major, keys contiguous) into a scratch buffer; a v with a strided head
-     * dim (channels-first) copied densely [B·H, S, D] in the same launch (att_kvt) */
-    const bool copy_v = a->vs[3] != 1;
+    /* keys transposed (d-major, keys contiguous) into a scratch buffer, unless they already are
+     * (kn = 1, S % 16 == 0: channels-first k, read in place); a v with a strided head dim
+     * (channels-first) copied densely [B·H, S, D] in the same launch (att_kvt, or att_vt) */
+    const bool copy_v = a->vs[3] != 1, k_direct = a->ks[2] == 1 && S % 16 == 0;
     if (copy_v && a->B * a->H * S * D > lim)
         ir_fatal_node(g, &g->nodes[a->node], "o2c.Attention: the dense copy of the values (%lld "
                       "elements) exceeds the 32-bit offsets of the kernel",
                       (long long)(a->B * a->H * S * D));
-    const uint32_t kt = cg_temp(cg, a->node, IR_F32, a->B * a->H * D * sp);
+    const uint32_t kt = k_direct ? a->k : cg_temp(cg, a->node, IR_F32, a->B * a->H * D * sp);
     const uint32_t vt = copy_v ? cg_temp(cg, a->node, IR_F32, a->B * a->H * S * D) : a->v;
+    /* kt addressing (b, h, tile start j0, d): see kernels/attention.cl */
+    int64_t kts[4] = {a->H * D * sp, D * sp, D, 16};
+    if (k_direct) kts[0] = a->ks[0], kts[1] = a->ks[1], kts[2] = 1, kts[3] = a->ks[3];
     int64_t vs[3] = {a->vs[0], a->vs[1], a->vs[2]};
     if (copy_v) vs[0] = a->H * S * D, vs[1] = S * D, vs[2] = D;
-    size_t kgws[3] = {(size_t)sp, (size_t)D, (size_t)(a->B * a->H)};
-    cg_launch(cg, a->node, copy_v ? "att_kvt" : "att_kt", 3, kgws, NULL);
-    cg_arg_buf(cg, a->k);
-    cg_arg_buf(cg, kt);
-    if (copy_v) {
+    if (k_direct && copy_v) {
+        size_t vgws[3] = {(size_t)S, (size_t)D, (size_t)(a->B * a->H)};
+        cg_launch(cg, a->node, "att_vt", 3, vgws, NULL);
         cg_arg_buf(cg, a->v);
         cg_arg_buf(cg, vt);
-    }
-    cg_arg_i32(cg, S);
-    cg_arg_i32(cg, sp);
-    cg_arg_i32(cg, D);
-    cg_arg_i32(cg, a->H);
-    for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ks[i]);
-    if (copy_v)
+        cg_arg_i32(cg, S);
+        cg_arg_i32(cg, D);
+        cg_arg_i32(cg, a->H);
         for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->vs[i]);
+    } else if (!k_direct) {
+        size_t kgws[3] = {(size_t)sp, (size_t)D, (size_t)(a->B * a->H)};
+        cg_launch(cg, a->node, copy_v ? "att_kvt" : "att_kt", 3, kgws, NULL);
+        cg_arg_buf(cg, a->k);
+        cg_arg_buf(cg, kt);
+        if (copy_v) {
+            cg_arg_buf(cg, a->v);
+            cg_arg_buf(cg, vt);
+        }
+        cg_arg_i32(cg, S);
+        cg_arg_i32(cg, sp);
+        cg_arg_i32(cg, D);
+        cg_arg_i32(cg, a->H);
+        for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ks[i]);
+        if (copy_v)
+            for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->vs[i]);
+    }
     snprintf(kname, sizeof kname, "attention_d%lld_c%lld_r%d_w%d", (long long)D, (long long)dc,
              rb, cw);
     snprintf(src, sizeof src, "ATT_DEFINE(%s, %lld, %lld, %d, %d)\n", kname, (long long)D,
@@ -101,7 +117,7 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
     cg_arg_buf(cg, a->y);
     cg_arg_i32(cg, N);
     cg_arg_i32(cg, S);
-    cg_arg_i32(cg, sp);
+    for (int i = 0; i < 4; i++) cg_arg_i32(cg, kts[i]);
     cg_arg_i32(cg, nc);
     cg_arg_f32(cg, a->scale);
     cg_arg_i32(cg, a->causal);

@@ -31,12 +31,17 @@
  * head split/merge transposes of the exported graph are absorbed:
  *     q[b*qb + h*qh + n*qn + d*qd]  v[b*vb + h*vh + s*vn + d]  y[b*ob + h*oh + n*on + d*od]
  *     mask[b*mb + h*mh + n*mn + s*ms]  (0 strides broadcast)
- *     kt[(((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16]   (SP = S rounded up to 16; keys >= S
- *     are zero): tiles of 16 keys, each a contiguous D x 16 block, read as one stream
+ *     kt[b*ktb + h*kth + j0*kta + d*ktd + s%16] for the tile of keys j0 .. j0+15 (j0 = s - s%16):
+ *     16 consecutive keys of one d are contiguous (one vload16). Usually kt is the scratch that
+ *     att_kt writes: (((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16 (SP = S rounded up to 16; keys
+ *     >= S are zero: tiles of 16 keys, each a contiguous D x 16 block, read as one stream), i.e.
+ *     ktb = H*D*SP, kth = D*SP, kta = D, ktd = 16. A k whose keys are already contiguous along s
+ *     (kn = 1: the channels-first [B, D, S] of the ldm AttnBlock) with S % 16 == 0 is read in
+ *     place: kt = k, ktb = kb, kth = kh, kta = 1, ktd = kd (no copy, no scratch).
  * The head dim of q and y may have any stride (qd, od: channels-first [B, D, N] tensors of the
  * ldm AttnBlock have qd = od = N; q is read once per row, y written once); v's must be 1 (its
- * rows are vloaded): a v with a strided head dim is first copied densely by att_kvt (in the
- * launch that transposes k), k's may be anything (att_kt/att_kvt read it with kd).
+ * rows are vloaded): a v with a strided head dim is first copied densely, by att_kvt in the
+ * launch that transposes k, or by att_vt when k is read in place.
  *
  * Compile-time specialization: head dim D, output chunk DC (D = NC·DC; DC < D only for heads
  * over 512 dims, which then recompute q·k once per chunk; the VAE's 512 is one chunk), rows per
@@ -44,7 +49,8 @@
  *     ATT_DEFINE(attention_d40_c40_r8_w16, 40, 40, 8, 16)
  * per distinct (D, DC, RB, CW) through cg_add_source(), so loops over D have constant trip
  * counts and private arrays have exact sizes.
- * Launch: att_kt (or att_kvt) with gws = {SP, D, B·H}, then the attention kernel with
+ * Launch: att_kt (or att_kvt; att_vt or nothing when k is read in place) with gws = {SP, D, B·H}
+ * ({S, D, B·H} for att_vt), then the attention kernel with
  * gws = {ceil(N / RB), H, B·NC} and small work-groups (lws[0] <= 8: see
  * codegen/sched_attention.c).
  * This file does not depend on T (float32 only) and defines its macros once.
@@ -79,6 +85,15 @@ __kernel void att_kvt(__global const float *restrict k, __global float *restrict
     kt[((bh * (SP / 16) + s / 16) * D + d) * 16 + s % 16] =
         s < S ? k[b * kb + h * kh + s * kn + d * kd] : 0.0f;
     if (s < S) vt[(bh * S + s) * D + d] = v[b * vb + h * vh + s * vn + d * vd];
+}
+
+/* The dense copy of v of att_kvt alone (k read in place). gws = {S, D, B*H}. */
+__kernel void att_vt(__global const float *restrict v, __global float *restrict vt, int S, int D,
+                     int H, int vb, int vh, int vn, int vd)
+{
+    const int s = (int)get_global_id(0), d = (int)get_global_id(1), bh = (int)get_global_id(2);
+    const int b = bh / H, h = bh % H;
+    vt[(bh * S + s) * D + d] = v[b * vb + h * vh + s * vn + d * vd];
 }
 
 /* CW-wide loads/stores and types: ATT_T_<CW>, ATT_LD_<CW>(p), ATT_ST_<CW>(x, p). */
@@ -130,7 +145,8 @@ static inline float att_hsum16(float16 v)
 #define ATT_DEFINE(NAME, D, DC, RB, CW)                                                          \
     __kernel void NAME(__global const float *restrict q, __global const float *restrict kt,     \
                        __global const float *restrict v, __global const float *restrict mask,   \
-                       __global float *restrict y, int N, int S, int SP, int NC, float scale,   \
+                       __global float *restrict y, int N, int S, int ktb, int kth, int kta,     \
+                       int ktd, int NC, float scale,                                            \
                        int causal, int has_mask, int qb, int qh, int qn, int qd, int vb, int vh, \
                        int vn, int ob, int oh, int on, int od, int mb, int mh, int mn, int ms)  \
     {                                                                                            \
@@ -140,7 +156,7 @@ static inline float att_hsum16(float16 v)
         const int b = (int)get_global_id(2) / NC;                                                \
         const int c0 = ((int)get_global_id(2) % NC) * (DC);                                      \
         if (r0 >= N) return;                                                                     \
-        __global const float *ktp = kt + (b * H + h) * ((D) * SP);                               \
+        __global const float *ktp = kt + b * ktb + h * kth;                                      \
         __global const float *vp = v + b * vb + h * vh + c0;                                     \
         __global const float *mp = mask + b * mb + h * mh;                                       \
         float qg[RB][D], ag[RB][DC], pp[RB][ATT_KT], m[RB], l[RB], corr[RB];                     \
@@ -159,7 +175,7 @@ static inline float att_hsum16(float16 v)
             float16 s[RB];                                                                       \
             _Pragma("unroll") for (int r = 0; r < (RB); r++) s[r] = (float16)(0.0f);             \
             for (int d = 0; d < (D); d++) {                                                      \
-                const float16 kv = vload16(0, ktp + (j0 * (D) + d * 16));                        \
+                const float16 kv = vload16(0, ktp + (j0 * kta + d * ktd));                       \
                 _Pragma("unroll") for (int r = 0; r < (RB); r++)                                 \
                     s[r] = fma((float16)(qg[r][d]), kv, s[r]);                                   \
             }                                                                                    \

@@ -327,6 +327,9 @@ int main(int argc, char **argv)
         {"cf_h2_n129_s77_d24_cross", 2, 2, 129, 77, 24, LAY_CF, 0, false, 0.2f},
         {"cf_h1_n77_s77_d64_mask_b1ns", 2, 1, 77, 77, 64, LAY_CF, 2, false, 0.125f},
         {"cf_h1_n37_s37_d512", 1, 1, 37, 37, 512, LAY_CF, 0, false, 0.044f},
+        /* S % 16 == 0: the cpu class reads channels-first k in place (no transposed copy) */
+        {"cf_h2_n37_s64_d40_kdirect", 2, 2, 37, 64, 40, LAY_CF, 0, false, 0.158f},
+        {"cf_h1_n64_s64_d24_kdirect_causal_mask_ns", 1, 1, 64, 64, 24, LAY_CF, 1, true, 0.2f},
     };
     double max_work = 1e300;
     if (argc == a0 + 2 && strcmp(argv[a0], "--max-work") == 0) max_work = atof(argv[a0 + 1]);
