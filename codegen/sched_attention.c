@@ -23,6 +23,13 @@
 
 /* CPU: query rows per work-item (reuses each loaded k/v row RB times). */
 #define ATT_RB 8
+/* CPU: largest D·S (floats, 256 KiB) of one head's keys that the kernel reads in place when they
+ * are contiguous along s (channels-first k): each key tile then loads D vectors S floats apart.
+ * Measured on PoCL (ldm AttnBlock, 2 loaded cores): D = 64, S = 64: in place 0.102 ms + a
+ * 0.014 ms V copy vs 0.115 + 0.022 ms with the transposed copy; D = 512, S = 4096 (SD's VAE at
+ * 64x64): in place 2x slower (5.0-5.7 s vs 2.4-3.3 s: rows 16 KiB apart share L1 sets), so big
+ * heads keep the copy (contiguous D x 16 tiles). */
+#define ATT_KDIRECT 65536
 /* CPU: largest work-group size (work-items along the query axis). */
 #define ATT_LWS 8
 /* GPU: key-threads per score row (AG_TK in kernels/attention_gpu.cl). */
@@ -54,9 +61,11 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
     char kname[96], src[256];
     (void)cg_use(cg, "attention", IR_F32);
     /* keys transposed (d-major, keys contiguous) into a scratch buffer, unless they already are
-     * (kn = 1, S % 16 == 0: channels-first k, read in place); a v with a strided head dim
-     * (channels-first) copied densely [B·H, S, D] in the same launch (att_kvt, or att_vt) */
-    const bool copy_v = a->vs[3] != 1, k_direct = a->ks[2] == 1 && S % 16 == 0;
+     * (kn = 1, S % 16 == 0: channels-first k) and one head's keys are small (D·S <= ATT_KDIRECT):
+     * then read in place; a v with a strided head dim (channels-first) copied densely
+     * [B·H, S, D] in the same launch (att_kvt, or att_vt) */
+    const bool copy_v = a->vs[3] != 1;
+    const bool k_direct = a->ks[2] == 1 && S % 16 == 0 && D * S <= ATT_KDIRECT;
     if (copy_v && a->B * a->H * S * D > lim)
         ir_fatal_node(g, &g->nodes[a->node], "o2c.Attention: the dense copy of the values (%lld "
                       "elements) exceeds the 32-bit offsets of the kernel",

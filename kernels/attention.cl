@@ -36,8 +36,9 @@
  *     att_kt writes: (((b*H + h)*SP/16 + s/16)*D + d)*16 + s%16 (SP = S rounded up to 16; keys
  *     >= S are zero: tiles of 16 keys, each a contiguous D x 16 block, read as one stream), i.e.
  *     ktb = H*D*SP, kth = D*SP, kta = D, ktd = 16. A k whose keys are already contiguous along s
- *     (kn = 1: the channels-first [B, D, S] of the ldm AttnBlock) with S % 16 == 0 is read in
- *     place: kt = k, ktb = kb, kth = kh, kta = 1, ktd = kd (no copy, no scratch).
+ *     (kn = 1: the channels-first [B, D, S] of the ldm AttnBlock) with S % 16 == 0 and a small
+ *     head (codegen/sched_attention.c) is read in place: kt = k, ktb = kb, kth = kh, kta = 1,
+ *     ktd = kd (no copy, no scratch).
  * The head dim of q and y may have any stride (qd, od: channels-first [B, D, N] tensors of the
  * ldm AttnBlock have qd = od = N; q is read once per row, y written once); v's must be 1 (its
  * rows are vloaded): a v with a strided head dim is first copied densely, by att_kvt in the
