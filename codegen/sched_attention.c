@@ -5,8 +5,8 @@
  *        keys, each a contiguous D x 16 block: B·H·D·ceil16(S) floats, live only during the
  *        node; att_kvt also copies a v whose head dim is strided into a dense B·H·S·D scratch,
  *        in the same launch; keys already contiguous along s with S % 16 == 0, as channels-first
- *        k is, are read in place: no copy, or att_vt for v alone), then the register-tiled attention kernel with gws = {ceil(N/RB), H, B·NC},
- *        specialized for (D, DC, RB, CW) by a generated ATT_DEFINE line; work-items stream their
+ *        k is, are read in place when the head is small: no copy, or att_vt for v alone), then
+ *        the register-tiled attention kernel with gws = {ceil(N/RB), H, B·NC}, specialized for (D, DC, RB, CW) by a generated ATT_DEFINE line; work-items stream their
  *        own rows (what PoCL vectorizes).
  *   gpu  kernels/attention_gpu.cl: one launch, a work-group of WI per (batch·head, block of BQ
  *        query rows), K/V tiles in __local, specialized for (D, BQ, BK, WI, DK, BKV, TD) by a

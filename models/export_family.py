@@ -307,8 +307,8 @@ class LdmAttnBlock(torch.nn.Module):
 
 
 class LdmAttnModel(torch.nn.Module):
-    """latent [B, z, H, W] -> conv_in 3x3 -> AttnBlock -> GroupNorm, SiLU, conv_out 3x3 -> [B, z, H, W]
-    (the ldm decoder's mid-block attention between its stem and head, without the ResnetBlocks)."""
+    """latent [B, z, H, W] -> conv_in 3x3 -> AttnBlock -> GroupNorm, SiLU, conv_out 3x3
+    -> [B, z, H, W] (the ldm decoder's mid-block attention between its stem and head, without the ResnetBlocks)."""
 
     def __init__(self, cfg):
         super().__init__()

@@ -3,7 +3,7 @@
  * Pattern (anchored at each Softmax over the last axis):
  *   MatMul(Q, Kᵀ) → [Mul|Div by scalar constants]* → [Add(mask)] → [Cast f32→f32] → Softmax(-1)
  *                 → [Where(IsNaN(·), 0, ·)] → [Cast f32→f32] → MatMul(·, V)
- *                                                          or → Transpose(last two) → MatMul(V_cf, ·)
+ *                                                 or → Transpose(last two) → MatMul(V_cf, ·)
  * with the head split/merge around it absorbed into per-tensor strides:
  *   Q, Kᵀ, V are walked back through single-use Mul/Div(scalar) (folded into `scale`), no-op
  *   Casts, Transposes and view ops (Reshape/Squeeze/Unsqueeze/Flatten), so the kernel reads the
@@ -330,9 +330,10 @@ static bool mask_rows_finite(const struct ir_graph *g, uint32_t mask, int64_t s)
     return true;
 }
 
-/* MatMul(V_cf, Transpose(P, perm = swap of the last two axes)) -> the attention output, channels-first
+/* MatMul(V_cf, Transpose(P, perm = swap of the last two axes)) -> attention output, channels-first
  *   with P [.., N, S] = Softmax over the last axis (keys), V_cf [.., D, S], Pᵀ [.., S, N]:
- *   O_cf[.., c, i] = Σ_j V_cf[.., c, j] · Pᵀ[.., j, i] = Σ_j P[.., i, j] · V[.., j, c] = O[.., i, c]
+ *   O_cf[.., c, i] = Σ_j V_cf[.., c, j] · Pᵀ[.., j, i]
+ *                  = Σ_j P[.., i, j] · V[.., j, c] = O[.., i, c]
  *   with V[.., j, c] = V_cf[.., c, j]: the usual P·V with V and O read/written transposed, i.e.
  *   token on the last axis (stride 1 when dense) and head dim c on axis r-2 (stride N or S).
  * Only a swap of the last two axes makes the contraction run over the keys j: another

@@ -136,7 +136,7 @@ static int run_case(const struct att_case *c, int bench)
         memcpy(qd, a, sizeof a);
         memcpy(kd, b, sizeof b);
     } else if (c->layout == LAY_CF) {
-        int64_t a[3] = {c->B, (int64_t)c->H * c->D, c->N}, b[3] = {c->B, (int64_t)c->H * c->D, c->S};
+        int64_t hd = (int64_t)c->H * c->D, a[3] = {c->B, hd, c->N}, b[3] = {c->B, hd, c->S};
         memcpy(qd, a, sizeof a);
         memcpy(kd, b, sizeof b);
     } else {
