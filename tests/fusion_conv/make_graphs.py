@@ -23,6 +23,8 @@ Graphs (every conv reads the same x = Relu(input) unless said otherwise):
   attnblock     GroupNorm (InstanceNormalization form) + q/k/v 1x1 convs + single-head
                 attention over the positions + proj_out 1x1 conv + residual (the CompVis/ldm
                 AttnBlock in plain ops), batch 2, 24 channels, 6x6
+  conv1d        1-D convs, batch 2, 6 channels, length 11: k=3 pad 1 6 -> 5 (bias) and 6 -> 3 (no
+                bias) merge, k=3 pad 0 6 -> 4 is left (other geometry)
 Usage: python3 make_graphs.py [OUT_DIR]   (default: graphs/ next to this script)
 """
 import importlib.util
@@ -137,7 +139,18 @@ def attnblock(g):
     return ins, g.op("Add", ["x", g.conv(o, C, C)])
 
 
-GRAPHS = [qkv_bias, geom_mix, weight_input, epilogue, many, splitk, attnblock]
+def conv1d(g):
+    ins = {"x": f32(2, 6, 11)}
+    x = g.op("Relu", ["x"])
+    outs = []
+    for cout, bias, pads in ((5, True, [1, 1]), (3, False, [1, 1]), (4, True, [0, 0])):
+        w = g.const((rng.standard_normal((cout, 6, 3)) / np.sqrt(18)).astype(np.float32), "w")
+        ins_ = [x, w] + ([g.const((rng.standard_normal(cout) * 0.1).astype(np.float32), "b")] if bias else [])
+        outs.append(g.op("Conv", ins_, pads=pads))
+    return ins, outs
+
+
+GRAPHS = [qkv_bias, geom_mix, weight_input, epilogue, many, splitk, attnblock, conv1d]
 
 
 def main():
