@@ -5,7 +5,8 @@
 #  1. compiles GRAPH_DIR/model.onnx with every fusion and --stats-json: sibling_conv must report
 #     exactly APPLIED applied and REJECTED rejected patterns, and the build LAUNCH_CPU /
 #     LAUNCH_GPU kernel launches per inference (cpu / gpu kernel class);
-#  2. compiles it again with --no-fuse=sibling_conv: 0 applied, NF_CPU / NF_GPU launches;
+#  2. compiles it again with --no-fuse=sibling_conv: 0 applied, NF_CPU / NF_GPU launches, and
+#     the same --info FLOPs as the fused build;
 #  3. runs the fused build with the cpu and with the gpu kernel class ($ONNX2CL_KERNELS) and the
 #     unfused build (cpu class) on GRAPH_DIR/inputs/*.npy; every output must match the
 #     onnxruntime reference GRAPH_DIR/ref within |d| <= 1e-4 + 1e-3 |ref|.
@@ -35,6 +36,10 @@ expect "--no-fuse=sibling_conv: sibling_conv pass listed" \
   "$(grep -c '"name": *"sibling_conv"' "$work/unfused.json" || true)" 0
 expect "--no-fuse=sibling_conv: launches (cpu)" "$(field "$work/unfused.json" kernel_launches)" "$nc"
 expect "--no-fuse=sibling_conv: launches (gpu)" "$(field "$work/unfused.json" kernel_launches_gpu)" "$ng"
+# --info FLOPs: a merged o2c.Conv counts the multiply-adds of every output (driver/info.c)
+ff=$("$onnx2cl" "$dir/model.onnx" --info "$@" | sed -nE 's/^flops: ([0-9]+).*/\1/p')
+fu=$("$onnx2cl" "$dir/model.onnx" --info --no-fuse=sibling_conv "$@" | sed -nE 's/^flops: ([0-9]+).*/\1/p')
+expect "--info flops (fused = --no-fuse=sibling_conv)" "$ff" "$fu"
 grep -E '"(kernel_launches|kernel_launches_gpu|arena_bytes|weights_bytes)"' "$work/fused.json" |
   tr -d '\n ' | sed 's/^/fused: /'; echo
 grep -E '"(kernel_launches|kernel_launches_gpu|arena_bytes|weights_bytes)"' "$work/unfused.json" |
