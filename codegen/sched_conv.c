@@ -50,8 +50,9 @@ struct conv_packed {
  * half (cg_weight_const, --weights-dtype). OCB and the form follow from the activation shape,
  * so the constant holds (and the weights file keeps) the direct form with base_ocb channels per
  * panel (from the weight's dims and group only: the same bytes for every --shape); where the
- * kernels read another form the runtime rearranges it at load (cg_weight_repack, equal sizes:
- * OCB 16 is only chosen where OC is a multiple of 16). */
+ * kernels read another form the runtime rearranges it at load (cg_weight_repack, equal sizes).
+ * ocb is the panel width the kernel reads (the 16-channel fconv_v kernels read 8-channel
+ * panels), so only the flat form of grouped convs is rearranged today. */
 static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int ocb,
                                int base_ocb, bool flat)
 {
@@ -237,9 +238,12 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
     if (nv == 1 && ocb == 8 && cout % 16 == 0 && !(env && strcmp(env, "o8") == 0)) ocb = 16;
     /* the im2col form of an ungrouped conv orders its taps as the direct form's weights */
     const bool kflat = im2col && group > 1;
-    uint32_t wk = packed_weights(cg, g, w, ocb, base_ocb, kflat);
+    /* the 16-channel kernels read two consecutive 8-channel panels (kernels/fconv.cl, SPB):
+     * the form the weights file keeps, so nothing is rearranged at load for them */
+    const int spb = ocb == 16 ? 8 : ocb;
+    uint32_t wk = packed_weights(cg, g, w, spb, base_ocb, kflat);
     pk->w = wk;
-    pk->ocb = ocb;
+    pk->ocb = spb; /* the panels the gpu class reads from the same constant */
     pk->flat = kflat;
     char kname[96], src[160];
     const char *wn, *ws = cg_wsfx(cg, wk, &wn); /* weight storage (--weights-dtype) */

@@ -253,8 +253,10 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
  *       tap's 16 strided columns are one contiguous float16 load. A work-item streams through
  *       contiguous memory (one run of cin*XT floats per kernel row kh), and the work-item of
  *       the next output row reuses KH-1 of its KH runs from cache.
- *   Wk: weights repacked at compile time to [OCtot/OCB][KH][cin_g][KW][OCB] (zero-padded where
- *       OC is not a multiple of OCB; then group == 1).
+ *   Wk: weights repacked at compile time to panels [OCtot/SPB][KH][cin_g][KW][SPB] (zero-padded
+ *       where OC is not a multiple of SPB; then group == 1), SPB = 8 for OCB 16 (one work-item
+ *       reads two consecutive panels: the 8-channel form the weights file stores serves the
+ *       16-channel kernels without a rearrangement at load), else SPB = OCB.
  *       Stored as float (WS = f32) or IEEE half (WS = f16, onnx2cl --weights-dtype f16: read with
  *       vload_half, accumulated in float like the f32 form).
  * Rows (H) are not padded: taps outside [0, H) are skipped.
@@ -273,14 +275,17 @@ __kernel void KN(fconv_oc4w4)(__global const T *X, __global const T *Wt, __globa
 #define FV_DECL(a) float16 a##0 = 0.0f, a##1 = 0.0f, a##2 = 0.0f, a##3 = 0.0f, a##4 = 0.0f,       \
     a##5 = 0.0f, a##6 = 0.0f, a##7 = 0.0f, a##8 = 0.0f, a##9 = 0.0f, a##10 = 0.0f, a##11 = 0.0f,  \
     a##12 = 0.0f, a##13 = 0.0f, a##14 = 0.0f, a##15 = 0.0f
-/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4). The weights w are stored as WS:
- * f32: scalar loads; f16: the OCB halves are read at once (vload_half4/8/16: scalar
- * vload_half per weight made the VAE decoder 3x slower on PoCL) and taken lane by lane. */
+/* acc_j += xv * w[j] for j < OCB (OCB a multiple of 4), weight j at FV_WI(j): in the panel
+ * at w for j < SPB, in the next panel (fv_pst elements on, a variable of the caller) for the
+ * rest (OCB 16, SPB 8). The weights are stored as WS: f32: scalar loads; f16: the OCB halves
+ * are read at once (vload_half4/8: scalar vload_half per weight made the VAE decoder 3x slower
+ * on PoCL) and taken lane by lane. */
+#define FV_WI(j) ((j) < SPB ? (j) : fv_pst + (j) - SPB)
 #define FV_WPRE_f32(w, OCB) (void)0
-#define FV_W_f32(w, j, s) ((w)[j])
+#define FV_W_f32(w, j, s) ((w)[FV_WI(j)])
 #define FV_WPRE_f16(w, OCB)                                                                     \
     const float16 fv_wv =                                                                       \
-        (OCB) > 12  ? vload_half16(0, w)                                                        \
+        (OCB) > 12  ? (float16)(vload_half8(0, w), vload_half8(0, (w) + fv_pst))                \
         : (OCB) > 8 ? (float16)(vload_half8(0, w), vload_half4(2, w), (float4)(0.0f))           \
         : (OCB) > 4 ? (float16)(vload_half8(0, w), (float8)(0.0f))                              \
                     : (float16)(vload_half4(0, w), (float4)(0.0f), (float8)(0.0f))
@@ -381,21 +386,23 @@ static inline void fconv_v_body_##WS(__global const float *restrict Xt,         
     const int XTP = XT / SW;              /* columns per phase */                               \
     __global const float *xb = Xt + (size_t)n * H * xplane + (owt * Ctot + g * cin) * XT;       \
     __global const O2C_WT(WS) *wb = Wk + (size_t)ob * KH * cin * KW * OCB;                      \
+    const int SPB = OCB == 16 ? 8 : OCB;  /* channels per stored panel */                        \
+    const int fv_pst = KH * cin * KW * SPB; /* elements from one panel to the next */            \
     const int ih0 = oh * sh - ph;                                                               \
     for (int kh = 0; kh < KH; kh++) {                                                           \
         const int ih = ih0 + kh * dh;                                                           \
         if (ih < 0 || ih >= H) continue;                                                        \
         __global const float *xr = xb + ih * xplane;                                            \
-        __global const O2C_WT(WS) *wr = wb + kh * cin * KW * OCB;                               \
-        for (int ci = 0; ci < cin; ci++, xr += XT, wr += KW * OCB) {                            \
+        __global const O2C_WT(WS) *wr = wb + kh * cin * KW * SPB;                               \
+        for (int ci = 0; ci < cin; ci++, xr += XT, wr += KW * SPB) {                            \
             for (int kw = 0; kw < KW; kw++) {                                                   \
                 /* column kw*DW + SW*i of the tile is in phase (kw*DW) % SW */                  \
                 __global const float *xk = xr + (kw * DW) % SW * XTP + (kw * DW) / SW;          \
                 const float16 x0 = vload16(0, xk);                                              \
-                FV_FMA(a, x0, wr + kw * OCB, OCB, WS);                                          \
+                FV_FMA(a, x0, wr + kw * SPB, OCB, WS);                                          \
                 if (NV > 1) {                                                                   \
                     const float16 x1 = vload16(0, xk + 16);                                     \
-                    FV_FMA(b, x1, wr + kw * OCB, OCB, WS);                                      \
+                    FV_FMA(b, x1, wr + kw * SPB, OCB, WS);                                      \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \

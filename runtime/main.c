@@ -65,6 +65,9 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
             "ONNX2CL_CACHE_LOG=1, ONNX2CL_DEVICE, ONNX2CL_KERNELS, ONNX2CL_MAX_ALLOC=BYTES (largest\n"
             "device allocation, K/M/G suffix; below the device's limit it splits more),\n"
             "ONNX2CL_GLOBAL_MEM=BYTES (pretend the device has less memory; for tests),\n"
+            "ONNX2CL_WEIGHTS_UPLOAD=auto|map|copy (auto: the mapped weights file is the device\n"
+            "memory on CPU devices, copied elsewhere), ONNX2CL_WEIGHTS_VERIFY=auto|always (auto:\n"
+            "the weights checksum is checked once per file version, stamped in the cache folder),\n"
             "ONNX2CL_TUNE_CANDIDATES=\"TM,TN,TK,RM,RN;...\" (the tile sets --tune tries).\n"
             "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
             prog, d->name);
@@ -562,15 +565,21 @@ static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
     if (c.verbose) {
         double bms, wms;
         o2r_model_timing(m, &bms, &wms);
-        fprintf(stderr, "%s: init %.1f ms (program %s %.1f ms, weights %.1f ms)\n", prog,
-                o2r_now_ms() - t1, o2r_model_cache_hit(m) ? "from cache" : "build", bms, wms);
+        fprintf(stderr, "%s: init %.1f ms (program %s %.1f ms, weights %.1f ms%s)\n", prog,
+                o2r_now_ms() - t1, o2r_model_cache_hit(m) ? "from cache" : "build", bms, wms,
+                o2r_model_weights_stamped(m) ? "; checksum checked at an earlier start, file "
+                "unchanged since" : "");
         o2r_model_print_variants(m, stderr);
         o2r_model_print_tuning(m, stderr);
         const struct o2r_mem_plan *mp = o2r_model_mem_plan(m);
-        fprintf(stderr, "%s: device memory: weights %llu bytes in %u allocation(s), arena %llu "
+        char mapped[96] = "";
+        if (o2r_model_mapped_chunks(m))
+            snprintf(mapped, sizeof mapped, " (%u of them the mapped weights file, not copied)",
+                     (unsigned)o2r_model_mapped_chunks(m));
+        fprintf(stderr, "%s: device memory: weights %llu bytes in %u allocation(s)%s, arena %llu "
                 "bytes in %u allocation(s)%s; allocation limit %llu bytes; %u buffer(s) of "
                 "%llu bytes only other kernel classes use: not allocated\n", prog,
-                (unsigned long long)mp->weights_bytes, (unsigned)mp->n_weight_chunks,
+                (unsigned long long)mp->weights_bytes, (unsigned)mp->n_weight_chunks, mapped,
                 (unsigned long long)mp->arena_bytes, (unsigned)mp->n_arena_chunks,
                 mp->arena_replaced ? " (placed again to fit the limit)" : "",
                 (unsigned long long)mp->limit, (unsigned)mp->n_unused,

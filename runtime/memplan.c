@@ -14,8 +14,9 @@
  *   Weights: the desc places every weight tensor at an offset of one contiguous region (the
  *     weights file's payload, then the build's constants, desc.const_data). Chunks are runs of
  *     consecutive tensors in region order, each run as long as it fits the limit (greedy, which
- *     gives the fewest chunks for a fixed order); a chunk is uploaded straight from its range of
- *     the mmapped file or of const_data (model.c).
+ *     gives the fewest chunks for a fixed order), and never across the end of the file part (so
+ *     a chunk is a range of the mmapped file, which can serve as its memory on a CPU device, or
+ *     of const_data; model.c).
  *   Arena: the compiled plan reuses bytes between buffers whose lifetimes do not overlap, so
  *     buffers overlap in space and a chunk boundary must not cut any of them. First try: merge
  *     the buffers' byte intervals into clusters (maximal runs of overlapping intervals); every
@@ -180,8 +181,12 @@ static int plan_cut(const struct o2r_model_desc *d, const uint32_t *ids, uint32_
     for (uint32_t k = 0; k < n;) {
         uint64_t lo = d->buffers[ids[k]].offset;
         uint32_t j = cluster_end(d, ids, n, k, &hi);
-        /* a long run of skipped (unused) tensors ends the chunk: they are not uploaded */
-        if (!open || hi - chunk_lo > limit || lo - (chunk_lo + p->chunk_bytes[c]) > O2R_SKIP_GAP) {
+        /* a long run of skipped (unused) tensors ends the chunk: they are not uploaded; the
+         * build's own constants (after the file part) start a chunk of their own, so that the
+         * file part can be the mapped file itself (model.c) */
+        const uint64_t fb = d->weights_file_bytes;
+        if (!open || hi - chunk_lo > limit || lo - (chunk_lo + p->chunk_bytes[c]) > O2R_SKIP_GAP ||
+            (weights && chunk_lo < fb && lo >= fb)) {
             c = add_chunk(p, lo, 0);
             if (weights)
                 p->n_weight_chunks++;

@@ -8,7 +8,11 @@
  * Device memory: weights and activations are split into several device allocations ("chunks")
  * each <= CL_DEVICE_MAX_MEM_ALLOC_SIZE or the lower $ONNX2CL_MAX_ALLOC; each desc buffer is a
  * sub-buffer of one chunk (the plan and its design: memplan.c). Weights chunks are uploaded
- * from their byte range of the mmapped weights file. Before anything is built or allocated,
+ * from their byte range of the mmapped weights file; on a CPU device with host-unified memory
+ * (PoCL) a chunk that lies in the file IS the mapping (CL_MEM_USE_HOST_PTR: no copy, no second
+ * copy of the weights in memory; conv weights rearranged at load are written copy-on-write
+ * into the mapping, never into the file), and the mapping lives as long as the model
+ * ($ONNX2CL_WEIGHTS_UPLOAD=auto|map|copy). Before anything is built or allocated,
  * init refuses a tensor larger than the limit and a total need (weights + arena + scratch)
  * above CL_DEVICE_GLOBAL_MEM_SIZE (or the lower $ONNX2CL_GLOBAL_MEM, for tests).
  * Guarantees: init validates the whole descriptor first (indices, sizes, alignment, work
@@ -237,12 +241,15 @@ static cl_int write_region(struct o2r_model *m, uint32_t c, uint64_t base, uint6
     return e;
 }
 
-/* Creates weights chunk c of m->plan: straight from the mapped file part or from const_data
- * when it lies inside one and holds no repacked tensor (one copy, as before load-time
- * repacking existed); else empty, then written piecewise: the bytes between repacked tensors
- * from the file / const_data, each repacked tensor rearranged on the host (o2r_repack_conv) into
- * tmp (at least the largest repacked tensor's size, reused: its pages are faulted in once) and
- * written from it, so every byte is copied once. */
+/* Creates weights chunk c of m->plan. When the weights file stays mapped (m->wmap) and the
+ * chunk lies inside its payload, the chunk is the mapping itself (CL_MEM_USE_HOST_PTR): each
+ * repacked tensor is rearranged in place, through tmp, in pages made copy-on-write
+ * (o2r_fmap_make_private), so the file is never written. Else: straight from the mapped file
+ * part or from const_data when it lies inside one and holds no repacked tensor (one copy, as
+ * before load-time repacking existed); else empty, then written piecewise: the bytes between
+ * repacked tensors from the file / const_data, each repacked tensor rearranged on the host
+ * (o2r_repack_conv) into tmp (at least the largest repacked tensor's size, reused: its pages
+ * are faulted in once) and written from it, so every byte is copied once. */
 static o2r_status upload_chunk(struct o2r_model *m, uint32_t c, const unsigned char *map,
                                void *tmp)
 {
@@ -266,6 +273,34 @@ static o2r_status upload_chunk(struct o2r_model *m, uint32_t c, const unsigned c
             rp[j - 1] = t;
         }
     cl_int e = o2r_fault_cl("clCreateBuffer");
+    int mapped = m->wmap.data && src + n <= fb;
+    for (uint32_t k = 0; mapped && k < nr; k++) {
+        const struct o2r_buffer *b = &d->buffers[d->repacks[rp[k]].buf];
+        mapped = o2r_fmap_make_private(&m->wmap, O2R_WEIGHTS_HEADER + b->offset, b->size) == 0;
+    }
+    if (mapped) {
+        unsigned char *base = (unsigned char *)m->wmap.data + O2R_WEIGHTS_HEADER;
+        for (uint32_t k = 0; k < nr; k++) {
+            const struct o2r_repack *r = &d->repacks[rp[k]];
+            const struct o2r_buffer *b = &d->buffers[r->buf];
+            memcpy(tmp, base + b->offset, (size_t)b->size);
+            o2r_repack_conv(r, tmp, base + b->offset);
+        }
+        if (e == CL_SUCCESS)
+            m->chunks[c] = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                                          (size_t)n, base + src, &e);
+        if (e == CL_SUCCESS && m->chunks[c]) {
+            m->n_mapped_chunks++;
+            goto done;
+        }
+        o2r_set_error(ctx, "clCreateBuffer(weights of model '%s', chunk %u of %u: %llu bytes "
+                      "of the mapped weights file from payload offset %llu): %s", d->name,
+                      (unsigned)c + 1, (unsigned)m->plan.n_weight_chunks, (unsigned long long)n,
+                      (unsigned long long)src, o2r_cl_error_name(e));
+        m->chunks[c] = NULL;
+        st = O2R_ERR_CL;
+        goto done;
+    }
     const void *host = nr ? NULL
                        : src + n <= fb ? (const void *)(map + O2R_WEIGHTS_HEADER + src)
                        : src >= fb    ? (const void *)(d->const_data + (src - fb)) : NULL;
@@ -311,6 +346,99 @@ done:
     return st;
 }
 
+/* $ONNX2CL_WEIGHTS_VERIFY: auto (default: the payload checksum is checked once per file
+ * version, see weights_stamp) or always (at every start). O2R_ERR_ARG for another value. */
+static o2r_status weights_verify_mode(struct o2r_ctx *ctx, int *always)
+{
+    const char *mode = getenv("ONNX2CL_WEIGHTS_VERIFY");
+    *always = mode && strcmp(mode, "always") == 0;
+    if (mode && *mode && !*always && strcmp(mode, "auto") != 0) {
+        o2r_set_error(ctx, "$ONNX2CL_WEIGHTS_VERIFY=%s: expected auto or always", mode);
+        return O2R_ERR_ARG;
+    }
+    return O2R_OK;
+}
+
+/* Whether the weights file should stay mapped as the memory of the weights chunks
+ * ($ONNX2CL_WEIGHTS_UPLOAD: auto, the default = on CPU devices whose memory is the host's
+ * (CL_DEVICE_HOST_UNIFIED_MEMORY), where a copy only doubles the memory and costs seconds;
+ * map = on any device (the driver may still copy); copy = never). O2R_ERR_ARG for another
+ * value. */
+static o2r_status weights_mapping_wanted(struct o2r_model *m, int *keep)
+{
+    const char *mode = getenv("ONNX2CL_WEIGHTS_UPLOAD");
+    *keep = 0;
+    if (mode && *mode && strcmp(mode, "auto") != 0 && strcmp(mode, "map") != 0 &&
+        strcmp(mode, "copy") != 0) {
+        o2r_set_error(m->ctx, "$ONNX2CL_WEIGHTS_UPLOAD=%s: expected auto, map or copy", mode);
+        return O2R_ERR_ARG;
+    }
+    if (mode && strcmp(mode, "copy") == 0)
+        return O2R_OK;
+    if (mode && strcmp(mode, "map") == 0) {
+        *keep = 1;
+        return O2R_OK;
+    }
+    *keep = o2r_ctx_memory_is_host(m->ctx);
+    return O2R_OK;
+}
+
+/* "Verified before" stamps: checking the payload checksum reads the whole file (0.5-1 s for
+ * the 3.4 GB SD 1.5 UNet, memory-bound), most of a warm start. After a successful check of a
+ * file whose last change is at least O2R_STAMP_SETTLE_S old, a stamp in the cache folder (one
+ * per absolute path of a weights file, replaced when the file changes) records its version
+ * (device, inode, size, mtime, ctime: o2r_fmap_version) with the header's checksum and layout
+ * hash; a later start that finds the same line skips the payload check. Any write through the file system changes ctime, so a changed file is checked again.
+ * The settle time is git's "racily clean" rule: file times have a coarse clock (a jiffy), so a
+ * file changed again within the same tick as a check would keep its times. Where the platform
+ * gives no version (Windows), the cache folder is unusable or $ONNX2CL_WEIGHTS_VERIFY=always,
+ * every start checks. A stamp is a cache entry: failing to write one is never an error. */
+#define O2R_STAMP_SETTLE_S 2.0
+
+/* The stamp line for the mapped weights file and its stamp path; 0 when there is none. */
+static int weights_stamp(const struct o2r_fmap *fm, const char *wpath, uint64_t checksum,
+                         uint64_t layout, char *line, size_t lcap, char *path, size_t pcap,
+                         int *settled)
+{
+    char ver[200], dir[4096];
+    double age = 0;
+    uint64_t key = 0;
+    if (o2r_fmap_version(fm, wpath, ver, sizeof ver, &key, &age) != 0 ||
+        !o2r_cache_dir(dir, sizeof dir, 1))
+        return 0;
+    *settled = age >= O2R_STAMP_SETTLE_S;
+    int n = snprintf(line, lcap, "onnx2cl weights verified 1: %s checksum %016llx layout %016llx\n",
+                     ver, (unsigned long long)checksum, (unsigned long long)layout);
+    int k = snprintf(path, pcap, "%s/weights-%016llx.verified", dir, (unsigned long long)key);
+    return n > 0 && (size_t)n < lcap && k > 0 && (size_t)k < pcap;
+}
+
+/* 1 when the stamp file at path holds exactly line. */
+static int stamp_matches(const char *path, const char *line)
+{
+    char got[512] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(got, 1, sizeof got - 1, f);
+    fclose(f);
+    got[n] = 0;
+    return strcmp(got, line) == 0;
+}
+
+/* Writes line to path (temporary file + rename); failures are ignored (a cache entry). */
+static void stamp_write(const char *path, const char *line)
+{
+    char tmp[4200];
+    FILE *f = o2r_tmp_create(path, tmp, sizeof tmp);
+    if (!f)
+        return;
+    int ok = fputs(line, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || o2r_rename_replace(tmp, path) != 0)
+        remove(tmp);
+}
+
 /* Maps and checks the weights file and uploads each weights chunk of m->plan from it and from
  * the build's constants, rearranging the repacked tensors on the way. */
 static o2r_status load_weights(struct o2r_model *m, const char *path)
@@ -321,8 +449,13 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     struct o2r_fmap fm = {0};
     const unsigned char *map = NULL;
     void *tmp = NULL; /* host copy of one repacked tensor */
-    if (d->weights_bytes == 0)
-        return O2R_OK;
+    int keep_map = 0, verify_always = 0;
+    /* a bad $ONNX2CL_WEIGHTS_UPLOAD or $ONNX2CL_WEIGHTS_VERIFY: always an error */
+    st = weights_mapping_wanted(m, &keep_map);
+    if (st == O2R_OK)
+        st = weights_verify_mode(ctx, &verify_always);
+    if (st != O2R_OK || d->weights_bytes == 0)
+        return st;
     if (d->weights_file_bytes == 0) /* only the build's own constants: no file to read */
         goto upload;
     if (!path || !*path) {
@@ -410,14 +543,30 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
-    uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
-    if (actual != checksum) {
-        o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header says "
-                      "%016llx", path, (unsigned long long)actual, (unsigned long long)checksum);
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
+    char line[512], spath[4300];
+    int settled = 0, stamp = !verify_always &&
+        weights_stamp(&fm, path, checksum, want_layout, line, sizeof line, spath, sizeof spath,
+                      &settled);
+    if (stamp && stamp_matches(spath, line)) {
+        m->weights_stamped = 1; /* checked at an earlier start, unchanged since */
+    } else {
+        uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
+        if (actual != checksum) {
+            o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header "
+                          "says %016llx", path, (unsigned long long)actual,
+                          (unsigned long long)checksum);
+            st = O2R_ERR_FORMAT;
+            goto cleanup;
+        }
+        if (stamp && settled)
+            stamp_write(spath, line);
     }
 upload:; /* a label cannot be followed by a declaration before C23 (clang 14) */
+    if (keep_map && fm.data) { /* the model owns the mapping from here (o2r_model_free) */
+        m->wmap = fm;
+        memset(&fm, 0, sizeof fm);
+        map = m->wmap.data;
+    }
     uint64_t most = 0; /* the largest repacked tensor the selected kernel class reads */
     for (uint32_t i = 0; i < d->n_repacks; i++)
         if (m->plan.buf_chunk[d->repacks[i].buf] != UINT32_MAX &&
@@ -432,6 +581,8 @@ upload:; /* a label cannot be followed by a declaration before C23 (clang 14) */
     }
     for (uint32_t c = 0; c < m->plan.n_weight_chunks && st == O2R_OK; c++)
         st = upload_chunk(m, c, map, tmp);
+    if (m->wmap.data && !m->n_mapped_chunks)
+        o2r_fmap_close(&m->wmap); /* every chunk was copied: the mapping is not needed */
 cleanup:
     o2r_free(tmp);
     o2r_fmap_close(&fm);
@@ -940,6 +1091,7 @@ void o2r_model_free(struct o2r_model *m)
         if (m->chunks[c])
             clReleaseMemObject(m->chunks[c]);
     o2r_free(m->chunks);
+    o2r_fmap_close(&m->wmap); /* after the chunks that used it */
     o2r_mem_plan_free(&m->plan);
     for (uint32_t k = 0; m->kernels && k < m->n_kernels; k++)
         clReleaseKernel(m->kernels[k]);
@@ -1069,6 +1221,16 @@ int o2r_model_cache_hit(const struct o2r_model *m)
 const struct o2r_mem_plan *o2r_model_mem_plan(const struct o2r_model *m)
 {
     return m ? &m->plan : NULL;
+}
+
+uint32_t o2r_model_mapped_chunks(const struct o2r_model *m)
+{
+    return m ? m->n_mapped_chunks : 0;
+}
+
+int o2r_model_weights_stamped(const struct o2r_model *m)
+{
+    return m ? m->weights_stamped : 0;
 }
 
 void o2r_model_timing(const struct o2r_model *m, double *build_ms, double *weights_ms)

@@ -281,6 +281,19 @@ void o2r_fmap_close(struct o2r_fmap *fm)
     memset(fm, 0, sizeof *fm);
 }
 
+int o2r_fmap_make_private(struct o2r_fmap *fm, uint64_t off, uint64_t len)
+{
+    (void)fm, (void)off, (void)len; /* the view is FILE_MAP_READ: callers copy instead */
+    return -1;
+}
+
+int o2r_fmap_version(const struct o2r_fmap *fm, const char *path, char *buf, size_t cap,
+                     uint64_t *key, double *age_s)
+{
+    (void)fm, (void)path, (void)buf, (void)cap, (void)key, (void)age_s; /* no stamps */
+    return -1;
+}
+
 int o2r_file_regular_size(FILE *f, uint64_t *size)
 {
     HANDLE h = (HANDLE)_get_osfhandle(_fileno(f));
@@ -390,7 +403,14 @@ o2r_status o2r_fmap_open(const char *path, const char *what, struct o2r_fmap *fm
     fm->os[0] = (intptr_t)fd + 1; /* 0 means closed */
     if (fm->size == 0)
         return O2R_OK;
+    /* MAP_POPULATE: the whole file is read right after (checksum, upload or the device's
+     * zero-copy buffers); mapping every page now costs far less than one fault per page
+     * (3.4 GB UNet weights: 840k pages) */
+#ifdef MAP_POPULATE
+    void *p = mmap(NULL, (size_t)fm->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
     void *p = mmap(NULL, (size_t)fm->size, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
     if (p == MAP_FAILED) {
         fmt(err, errcap, "cannot mmap %s %s: %s", what, path, strerror(errno));
         close(fd);
@@ -399,6 +419,44 @@ o2r_status o2r_fmap_open(const char *path, const char *what, struct o2r_fmap *fm
     }
     fm->data = p;
     return O2R_OK;
+}
+
+int o2r_fmap_make_private(struct o2r_fmap *fm, uint64_t off, uint64_t len)
+{
+    if (!fm->data || off > fm->size || len > fm->size - off) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (len == 0)
+        return 0;
+    /* MAP_PRIVATE: writing needs no write access to the file and never reaches it */
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)fm->data + (uintptr_t)off) & ~(page - 1);
+    const uintptr_t hi = (uintptr_t)fm->data + (uintptr_t)(off + len);
+    return mprotect((void *)lo, (size_t)(hi - lo), PROT_READ | PROT_WRITE);
+}
+
+int o2r_fmap_version(const struct o2r_fmap *fm, const char *path, char *buf, size_t cap,
+                     uint64_t *key, double *age_s)
+{
+    struct stat st;
+    struct timespec now;
+    if (!fm->os[0] || fstat((int)(fm->os[0] - 1), &st) != 0 ||
+        clock_gettime(CLOCK_REALTIME, &now) != 0)
+        return -1;
+    char *abs = realpath(path, NULL);
+    const char *k = abs ? abs : path;
+    *key = o2r_fnv1a64(k, strlen(k), O2R_FNV_SEED);
+    free(abs);
+    const double m = (double)st.st_mtim.tv_sec + 1e-9 * (double)st.st_mtim.tv_nsec;
+    const double c = (double)st.st_ctim.tv_sec + 1e-9 * (double)st.st_ctim.tv_nsec;
+    *age_s = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec - (m > c ? m : c);
+    int n = snprintf(buf, cap, "%llu %llu %llu %lld.%09ld %lld.%09ld",
+                     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                     (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     (long)st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+                     (long)st.st_ctim.tv_nsec);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
 void o2r_fmap_close(struct o2r_fmap *fm)

@@ -32,6 +32,19 @@ o2r_status o2r_fmap_open(const char *path, const char *what, struct o2r_fmap *fm
                          size_t errcap);
 /* Unmaps and closes; fm is zeroed. Safe on a zeroed struct. */
 void o2r_fmap_close(struct o2r_fmap *fm);
+/* Makes bytes [off, off + len) of the mapping writable, copy-on-write: what is written there
+ * stays in this process's memory and never reaches the file (the pages covering the range are
+ * copied at their first write; the rest stays shared with the page cache). The range must lie
+ * inside the file. Returns 0, or -1 where the platform cannot (Windows: the caller copies
+ * instead; errno set on POSIX). */
+int o2r_fmap_make_private(struct o2r_fmap *fm, uint64_t off, uint64_t len);
+/* The version of the file mapped from `path`, for "verified before" stamps: "dev ino size
+ * mtime ctime" (times in ns) into buf, *key = a hash of the absolute path (realpath; one stamp
+ * per path), and *age_s = seconds from its last change (the later of mtime and ctime) to now.
+ * A write through the file system changes ctime, which only root can set back. Returns 0, or
+ * -1 where the platform gives no such identity (Windows) or fstat fails. */
+int o2r_fmap_version(const struct o2r_fmap *fm, const char *path, char *buf, size_t cap,
+                     uint64_t *key, double *age_s);
 
 /* Size of the open file f if it is a regular file: returns 1 and sets *size; 0 if it is not a
  * regular file (directory, device, FIFO), -1 if it cannot be examined (errno set). */

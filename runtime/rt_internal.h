@@ -98,6 +98,11 @@ struct o2r_model {
     struct o2r_arg *args;                /* [n_args] the desc's arguments, Kc as chosen */
     struct o2r_tune_state *tune;         /* tile choices (tune.c); NULL without tunables */
     uint32_t runs;                       /* o2r_model_run calls so far (progress of the first) */
+    struct o2r_fmap wmap;                /* the weights file, kept mapped while weights chunks
+                                            use it as their memory (CL_MEM_USE_HOST_PTR) */
+    uint32_t n_mapped_chunks;            /* weights chunks that are the mapped file itself */
+    int weights_stamped;                 /* the payload checksum was skipped: a stamp says this
+                                            file version was checked at an earlier start */
 };
 
 /* ---- allocation wrapper + fault injection (alloc.c) ---- */
@@ -145,6 +150,10 @@ void o2r_query_device_info(cl_platform_id p, cl_device_id d, struct o2r_device_i
 int o2r_probe_build(cl_platform_id p, cl_device_id d, const char *src);
 /* 1 when launch l runs under class kclass. */
 int o2r_launch_selected(const struct o2r_launch *l, uint32_t kclass);
+/* 1 when the context's device computes in the host's own memory (a CPU device reporting
+ * CL_DEVICE_HOST_UNIFIED_MEMORY, as PoCL does): a CL_MEM_USE_HOST_PTR buffer is then used in
+ * place, without a copy; 0 otherwise (GPUs, accelerators, or the query fails). */
+int o2r_ctx_memory_is_host(const struct o2r_ctx *ctx);
 /* Assembles the program source of m->kclass into m->source (o2r_malloc). */
 o2r_status o2r_schedule_source(struct o2r_model *m);
 
@@ -213,6 +222,11 @@ void o2r_mem_plan_free(struct o2r_mem_plan *p);
 int o2r_model_cache_hit(const struct o2r_model *m);
 /* Init time split: program build/cache load and weights read+check+upload, in ms. */
 void o2r_model_timing(const struct o2r_model *m, double *build_ms, double *weights_ms);
+/* How many weights chunks of m are the mapped weights file itself (no copy; model.c). */
+uint32_t o2r_model_mapped_chunks(const struct o2r_model *m);
+/* 1 when m's weights payload checksum was not computed because a stamp in the cache folder
+ * says this version of the file was checked before (model.c, weights_stamp). */
+int o2r_model_weights_stamped(const struct o2r_model *m);
 /* The model's device buffer plan (valid while m lives). */
 const struct o2r_mem_plan *o2r_model_mem_plan(const struct o2r_model *m);
 

@@ -8,7 +8,7 @@
  * belongs to (O2R_VARIANT_* bits, 0 = all); the compiler emitted, for every launch of one class,
  * launches of the other class computing the same values (codegen/lower.h: cg_variant).
  * Guarantees: this file is the ONE place where a device's properties decide which variant
- * runs; nothing else in the runtime or in generated code tests the device type. A bad
+ * runs (and whether weights are mapped rather than copied: o2r_ctx_memory_is_host); nothing else in the runtime or in generated code tests the device type. A bad
  * $ONNX2CL_KERNELS or mode string is an error naming it, never a silent default.
  */
 #include <stdlib.h>
@@ -148,6 +148,14 @@ o2r_status o2r_ctx_device_info(const struct o2r_ctx *ctx, struct o2r_device_info
         return O2R_ERR_ARG;
     *info = ctx->info;
     return O2R_OK;
+}
+
+int o2r_ctx_memory_is_host(const struct o2r_ctx *ctx)
+{
+    cl_bool unified = CL_FALSE;
+    return (ctx->info.type & CL_DEVICE_TYPE_CPU) &&
+           clGetDeviceInfo(ctx->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
+                           NULL) == CL_SUCCESS && unified == CL_TRUE;
 }
 
 int o2r_launch_selected(const struct o2r_launch *l, uint32_t kclass)
