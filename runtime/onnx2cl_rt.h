@@ -368,9 +368,14 @@ void o2r_model_print_variants(const struct o2r_model *m, void *f);
 
 /* Builds the program (binary cache under $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
  * ~/.cache/onnx2cl; key = hash of source, options, device, driver and runtime version), maps and
- * checks the weights file (magic, version, storage dtype, weights layout hash, size, checksum),
- * uploads it with the build's constants (desc.const_data), rearranges desc.repacks on the host,
- * and allocates the arena.
+ * checks the weights file (magic, version, storage dtype, weights layout hash, size, checksum:
+ * the payload checksum once per file version, stamped in that cache folder;
+ * $ONNX2CL_WEIGHTS_VERIFY=always checks at every start), uploads it with the build's constants
+ * (desc.const_data), rearranges desc.repacks on the host, and allocates the arena. On a CPU
+ * device with host-unified memory (PoCL) the weights allocations are the mapped file itself
+ * (no copy; the private mapping lives until o2r_model_free, so the file must not be truncated
+ * or rewritten in place meanwhile); elsewhere they are copies ($ONNX2CL_WEIGHTS_UPLOAD=
+ * auto|map|copy; another value: O2R_ERR_ARG, as for a bad $ONNX2CL_WEIGHTS_VERIFY).
  * Device memory: weights and activations are split into as many device allocations as needed,
  * each <= CL_DEVICE_MAX_MEM_ALLOC_SIZE, or <= $ONNX2CL_MAX_ALLOC when that is lower (bytes, with
  * an optional K/M/G suffix); a tensor never straddles two allocations. Errors: a bad
