@@ -1,7 +1,7 @@
 /* lower_norm.c — InstanceNormalization-6, GroupNormalization-18/21, LayerNormalization-17,
  * BatchNormalization-15 (inference), o2c.RMSNorm (passes/fuse/rmsnorm.c) -> kernels/norm.cl.
  *
- * Instance/Group/LayerNorm all become norm_rows: contiguous rows of R elements, per-row mean and
+ * Instance/Group/LayerNorm all become row kernels: contiguous rows of R elements, per-row mean and
  * biased variance (two passes, fp32), then an affine transform whose parameter index is
  * a = (row % rmod) * rmul + (j / jdiv) % jmod (see kernels/norm.cl for the mapping per op).
  * GroupNormalization: IR form is the opset-21 per-channel scale/bias [C]; with the int
@@ -11,10 +11,10 @@
  * allowed).
  * o2c.RMSNorm: LayerNorm's rows and scale rules, kernel argument center = 0 (no mean).
  * BatchNormalization: inference form only (training_mode=0, outputs 1.. unused).
- * Kernel variants (lower.h: cg_variant): Instance/Group/LayerNorm rows run norm_rows (a
- * work-group of 128 per row) in the CPU class and norm_rows_team (a team of 32..256 work-items
- * per row, several rows per work-group of 256) in the GPU class; rows shorter than 128 use
- * norm_rows_team in both; BatchNormalization has one kernel for both.
+ * Kernel variants (lower.h: cg_variant): Instance/Group/LayerNorm/RMSNorm rows run
+ * norm_rows_short (one work-item per row, float4 loads) in the CPU class and norm_rows_team (a
+ * team of 32..256 work-items per row, several rows per work-group of 256) in the GPU class;
+ * BatchNormalization has one kernel for both.
  * Assumes: shape inference ran. float32 only for now.
  * Guarantees: fatal (ir_fatal_node) for anything else, naming op, attribute and value.
  */
@@ -22,9 +22,11 @@
 
 #include <stdio.h>
 
-/* Work-group sizes of norm_rows (NM_LWS) and norm_rows_team (NM_GLWS) in kernels/norm.cl. */
-#define NORM_LWS 128
+/* Work-group size of norm_rows_team (NM_GLWS in kernels/norm.cl); norm_rows_short's largest
+ * work-group and the fewest work-groups it aims for (emit_rows_short). */
 #define NORM_GLWS 256
+#define NORM_SLWS 16
+#define NORM_SWGS 64
 
 static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t v)
 {
@@ -36,7 +38,7 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
                       ir_op_name(n->op), g->values[v].name, (long long)e);
 }
 
-/* Parameters of one norm_rows launch. */
+/* Parameters of one row-kernel launch. */
 struct rows_params {
     int64_t rows, R;               /* row count and row length */
     int64_t rmod, rmul, jdiv, jmod; /* affine index mapping */
@@ -45,7 +47,7 @@ struct rows_params {
     bool rms;                      /* o2c.RMSNorm: no mean subtraction (kernel arg center = 0) */
 };
 
-/* The arguments that norm_rows, norm_rows_stats and norm_rows_team share, in order. */
+/* The arguments that norm_rows_short and norm_rows_team share, in order. */
 static void rows_args(struct cg_ctx *cg, uint32_t x, uint32_t y, const struct rows_params *p)
 {
     cg_arg_buf(cg, x);
@@ -85,33 +87,42 @@ static void emit_rows_team(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_
     cg_arg_buf(cg, invstd != IR_NONE ? invstd : p->scale);
 }
 
+/* The CPU class's norm_rows_short launch: one work-item per row, lws rows per work-group:
+ * NORM_SLWS, or less so that there are at least NORM_SWGS work-groups for the device's cores
+ * (1 at fewest). lws barely matters on PoCL (1..64 within noise on 2 cores). */
+static void emit_rows_short(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y,
+                            enum ir_dtype t, const struct rows_params *p, uint32_t mean,
+                            uint32_t invstd)
+{
+    int64_t l = NORM_SLWS;
+    while (l > 1 && p->rows < l * NORM_SWGS) l /= 2;
+    const char *sfx = cg_use(cg, "norm", t);
+    char kname[64];
+    snprintf(kname, sizeof kname, "norm_rows_short_%s", sfx);
+    size_t gws[1] = {(size_t)((p->rows + l - 1) / l * l)}, lws[1] = {(size_t)l};
+    cg_launch(cg, node, kname, 1, gws, lws);
+    rows_args(cg, x, y, p);
+    cg_arg_i32(cg, p->rows);
+    cg_arg_i32(cg, mean != IR_NONE);
+    cg_arg_buf(cg, mean != IR_NONE ? mean : p->scale); /* dummies: has_stats = 0 */
+    cg_arg_buf(cg, invstd != IR_NONE ? invstd : p->scale);
+}
+
 /* mean/invstd: value ids of the optional per-row statistics outputs (IR_NONE: not wanted;
- * both or neither). Emits the CPU class's norm_rows and the GPU class's norm_rows_team. */
+ * both or neither). Emits the GPU class's norm_rows_team and the CPU class's norm_rows_short
+ * for every row length: on PoCL it beat a work-group of 128 per row (the former CPU kernel)
+ * and the team kernel at every R measured (LayerNorm, --profile device time, loaded 2-core
+ * machine: [77,64] 0.09 -> 0.01 ms, [4096,64] 4-22 -> 0.7 ms, [4096,1024] 72-95 -> 15-26 ms,
+ * [32,262144] 340-370 -> 45 ms, [1,4M] 240 -> 16-31 ms), so there is no row-length threshold
+ * in the CPU class. */
 static void emit_rows(struct cg_ctx *cg, uint32_t node, uint32_t x, uint32_t y, enum ir_dtype t,
                       const struct rows_params *p, uint32_t mean, uint32_t invstd)
 {
     if (p->rows == 0 || p->R == 0) return;
-    /* rows shorter than a norm_rows work-group: the team kernel serves both classes (on PoCL,
-     * tiny UNet LayerNorms of R = 32: 12 launches 41-69 ms with norm_rows, 1.7-7 ms with
-     * norm_rows_team, --profile on a loaded 2-core machine) */
-    if (p->R < NORM_LWS) {
-        emit_rows_team(cg, node, x, y, t, p, mean, invstd);
-        return;
-    }
     cg_variant(cg, CG_VARIANT_GPU);
     emit_rows_team(cg, node, x, y, t, p, mean, invstd);
     cg_variant(cg, CG_VARIANT_CPU);
-    const char *sfx = cg_use(cg, "norm", t);
-    char kname[64];
-    bool stats = mean != IR_NONE;
-    snprintf(kname, sizeof kname, "%s_%s", stats ? "norm_rows_stats" : "norm_rows", sfx);
-    size_t gws[1] = {(size_t)(p->rows * NORM_LWS)}, lws[1] = {NORM_LWS};
-    cg_launch(cg, node, kname, 1, gws, lws);
-    rows_args(cg, x, y, p);
-    if (stats) {
-        cg_arg_buf(cg, mean);
-        cg_arg_buf(cg, invstd);
-    }
+    emit_rows_short(cg, node, x, y, t, p, mean, invstd);
 }
 
 /* True if output k of n exists and is read by something. */
@@ -192,7 +203,7 @@ bool lower_norm(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     }
     case IR_OP_FUSED_RMS_NORM:
     case IR_OP_LAYER_NORMALIZATION: {
-        /* Mean / InvStdDev outputs: written by norm_rows_stats (float32 statistics); an
+        /* Mean / InvStdDev outputs: written by the row kernels (float32 statistics); an
          * unused one gets a scratch buffer. o2c.RMSNorm: the same rows, no mean subtraction. */
         p.rms = n->op == IR_OP_FUSED_RMS_NORM;
         bool stats = !p.rms && (output_used(g, n, 1) || output_used(g, n, 2));

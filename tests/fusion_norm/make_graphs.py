@@ -161,8 +161,8 @@ def rms_op23(name, shape, axis, eps):
     g.save(name, [g.op("RMSNormalization", x, g.const(scale), axis=axis, epsilon=eps)])
 
 
-# odd widths (37, 131) and rows not a multiple of the team kernel's rows per work-group; R = 200
-# and 131 >= 128 take norm_rows in the cpu class, the others norm_rows_team
+# odd widths (37, 131) and rows not a multiple of the team kernel's rows per work-group (gpu
+# class norm_rows_team; cpu class norm_rows_short: float4 loads and a scalar tail)
 rmsnorm("rms_div", (2, 5, 37), [-1], "pow", "div", 1e-6, 1 + 0.1 * rrandn(37))
 rmsnorm("rms_recip_cast", (3, 7, 200), [-1], "pow", "recip", 1e-5, 1 + 0.1 * rrandn(200), gamma_first=True,
         cast=True)
@@ -503,6 +503,32 @@ def lnx(name, dt, shape, axis):
     save_exact(name, nodes, [("x", x)], ["y0"], inits, {"x": x}, [y * sc + bi], dt, 17)
 
 
+def lnx_rows(name, dt, widths):
+    """LayerNormalization-17 over hazard rows of the short widths the cpu class's
+    norm_rows_short reads with float4 loads plus a scalar tail (15, 17, 33: odd; 16: none), 9 rows
+    each (not a multiple of its work-group); every other node without bias; the first node also
+    outputs Mean and InvStdDev (float32 statistics, float64 references)."""
+    nodes, inits, ins, outs, feeds, refs = [], [], [], [], {}, []
+    for i, R in enumerate(widths):
+        x = hazard_rows(9, R, dt)
+        sc = (1 + 0.1 * rng_n.standard_normal(R)).astype(dt).astype(np.float64)
+        bi = (0.1 * rng_n.standard_normal(R)).astype(dt).astype(np.float64) if i % 2 == 0 else 0
+        mean = x.mean(axis=1, keepdims=True)
+        inv = 1 / np.sqrt(((x - mean) ** 2).mean(axis=1, keepdims=True) + 1e-6)
+        inits.append(nh.from_array(sc.astype(dt), f"sc{i}"))
+        args = [f"x{i}", f"sc{i}"]
+        if i % 2 == 0:
+            inits.append(nh.from_array(bi.astype(dt), f"bi{i}"))
+            args.append(f"bi{i}")
+        o = [f"y{i}"] + ([f"mean{i}", f"invstd{i}"] if i == 0 else [])
+        nodes.append(oh.make_node("LayerNormalization", args, o, axis=-1, epsilon=1e-6))
+        ins.append((f"x{i}", x))
+        feeds[f"x{i}"] = x
+        outs += o
+        refs += [(x - mean) * inv * sc + bi] + ([mean, inv] if i == 0 else [])
+    save_exact(name, nodes, ins, outs, inits, feeds, refs, dt, 17)
+
+
 def inx(name, dt, shape):
     """InstanceNormalization-6 alone over hazard (n, c) planes."""
     N, C = shape[:2]
@@ -552,3 +578,6 @@ for dt, sfx in ((np.float32, "f32"), (np.float16, "f16")):
     gnx(f"gnx_split_{sfx}", "op21", dt, [(2, 4, 41, 53), (1, 132, 8, 8)], 2, True, ramp=True)
 gnx("gnx_splitconst_f32", "inst", np.float32, [(1, 4, 41, 53), (1, 132, 8, 8)], 2, False,
     const_only=True)
+
+# last, so that the graphs above keep their random streams
+lnx_rows("lnx_rows_f32", np.float32, (15, 16, 17, 33))

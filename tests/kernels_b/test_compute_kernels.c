@@ -335,8 +335,8 @@ static int test_softmax(void)
 }
 
 /* ---- norm ----------------------------------------------------------------------------------- */
-/* norm_rows (team == 0) or norm_rows_team with a team of `team` items; center == 0: RMSNorm
- * (no mean subtraction). */
+/* norm_rows_short (team == 0, one work-item per row, work-groups of 4 rows) or norm_rows_team
+ * with a team of `team` items; center == 0: RMSNorm (no mean subtraction). */
 static int run_norm(cl_program p, int rows, int R, int rmod, int rmul, int jdiv, int jmod,
                     int nscale, int has_bias, float shift, int center, int team, const char *what)
 {
@@ -361,13 +361,17 @@ static int run_norm(cl_program p, int rows, int R, int rmod, int rmul, int jdiv,
     cl_mem X = kb_buf(x, 4 * n), Y = kb_buf(NULL, 4 * n), S = kb_buf(sc, 4 * nscale),
            B = kb_buf(bi, 4 * nscale);
     const int per_wg = team ? 256 / team : 1, no = 0;
-    size_t gws[1] = {team ? (size_t)((rows + per_wg - 1) / per_wg) * 256 : (size_t)rows * 128},
-           lws[1] = {team ? 256 : 128};
+    size_t gws[1] = {team ? (size_t)((rows + per_wg - 1) / per_wg) * 256
+                          : (size_t)((rows + 3) / 4) * 4},
+           lws[1] = {team ? 256 : 4};
     struct kb_arg args[] = {KB_B(X),     KB_B(S),    KB_B(B),    KB_B(Y),    KB_I(R),
                             KB_F(eps),   KB_I(rmod), KB_I(rmul), KB_I(jdiv), KB_I(jmod),
                             KB_I(has_bias), KB_I(center), KB_I(rows), KB_I(team), KB_I(no),
                             KB_B(S),     KB_B(S)};
-    kb_run(p, team ? "norm_rows_team_f32" : "norm_rows_f32", 1, gws, lws, team ? 17 : 12, args);
+    if (!team) /* norm_rows_short: no tw argument */
+        memmove(&args[13], &args[14], 3 * sizeof args[0]);
+    kb_run(p, team ? "norm_rows_team_f32" : "norm_rows_short_f32", 1, gws, lws, team ? 17 : 16,
+           args);
     kb_read(Y, y, 4 * n);
     return kb_check(what, y, ref, n, 1e-4, 1e-4);
 }
@@ -384,13 +388,18 @@ static int test_norm(void)
     bad += run_norm(p, 6, 200, 3, 1, 200, 1, 3, 1, 0, 1, 0, "groupnorm per-group");
     /* LayerNorm rows 7 of R=33, scale [33], no bias */
     bad += run_norm(p, 7, 33, 1, 0, 1, 33, 33, 0, 0, 1, 0, "layernorm nobias");
-    /* RMSNorm (center 0): rows of odd R, with and without bias, norm_rows and the team kernel
+    /* RMSNorm (center 0): rows of odd R, with and without bias, norm_rows_short and the team kernel
      * (rows not a multiple of the rows per work-group); LayerNorm through the team kernel */
     bad += run_norm(p, 7, 133, 1, 0, 1, 133, 133, 0, 0.5f, 0, 0, "rmsnorm R=133 nobias");
     bad += run_norm(p, 5, 33, 1, 0, 1, 11, 11, 1, 0, 0, 0, "rmsnorm scale suffix bcast bias");
     bad += run_norm(p, 13, 24, 1, 0, 1, 24, 24, 0, 0, 0, 32, "rmsnorm team 32 R=24");
     bad += run_norm(p, 3, 1000, 1, 0, 1, 1000, 1000, 1, 0, 0, 256, "rmsnorm team 256 R=1000");
     bad += run_norm(p, 11, 77, 1, 0, 1, 77, 77, 1, 3, 1, 64, "layernorm team 64 R=77 offset 3");
+    /* norm_rows_short: segments of S = 7 (not a multiple of 4) per channel, rows 15 / 17 with
+     * a float4 tail, mean 100 (the shift) */
+    bad += run_norm(p, 6, 14, 3, 2, 7, 2, 6, 1, 3, 1, 0, "groupnorm per-channel S=7 short");
+    bad += run_norm(p, 9, 17, 1, 0, 1, 17, 17, 1, 100, 1, 0, "layernorm R=17 offset 100 short");
+    bad += run_norm(p, 5, 15, 1, 0, 1, 15, 15, 0, 0, 0, 0, "rmsnorm R=15 short");
     /* LayerNorm scale [11] broadcast over normalized [3,11] */
     bad += run_norm(p, 5, 33, 1, 0, 1, 11, 11, 1, 0, 1, 0, "layernorm scale suffix bcast");
     /* BatchNorm N=2, C=3, S=13 */
