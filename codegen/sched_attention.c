@@ -153,6 +153,10 @@ struct sched_attention_gpu sched_attention_gpu_default(int64_t d)
     t.bk = 64;
     /* d-chunk of the score product: divides D when it can (no zero-filled tail) */
     t.dk = d % 16 == 0 ? 16 : d % 8 == 0 ? 8 : d < 16 ? (int)d : 16;
+    /* never a d-chunk of 1: at head dim 1 (DK = 1) the kernel gave wrong scores on PoCL (found
+     * 2026-12-01 by a fresh-user sweep; cause not found yet); a chunk of 2 with its zero-filled
+     * tail is right (tests/fusion_attention small_d1.gpu) */
+    if (t.dk < 2) t.dk = 2;
     /* work-items along d in the output block: divides D when it can, 32 (a warp, coalesced
      * stores) for big heads */
     t.td = (d % 32 == 0 && d >= 128) ? 32 : d % 16 == 0 ? 16 : d % 8 == 0 ? 8 : d > 16 ? 16 : 8;

@@ -143,6 +143,12 @@ static inline float att_hsum16(float16 v)
             ATT_CAT(ATT_ST_, W)(a_[r], ag[r] + (c));                                             \
     } while (0)
 
+/* Start columns of the remainder chunks after the CW-wide ones (compile-time constants): the 8-,
+ * 4- and 1-wide parts of DC - DC / CW * CW, each taken only where that many columns are left. */
+#define ATT_C8(DC, CW) ((DC) / (CW) * (CW))
+#define ATT_C4(DC, CW) (ATT_C8(DC, CW) + ((DC) - ATT_C8(DC, CW) >= 8 ? 8 : 0))
+#define ATT_C1(DC, CW) (ATT_C4(DC, CW) + ((DC) - ATT_C4(DC, CW) >= 4 ? 4 : 0))
+
 #define ATT_DEFINE(NAME, D, DC, RB, CW)                                                          \
     __kernel void NAME(__global const float *restrict q, __global const float *restrict kt,     \
                        __global const float *restrict v, __global const float *restrict mask,   \
@@ -203,11 +209,13 @@ static inline float att_hsum16(float16 v)
                 m[r] = mn_;                                                                      \
                 vstore16(p16, 0, pp[r]);                                                         \
             }                                                                                    \
+            /* chunks of CW, then the remainder (< CW) in one 8, one 4 and single columns;   \
+             * every column exactly once (CW 4 or 1 used to repeat the first chunk) */        \
             for (int c = 0; c + (CW) <= (DC); c += (CW))                                         \
                 ATT_PV(CW, c, RB);                                                               \
-            if ((DC) % (CW) >= 8) ATT_PV(8, (DC) / (CW) * (CW), RB);                             \
-            if ((DC) % 8 >= 4) ATT_PV(4, (DC) / 8 * 8, RB);                                      \
-            for (int c = (DC) / 4 * 4; c < (DC); c++) ATT_PV(1, c, RB);                          \
+            if ((DC) - ATT_C8(DC, CW) >= 8) ATT_PV(8, ATT_C8(DC, CW), RB);                       \
+            if ((DC) - ATT_C4(DC, CW) >= 4) ATT_PV(4, ATT_C4(DC, CW), RB);                       \
+            for (int c = ATT_C1(DC, CW); c < (DC); c++) ATT_PV(1, c, RB);                        \
         }                                                                                        \
         for (int r = 0; r < (RB); r++) {                                                         \
             if (r0 + r >= N) break;                                                              \

@@ -110,9 +110,12 @@ static int cache_dir(const struct o2r_ctx *ctx, char *buf, size_t cap, int *plat
 static unsigned char *cache_read(const char *path, size_t *size, int *corrupt)
 {
     *corrupt = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int odd = 0;
+    FILE *f = o2r_fopen_regular(path, &odd); /* a FIFO there must not hang the start */
+    if (!f) {
+        *corrupt = odd;
         return NULL;
+    }
     unsigned char *bin = NULL;
     char magic[8];
     uint64_t n = 0, fsize = 0, sum = 0;

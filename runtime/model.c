@@ -417,7 +417,8 @@ static int weights_stamp(const struct o2r_fmap *fm, const char *wpath, uint64_t 
 static int stamp_matches(const char *path, const char *line)
 {
     char got[512] = "";
-    FILE *f = fopen(path, "rb");
+    int odd = 0;
+    FILE *f = o2r_fopen_regular(path, &odd); /* a FIFO there must not hang the start */
     if (!f)
         return 0;
     size_t n = fread(got, 1, sizeof got - 1, f);

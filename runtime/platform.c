@@ -41,6 +41,9 @@
 #else
 #include <fcntl.h>
 #include <sys/mman.h>
+#ifdef __linux__
+#include <sys/vfs.h> /* fstatfs: the file system type of a weights file (no stamps on tmpfs) */
+#endif
 #include <time.h>
 #include <unistd.h>
 #endif
@@ -315,6 +318,24 @@ int o2r_file_regular_size(FILE *f, uint64_t *size)
     return 1;
 }
 
+FILE *o2r_fopen_regular(const char *path, int *not_regular)
+{
+    uint64_t size;
+    *not_regular = 0;
+    DWORD a = GetFileAttributesA(path);
+    if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) {
+        *not_regular = 1;
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f && o2r_file_regular_size(f, &size) != 1) {
+        fclose(f);
+        *not_regular = 1;
+        return NULL;
+    }
+    return f;
+}
+
 FILE *o2r_tmp_create(const char *path, char *tmp, size_t tmpcap)
 {
     static unsigned counter;
@@ -444,6 +465,15 @@ int o2r_fmap_version(const struct o2r_fmap *fm, const char *path, char *buf, siz
     if (!fm->os[0] || fstat((int)(fm->os[0] - 1), &st) != 0 ||
         clock_gettime(CLOCK_REALTIME, &now) != 0)
         return -1;
+#ifdef __linux__
+    /* tmpfs and ramfs (/dev/shm, /tmp on some distributions) do not update mtime/ctime for
+     * writes through a shared memory mapping: no stamps there (checked at every start) */
+    struct statfs sf;
+    if (fstatfs((int)(fm->os[0] - 1), &sf) != 0 ||
+        (unsigned long)sf.f_type == 0x01021994UL /* TMPFS_MAGIC */ ||
+        (unsigned long)sf.f_type == 0x858458f6UL /* RAMFS_MAGIC */)
+        return -1;
+#endif
     char *abs = realpath(path, NULL);
     const char *k = abs ? abs : path;
     *key = o2r_fnv1a64(k, strlen(k), O2R_FNV_SEED);
@@ -477,6 +507,27 @@ int o2r_file_regular_size(FILE *f, uint64_t *size)
         return 0;
     *size = (uint64_t)st.st_size;
     return 1;
+}
+
+FILE *o2r_fopen_regular(const char *path, int *not_regular)
+{
+    struct stat st;
+    *not_regular = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        *not_regular = 1;
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL); /* back to blocking reads for a regular file */
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f)
+        close(fd);
+    return f;
 }
 
 FILE *o2r_tmp_create(const char *path, char *tmp, size_t tmpcap)

@@ -50,6 +50,12 @@ int o2r_fmap_version(const struct o2r_fmap *fm, const char *path, char *buf, siz
  * regular file (directory, device, FIFO), -1 if it cannot be examined (errno set). */
 int o2r_file_regular_size(FILE *f, uint64_t *size);
 
+/* Opens `path` for reading ("rb") only if it is a regular file: a FIFO, device or directory
+ * there never blocks the caller (O_NONBLOCK open, then fstat). Returns NULL when it cannot be
+ * opened (errno set) or is not a regular file (*not_regular = 1, else 0). For files the runtime
+ * finds in its cache folder (stamps, tuning files, program binaries), never for user inputs. */
+FILE *o2r_fopen_regular(const char *path, int *not_regular);
+
 /* Creates a new, empty file beside `path` named "<path>.tmpXXXXXX" (exclusive create, mode 0644
  * where modes exist), opened "wb". tmp receives its name (tmpcap >= strlen(path) + 12).
  * Returns NULL with errno set on failure. */

@@ -407,7 +407,12 @@ static int tune_file_read(const char *path, const struct o2r_model_desc *d, stru
                           char *why, size_t wcap)
 {
     memset(tf, 0, sizeof *tf);
-    FILE *f = fopen(path, "rb");
+    int odd = 0;
+    FILE *f = o2r_fopen_regular(path, &odd); /* a FIFO there must not hang the start */
+    if (!f && odd) {
+        snprintf(why, wcap, "not a regular file");
+        return -1;
+    }
     if (!f)
         return 0;
     char *buf = NULL;

@@ -6,7 +6,8 @@
 #  2. once settled it is checked and stamped; 3. then the check is skipped (--verbose says so);
 #  4. ONNX2CL_WEIGHTS_VERIFY=always checks anyway; 5. one payload byte changed in place (same
 #  size and inode) is refused as corrupt; 6. restored, it loads and is checked again;
-#  7. a stamp file with other content is not trusted.
+#  7. a stamp file with other content is not trusted; 8. a FIFO at the stamp path does not hang
+#  the start; 9. files on tmpfs (/dev/shm) are never stamped (mmap writes keep their times).
 set -uo pipefail
 o2c=$1; cmp=$2; d=$3; work=$4
 fail=0
@@ -39,5 +40,22 @@ sleep 2.2
 run || bad "run 7a"; skipped && bad "7a: checksum skipped for a changed file"
 for s in "$work/cache"/weights-*.verified; do printf 'onnx2cl weights verified 1: garbage\n' > "$s"; done
 run || bad "run 7"; check "run 7"; skipped && bad "7: a stamp with other content was trusted"
+# 8. a FIFO at the stamp path does not hang the start (checked, stamp replaced)
+for s in "$work/cache"/weights-*.verified; do rm -f "$s"; mkfifo "$s"; done
+timeout 120 "$work/m" --input x="$d/grouped/inputs/x.npy" --output y="$work/y.npy" --verbose 2> "$work/err" ||
+  bad "8: a FIFO at the stamp path: the run failed or hung"
+check "run 8"; skipped && bad "8: checksum skipped with a FIFO as the stamp"
+# 9. tmpfs does not update file times for writes through a shared mapping: no stamps there
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; then
+  shm=$(mktemp /dev/shm/o2c_stamp.XXXXXX); cp "$work/m.weights" "$shm"; sleep 2.2
+  for i in 1 2; do
+    "$work/m" --weights "$shm" --input x="$d/grouped/inputs/x.npy" --output y="$work/y.npy" --verbose 2> "$work/err" ||
+      bad "9: run $i on tmpfs"
+    skipped && bad "9: checksum skipped for a file on tmpfs"
+  done
+  rm -f "$shm"
+else
+  echo "9: /dev/shm is not a writable tmpfs here: tmpfs case not run"
+fi
 [ $fail -eq 0 ] && echo ok
 exit $fail
