@@ -66,9 +66,9 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
             "device allocation, K/M/G suffix; below the device's limit it splits more),\n"
             "ONNX2CL_GLOBAL_MEM=BYTES (pretend the device has less memory; for tests),\n"
             "ONNX2CL_WEIGHTS_UPLOAD=auto|map|copy (auto: the mapped weights file is the device\n"
-            "memory on CPU devices, copied elsewhere; copy where the file may be rewritten in place\n"
-            "while running), ONNX2CL_WEIGHTS_VERIFY=auto|always (auto: the weights checksum is\n"
-            "checked once per file version, stamped in the cache folder),\n"
+            "memory on CPU devices, copied elsewhere; copy where the file may be rewritten in\n"
+            "place while running), ONNX2CL_WEIGHTS_VERIFY=auto|always (auto: the weights\n"
+            "checksum is checked once per file version, stamped in the cache folder),\n"
             "ONNX2CL_TUNE_CANDIDATES=\"TM,TN,TK,RM,RN;...\" (the tile sets --tune tries).\n"
             "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
             prog, d->name);

@@ -388,11 +388,13 @@ static o2r_status weights_mapping_wanted(struct o2r_model *m, int *keep)
  * file whose last change is at least O2R_STAMP_SETTLE_S old, a stamp in the cache folder (one
  * per absolute path of a weights file, replaced when the file changes) records its version
  * (device, inode, size, mtime, ctime: o2r_fmap_version) with the header's checksum and layout
- * hash; a later start that finds the same line skips the payload check. Any write through the file system changes ctime, so a changed file is checked again.
- * The settle time is git's "racily clean" rule: file times have a coarse clock (a jiffy), so a
- * file changed again within the same tick as a check would keep its times. Where the platform
- * gives no version (Windows), the cache folder is unusable or $ONNX2CL_WEIGHTS_VERIFY=always,
- * every start checks. A stamp is a cache entry: failing to write one is never an error. */
+ * hash; a later start that finds the same line skips the payload check. A write through the
+ * file system changes ctime, so a changed file is checked again. The settle time is git's
+ * "racily clean" rule: file times have a coarse clock (a jiffy), so a file changed again within
+ * the same tick as a check would keep its times. Where the platform gives no version (Windows;
+ * tmpfs/ramfs, which keep the times of writes through a shared mapping), the cache folder is
+ * unusable or $ONNX2CL_WEIGHTS_VERIFY=always, every start checks. A stamp is a cache entry:
+ * failing to write one is never an error. */
 #define O2R_STAMP_SETTLE_S 2.0
 
 /* The stamp line for the mapped weights file and its stamp path; 0 when there is none. */

@@ -8,8 +8,9 @@
  * belongs to (O2R_VARIANT_* bits, 0 = all); the compiler emitted, for every launch of one class,
  * launches of the other class computing the same values (codegen/lower.h: cg_variant).
  * Guarantees: this file is the ONE place where a device's properties decide which variant
- * runs (and whether weights are mapped rather than copied: o2r_ctx_memory_is_host); nothing else in the runtime or in generated code tests the device type. A bad
- * $ONNX2CL_KERNELS or mode string is an error naming it, never a silent default.
+ * runs (and whether weights are mapped rather than copied: o2r_ctx_memory_is_host); nothing
+ * else in the runtime or in generated code tests the device type. A bad $ONNX2CL_KERNELS or
+ * mode string is an error naming it, never a silent default.
  */
 #include <stdlib.h>
 #include <string.h>
