@@ -39,7 +39,9 @@ OCLGRIND_LOG=$log OCLGRIND_MAX_ERRORS=${OCLGRIND_MAX_ERRORS:-20} \
   oclgrind --data-races --check-api "${opts[@]}" \
   "$work/model" "${args[@]}" --kernels "$kernels" --output-dir "$work/out" --verbose \
   2> "$work/stderr.txt" || status=$?
-sed 's/^/  model: /' "$work/stderr.txt" | head -20
+# head reads the file itself: `sed | head` under pipefail failed the test (exit 141) whenever
+# sed was still writing when head had its 20 lines (a race; it failed one of two CI runs)
+head -n 20 "$work/stderr.txt" | sed 's/^/  model: /'
 echo "oclgrind run: $(( $(date +%s) - start )) s, exit $status, --kernels $kernels, programs built with $optname"
 if ! grep -q "device Oclgrind" "$work/stderr.txt"; then
   echo "FAIL: the model did not run on the Oclgrind device (see $work/stderr.txt)"; exit 1
