@@ -747,46 +747,140 @@ static const char *layout_kind(const struct cg_ctx *m, uint32_t v)
     return "tensor";
 }
 
-/* "OP[slot]#attrs" of node ni reading constant v: ONNX op type, the input slot holding v ("?"
- * when v is a constant the lowering made, e.g. packed panels), and a 32-bit FNV-1a hash of the
- * node's int, float and string attributes (an o2c.Elementwise program, a Conv's pads), omitted
- * when it has none. Names and tensor attributes are left out. */
+/* The canonical text of a reader signature's attributes, built piece by piece: a 32-bit
+ * FNV-1a hash of every byte, and the text itself while it fits in SIG_TEXT_MAX bytes. */
+#define SIG_TEXT_MAX 80
+struct sig_text {
+    uint32_t h;                    /* FNV-1a of everything put */
+    size_t len;                    /* bytes put */
+    char s[SIG_TEXT_MAX + 1];      /* the first SIG_TEXT_MAX of them, NUL-terminated */
+};
+
+static void sig_put(struct sig_text *t, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        t->h = (t->h ^ (unsigned char)p[i]) * 16777619u;
+        if (t->len + i < SIG_TEXT_MAX) t->s[t->len + i] = p[i];
+    }
+    t->len += n;
+    t->s[t->len < SIG_TEXT_MAX ? t->len : SIG_TEXT_MAX] = 0;
+}
+
+static void sig_putf(struct sig_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sig_putf(struct sig_text *t, const char *fmt, ...)
+{
+    char b[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    sig_put(t, b, n < 0 ? 0 : (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+/* True when attribute a of node n holds the value ONNX gives it when absent, for the attribute
+ * names whose default is the same in every operator that has them (Conv, ConvTranspose,
+ * pooling, DeformConv, the fused o2c.Conv): group 1, strides and dilations all 1, pads and
+ * output_padding all 0, auto_pad NOTSET; and kernel_shape equal to the spatial dims of the
+ * node's weight (input 1), which is what an absent kernel_shape means for a conv; and the
+ * operator-specific defaults of op_defaults (Gather axis 0, Gemm transA/transB 0, ...).
+ * Exporters differ in which of these they write (the dynamo exporter writes them all). */
+static bool attr_is_default(const struct ir_graph *g, const struct ir_node *n,
+                            const struct ir_attr *a)
+{
+    /* defaults of one operator (ONNX operator docs), for the ops that read weights */
+    static const struct {
+        const char *op, *name; /* operator, attribute */
+        double value;          /* its default (INT or FLOAT) */
+    } op_defaults[] = {
+        {"Gather", "axis", 0},      {"Gemm", "transA", 0},  {"Gemm", "transB", 0},
+        {"Gemm", "alpha", 1},       {"Gemm", "beta", 1},    {"LayerNormalization", "axis", -1},
+        {"LayerNormalization", "epsilon", 1e-5f}, {"LayerNormalization", "stash_type", 1},
+        {"InstanceNormalization", "epsilon", 1e-5f}, {"GroupNormalization", "epsilon", 1e-5f},
+        {"BatchNormalization", "epsilon", 1e-5f}, {"BatchNormalization", "momentum", 0.9f},
+    };
+    const char *nm = a->name;
+    for (size_t k = 0; k < sizeof op_defaults / sizeof *op_defaults; k++)
+        if (!strcmp(op_defaults[k].op, n->op_type) && !strcmp(op_defaults[k].name, nm))
+            return a->type == IR_ATTR_INT ? (double)a->i == op_defaults[k].value
+                   : a->type == IR_ATTR_FLOAT && a->f == (float)op_defaults[k].value;
+    if (a->type == IR_ATTR_INT) return strcmp(nm, "group") == 0 && a->i == 1;
+    if (a->type == IR_ATTR_STRING)
+        return strcmp(nm, "auto_pad") == 0 && (a->s_len == 0 || strcmp(a->s, "NOTSET") == 0);
+    if (a->type != IR_ATTR_INTS) return false;
+    int64_t want;
+    if (!strcmp(nm, "strides") || !strcmp(nm, "dilations")) {
+        want = 1;
+    } else if (!strcmp(nm, "pads") || !strcmp(nm, "output_padding")) {
+        want = 0;
+    } else if (!strcmp(nm, "kernel_shape")) {
+        const uint32_t w = n->ninputs > 1 ? n->inputs[1] : IR_NONE;
+        if (w == IR_NONE || g->values[w].rank != (int)a->n + 2) return false;
+        for (size_t j = 0; j < a->n; j++)
+            if (a->ints[j] != g->values[w].dims[j + 2]) return false;
+        return true;
+    } else {
+        return false;
+    }
+    for (size_t j = 0; j < a->n; j++)
+        if (a->ints[j] != want) return false;
+    return true;
+}
+
+/* "OP[slot]{attrs}" of node ni reading constant v: ONNX op type, the input slot holding v ("?"
+ * when v is a constant the lowering made, e.g. packed panels) and the node's int, float and
+ * string attributes in a canonical form: sorted by name, those at their ONNX default left out
+ * (attr_is_default), so exports that spell the same node differently (attribute order, written
+ * defaults) give the same signature; e.g. "o2c.Conv[?]{activation=2 pads=[1,1,1,1]}". When
+ * that text is longer than SIG_TEXT_MAX (an o2c.Elementwise program), "#" and its 32-bit
+ * FNV-1a hash stand for it; nothing when no attribute is left. Names and tensor attributes
+ * are left out. */
 static const char *reader_signature(const struct cg_ctx *m, uint32_t ni, uint32_t v)
 {
     const struct ir_node *n = &m->g->nodes[ni];
-    uint32_t h = 2166136261u;
-    bool any = false;
-#define MIX(p, len)                                                                \
-    do {                                                                           \
-        const unsigned char *q_ = (const unsigned char *)(p);                      \
-        for (size_t i_ = 0; i_ < (size_t)(len); i_++) h = (h ^ q_[i_]) * 16777619u; \
-    } while (0)
+    struct sig_text t = {.h = 2166136261u};
+    const struct ir_attr *sorted[64];
+    uint32_t ns = 0;
     for (uint32_t k = 0; k < n->nattrs; k++) {
         const struct ir_attr *at = &n->attrs[k];
-        if (at->type == IR_ATTR_TENSOR || at->type == IR_ATTR_GRAPH) continue;
-        any = true;
-        MIX(at->name, strlen(at->name) + 1);
-        MIX(&at->type, sizeof at->type);
+        if (at->type == IR_ATTR_TENSOR || at->type == IR_ATTR_GRAPH ||
+            attr_is_default(m->g, n, at))
+            continue;
+        if (ns == sizeof sorted / sizeof *sorted)
+            ir_fatal_node(m->g, n, "more than %zu attributes", sizeof sorted / sizeof *sorted);
+        uint32_t j = ns++;
+        for (; j > 0 && strcmp(sorted[j - 1]->name, at->name) > 0; j--) sorted[j] = sorted[j - 1];
+        sorted[j] = at;
+    }
+    for (uint32_t k = 0; k < ns; k++) {
+        const struct ir_attr *at = sorted[k];
+        sig_putf(&t, "%s%s=", k ? " " : "", at->name);
         switch (at->type) {
-        case IR_ATTR_INT: MIX(&at->i, sizeof at->i); break;
-        case IR_ATTR_FLOAT: MIX(&at->f, sizeof at->f); break;
-        case IR_ATTR_STRING: MIX(at->s, at->s_len); break;
-        case IR_ATTR_INTS: MIX(at->ints, sizeof *at->ints * at->n); break;
-        case IR_ATTR_FLOATS: MIX(at->floats, sizeof *at->floats * at->n); break;
+        case IR_ATTR_INT: sig_putf(&t, "%" PRId64, at->i); break;
+        case IR_ATTR_FLOAT: sig_putf(&t, "%.9g", (double)at->f); break;
+        case IR_ATTR_STRING: sig_put(&t, at->s, at->s_len); break;
+        case IR_ATTR_INTS:
+        case IR_ATTR_FLOATS:
         case IR_ATTR_STRINGS:
-            for (size_t j = 0; j < at->n; j++) MIX(at->strings[j], strlen(at->strings[j]) + 1);
+            sig_put(&t, "[", 1);
+            for (size_t j = 0; j < at->n; j++) {
+                if (j) sig_put(&t, ",", 1);
+                if (at->type == IR_ATTR_INTS) sig_putf(&t, "%" PRId64, at->ints[j]);
+                else if (at->type == IR_ATTR_FLOATS) sig_putf(&t, "%.9g", (double)at->floats[j]);
+                else sig_put(&t, at->strings[j], strlen(at->strings[j]));
+            }
+            sig_put(&t, "]", 1);
             break;
         default: break;
         }
     }
-#undef MIX
     int slot = -1;
     for (uint32_t k = 0; k < n->ninputs && slot < 0; k++)
         if (n->inputs[k] != IR_NONE && root_of(m, n->inputs[k]) == v) slot = (int)k;
     char sl[16] = "?";
     if (slot >= 0) snprintf(sl, sizeof sl, "%d", slot);
-    return any ? ir_sprintf(m->g, "%s[%s]#%08x", n->op_type, sl, h)
-               : ir_sprintf(m->g, "%s[%s]", n->op_type, sl);
+    if (!ns) return ir_sprintf(m->g, "%s[%s]", n->op_type, sl);
+    if (t.len <= SIG_TEXT_MAX) return ir_sprintf(m->g, "%s[%s]{%s}", n->op_type, sl, t.s);
+    return ir_sprintf(m->g, "%s[%s]#%08x", n->op_type, sl, t.h);
 }
 
 /* desc.const_data, stored and repacks (after buffers, args and launches are in the desc). */
@@ -809,7 +903,7 @@ static void build_weights_tables(struct cg_ctx *m)
     }
     d->const_data = cd;
     /* the node of each buffer's first reading launch, and the nodes reading it (distinct, in
-     * launch order, each as op type, input slot and a hash of its attributes: part of its
+     * launch order, each as op type, input slot and its canonical attributes: part of its
      * layout string, so weights of a model that uses a tensor of the same dims in another
      * computation are refused) */
     const char **first = ir_alloc(g, sizeof *first * (m->nbufs ? m->nbufs : 1));
@@ -821,10 +915,10 @@ static void build_weights_tables(struct cg_ctx *m)
             const char *op = reader_signature(m, m->launches[l].node, m->bufs[ar->u.buf].value);
             const char *have = ops[ar->u.buf];
             if (!first[ar->u.buf]) first[ar->u.buf] = d->launches[l].node;
-            bool seen = false; /* op already in the comma-separated list? */
-            for (const char *p = have; p && *p && !seen; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
-                seen = strncmp(p, op, strlen(op)) == 0 && (p[strlen(op)] == ',' || !p[strlen(op)]);
-            if (!seen) ops[ar->u.buf] = have ? ir_sprintf(g, "%s,%s", have, op) : op;
+            bool seen = false; /* op already in the "; "-separated list? */
+            for (const char *p = have; p && *p && !seen; p = strstr(p, "; ") ? strstr(p, "; ") + 2 : "")
+                seen = strncmp(p, op, strlen(op)) == 0 && (p[strlen(op)] == ';' || !p[strlen(op)]);
+            if (!seen) ops[ar->u.buf] = have ? ir_sprintf(g, "%s; %s", have, op) : op;
         }
     struct o2r_stored *st = ir_alloc(g, sizeof *st * (ns ? ns : 1));
     uint32_t k = 0;

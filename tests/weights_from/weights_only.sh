@@ -31,7 +31,7 @@ for w in other nofuse; do
   rc=$?
   want="does not fit model 'm': its weights layout hash is [0-9a-f]{16}, the model's [0-9a-f]{16}"
   where="they first differ at stored tensor 0: 'e' \(node '\(a graph output\)'\) is float32 \[3,4\] tensor, read by no launch at payload offset 0 here, the file has 'b' \(node 'relu0'\)"
-  [ $w = nofuse ] && where="they first differ at stored tensor 1: 'o2c.panels16:0:W' \(node 'add'\) is float32 \[1,6,16\] panels, read by o2c.Gemm\[\?\]#[0-9a-f]{8} at payload offset 512 here, the file has 'W' \(node 'mm'\), float32 \[6,5\] tensor, read by MatMul\[1\]"
+  [ $w = nofuse ] && where="they first differ at stored tensor 1: 'o2c.panels16:0:W' \(node 'add'\) is float32 \[1,6,16\] panels, read by o2c.Gemm\[\?\]\{activation=0\} at payload offset 512 here, the file has 'W' \(node 'mm'\), float32 \[6,5\] tensor, read by MatMul\[1\]"
   if [ $rc -ne 1 ] || ! grep -Eq "$want .*; $where" "$work/$w.err" ||
      [ -n "$(ls -A "$work/refused")" ]; then
     bad "$w.weights: exit $rc, $(cat "$work/$w.err")"
