@@ -153,9 +153,14 @@ struct sched_attention_gpu sched_attention_gpu_default(int64_t d)
     t.bk = 64;
     /* d-chunk of the score product: divides D when it can (no zero-filled tail) */
     t.dk = d % 16 == 0 ? 16 : d % 8 == 0 ? 8 : d < 16 ? (int)d : 16;
-    /* never a d-chunk of 1: at head dim 1 (DK = 1) the kernel gave wrong scores on PoCL (found
-     * 2026-12-01 by a fresh-user sweep; cause not found yet); a chunk of 2 with its zero-filled
-     * tail is right (tests/fusion_attention small_d1.gpu) */
+    /* never a d-chunk of 1: at head dim 1 with DK = 1 (WI 128) every score came out 0 on PoCL
+     * (found 2026-12-01 by a fresh-user sweep). Cause (2026-12-02): PoCL 3.1's loopvec
+     * work-group vectorizer miscompiles this instance: the same kernel is right with
+     * POCL_WORK_GROUP_METHOD=loops or cbs, with -cl-opt-disable, and on oclgrind with and without
+     * optimization (no diagnostics). It shows only at D = 1 when the Q/K staging loops leave
+     * work-items idle (BQ·DK < WI: DK 1 at WI 128 and DK 2 at WI 256 fail, DK 1 at WI 64 and
+     * D = 3..7 with DK 1 pass), so no GPU driver is expected to need this; a chunk of 2 with its
+     * zero-filled tail is right (tests/fusion_attention small_d1.gpu) */
     if (t.dk < 2) t.dk = 2;
     /* work-items along d in the output block: divides D when it can, 32 (a warp, coalesced
      * stores) for big heads */
