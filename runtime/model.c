@@ -217,8 +217,106 @@ static void explain_layout_diff(const struct o2r_model_desc *d, const unsigned c
     if (n != d->n_stored)
         snprintf(out, cap, "; the first %u stored tensors agree, then the file has %u tensors and "
                  "model '%s' %u", (unsigned)common, (unsigned)n, d->name, (unsigned)d->n_stored);
-    else
+    else if (payload != d->weights_file_bytes)
         snprintf(out, cap, "; every stored tensor agrees: the payload sizes differ");
+    else
+        snprintf(out, cap, "; every stored tensor and the payload size agree, so header bytes "
+                 "96-103 (the layout hash) are damaged");
+}
+
+/* Bytes the header may hold where the format says what they are (onnx2cl_rt.h): bytes 32-95
+ * the source model's hex SHA-256 (hex digits, then NUL padding), bytes 104 to the end zero.
+ * Returns O2R_OK, or O2R_ERR_FORMAT with the first bad byte, its value and what belongs there
+ * in ctx's error (a damaged file). */
+static o2r_status check_header_bytes(struct o2r_ctx *ctx, const char *path,
+                                     const unsigned char *map)
+{
+    int pad = 0; /* in the NUL padding of the model hash */
+    for (unsigned i = 32; i < O2R_WEIGHTS_HEADER; i++) {
+        unsigned char c = map[i];
+        int hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        if (i >= 96 && i < 104)
+            continue; /* the layout hash: compared with the model's below */
+        pad = pad || (i < 96 && c == 0);
+        if (i < 96 ? (pad ? c == 0 : hex) : c == 0)
+            continue;
+        o2r_set_error(ctx, "weights file %s is damaged: header byte %u is 0x%02x, the format "
+                      "has %s there", path, i, (unsigned)c, i < 96 ? (pad ? "the NUL padding "
+                      "after the source model's hex SHA-256 (bytes 32-95)" : "a lowercase hex "
+                      "digit of the source model's SHA-256 (bytes 32-95)")
+                      : "zero padding (bytes 104-4095)");
+        return O2R_ERR_FORMAT;
+    }
+    return O2R_OK;
+}
+
+/* The layout trailer after the payload (onnx2cl_rt.h; optional, but when present it must be
+ * whole): magic, version 2, the model's n stored tensors with their hashes (the layout hash
+ * matched, so they are the model's), the names' byte count reaching exactly to the end of the
+ * file, 3n NUL-terminated strings. Returns O2R_OK, or O2R_ERR_FORMAT naming the byte offset and
+ * field that is wrong in ctx's error. */
+static o2r_status check_trailer(struct o2r_ctx *ctx, const struct o2r_model_desc *d,
+                                const char *path, const unsigned char *map, uint64_t size)
+{
+    const uint64_t at = O2R_WEIGHTS_HEADER + d->weights_file_bytes, left = size - at;
+    const unsigned char *t = map + at;
+    char what[200] = "";
+    uint32_t ver = 0, n = 0;
+    uint64_t names = 0, bad_at = at;
+    if (left == 0)
+        return O2R_OK;
+    if (left < 24) {
+        snprintf(what, sizeof what, "%llu bytes, shorter than its 24-byte head (truncated?)",
+                 (unsigned long long)left);
+        goto bad;
+    }
+    memcpy(&ver, t + 8, 4);
+    memcpy(&n, t + 12, 4);
+    memcpy(&names, t + 16, 8);
+    if (memcmp(t, O2R_WEIGHTS_TRAILER_MAGIC, 8) != 0) {
+        snprintf(what, sizeof what, "bytes 0-7 are not \"%s\\0\"", O2R_WEIGHTS_TRAILER_MAGIC);
+    } else if (ver != 2) {
+        bad_at = at + 8;
+        snprintf(what, sizeof what, "bytes 8-11 (version) hold %u, expected 2", (unsigned)ver);
+    } else if (n != d->n_stored) {
+        bad_at = at + 12;
+        snprintf(what, sizeof what, "bytes 12-15 (stored tensors) hold %u, the model stores %u",
+                 (unsigned)n, (unsigned)d->n_stored);
+    } else if (left - 24 < 8 * (uint64_t)n || names != left - 24 - 8 * (uint64_t)n) {
+        bad_at = at + 16;
+        snprintf(what, sizeof what, "bytes 16-23 (names' bytes) hold %llu, the file has %lld "
+                 "bytes for them (truncated or extended?)", (unsigned long long)names,
+                 (long long)(left - 24) - 8 * (long long)n);
+    }
+    if (what[0])
+        goto bad;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t h;
+        memcpy(&h, t + 24 + 8 * (uint64_t)i, 8);
+        if (h != o2r_stored_hash(d, i)) {
+            bad_at = at + 24 + 8 * (uint64_t)i;
+            snprintf(what, sizeof what, "the hash of stored tensor %u differs from the model's, "
+                     "whose layout hash the header matches", (unsigned)i);
+            goto bad;
+        }
+    }
+    uint64_t strings = 0;
+    for (uint64_t k = 0; k < names; k++)
+        strings += t[24 + 8 * (uint64_t)n + k] == 0;
+    if (strings != 3 * (uint64_t)n || (names && t[left - 1] != 0)) {
+        bad_at = at + 24 + 8 * (uint64_t)n;
+        snprintf(what, sizeof what, "its names hold %llu NUL-terminated strings%s, expected %llu "
+                 "(tensor, node, layout per stored tensor)", (unsigned long long)strings,
+                 names && t[left - 1] != 0 ? " and an unterminated one" : "",
+                 3 * (unsigned long long)n);
+        goto bad;
+    }
+    return O2R_OK;
+bad:
+    o2r_set_error(ctx, "weights file %s is damaged: the layout trailer after the payload (file "
+                  "offset %llu, at byte %llu) is wrong: %s", path, (unsigned long long)at,
+                  (unsigned long long)bad_at, what);
+    return O2R_ERR_FORMAT;
 }
 
 /* Writes bytes [lo, hi) of the weights region (the file part from map, the rest from
@@ -482,27 +580,41 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     memcpy(&payload, map + 16, 8);
     memcpy(&checksum, map + 24, 8);
     if (memcmp(map, O2R_WEIGHTS_MAGIC, 8) != 0) {
-        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic)", path);
+        char got[40];
+        int k = 0;
+        for (int i = 0; i < 8; i++)
+            k += snprintf(got + k, sizeof got - (size_t)k, "%s%02x", i ? " " : "", map[i]);
+        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic: bytes 0-7 are %s, "
+                      "expected \"%s\\0\")", path, got, O2R_WEIGHTS_MAGIC);
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
     if (version != O2R_WEIGHTS_VERSION) {
-        o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version %u%s "
-                      "(write it again with this onnx2cl: onnx2cl MODEL.onnx --weights-only -o "
-                      "FILE.weights, or compile the model again)", path, (unsigned)version,
-                      O2R_WEIGHTS_VERSION, version < O2R_WEIGHTS_VERSION ?
-                      ", whose files serve every --shape build; the file is from an older "
-                      "onnx2cl" : "; the file is from a newer onnx2cl");
+        if (version == 1 || version == 2)
+            o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version "
+                          "%u, whose files serve every --shape build; the file is from an older "
+                          "onnx2cl (write it again with this onnx2cl: onnx2cl MODEL.onnx "
+                          "--weights-only -o FILE.weights, or compile the model again)", path,
+                          (unsigned)version, O2R_WEIGHTS_VERSION);
+        else
+            o2r_set_error(ctx, "weights file %s has format version %u (header bytes 8-11), this "
+                          "runtime reads version %u (%s)", path, (unsigned)version,
+                          O2R_WEIGHTS_VERSION, version > O2R_WEIGHTS_VERSION && version < 256 ?
+                          "a newer onnx2cl, or a damaged file" : "a damaged file: no onnx2cl "
+                          "wrote this version");
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
+    st = check_header_bytes(ctx, path, map);
+    if (st != O2R_OK)
+        goto cleanup;
     /* weights storage dtype (--weights-dtype): refused by name before the layout hash */
     uint32_t file_wdt, want_wdt = d->weights_dtype ? d->weights_dtype : O2R_F32;
     memcpy(&file_wdt, map + 12, 4);
     if (file_wdt != O2R_F32 && file_wdt != O2R_F16) {
-        o2r_set_error(ctx, "weights file %s has an unknown weights dtype %u in its header "
-                      "(float32 %d or float16 %d; corrupt?)", path, (unsigned)file_wdt, O2R_F32,
-                      O2R_F16);
+        o2r_set_error(ctx, "weights file %s has an unknown weights dtype %u in header bytes "
+                      "12-15 (float32 %d or float16 %d; a damaged file)", path, (unsigned)file_wdt,
+                      O2R_F32, O2R_F16);
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
@@ -533,8 +645,9 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         goto cleanup;
     }
     if (payload != d->weights_file_bytes) {
-        o2r_set_error(ctx, "weights file %s holds %llu bytes of weights, model '%s' expects %llu",
-                      path, (unsigned long long)payload, d->name,
+        o2r_set_error(ctx, "weights file %s says it holds %llu bytes of weights (header bytes "
+                      "16-23), model '%s' expects %llu and the layout hash matches (a damaged "
+                      "file)", path, (unsigned long long)payload, d->name,
                       (unsigned long long)d->weights_file_bytes);
         st = O2R_ERR_MISMATCH;
         goto cleanup;
@@ -546,6 +659,9 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         st = O2R_ERR_FORMAT;
         goto cleanup;
     }
+    st = check_trailer(ctx, d, path, map, fm.size);
+    if (st != O2R_OK)
+        goto cleanup;
     char line[512], spath[4300];
     int settled = 0, stamp = !verify_always &&
         weights_stamp(&fm, path, checksum, want_layout, line, sizeof line, spath, sizeof spath,
@@ -556,7 +672,7 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
         if (actual != checksum) {
             o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header "
-                          "says %016llx", path, (unsigned long long)actual,
+                          "bytes 24-31 say %016llx", path, (unsigned long long)actual,
                           (unsigned long long)checksum);
             st = O2R_ERR_FORMAT;
             goto cleanup;

@@ -259,16 +259,18 @@ struct o2r_model_desc {
  *                      half); must equal desc.weights_dtype
  *         16   u64      payload bytes (== desc.weights_file_bytes)
  *         24   u64      o2r_weights_checksum of the payload (verified against the payload)
- *         32   char[64] hex SHA-256 of the source .onnx file, NUL padded (information only)
+ *         32   char[64] hex SHA-256 of the source .onnx file, NUL padded (information only;
+ *                      lowercase hex digits, then NULs: checked)
  *         96   u64      weights layout hash (o2r_desc_layout_hash): must equal the model's
- *        104   ...      zero padding up to O2R_WEIGHTS_HEADER bytes
+ *        104   ...      zero padding up to O2R_WEIGHTS_HEADER bytes (checked)
  * The payload holds only what does not depend on the --shape bindings: the model's weights, as
  * stored tensors (desc.stored) in a layout fixed by the weights' dims (conv panels in one form,
  * rearranged at load for the form a build runs: desc.repacks). So one file serves every --shape
  * build of a model, and any file of the same layout hash (a fine-tune's values, written with
  * `onnx2cl FINETUNE.onnx --weights-only`) loads into it.
  *   O2R_WEIGHTS_HEADER  payload: the file part of the weights region, tensors at their offsets
- *   after the payload   optional layout trailer (diagnostics only, not checksummed):
+ *   after the payload   optional layout trailer (diagnostics only, not checksummed; when
+ *                       present, checked whole: a damaged one refuses the file):
  *                       char[8] "O2CLBLD", u32 version 2, u32 n stored tensors, u64 bytes of
  *                       names, n x u64 o2r_stored_hash, then per tensor three NUL-terminated
  *                       strings: tensor name (up to an '@', where a build-specific suffix
