@@ -157,6 +157,19 @@ static void usage_error(const char *fmt, const char *arg)
     exit(2);
 }
 
+/* Sets *slot to v for option flag, which takes one value: refused when given twice (the
+ * first value would otherwise be dropped silently). */
+static void set_once(const char **slot, const char *flag, const char *v)
+{
+    if (*slot) {
+        char both[2 * PATH_MAX + 128];
+        snprintf(both, sizeof both, "%s given twice ('%.*s', then '%.*s'): give it once", flag,
+                 PATH_MAX, *slot, PATH_MAX, v);
+        usage_error("%s", both);
+    }
+    *slot = v;
+}
+
 static void parse_shape(const char *arg, struct pass_shape_binding *b)
 {
     const char *eq = strchr(arg, '=');
@@ -415,7 +428,7 @@ int main(int argc, char **argv)
     static struct pass_value_binding binds[MAX_SHAPES];
     struct pass_options opt = {0};
     bool with_main = true, info = false, weights_only = false;
-    const char *weights_from = NULL;
+    const char *weights_from = NULL, *wdtype_arg = NULL;
     enum ir_dtype wdtype = IR_UNDEFINED; /* --weights-dtype (IR_UNDEFINED: by the model) */
     opt.shapes = shapes;
     opt.binds = binds;
@@ -429,11 +442,10 @@ int main(int argc, char **argv)
             printf("onnx2cl %s\n", ONNX2CL_VERSION);
             return 0;
         } else if (strcmp(a, "--weights-from") == 0 || strncmp(a, "--weights-from=", 15) == 0) {
-            const char *v = a[14] == '=' ? a + 15 : NEXT();
-            if (weights_from) usage_error("--weights-from given twice (%s)", v);
-            weights_from = v;
+            set_once(&weights_from, "--weights-from", a[14] == '=' ? a + 15 : NEXT());
         } else if (strcmp(a, "--weights-dtype") == 0 || strncmp(a, "--weights-dtype=", 16) == 0) {
             const char *v = a[15] == '=' ? a + 16 : NEXT();
+            set_once(&wdtype_arg, "--weights-dtype", v);
             if (strcmp(v, "f16") == 0) wdtype = IR_F16;
             else if (strcmp(v, "f32") == 0) wdtype = IR_F32;
             else usage_error("--weights-dtype %s: expected f16 (IEEE half) or f32 (float32)", v);
@@ -446,13 +458,7 @@ int main(int argc, char **argv)
             int rc = o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
             return stdout_ok() ? rc : 1;
         } else if (strcmp(a, "-o") == 0) {
-            const char *v = NEXT();
-            if (out) {
-                char both[2 * PATH_MAX + 64];
-                snprintf(both, sizeof both, "'%s' and '%s'", out, v);
-                usage_error("-o given twice (%s): one output per run", both);
-            }
-            out = v;
+            set_once(&out, "-o", NEXT());
         } else if (strcmp(a, "--shape") == 0 || strncmp(a, "--shape=", 8) == 0) {
             const char *v = a[7] == '=' ? a + 8 : NEXT();
             if (opt.nshapes >= MAX_SHAPES) usage_error("too many --shape flags (%s)", v);
@@ -462,27 +468,27 @@ int main(int argc, char **argv)
             if (opt.nbinds >= MAX_SHAPES) usage_error("too many --bind flags (%s)", v);
             parse_bind(v, &binds[opt.nbinds++]);
         } else if (strcmp(a, "--expose") == 0 || strncmp(a, "--expose=", 9) == 0) {
-            opt.expose = a[8] == '=' ? a + 9 : NEXT();
+            set_once(&opt.expose, "--expose", a[8] == '=' ? a + 9 : NEXT());
             if (!*opt.expose) usage_error("%s", "--expose needs NAME[,NAME...] or all");
         } else if (strcmp(a, "--name") == 0) {
-            name = NEXT();
+            set_once(&name, "--name", NEXT());
         } else if (strcmp(a, "--cc") == 0) {
-            cc = NEXT();
+            set_once(&cc, "--cc", NEXT());
             if (!cc[strspn(cc, " \t")]) usage_error("--cc '%s': expected a C compiler command", cc);
         } else if (strcmp(a, "--stats") == 0) {
             opt.stats = true;
         } else if (strcmp(a, "--stats-json") == 0) {
-            stats_json = NEXT();
+            set_once(&stats_json, "--stats-json", NEXT());
         } else if (strncmp(a, "--stats-json=", 13) == 0) {
-            stats_json = a + 13;
+            set_once(&stats_json, "--stats-json", a + 13);
         } else if (strcmp(a, "--verify") == 0) {
             opt.verify = true;
         } else if (strncmp(a, "--dump-after=", 13) == 0) {
-            opt.dump_after = a + 13;
+            set_once(&opt.dump_after, "--dump-after", a + 13);
         } else if (strcmp(a, "--dump-after") == 0) {
-            opt.dump_after = NEXT();
+            set_once(&opt.dump_after, "--dump-after", NEXT());
         } else if (strncmp(a, "--no-fuse=", 10) == 0) {
-            opt.no_fuse = a + 10;
+            set_once(&opt.no_fuse, "--no-fuse", a + 10);
         } else if (strcmp(a, "--no-main") == 0) {
             with_main = false;
         } else if (a[0] == '-' && a[1]) {

@@ -43,26 +43,30 @@ static bool fusion_disabled(const struct pass_options *opt, const char *name)
     return false;
 }
 
-/* Checks that every --no-fuse name is a known fusion pass. */
+/* Checks that --no-fuse names at least one pass and that every name is a known fusion pass
+ * (an empty list or an empty name between commas is refused, naming the valid names). */
 static void check_no_fuse(const struct pass_options *opt)
 {
     if (!opt->no_fuse) return;
+    char known[512] = "all";
+    for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
+        strncat(known, ", ", sizeof known - strlen(known) - 1);
+        strncat(known, f->name, sizeof known - strlen(known) - 1);
+    }
     const char *p = opt->no_fuse;
-    while (*p) {
+    if (!*p) ir_usage_die("--no-fuse= needs one or more fusion pass names (known: %s)", known);
+    for (;;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         bool ok = len == 3 && strncmp(p, "all", 3) == 0;
         for (const struct fusion_pass *f = fusion_passes; f->name; f++)
             ok |= strlen(f->name) == len && strncmp(p, f->name, len) == 0;
-        if (!ok) {
-            char known[512] = "all";
-            for (const struct fusion_pass *f = fusion_passes; f->name; f++) {
-                strncat(known, ", ", sizeof known - strlen(known) - 1);
-                strncat(known, f->name, sizeof known - strlen(known) - 1);
-            }
+        if (!len)
+            ir_usage_die("--no-fuse=%s: an empty name in the list (known: %s)", opt->no_fuse, known);
+        if (!ok)
             ir_usage_die("--no-fuse=%.*s: unknown fusion pass (known: %s)", (int)len, p, known);
-        }
-        p += len + (e ? 1 : 0);
+        if (!e) break;
+        p = e + 1;
     }
 }
 

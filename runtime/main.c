@@ -157,6 +157,10 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
         } else if (strcmp(a, "--tune") == 0 || strncmp(a, "--tune=", 7) == 0) {
             /* optional budget: --tune=S, or --tune S when the next word is a number */
             const char *tv = a[6] == '=' ? a + 7 : NULL;
+            if (c->tune > 0) {
+                fprintf(stderr, "%s: --tune given twice (give it once)\n", prog);
+                return 2;
+            }
             if (!tv && i + 1 < argc && ((argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') ||
                                         argv[i + 1][0] == '.'))
                 tv = argv[++i];
@@ -202,6 +206,19 @@ static int parse_cli(const struct o2r_model_desc *d, int argc, char **argv, stru
                    opt_value(argc, argv, &i, "--bench", &v)) {
             if (!v || !*v) {
                 fprintf(stderr, "%s: %.*s needs a value\n", prog, (int)strcspn(a, "="), a);
+                return 2;
+            }
+            /* single-valued: a second one is refused, never silently the last */
+            char nb[32];
+            snprintf(nb, sizeof nb, "%ld", c->bench);
+            const char *had = strncmp(a, "--output-dir", 12) == 0 ? c->output_dir
+                              : strncmp(a, "--weights", 9) == 0   ? c->weights
+                              : strncmp(a, "--device", 8) == 0    ? c->device
+                              : strncmp(a, "--kernels", 9) == 0   ? c->kernels
+                              : c->bench ? nb : NULL;
+            if (had) {
+                fprintf(stderr, "%s: %.*s given twice ('%s', then '%s'): give it once\n", prog,
+                        (int)strcspn(a, "="), a, had, v);
                 return 2;
             }
             if (strncmp(a, "--output-dir", 12) == 0) {
