@@ -45,12 +45,19 @@ static const char *models_dir, *work_dir, *testdata_dir;
         }                                                                                  \
     } while (0)
 
+/* "dir/name" in one of 8 rotating static buffers; a path that does not fit ends the test
+ * (a truncated path would test another file). */
 static char *path_in(const char *dir, const char *name)
 {
     static char buf[8][4096];
     static int k;
     char *p = buf[k++ & 7];
-    snprintf(p, 4096, "%s/%s", dir, name);
+    int n = snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof buf[0]) {
+        fprintf(stderr, "test_frontend: path %s/%s is longer than %zu bytes\n", dir, name,
+                sizeof buf[0] - 1);
+        exit(1);
+    }
     return p;
 }
 
