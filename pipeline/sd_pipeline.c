@@ -170,6 +170,36 @@ static int find_io(const struct o2r_io *io, uint32_t n, const char *name)
     return -1;
 }
 
+/* The text encoder's token embedding table: the weights-file tensor that the first Gather
+ * launch reading the input_ids buffer reads (its layout string "DTYPE [rows,hidden] KIND...",
+ * runtime/onnx2cl_rt.h struct o2r_stored). Returns its rows and *name, or 0 when no such
+ * tensor is found (then nothing can be checked). */
+static long long te_embedding_rows(const struct o2r_model_desc *d, int hidden, const char **name)
+{
+    const int ids = d->inputs[0].buf;
+    for (uint32_t l = 0; l < d->n_launches; l++) {
+        const struct o2r_launch *la = &d->launches[l];
+        int reads_ids = 0;
+        if (!la->op || strcmp(la->op, "Gather") != 0) continue;
+        for (uint32_t a = 0; a < la->nargs; a++) {
+            const struct o2r_arg *ar = &d->args[la->first_arg + a];
+            reads_ids |= ar->kind == O2R_ARG_BUF && ar->u.buf == ids;
+        }
+        for (uint32_t a = 0; reads_ids && a < la->nargs; a++) {
+            const struct o2r_arg *ar = &d->args[la->first_arg + a];
+            for (uint32_t k = 0; ar->kind == O2R_ARG_BUF && k < d->n_stored; k++) {
+                long long rows, cols;
+                if ((int)d->stored[k].buf != ar->u.buf || !d->stored[k].layout ||
+                    sscanf(d->stored[k].layout, "%*s [%lld,%lld]", &rows, &cols) != 2 || cols != hidden)
+                    continue;
+                *name = d->buffers[ar->u.buf].name ? d->buffers[ar->u.buf].name : "?";
+                return rows;
+            }
+        }
+    }
+    return 0;
+}
+
 int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
 {
     const struct o2r_model_desc *te = p->te.desc, *un = p->unet.desc, *va = p->vae.desc;
@@ -197,6 +227,17 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
     if (p->te_batch < 1 || p->te_batch > 2 || p->seq < 2 || p->seq > 1024) {
         snprintf(err, errcap, "%s: input_ids batch %d, sequence %d: compile it with --shape input_ids=1,77",
                  p->te.path, p->te_batch, p->seq);
+        return -1;
+    }
+    /* every id the tokenizer can give must be a row of the token embedding table (the Gather
+     * would clamp or read out of bounds: garbage, silently) */
+    const char *emb = NULL;
+    long long rows = te_embedding_rows(te, p->hidden, &emb);
+    if (p->tok && rows > 0 && sdp_tokenizer_vocab_size(p->tok) > rows) {
+        snprintf(err, errcap, "%s: the tokenizer's ids go up to %d (vocabulary of %d), but the text "
+                 "encoder's token embedding '%s' has %lld rows: give the tokenizer this text encoder "
+                 "was trained with (--tokenizer DIR or --hf CKPT)", p->te.path,
+                 sdp_tokenizer_vocab_size(p->tok) - 1, sdp_tokenizer_vocab_size(p->tok), emb, rows);
         return -1;
     }
     /* UNet */

@@ -82,8 +82,9 @@ struct sdp_pipeline {
 /* Checks that the loaded models fit together (a UNet whose inputs look like a UNet: sample
  * [B,C,h,w] float, timestep of 1 or B elements, encoder_hidden_states [B,S,D] float with S and D
  * the text encoder's; a text encoder with int32/int64 ids [b,S] and a [b,S,D] output; a VAE
- * decoder taking [1,C,h,w] or [B,C,h,w]) and fills the index/shape fields. Returns 0, or -1 with
- * a message naming the model file and what does not fit. */
+ * decoder taking [1,C,h,w] or [B,C,h,w]; with p->tok loaded, a tokenizer whose largest id is a
+ * row of the text encoder's token embedding table) and fills the index/shape fields. Returns 0,
+ * or -1 with a message naming the model file and what does not fit. */
 int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap);
 
 /* Runs txt2img. image receives img_c*img_h*img_w floats in [0, 1] (NCHW, batch 1). n_tokens

@@ -42,7 +42,8 @@ static void o2r_usage(const struct o2r_model_desc *d, const char *prog, FILE *f)
             "  --input NAME=FILE   model input NAME from FILE (.npy, or ONNX TensorProto .pb);\n"
             "                      every input exactly once; dtype and shape must match exactly\n"
             "  --output NAME=FILE  write output NAME to FILE (.npy, atomic)\n"
-            "  --output-dir DIR    write every output as DIR/NAME.npy ('/' in names -> '_')\n"
+            "  --output-dir DIR    write every output as DIR/NAME.npy ('/' in names -> '_'; DIR is\n"
+            "                      created, and removed again if the run fails)\n"
             "                      (with neither, a summary of each output is printed)\n"
             "  --weights PATH      weights file (default: this executable's path + \".weights\")\n"
             "  --device SPEC       OpenCL device: index N, or a substring of \"platform/device\"\n"
@@ -633,9 +634,10 @@ static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
     if (c.profile)
         o2r_model_print_profile(m, stdout);
     /* outputs, only after every run succeeded */
+    size_t made_dirs = 0; /* --output-dir folders this run created: removed again on failure */
     if (c.output_dir) {
         if (o2r_path_check_output_dir(c.output_dir, err, sizeof err) != O2R_OK ||
-            o2r_path_make_dirs(c.output_dir, err, sizeof err) != O2R_OK) {
+            o2r_path_make_dirs_new(c.output_dir, &made_dirs, err, sizeof err) != O2R_OK) {
             fprintf(stderr, "%s: --output-dir %s\n", prog, err);
             goto cleanup;
         }
@@ -659,6 +661,8 @@ static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
                         const char *w = q == 0 ? c.out_files[j] : c.output_dir ? out_names[j] : NULL;
                         if (w && (j < i || q < pass)) remove(w);
                     }
+                if (c.output_dir)
+                    o2r_path_remove_new_dirs(c.output_dir, made_dirs);
                 goto cleanup;
             }
         }

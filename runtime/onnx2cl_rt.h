@@ -461,6 +461,15 @@ o2r_status o2r_path_check_output_dir(const char *path, char *err, size_t errcap)
  * exists as a directory afterwards; O2R_ERR_IO with a message naming the component that could
  * not be created (or that exists and is not a directory). */
 o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap);
+/* o2r_path_make_dirs that also says what it created: *made = the length of the shortest prefix
+ * of path that is a folder this call created (0: it created none). On failure it removes the
+ * folders it created (*made = 0). */
+o2r_status o2r_path_make_dirs_new(const char *path, size_t *made, char *err, size_t errcap);
+/* Undoes o2r_path_make_dirs_new(path, &made): removes folder path and its parents down to the
+ * prefix of length made, innermost first, each only while empty (rmdir), so a run that fails
+ * after creating its output folder leaves nothing it made; a folder holding anything stays,
+ * with its parents. made == 0: nothing. */
+void o2r_path_remove_new_dirs(const char *path, size_t made);
 
 size_t o2r_dtype_size(int32_t dtype);
 const char *o2r_dtype_name(int32_t dtype);

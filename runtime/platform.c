@@ -4,7 +4,8 @@
  *
  * What: o2r_path_check_output / o2r_path_check_output_dir decide whether a path the user named
  * as an output may be written by onnx2cl's atomic writers (temporary file beside it + rename);
- * o2r_fmap_*, o2r_tmp_create, o2r_file_sync_close, o2r_rename_replace, o2r_path_make_dirs,
+ * o2r_fmap_*, o2r_tmp_create, o2r_file_sync_close, o2r_rename_replace, o2r_path_make_dirs(_new),
+ * o2r_path_remove_new_dirs,
  * o2r_exe_path, o2r_now_ms are the only OS calls of the runtime.
  * Assumes: POSIX.1-2008 (lstat, mmap, mkstemp, fsync, readlink of /proc/self/exe where it
  * exists), or Windows (the _WIN32 branches: GetFileAttributes, CreateFileMapping, MoveFileEx,
@@ -186,10 +187,12 @@ int o2r_path_same_file(const char *a, const char *b)
 #endif
 }
 
-o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
+o2r_status o2r_path_make_dirs_new(const char *path, size_t *made, char *err, size_t errcap)
 {
     char buf[4096];
-    size_t n = path ? strlen(path) : 0;
+    size_t n = path ? strlen(path) : 0, first = 0;
+    if (made)
+        *made = 0;
     if (n == 0 || n >= sizeof buf) {
         fmt(err, errcap, "%s: empty or too long folder path", path ? path : "(null)");
         return O2R_ERR_ARG;
@@ -205,14 +208,56 @@ o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
             continue;
         char saved = buf[i];
         buf[i] = 0;
-        if (make_one_dir(buf) != 0 && !(errno == EEXIST && o2r_path_is_dir(buf))) {
+        if (make_one_dir(buf) == 0) {
+            if (!first)
+                first = i; /* the outermost folder this call created */
+        } else if (!(errno == EEXIST && o2r_path_is_dir(buf))) {
             fmt(err, errcap, "cannot create folder %s: %s", buf,
                 errno == EEXIST ? "it exists and is not a directory" : strerror(errno));
+            o2r_path_remove_new_dirs(path, first); /* nothing half-made stays */
             return O2R_ERR_IO;
         }
         buf[i] = saved;
     }
+    if (made)
+        *made = first;
     return O2R_OK;
+}
+
+o2r_status o2r_path_make_dirs(const char *path, char *err, size_t errcap)
+{
+    return o2r_path_make_dirs_new(path, NULL, err, errcap);
+}
+
+void o2r_path_remove_new_dirs(const char *path, size_t made)
+{
+    char buf[4096];
+    size_t n = path ? strlen(path) : 0;
+    if (made == 0 || n == 0 || n >= sizeof buf)
+        return;
+    memcpy(buf, path, n + 1);
+    for (;;) {
+        while (n > 1 && (buf[n - 1] == '/'
+#ifdef _WIN32
+                         || buf[n - 1] == '\\'
+#endif
+                         ))
+            buf[--n] = 0; /* "a/b/" is the folder "a/b" */
+        if (n < made)
+            return;
+#ifdef _WIN32
+        if (_rmdir(buf) != 0)
+#else
+        if (rmdir(buf) != 0)
+#endif
+            return; /* not empty (or not ours to remove): it and its parents stay */
+        while (n > 0 && buf[n - 1] != '/'
+#ifdef _WIN32
+               && buf[n - 1] != '\\'
+#endif
+        )
+            buf[--n] = 0;
+    }
 }
 
 /* ---- file mapping, temporary files, rename, executable path, clock ------------------------- */

@@ -10,8 +10,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 export ONNX2CL_CACHE_DIR=${ONNX2CL_CACHE_DIR:-$work/cache}
 t=$(mktemp -d)
 trap 'chmod -R u+w "$t"; rm -rf "$t"' EXIT
-mkdir -p "$t/out" "$t/tok_badjson" "$t/tok_badmerge" "$t/tok_nomerge" "$t/models"
+mkdir -p "$t/out" "$t/tok_badjson" "$t/tok_badmerge" "$t/tok_nomerge" "$t/tok_big" "$t/models"
 cp "$tok"/* "$t/tok_badjson/"; cp "$tok"/* "$t/tok_badmerge/"; cp "$tok/vocab.json" "$t/tok_nomerge/"
+cp "$tok"/* "$t/tok_big/" # one id (1000) beyond the tiny text encoder's 1000-row embedding table
+sed -i '$ s/}[[:space:]]*$/, "zzzz<\/w>": 1000}/' "$t/tok_big/vocab.json"
 head -c 5000 "$tok/vocab.json" > "$t/tok_badjson/vocab.json"
 printf '#version: 0.2\ni n\nthis_line_has_one_symbol\n' > "$t/tok_badmerge/merges.txt"
 printf '{"beta_schedule": "scaled_linear", "prediction_type": "x0"}' > "$t/sched_badpred.json"
@@ -49,6 +51,7 @@ expect 1 "$t/nothere/vocab.json: cannot read" "$o" -- "${base[@]}" -p cat --toke
 expect 1 "tok_badjson/vocab.json:1:[0-9]+: unterminated string" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_badjson"
 expect 1 "tok_badmerge/merges.txt:3: expected" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_badmerge"
 expect 1 "tok_nomerge/merges.txt: cannot read" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_nomerge"
+expect 1 "text_encoder.so: the tokenizer's ids go up to 1000 \\(vocabulary of 1001\\), but the text encoder's token embedding 'clip.embeddings.token_embedding.weight' has 1000 rows" "$o" -- "${base[@]}" -p cat --tokenizer "$t/tok_big"
 expect 1 "nothere.json: cannot read" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/nothere.json"
 expect 1 "sched_badpred.json: prediction_type \"x0\"" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badpred.json"
 expect 1 "sched_badjson.json:1:[0-9]+: expected a member name" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badjson.json"
