@@ -11,6 +11,7 @@
  *   m_strides ints [b, h, n, s]      of the mask (only with a mask input)
  *   scale     float                  multiplies q·k before the mask is added
  *   causal    int                    1: key j is only seen by query rows n >= j
+ *   zero_rows int                    1: a fully masked row gives 0, not NaN (masked-row guard)
  * This file checks the node and states what it computes (struct sched_attention); the kernels,
  * tiles and launches of each device class (cpu: kernels/attention.cl, gpu:
  * kernels/attention_gpu.cl) are chosen in codegen/sched_attention.c.
@@ -85,7 +86,8 @@ bool lower_attention(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     }
     struct sched_attention a = {.node = node, .q = q, .k = k, .v = v, .mask = mask, .y = y,
                                 .B = B, .H = H, .N = N, .S = S, .D = D, .scale = scale,
-                                .causal = causal != 0};
+                                .causal = causal != 0,
+                                .zero_rows = ir_attr_int(n, "zero_rows", 0) != 0};
     for (int i = 0; i < 4; i++) {
         a.qs[i] = qs[i];
         a.ks[i] = ks[i];

@@ -32,6 +32,10 @@
 #define ATT_KDIRECT 65536
 /* CPU: largest work-group size (work-items along the query axis). */
 #define ATT_LWS 8
+/* Bits of the kernels' mflags argument (kernels/attention.cl, attention_gpu.cl). */
+#define ATT_MASK 1      /* add the mask input to the scores */
+#define ATT_ZERO_ROWS 2 /* write 0 for a row whose softmax sum is not > 0 */
+
 /* GPU: key-threads per score row (AG_TK in kernels/attention_gpu.cl). */
 #define AG_TK 16
 /* GPU: __local bytes every device offers (OpenCL's minimum, oclgrind's size). */
@@ -130,7 +134,7 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
     cg_arg_i32(cg, nc);
     cg_arg_f32(cg, a->scale);
     cg_arg_i32(cg, a->causal);
-    cg_arg_i32(cg, a->mask != IR_NONE);
+    cg_arg_i32(cg, (a->mask != IR_NONE ? ATT_MASK : 0) | (a->zero_rows ? ATT_ZERO_ROWS : 0));
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->qs[i]);
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, vs[i]);
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->os[i]);
@@ -201,7 +205,7 @@ static void emit_gpu(struct cg_ctx *cg, const struct sched_attention *a,
     cg_arg_i32(cg, a->H);
     cg_arg_f32(cg, a->scale);
     cg_arg_i32(cg, a->causal);
-    cg_arg_i32(cg, a->mask != IR_NONE);
+    cg_arg_i32(cg, (a->mask != IR_NONE ? ATT_MASK : 0) | (a->zero_rows ? ATT_ZERO_ROWS : 0));
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->qs[i]);
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->ks[i]);
     for (int i = 0; i < 4; i++) cg_arg_i32(cg, a->vs[i]);

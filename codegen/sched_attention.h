@@ -18,6 +18,8 @@ struct sched_attention {
     int64_t ms[4];                  /* strides (b, h, n, s) of the mask (0 = broadcast) */
     float scale;                    /* multiplies q·k before the mask is added */
     bool causal;                    /* key j is seen only by query rows n >= j */
+    bool zero_rows;                 /* a row whose softmax sum is not > 0 (every key masked, or
+                                       NaN scores) is written as 0, not NaN (masked-row guard) */
 };
 
 /* GPU tile parameters (kernels/attention_gpu.cl AG_DEFINE arguments). */

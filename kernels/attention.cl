@@ -9,8 +9,9 @@
  *                          l = l·corr + Σ exp(s_j - m'),  acc = acc·corr + Σ exp(s_j - m') v_j
  *     at the end:          y_r = acc / l
  *
- * Rows whose keys are all -inf give 0/0 = NaN, as the unfused Softmax does; partially masked
- * rows never produce NaN (exp(-inf - m) = 0 for finite m, p is 0 and corr 1 while m' is -inf).
+ * Rows whose keys are all -inf give 0/0 = NaN, as the unfused Softmax does, or 0 with
+ * mflags bit 1 (the masked-row guard after the Softmax: dynamo's Where(IsNaN(p), 0, p), the
+ * opset-23 Attention's; bit 0: add the mask); partially masked rows never produce NaN (exp(-inf - m) = 0 for finite m, p is 0 and corr 1 while m' is -inf).
  *
  * Both products are register-tiled like a GEMM (explicit vectors are what PoCL vectorizes):
  *   scores   s[r] (one float16 per row = 16 keys) += q[r, d] · kt[d, j0 .. j0+15] for d < D:
@@ -154,7 +155,7 @@ static inline float att_hsum16(float16 v)
                        __global const float *restrict v, __global const float *restrict mask,   \
                        __global float *restrict y, int N, int S, int ktb, int kth, int kta,     \
                        int ktd, int NC, float scale,                                            \
-                       int causal, int has_mask, int qb, int qh, int qn, int qd, int vb, int vh, \
+                       int causal, int mflags, int qb, int qh, int qn, int qd, int vb, int vh, \
                        int vn, int ob, int oh, int on, int od, int mb, int mh, int mn, int ms)  \
     {                                                                                            \
         const int r0 = (int)get_global_id(0) * (RB);                                             \
@@ -187,14 +188,14 @@ static inline float att_hsum16(float16 v)
                     s[r] = fma((float16)(qg[r][d]), kv, s[r]);                                   \
             }                                                                                    \
             _Pragma("unroll") for (int r = 0; r < (RB); r++) s[r] *= scale;                      \
-            if (has_mask || causal || nk < ATT_KT) {                                             \
+            if ((mflags & 1) || causal || nk < ATT_KT) {                                             \
                 _Pragma("unroll") for (int r = 0; r < (RB); r++) vstore16(s[r], 0, pp[r]);       \
                 for (int r = 0; r < (RB); r++)                                                   \
                     for (int jj = 0; jj < ATT_KT; jj++) {                                        \
                         const int j = j0 + jj;                                                   \
                         float sc = pp[r][jj];                                                    \
                         if (jj >= nk) sc = -INFINITY;                                            \
-                        else if (has_mask) sc += mp[row[r] * mn + j * ms];                       \
+                        else if (mflags & 1) sc += mp[row[r] * mn + j * ms];                       \
                         if (causal && j > row[r]) sc = -INFINITY;                                \
                         pp[r][jj] = sc;                                                          \
                     }                                                                            \
@@ -221,7 +222,8 @@ static inline float att_hsum16(float16 v)
             if (r0 + r >= N) break;                                                              \
             __global float *yr = y + b * ob + h * oh + (r0 + r) * on + c0;                       \
             const float inv = 1.0f / l[r];                                                       \
-            for (int c = 0; c < (DC); c++) yr[c * od] = ag[r][c] * inv;                          \
+            const bool zr = (mflags & 2) && !(l[r] > 0.0f); /* masked-row guard */               \
+            for (int c = 0; c < (DC); c++) yr[c * od] = zr ? 0.0f : ag[r][c] * inv;              \
         }                                                                                        \
     }
 

@@ -38,7 +38,8 @@
  * multiplied by scale, then the mask is added; exp is the full-precision builtin. Sums over keys
  * are grouped differently from the CPU variant (partials per key-thread): results agree within
  * float rounding. Rows whose keys are all -inf give 0/0 = NaN (as the unfused Softmax and the
- * CPU variant); partially masked rows never give NaN (p = 0, corr = 1 while m' is -inf).
+ * CPU variant), or 0 with mflags bit 1 (masked-row guard; bit 0: add the mask); partially
+ * masked rows never give NaN (p = 0, corr = 1 while m' is -inf).
  *
  * Layout: q, k, v, y and the mask through element strides (head split/merge transposes absorbed,
  * 0 strides broadcast; the head dim may be strided too, e.g. the channels-first [B, D, N] of the
@@ -90,7 +91,7 @@
     __kernel __attribute__((reqd_work_group_size(WI, 1, 1))) void NAME(                          \
         __global const float *restrict q, __global const float *restrict k,                      \
         __global const float *restrict v, __global const float *restrict mask,                   \
-        __global float *restrict y, int N, int S, int H, float scale, int causal, int has_mask,  \
+        __global float *restrict y, int N, int S, int H, float scale, int causal, int mflags,    \
         int qb, int qh, int qn, int qd, int kb, int kh, int kn, int kd, int vb, int vh, int vn,  \
         int vd, int ob, int oh, int on, int od, int mb, int mh, int mn, int ms)                  \
     {                                                                                            \
@@ -165,7 +166,7 @@
                     float x = s[i][j] * scale;                                                   \
                     if (key >= S) x = -INFINITY;                                                 \
                     else {                                                                       \
-                        if (has_mask) x += mp[rowc * mn + key * ms];                             \
+                        if (mflags & 1) x += mp[rowc * mn + key * ms];                           \
                         if (causal && key > row) x = -INFINITY;                                  \
                     }                                                                            \
                     s[i][j] = x;                                                                 \
@@ -224,11 +225,13 @@
             if (n0 + r >= N) break;                                                              \
             float l = 0.0f;                                                                      \
             for (int t = 0; t < AG_TK; t++) l += lred[r * AG_TK + t];                            \
+            /* masked-row guard (mflags & 2): a row with l not > 0 is written as 0 */            \
+            const bool zr = (mflags & 2) && !(l > 0.0f);                                         \
             const float inv = 1.0f / l;                                                          \
             __global float *yr = y + b * ob + h * oh + (n0 + r) * on;                            \
             for (int c = 0; c < RD; c++)                                                         \
                 if ((D) % (TD) == 0 || td + c * (TD) < (D))                                      \
-                    yr[(td + c * (TD)) * od] = acc[i][c] * inv;                                  \
+                    yr[(td + c * (TD)) * od] = zr ? 0.0f : acc[i][c] * inv;                      \
         }                                                                                        \
     }
 

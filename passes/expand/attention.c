@@ -16,8 +16,9 @@
  *   p = 0 (the fully-masked-row guard; skipped when the bias is a constant without such a row);
  *   Y = p V, back to [B,S,H*Dv] for 3-D inputs.
  *   qk_matmul_output: mode 0/1 logits after softcap, 2 logits + bias, 3 p.
- * With no runtime mask the chain is MatMul -> [Add const] -> Softmax -> MatMul, which
- * passes/fuse/attention.c turns into one flash-attention kernel.
+ * The chain MatMul -> [Add bias] -> Softmax -> [guard] -> MatMul (a run-time bias too: the
+ * guard becomes the kernel's zero_rows flag) is what passes/fuse/attention.c turns into one
+ * flash-attention kernel.
  */
 #include "passes/expand/expand.h"
 

@@ -18,8 +18,9 @@
  *     Kᵀ built by Reshape([B·h, N, d]) → Transpose(0,2,1) → Reshape([B, h, d, N]): the walks
  *     keep each logical axis's stride in the memory of the value reached, remapped through
  *     every Transpose (remap_strides), so views between Transposes no longer stop them;
- *     with a mask, Where(IsNaN(P), 0, P) after the Softmax (nan_guard: absorbed when no row
- *     can be fully masked);
+ *     with a mask, Where(IsNaN(P), 0, P) after the Softmax (nan_guard: absorbed; the kernels
+ *     then write 0 for a fully masked row, attribute zero_rows; also the opset-23 Attention
+ *     expansion's guard Where(IsInf(ReduceMax(bias)), 0, P), run-time masks included);
  *   - CompVis/ldm VAE AttnBlock (original SD checkpoints, older diffusers AttentionBlock):
  *     q, k, v channels-first [B, C, N] out of 1x1 convs; bmm(Transpose(q), k) · C^-½, softmax on
  *     the last axis, then bmm(v, Transpose(P)): the probabilities are the RIGHT operand, and
@@ -29,13 +30,12 @@
  *   - causal mask (CLIP): a folded constant [N, N] added to the scores; when it is exactly
  *     causal (0 on/below the diagonal, -inf or <= -1e30 above) it becomes causal=1 and no mask
  *     input; any other additive mask (constant or not, broadcastable to [.., N, S]) is input 3.
- * Not handled (left unfused, noted in --stats): the opset-23 Attention op (not in ops.def: the
- * frontend refuses it), a scale multiplied after the mask, two masks, operands of different
- * ranks, value head dim != query head dim, the probabilities transposed by another permutation
- * or used as the right operand without the transpose (that contracts over the query axis),
- * the Where(IsNaN) guard with a run-time mask (a fully masked row gives NaN in the kernel, 0
- * after the guard), a merged B·h axis that a Transpose splits with B > 1 (the walk stops there
- * and that Transpose stays).
+ * Not handled (left unfused, noted in --stats): a scale multiplied after the mask, two masks,
+ * operands of different ranks, value head dim != query head dim, the probabilities transposed
+ * by another permutation or used as the right operand without the transpose (that contracts
+ * over the query axis), a masked-row guard that tests another tensor than the mask added, a
+ * merged B·h axis that a Transpose splits with B > 1 (the walk stops there and that Transpose
+ * stays). (The opset-23 Attention op arrives expanded by passes/expand/attention.c.)
  * Legality: every value the fused node no longer materializes is single-use and not a graph
  * output (fuse_chain_ok). Matching never mutates: all matches are collected, then rewritten.
  * Output attributes: see codegen/lower_attention.c (dims, q/k/v/o/m_strides, scale, causal).
@@ -68,6 +68,9 @@ struct att_match {
     int64_t dims[5];               /* B, H, N, S, D */
     double scale;                  /* total score scale */
     bool causal;                   /* mask recognized as exactly causal */
+    bool zero_rows;                /* a guard after the Softmax was absorbed: rows whose
+                                      probabilities are not finite give 0 (attribute zero_rows) */
+    uint32_t guard_bias;           /* the bias the opset-23 guard tests, or IR_NONE */
 };
 
 static bool add_node(struct att_match *m, uint32_t n)
@@ -281,16 +284,56 @@ static bool mask_is_causal(const struct ir_graph *g, uint32_t mask, int64_t n, i
     return true;
 }
 
-/* Where(IsNaN(p), 0, p) -> p   (dynamo's SDPA guard after the Softmax: it only changes rows
- * whose scores are all -inf, i.e. fully masked rows, or NaN/inf inputs; match_at accepts it
- * only when the mask leaves no row fully masked: no mask, causal, or a constant mask with a
- * finite entry in every row). If softmax output p feeds exactly IsNaN(p) and that Where, adds
- * both nodes (Where last) and the IsNaN output to m and returns true; p itself has two uses,
- * both absorbed, so it is not listed as an inner value (fuse_chain_ok wants single uses). */
+/* The opset-23 guard of nan_guard's comment: p's sole consumer is
+ * Where(IsInf(ReduceMax(bias, [-1], keepdims 1), detect_positive 0), 0, p). */
+static bool inf_guard(const struct ir_graph *g, const uint32_t *cons, uint32_t p,
+                      struct att_match *m)
+{
+    const uint32_t wh = sole_consumer(g, cons, p);
+    if (wh == IR_NONE) return false;
+    const struct ir_node *w = &g->nodes[wh];
+    double z;
+    if (w->op != IR_OP_WHERE || w->inputs[2] != p || !fuse_const_scalar(g, w->inputs[1], &z) ||
+        z != 0.0 || !same_dims(g, w->outputs[0], p) || g->values[w->outputs[0]].dtype != IR_F32)
+        return false;
+    const uint32_t cond = w->inputs[0], isi = sole_consumer(g, cons, cond) == wh
+                                                  ? g->values[cond].producer : IR_NONE;
+    if (isi == IR_NONE || g->nodes[isi].op != IR_OP_ISINF ||
+        ir_attr_int(&g->nodes[isi], "detect_positive", 1) != 0)
+        return false;
+    const uint32_t mx = g->nodes[isi].inputs[0], rmi = g->values[mx].producer;
+    if (rmi == IR_NONE || sole_consumer(g, cons, mx) != isi) return false;
+    const struct ir_node *rm = &g->nodes[rmi];
+    const uint32_t bias = rm->inputs[0], ax = ir_input(rm, 1);
+    const int rb = g->values[bias].rank;
+    if (rm->op != IR_OP_REDUCE_MAX || ir_attr_int(rm, "keepdims", 1) != 1 || ax == IR_NONE ||
+        !ir_is_const(g, ax) || ir_numel(g, ax) != 1 || rb < 1 ||
+        (ir_const_i64(g, ax, 0) != -1 && ir_const_i64(g, ax, 0) != rb - 1))
+        return false;
+    m->zero_rows = true;
+    m->guard_bias = bias;
+    return add_node(m, rmi) && add_inner(m, mx) && add_node(m, isi) && add_inner(m, cond) &&
+           add_node(m, wh);
+}
+
+/* The fully-masked-row guards after the Softmax -> p with the kernel's zero_rows flag:
+ *   dynamo SDPA:  Where(IsNaN(p), 0, p): zeroes the rows whose scores are all -inf (fully
+ *                 masked: exp(-inf - -inf) = NaN) and rows with NaN/inf scores;
+ *   ONNX Attention-23 expansion (passes/expand/attention.c):
+ *                 Where(IsInf(ReduceMax(bias, axes=[-1], keepdims=1), detect_positive=0), 0, p):
+ *                 zeroes the rows whose bias is all -inf; m->guard_bias = bias, which match_at
+ *                 requires to be the mask it finds.
+ * The kernels with zero_rows write 0 for a row whose softmax sum l is not > 0 (0 when every
+ * key is masked, NaN when a score is NaN), so the fused node equals the dynamo guard exactly
+ * and the opset-23 one on every row without NaN scores (where the unguarded spec gives NaN
+ * too). If softmax output p feeds exactly these nodes, adds them (Where last) and their inner
+ * values to m, sets m->zero_rows and returns true; p itself (two uses in the IsNaN form, both
+ * absorbed) is not listed as an inner value (fuse_chain_ok wants single uses). */
 static bool nan_guard(const struct ir_graph *g, const uint32_t *cons, uint32_t p,
                       struct att_match *m)
 {
     const struct ir_value *pv = &g->values[p];
+    if (pv->nuses == 1 && !pv->is_output) return inf_guard(g, cons, p, m);
     if (pv->nuses != 2 || pv->is_output) return false;
     uint32_t isn = IR_NONE, wh = IR_NONE;
     for (uint32_t i = 0; i < g->nnodes; i++) {
@@ -311,23 +354,8 @@ static bool nan_guard(const struct ir_graph *g, const uint32_t *cons, uint32_t p
         !fuse_const_scalar(g, w->inputs[1], &z) || z != 0.0 ||
         !same_dims(g, w->outputs[0], p) || g->values[w->outputs[0]].dtype != IR_F32)
         return false;
+    m->zero_rows = true;
     return add_node(m, isn) && add_inner(m, cond) && add_node(m, wh);
-}
-
-/* True when every row of constant mask [.., N, S] has an entry above -inf (the Softmax of no
- * row is 0/0). */
-static bool mask_rows_finite(const struct ir_graph *g, uint32_t mask, int64_t s)
-{
-    if (!ir_is_const(g, mask)) return false;
-    const struct ir_value *mv = &g->values[mask];
-    int64_t total = ir_numel(g, mask), cols = mv->rank ? mv->dims[mv->rank - 1] : 1;
-    if (cols != s && cols != 1) return false;
-    for (int64_t r = 0; r < total / cols; r++) {
-        bool any = false;
-        for (int64_t j = 0; j < cols && !any; j++) any = ir_const_f64(g, mask, r * cols + j) > -INFINITY;
-        if (!any) return false;
-    }
-    return true;
 }
 
 /* MatMul(V_cf, Transpose(P, perm = swap of the last two axes)) -> attention output, channels-first
@@ -373,6 +401,7 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
     int r = sv->rank;
     memset(m, 0, sizeof *m);
     m->mask = IR_NONE;
+    m->guard_bias = IR_NONE;
     *why = "too many nodes in the pattern";
     if (sv->dtype != IR_F32 || r < 2 || r > 4) {
         *why = "Softmax is not float32 of rank 2..4";
@@ -530,8 +559,8 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
     for (int a = 0; a < 4; a++) ext[a] = axv[a] < 0 ? 1 : g->values[ox].dims[axv[a]];
     if (!walk_forward(g, cons, ox, axv, ext, m, &m->o)) return false;
     /* any head-dim stride is fine: the kernels take it (channels-first heads have d stride N) */
-    if (guard && m->mask != IR_NONE && !mask_rows_finite(g, m->mask, S)) {
-        *why = "Where(IsNaN) guard after the Softmax with a mask that may fill a row with -inf";
+    if (m->guard_bias != IR_NONE && m->guard_bias != m->mask) {
+        *why = "the masked-row guard after the Softmax tests another tensor than the mask";
         return false;
     }
     if (m->mask != IR_NONE) {
@@ -593,6 +622,7 @@ bool pass_fuse_attention(struct ir_graph *g)
         if (m->mask != IR_NONE) ir_attr_set_ints(g, id, "m_strides", m->mst, 4);
         ir_attr_set_float(g, id, "scale", (float)m->scale);
         ir_attr_set_int(g, id, "causal", m->causal);
+        if (m->zero_rows) ir_attr_set_int(g, id, "zero_rows", 1);
         fuse_note(PASS, true, NULL);
     }
     free(ms);

@@ -30,6 +30,11 @@ Forms (each a separate graph, odd sizes, opset 17):
   vpt_left     MatMul(Transpose(P), V): Pᵀ as the LEFT operand (contracts over the query axis)
   vpt_perm     4-D Transpose(P, (1,0,3,2)): batch and head axes swapped too
   vpt_rtscale  the score scale is a graph input (not a constant)
+  masked-row guards with a run-time mask that fully masks some rows (fused: the kernels' zero_rows):
+  mask_guard   dynamo SDPA form: Q and Kᵀ times sqrt(scale), + mask input [B, 1, N, S] (0 / -inf,
+               rows 0 and 5 of batch 1 all -inf), Softmax, Where(IsNaN(p), 0, p), MatMul(V)
+  op23_mask    the opset-23 Attention op with a float attn_mask input [N, S] (row 3 all -inf):
+               its expansion guards with Where(IsInf(ReduceMax(bias)), 0, p)
 Usage: python3 make_graphs.py [OUT_DIR]   (default: graphs/ next to this script)
 """
 import os
@@ -226,7 +231,36 @@ def vpt_4d(g, perm):
     return ins, g.op("Mul", [o, g.const(np.array(2.0, dtype=np.float32))])
 
 
-OPSET = {"op23_3d": 23, "op23_causal": 23}
+def masked(shape, rows):
+    """A 0 / -inf additive mask: random keys masked, and every key of the given rows."""
+    m = np.where(rng.random(shape) < 0.3, -np.inf, 0.0).astype(np.float32)
+    for r in rows:
+        m[r] = -np.inf
+    return m
+
+
+def mask_guard(g):
+    B, N, S, H, d = 2, 9, 13, 2, 6
+    C = H * d
+    ins = {"x": f32(B, N, C), "ctx": f32(B, S, C), "mask": masked((B, 1, N, S), [(1, 0, 0), (1, 0, 5)])}
+    sq = g.const(np.array(d ** -0.25, dtype=np.float32))
+    q = g.op("Mul", [g.split_heads(g.linear("x", C, C, bias=False), B, N, H, d), sq])
+    k = g.op("Mul", [g.split_heads(g.linear("ctx", C, C, bias=False), B, S, H, d), sq])
+    v = g.split_heads(g.linear("ctx", C, C, bias=False), B, S, H, d)
+    s = g.op("Add", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), "mask"])
+    p = g.op("Softmax", [s], axis=-1)
+    p = g.op("Where", [g.op("IsNaN", [p]), g.const(np.array(0.0, dtype=np.float32)), p])
+    return ins, g.merge_heads(g.op("MatMul", [p, v]), B, N, H, d)
+
+
+def op23_mask(g):
+    B, H, N, S, d = 2, 2, 7, 11, 5
+    ins = {"q": f32(B, H, N, d), "k": f32(B, H, S, d), "v": f32(B, H, S, d),
+           "attn_mask": masked((N, S), [3])}
+    return ins, g.op("Attention", ["q", "k", "v", "attn_mask"])
+
+
+OPSET = {"op23_3d": 23, "op23_causal": 23, "mask_guard": 18, "op23_mask": 23}
 
 FORMS = {
     "legacy3d": legacy3d,
@@ -245,6 +279,8 @@ FORMS = {
     "vpt_left": lambda g: vpt(g, "left"),
     "vpt_perm": lambda g: vpt_4d(g, [1, 0, 3, 2]),
     "vpt_rtscale": lambda g: vpt(g, "rtscale"),
+    "mask_guard": mask_guard,
+    "op23_mask": op23_mask,
 }
 
 
