@@ -15,9 +15,16 @@
  *   ~15-20x the older kernels on SD shapes (PoCL, AVX-512; tests/perf_conv/RESULTS.md).
  *   fconv_oc4w4 (4 channels x 4 columns) where channels per group come in fours, else the
  *   scalar fconv: run-time weights (conformance tests), 3-D convs, other group shapes.
+ *   Winograd F(4x4, 3x3) (kernels/winograd.cl, try_winograd) for 2-D 3x3 convs with stride 1,
+ *   dilation 1, group 1 and constant weights: filter transform of the fconv_v panel constant
+ *   (every run, on the device: the weights file stays the same for every variant and --shape),
+ *   input transform, 36 GEMMs (fconv_v's float16 register tile), output transform with the
+ *   epilogue and split store; 1 + 3 launches per chunk of 16-tile blocks (chunks sized to stay
+ *   in cache between the launches).
  *   ONNX2CL_FCONV (read at compile time, for tests and benchmarks): "direct" / "im2col" force a
- *   fconv_v form where it applies, "o8" keeps 8 channels per work-item, "w4" selects
- *   fconv_oc4w4, "oc4" the 4-channel fconv_oc4.
+ *   fconv_v form where it applies, "winograd" the Winograd form ("winograd/N": chunks of N
+ *   blocks), "o8" keeps 8 channels per work-item, "w4" selects fconv_oc4w4, "oc4" the
+ *   4-channel fconv_oc4; any of them turns the cost model's Winograd choice off.
  *   Temporary memory: the tiled input (~1.06x the input; im2col: KH*KW x, at most 256 MiB) is a
  *   cg_temp buffer live during the node only.
  * gpu: implicit GEMM (kernels/gemm_gpu.cl GG_CONV_DEFINE) for 1-D/2-D convs with groups = 1, any
@@ -107,6 +114,21 @@ static void out_offs(struct cg_ctx *cg, const struct sched_conv *c, int64_t OC)
 {
     cg_arg_i32(cg, OC);
     for (int s = 1; s < SCHED_CONV_MAX_SPLITS; s++) cg_arg_i32(cg, s < c->nsplit ? c->off[s] : OC);
+}
+
+/* The epilogue arguments has_bias, act, has_res, rn, rc, rp, has_div, div of every conv kernel:
+ * the fconv and Winograd kernels (gpu 0: kernels/fconv.cl activation codes), the implicit GEMM
+ * and its split-K reduce (gpu 1: kernels/gemm_gpu.cl codes, fconv's 1 silu -> 2, 2 relu -> 1). */
+static void epilogue_args(struct cg_ctx *cg, const struct sched_conv *c, bool gpu)
+{
+    cg_arg_i32(cg, c->bias != IR_NONE);
+    cg_arg_i32(cg, !gpu ? c->act : c->act == 1 ? 2 : c->act == 2 ? 1 : 0);
+    cg_arg_i32(cg, c->res != IR_NONE);
+    cg_arg_i32(cg, c->rn);
+    cg_arg_i32(cg, c->rc);
+    cg_arg_i32(cg, c->rp);
+    cg_arg_i32(cg, c->div != 1.0f);
+    cg_arg_f32(cg, c->div);
 }
 
 /* fconv_v (kernels/fconv.cl): the register-tiled kernel for constant weights and 1-D/2-D convs,
@@ -283,6 +305,115 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
     return true;
 }
 
+/* Winograd F(4x4, 3x3) (kernels/winograd.cl) for 2-D 3x3 convs with stride 1, dilation 1,
+ * group 1 and constant weights, any padding. Returns false (nothing emitted) where it does not
+ * apply, where the cost model prefers fconv_v (unless ONNX2CL_FCONV=winograd), or under
+ * ONNX2CL_FCONV set to another form. Reads the fconv_v panel constant (packed_weights, the form
+ * the weights file keeps; *pk names it for the gpu class) and transforms it on the device every
+ * run (wino_filter: ~1-3% of the conv). Temporaries U, V, M as cg_temp buffers; V and M hold
+ * PTC blocks of 16 tiles at a time (chunks: see below). */
+#define WINO_TEMP_BYTES ((int64_t)128 << 20) /* most bytes of V or M */
+#define WINO_CHUNK_BYTES ((int64_t)4 << 20)  /* V + M of a chunk (cache) */
+static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
+                         struct conv_packed *pk)
+{
+    const char *env = getenv("ONNX2CL_FCONV");
+    /* "winograd" forces it where it applies; "winograd/N" also makes chunks of N blocks (tests) */
+    const bool forced = env && strncmp(env, "winograd", 8) == 0;
+    if (env && *env && !forced) return false;
+    if (!ir_is_const(g, c->w) || !g->values[c->w].data || c->group != 1) return false;
+    if (c->in[0] != 1 || c->k[0] != 1 || c->out[0] != 1) return false; /* 3-D */
+    if (c->k[1] != 3 || c->k[2] != 3 || c->s[1] != 1 || c->s[2] != 1 || c->d[1] != 1 ||
+        c->d[2] != 1)
+        return false;
+    const struct ir_value *xv = &g->values[c->x];
+    const int64_t N = xv->dims[0], C = xv->dims[1], K = g->values[c->w].dims[0];
+    const int64_t H = c->in[1], W = c->in[2], OH = c->out[1], OW = c->out[2];
+    const int64_t TH = (OH + 3) / 4, TW = (OW + 3) / 4, TWB = (TW + 15) / 16;
+    const int64_t PT = N * TH * TWB, KB = (K + 15) / 16;
+    /* cost model (PoCL, 2 cores; tests/perf_conv/RESULTS.md): direct fconv_v at ~150 GFLOP/s
+     * on the used lanes; Winograd: its multiply-adds at WINO_GEMM_FLOPS on the used tiles and
+     * channels, plus the transforms per element of V and M and the filter transform */
+    const double flop = 2.0 * (double)N * K * OH * OW * C * 9;
+    const double owt = (double)((OW + 31) / 32 * 32);
+    const double t_direct = flop / ((double)OW / owt) / 150e9;
+    const double vm = 36.0 * (double)PT * 16 * ((double)C + (double)KB * 16);
+    const double t_wino = 2.0 * 36 * (double)PT * 16 * KB * 16 * C / 120e9 + vm * 1.0e-9 +
+                          36.0 * KB * 16 * C * 4e-9;
+    if (!forced && (t_wino >= t_direct || !getenv("ONNX2CL_WINO_AUTO"))) return false;
+    const int bo = K % 8 == 0 || K > 32 ? 8 : 4; /* try_fconv_v's panels (group 1) */
+    const uint32_t wk = packed_weights(cg, g, c->w, bo, bo, false);
+    pk->w = wk;
+    pk->ocb = bo;
+    pk->flat = false;
+    /* Blocks per chunk: V and M of a chunk stay in cache from one launch to the next (~4 MiB
+     * together: measured 1.5-2x less CPU time than whole-conv temporaries on 64-128 channels,
+     * which are bound by memory traffic), but U is read again by every chunk's GEMM: at least
+     * as many blocks as make that no more than the chunk's V and M (U bytes / block bytes). */
+    const int64_t per_blk = 36 * 16 * 4 * (C > KB * 16 ? C : KB * 16); /* bytes of V or M */
+    int64_t ptc = (WINO_CHUNK_BYTES / 2 + per_blk - 1) / per_blk;
+    const int64_t ptu = (KB * 16 * C + 16 * (C + KB * 16) - 1) / (16 * (C + KB * 16));
+    if (ptc < ptu) ptc = ptu;
+    if (ptc > WINO_TEMP_BYTES / per_blk) ptc = WINO_TEMP_BYTES / per_blk;
+    if (ptc < 1) ptc = 1;
+    if (forced && env[8] == '/' && atoll(env + 9) > 0) ptc = atoll(env + 9);
+    if (ptc > PT) ptc = PT;
+    const int64_t lim = ((int64_t)1 << 31) - 1;
+    if (36 * KB * 16 * C > lim || ptc * per_blk / 4 > lim) return false;
+    (void)cg_use(cg, "winograd", IR_F32);
+    const uint32_t u = cg_temp(cg, c->node, IR_F32, 36 * KB * 16 * C);
+    const uint32_t v = cg_temp(cg, c->node, IR_F32, 36 * ptc * C * 16);
+    const uint32_t m = cg_temp(cg, c->node, IR_F32, 36 * ptc * KB * 256);
+    const char *wn, *ws = cg_wsfx(cg, wk, &wn);
+    char kname[32];
+    snprintf(kname, sizeof kname, "wino_filter_%s", ws);
+    const size_t lws[3] = {1, 1, 1};
+    const size_t fg[1] = {(size_t)KB};
+    cg_launch(cg, c->node, kname, 1, fg, lws);
+    cg_arg_buf(cg, wk);
+    cg_arg_buf(cg, u);
+    cg_arg_i32(cg, C);
+    cg_arg_i32(cg, K);
+    cg_arg_i32(cg, bo);
+    for (int64_t pt0 = 0; pt0 < PT; pt0 += ptc) {
+        const int64_t n = PT - pt0 < ptc ? PT - pt0 : ptc;
+        const size_t ig[2] = {(size_t)((C + 15) / 16), (size_t)n};
+        cg_launch(cg, c->node, "wino_in", 2, ig, lws);
+        cg_arg_buf(cg, c->x);
+        cg_arg_buf(cg, v);
+        cg_arg_i32(cg, C);
+        cg_arg_i32(cg, H);
+        cg_arg_i32(cg, W);
+        cg_arg_i32(cg, TH);
+        cg_arg_i32(cg, TWB);
+        cg_arg_i32(cg, c->p[1]);
+        cg_arg_i32(cg, c->p[2]);
+        cg_arg_i32(cg, pt0);
+        const size_t gg[2] = {(size_t)n, 36};
+        cg_launch(cg, c->node, "wino_gemm", 2, gg, lws);
+        cg_arg_buf(cg, u);
+        cg_arg_buf(cg, v);
+        cg_arg_buf(cg, m);
+        cg_arg_i32(cg, C);
+        cg_arg_i32(cg, KB);
+        const size_t og[2] = {(size_t)KB, (size_t)n};
+        cg_launch(cg, c->node, "wino_out", 2, og, lws);
+        cg_arg_buf(cg, m);
+        cg_arg_buf(cg, c->bias != IR_NONE ? c->bias : m); /* dummies when absent: never read */
+        cg_arg_buf(cg, c->res != IR_NONE ? c->res : m);
+        out_bufs(cg, c);
+        cg_arg_i32(cg, KB);
+        cg_arg_i32(cg, OH);
+        cg_arg_i32(cg, OW);
+        cg_arg_i32(cg, TH);
+        cg_arg_i32(cg, TWB);
+        cg_arg_i32(cg, pt0);
+        out_offs(cg, c, K);
+        epilogue_args(cg, c, false);
+    }
+    return true;
+}
+
 /* The fconv fallback kernels (fconv_oc4w4 / fconv_oc4 / fconv) on the ONNX weight. */
 static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c)
 {
@@ -316,14 +447,7 @@ static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sc
     for (int i = 0; i < 3; i++) cg_arg_i32(cg, c->d[i]);
     cg_arg_i32(cg, C / group);
     cg_arg_i32(cg, OC / group);
-    cg_arg_i32(cg, c->bias != IR_NONE);
-    cg_arg_i32(cg, c->act);
-    cg_arg_i32(cg, c->res != IR_NONE);
-    cg_arg_i32(cg, c->rn);
-    cg_arg_i32(cg, c->rc);
-    cg_arg_i32(cg, c->rp);
-    cg_arg_i32(cg, c->div != 1.0f);
-    cg_arg_f32(cg, c->div);
+    epilogue_args(cg, c, false);
     cg_arg_i32(cg, items);
 }
 
@@ -331,20 +455,6 @@ static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sc
 static bool gpu_applies(const struct sched_conv *c)
 {
     return c->group == 1 && c->in[0] == 1 && c->k[0] == 1 && c->out[0] == 1;
-}
-
-/* The epilogue arguments shared by the implicit GEMM and its split-K reduce (activation codes
- * of kernels/gemm_gpu.cl: fconv's 1 silu -> 2, 2 relu -> 1). */
-static void epilogue_args(struct cg_ctx *cg, const struct sched_conv *c)
-{
-    cg_arg_i32(cg, c->bias != IR_NONE);
-    cg_arg_i32(cg, c->act == 1 ? 2 : c->act == 2 ? 1 : 0);
-    cg_arg_i32(cg, c->res != IR_NONE);
-    cg_arg_i32(cg, c->rn);
-    cg_arg_i32(cg, c->rc);
-    cg_arg_i32(cg, c->rp);
-    cg_arg_i32(cg, c->div != 1.0f);
-    cg_arg_f32(cg, c->div);
 }
 
 /* The gpu class: implicit GEMM over weight pk (or the ONNX weight when pk->w == IR_NONE). */
@@ -408,7 +518,7 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     cg_arg_i32(cg, c->p[2]);
     cg_arg_i32(cg, c->d[1]);
     cg_arg_i32(cg, c->d[2]);
-    epilogue_args(cg, c);
+    epilogue_args(cg, c, true);
     if (ns == 1) return;
     const size_t rl[1] = {256}, rg[1] = {(size_t)((OC * NC + 255) / 256 * 256)};
     cg_launch(cg, c->node, "gg_conv_reduce", 1, rg, rl);
@@ -420,7 +530,7 @@ static void emit_gpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_c
     cg_arg_i32(cg, P);
     cg_arg_i32(cg, NC);
     cg_arg_i32(cg, ns);
-    epilogue_args(cg, c);
+    epilogue_args(cg, c, true);
 }
 
 void sched_conv(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c)
@@ -429,7 +539,7 @@ void sched_conv(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *
     const bool gpu = gpu_applies(c);
     cg_variant(cg, CG_VARIANT_CPU);
     (void)cg_use(cg, "fconv", IR_F32);
-    const bool packed = try_fconv_v(cg, g, c, &pk);
+    const bool packed = try_winograd(cg, g, c, &pk) || try_fconv_v(cg, g, c, &pk);
     if (!packed && !gpu) {
         cg_variant(cg, CG_VARIANT_ALL); /* one fallback launch serves both classes */
         emit_fallback(cg, g, c);

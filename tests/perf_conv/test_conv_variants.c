@@ -9,8 +9,12 @@
  *   magnitude <= 1).
  * The lowering's form is forced with ONNX2CL_FCONV (read at compile time by lower_fconv.c):
  *   "direct" (fconv_tile + fconv_v_k<KH>x<KW>...), "im2col" (fconv_im2col, or fconv_tile for
- *   pointwise convs, + fconv_v_k1x1...), "w4" (the older fconv_oc4w4 / fconv kernels), and the
- *   default (cost model). The test also asserts that the launches of the compiled model use the
+ *   pointwise convs, + fconv_v_k1x1...), "w4" (the older fconv_oc4w4 / fconv kernels),
+ *   "winograd" and "winograd/2" (kernels/winograd.cl F(4x4, 3x3), the second in chunks of 2
+ *   blocks of 16 tiles: several launches per conv; on the 3x3 stride-1 ungrouped 2-D cases,
+ *   cpu class), and the default (cost model). Winograd's float32 transforms give ~10x the
+ *   direct forms' rounding error (max 1.4e-4 here at |y| ~ 10: within the tolerance's relative
+ *   part). The test also asserts that the launches of the compiled model use the
  *   kernel the form names, so a case cannot silently test another path.
  * Shapes: channels not multiples of 8 (output channels padded to the 4/8-channel block), widths
  * not multiples of the 16/32-column tile, strides 2, 3 and 5, dilations, asymmetric pads,
@@ -80,6 +84,11 @@ static const struct tc cases[] = {
     /* long K over one output tile: split-K in the gpu class */
     {"3x3 5x5 C130 OC20 silu+res (long K)", 1, 130, 5, 5, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
     {"1x1 7x9 C600 OC12 relu div (long K)", 1, 600, 7, 9, 12, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 2, 0, 2.0f, 0},
+    /* Winograd F(4x4, 3x3): odd sizes (partial tiles, lanes past the row), several 16-tile
+     * blocks per row, batch 2, channels not multiples of 4/8/16, pads 0 and asymmetric */
+    {"wino p0 C5 OC7 H11 W69 relu", 1, 5, 11, 69, 7, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 2, 0, 1, 0},
+    {"wino p1 N2 C17 OC33 H13 W130 res[OH,OW] div", 2, 17, 13, 130, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 4, 3.0f, 0},
+    {"wino p(1,0,2,1) C9 OC16 H10 W67 silu res", 1, 9, 10, 67, 16, 3, 3, 1, 1, 1, 0, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0},
 };
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
@@ -221,6 +230,9 @@ static int run_case(const struct tc *t, const char *form)
     else if (form && !blockable) want = og % 4 == 0 ? "fconv_oc4w4" : "fconv_f32";
     else if (form && !strcmp(form, "direct") && t->sw <= 4) want = "fconv_tile";
     else if (form && !strcmp(form, "im2col")) want = pointwise ? "fconv_v_k1x1" : "fconv_im2col";
+    else if (form && !strncmp(form, "winograd", 8) && t->kh == 3 && t->kw == 3 && t->sh == 1 &&
+             t->sw == 1 && t->dh == 1 && t->dw == 1 && t->group == 1 && !t->d1)
+        want = "wino_gemm";
     bool found = want == NULL;
     for (uint32_t i = 0; i < d->n_launches; i++) {
         const char *k = d->launches[i].kernel;
@@ -335,7 +347,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot create an OpenCL context: %s\n", o2r_ctx_last_error(NULL));
         return 1;
     }
-    static const char *forms[] = {NULL, "w4", "direct", "im2col"};
+    /* winograd/2: chunks of 2 blocks of 16 tiles (several launches per conv) */
+    static const char *forms[] = {NULL, "w4", "direct", "im2col", "winograd", "winograd/2"};
     /* gpu class: the default form (a panel layout of fconv_v: direct or im2col k order) on
      * every case, the other forms (w4: the ONNX layout) on every fourth case and the long-K
      * ones; cpu class: every form, the default only for the long-K cases (there for the gpu
@@ -348,8 +361,13 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const bool longk = strstr(cases[k].name, "(long K)") != NULL;
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
-            const bool on = f16 ? f == 0 || (!gpu && f >= 2 && k % 3 == 0)
-                                : f == 0 || (gpu ? k % 4 == 0 || longk : !longk);
+            const struct tc *t = &cases[k];
+            const bool wino = t->kh == 3 && t->kw == 3 && t->sh == 1 && t->sw == 1 &&
+                              t->dh == 1 && t->dw == 1 && t->group == 1 && !t->d1;
+            bool on = f16 ? f == 0 || (!gpu && f >= 2 && k % 3 == 0)
+                          : f == 0 || (gpu ? k % 4 == 0 || longk : !longk);
+            /* the Winograd forms (cpu class only) on the cases they apply to, long K too */
+            if (f >= 4) on = !gpu && wino && (!f16 || f == 4) && (f == 4 || !longk);
             if (on && strstr(cases[k].name, filt)) bad |= run_case(&cases[k], forms[f]);
         }
     }
