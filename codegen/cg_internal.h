@@ -36,12 +36,23 @@ struct cg_arg {
     float f;         /* F32 */
 };
 
+/* One offset view made during lowering (codegen.c banner "offset views"). */
+struct cg_link {
+    uint32_t child;  /* the root made a part of another root's bytes */
+    uint32_t parent; /* the root it lies in (cg_ctx.within while the view stands) */
+    uint64_t off;    /* byte offset inside it */
+    uint32_t l0, l1; /* the copy launches [l0, l1) emitted for it anyway: removed when it stands */
+    bool undone;     /* undone after planning (it made the arena larger): the copy stays */
+};
+
 /* One device buffer (root value of an alias set). */
 struct cg_buffer {
     uint32_t value;   /* root value id */
     uint8_t space;    /* enum o2r_space */
     uint64_t offset;  /* planned offset in its region */
     uint64_t size;    /* bytes (>= 4) */
+    int32_t parent;   /* offset view: buffer index of the top root it lies in, else -1 */
+    uint64_t rel;     /* offset view: byte offset inside the parent (multiple of O2R_ALIGN) */
 };
 
 struct cg_ctx {
@@ -64,6 +75,19 @@ struct cg_ctx {
     uint32_t *alias;           /* view parent or IR_NONE */
     int64_t *first, *last;     /* lifetime of a root, in steps */
     int32_t *buf;              /* buffer index of a root or -1 */
+    uint32_t *within;          /* offset view: the root whose bytes this root lies in, IR_NONE */
+    uint64_t *within_off;      /* offset view: byte offset inside `within` */
+    unsigned char *pinned;     /* 1: the view class of this value (views and BitCast of it)
+                                  holds a graph input or output (never an offset view child) */
+    /* offset view policy (codegen.c est_build): a static estimate of live arena bytes */
+    uint32_t est_n;            /* values the estimate covers (g->nvalues before lowering) */
+    int64_t *est_first, *est_last; /* [est_n] per view class root: first write, last read step
+                                  (widened to the family's hull when roots are linked) */
+    int64_t *est_live;         /* [est_steps + 2]: est_live[t + 1] = bytes live at step t */
+    int64_t est_steps;         /* live nodes (steps 0 .. est_steps - 1; -1 = inputs) */
+    int64_t est_peak;          /* max of est_live before any view */
+    struct cg_link *links;     /* offset views, in the order lowering made them */
+    uint32_t nlinks, cap_links;
     uint32_t cap_vals;
     struct cg_buffer *bufs;    /* buffers: I/O first, then first-use order */
     uint32_t nbufs, cap_bufs;

@@ -155,9 +155,9 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
                 d->buffers[b].space == O2R_SPACE_WEIGHTS ? "weights" : "arena",
                 d->buffers[b].offset, d->buffers[b].size, d->buffers[b].space);
         put_cstring(f, d->buffers[b].name, strlen(d->buffers[b].name));
-        fputs("},\n", f);
+        fprintf(f, ", %u},\n", (unsigned)d->buffers[b].view_of); /* k: a view into buffer k-1 */
     }
-    if (!d->n_buffers) fputs("    {0, 4, 0},\n", f);
+    if (!d->n_buffers) fputs("    {0, 4, 0, NULL, 0},\n", f);
     fputs("};\n\n", f);
 
     fprintf(f, "static const struct o2r_arg %s_args[] = {\n", nm);

@@ -57,6 +57,22 @@ uint32_t cg_temp(struct cg_ctx *cg, uint32_t node_id, enum ir_dtype dtype, int64
  * codegen cannot see, e.g. Identity inside a lowering). */
 void cg_alias(struct cg_ctx *cg, uint32_t out, uint32_t in);
 
+/* ---- offset views (codegen/codegen.c banner) ----
+ * Both return false when the rules do not allow the view (the caller copies) and true when
+ * codegen made it: the caller then still emits the copy, at once, and calls cg_view_copied(),
+ * because codegen may undo the view after planning memory (then the copy runs; otherwise the
+ * copy's launches are removed). `off` is a byte offset, it must be a multiple of O2R_ALIGN
+ * (512); the contained value must be written by a launched node, must not reach a graph input
+ * or output through views, must not be a view of another buffer already, and the view must not
+ * raise the estimated peak of live activation bytes. */
+/* Concat in place: input x's bytes are bytes [off, off + size(x)) of output y, written there by
+ * x's producer. */
+bool cg_place_into(struct cg_ctx *cg, uint32_t x, uint32_t y, uint64_t off);
+/* Slice/Split view: output y's bytes are bytes [off, off + size(y)) of input x. */
+bool cg_view_into(struct cg_ctx *cg, uint32_t y, uint32_t x, uint64_t off);
+/* The launches since the last cg_place_into / cg_view_into that returned true are its copy. */
+void cg_view_copied(struct cg_ctx *cg);
+
 /* ---- kernel variants (docs/kernel_variants.md) ----
  * A node may be computed by different kernels on different kinds of device: CPU-shaped kernels
  * (register tiles, float16 vectors, one work-item per row) and GPU-shaped ones (__local tiles,

@@ -2,6 +2,10 @@
  * into its slab of the output: with the output viewed as [outer, A, inner] (A = output dim on
  * `axis`, negative axis counted from the end), input k [outer, a_k, inner] lands at offset
  * (a_0 + .. + a_{k-1}) * inner. Inputs must share y's element type.
+ * In place: when outer is 1 each slab is one contiguous run of y, and an input that codegen
+ * accepts (codegen.c banner "offset views": slab offset a multiple of 512 bytes, input written
+ * by a kernel, not a graph input/output, not placed elsewhere already) is written there by its
+ * producer: no launch for it. Every other input keeps its copy.
  */
 #include "lower_ka.h"
 
@@ -35,7 +39,7 @@ bool lower_concat(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         const int64_t dims[3] = {outer, a, inner};
         const int64_t xs[3] = {a * inner, inner, 1};
         const int64_t ys[3] = {A * inner, inner, 1};
-        ka_strided_copy(cg, g, node, x, y, 3, dims, xs, 0, ys, off * inner);
+        ka_move(cg, g, node, x, y, 3, dims, xs, 0, ys, off * inner, KA_X_IN_Y);
         off += a;
     }
     if (off != A) ir_fatal_node(g, n, "Concat: inputs add up to %lld along axis %lld, output has %lld",

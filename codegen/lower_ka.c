@@ -95,25 +95,32 @@ int64_t ka_dense_strides(int rank, const int64_t *dims, int64_t *strides)
     return s;
 }
 
-void ka_strided_copy(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t x, uint32_t y,
-                     int rank, const int64_t *dims, const int64_t *xs, int64_t xoff,
-                     const int64_t *ys, int64_t yoff)
+/* A copy's iteration space collapsed (ka_collapse) into d, s (x's strides, y's); returns the new
+ * rank, *n the element count (0: nothing collapsed, the rank returned is 0). */
+static int copy_space(int rank, const int64_t *dims, const int64_t *xs, const int64_t *ys,
+                      int64_t *d, int64_t (*s)[IR_MAX_RANK * 2], int64_t *n)
 {
     IR_ASSERT(rank <= IR_MAX_RANK * 2);
-    int64_t d[IR_MAX_RANK * 2];
-    int64_t s[2][IR_MAX_RANK * 2];
-    int64_t n = 1;
+    *n = 1;
     for (int k = 0; k < rank; k++) {
         d[k] = dims[k];
         s[0][k] = xs[k];
         s[1][k] = ys[k];
-        n *= dims[k];
+        *n *= dims[k];
     }
+    return *n ? ka_collapse(rank, d, 2, s) : 0;
+}
+
+void ka_strided_copy(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t x, uint32_t y,
+                     int rank, const int64_t *dims, const int64_t *xs, int64_t xoff,
+                     const int64_t *ys, int64_t yoff)
+{
+    int64_t d[IR_MAX_RANK * 2], s[2][IR_MAX_RANK * 2], n;
+    const int r = copy_space(rank, dims, xs, ys, d, s, &n);
     if (n == 0) return;
     if (n >= ((int64_t)1 << 31))
         ir_fatal_node(g, &g->nodes[node], "a copy of %lld elements exceeds the 32-bit indexing "
                       "of the kernels", (long long)n);
-    int r = ka_collapse(rank, d, 2, s);
     if (r > KA_COPY_RANK)
         ir_fatal_node(g, &g->nodes[node], "%s: data movement needs %d non-mergeable axes "
                       "(the kernels handle %d)", ir_op_name(g->nodes[node].op), r, KA_COPY_RANK);
@@ -149,4 +156,25 @@ void ka_strided_copy(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint3
             const int j = k - (KA_COPY_RANK - r);
             cg_arg_i32(cg, j >= 0 ? s[which][j] : 0);
         }
+}
+
+bool ka_move(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t x, uint32_t y,
+             int rank, const int64_t *dims, const int64_t *xs, int64_t xoff, const int64_t *ys,
+             int64_t yoff, enum ka_view view)
+{
+    int64_t d[IR_MAX_RANK * 2], s[2][IR_MAX_RANK * 2], n;
+    const size_t es = ir_dtype_size(g->values[x].dtype);
+    if (view != KA_COPY && copy_space(rank, dims, xs, ys, d, s, &n) == 1 && s[0][0] == 1 &&
+        s[1][0] == 1 && es == ir_dtype_size(g->values[y].dtype)) {
+        if ((view == KA_Y_IN_X && yoff == 0 && n == ir_numel(g, y) &&
+             cg_view_into(cg, y, x, (uint64_t)xoff * es)) ||
+            (view == KA_X_IN_Y && xoff == 0 && n == ir_numel(g, x) &&
+             cg_place_into(cg, x, y, (uint64_t)yoff * es))) {
+            ka_strided_copy(cg, g, node, x, y, rank, dims, xs, xoff, ys, yoff);
+            cg_view_copied(cg);
+            return true;
+        }
+    }
+    ka_strided_copy(cg, g, node, x, y, rank, dims, xs, xoff, ys, yoff);
+    return false;
 }

@@ -40,6 +40,19 @@ int ka_collapse(int rank, int64_t *dims, int nops, int64_t (*strides)[IR_MAX_RAN
 void ka_strided_copy(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t x, uint32_t y,
                      int rank, const int64_t *dims, const int64_t *xs, int64_t xoff,
                      const int64_t *ys, int64_t yoff);
+/* Which offset view ka_move may make instead of a copy (codegen/codegen.c banner). */
+enum ka_view {
+    KA_COPY = 0,    /* always copy */
+    KA_Y_IN_X = 1,  /* y may be a view of x (Slice, Split): cg_view_into */
+    KA_X_IN_Y = 2,  /* x may be written in place into y (Concat): cg_place_into */
+};
+/* ka_strided_copy; when the copy moves one contiguous run that covers all of y (KA_Y_IN_X,
+ * yoff 0) or all of x (KA_X_IN_Y, xoff 0) and codegen accepts the view at the other side's
+ * byte offset, the copy is marked as the view's (cg_view_copied: removed unless the view is
+ * undone). Returns whether a view was made. */
+bool ka_move(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, uint32_t x, uint32_t y,
+             int rank, const int64_t *dims, const int64_t *xs, int64_t xoff, const int64_t *ys,
+             int64_t yoff, enum ka_view view);
 /* Fills every element of y with the dtype-sized low bytes of the little-endian 64-bit pattern
  * `bits` (kernels/fill.cl fill, per element size); nothing is emitted for an empty y.
  * Used by ConstantOfShape and by reductions over an empty axis (lower_reduce.c). */

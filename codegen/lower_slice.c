@@ -3,7 +3,9 @@
  * must be constants, read here. Per axis (ONNX rules): negative start/end += dim; step > 0
  * clamps start, end into [0, dim]; step < 0 clamps start into [0, dim-1], end into [-1, dim-1].
  * The copy is y[c] = x[sum (start_k + c_k*step_k) * xstride_k], one strided launch
- * (negative strides for negative steps). Fatal (located) on a run-time parameter, step 0,
+ * (negative strides for negative steps), or none when y is one contiguous run of x that codegen
+ * accepts as an offset view (codegen.c banner: e.g. a slice of the outermost non-1 axis at a
+ * 512-byte multiple, y not a graph output). Fatal (located) on a run-time parameter, step 0,
  * a repeated axis, or an output shape that disagrees with these rules.
  */
 #include "lower_ka.h"
@@ -70,6 +72,6 @@ bool lower_slice(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         off += start[k] * xsd[k];
         xs[k] = step[k] * xsd[k];
     }
-    ka_strided_copy(cg, g, node, x, y, r, yv->dims, xs, off, ys, 0);
+    ka_move(cg, g, node, x, y, r, yv->dims, xs, off, ys, 0, KA_Y_IN_X);
     return true;
 }

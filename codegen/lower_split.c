@@ -2,7 +2,10 @@
  * the constant `split` input): each present output is a strided copy of its slab of the input.
  * Slab sizes along `axis`: the constant split input, else ceil(A / outputs) each with the rest
  * in the last (Split-18 num_outputs; an even split for older opsets); slab k starts at the sum
- * of the earlier sizes. A run-time split input is refused (fatal, located).
+ * of the earlier sizes. An output that is one contiguous run of the input (the product of the
+ * dims before `axis` is 1) and that codegen accepts as an offset view (codegen.c banner: slab
+ * offset a multiple of 512 bytes, not a graph output) gets no copy. A run-time split input is
+ * refused (fatal, located).
  */
 #include "lower_ka.h"
 
@@ -51,7 +54,7 @@ bool lower_split(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         const int64_t dims[3] = {outer, a, inner};
         const int64_t xs[3] = {A * inner, inner, 1};
         const int64_t ys[3] = {a * inner, inner, 1};
-        ka_strided_copy(cg, g, node, x, y, 3, dims, xs, off * inner, ys, 0);
+        ka_move(cg, g, node, x, y, 3, dims, xs, off * inner, ys, 0, KA_Y_IN_X);
         off += a;
     }
     return true;

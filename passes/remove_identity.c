@@ -11,6 +11,11 @@
  * it commutes with concatenation; k+1 Cast launches become one (the dynamo export of Flux computes
  * its rotary frequencies in float64 and concatenates their float32 casts: 3 launches saved). Nodes whose output is a graph output are
  * kept (codegen makes them views), so graph output names never change.
+ * First, Cast(V(Gather(x, i_k)), to=T) for k = 1..n, n >= 2 Gathers of the same x (V: zero or
+ * more views, Reshape/Unsqueeze/..., each value on the way read only once) -> V(Gather(Cast(x,
+ * to=T), i_k)): a conversion commutes with gathering and reshaping; n Cast launches become one
+ * (the dynamo Flux export selects the 3 position-id columns and casts each to float64: 3 -> 1).
+ * The values on the way take type T, so the Casts are same-type Casts, forwarded below.
  */
 #include "passes.h"
 
@@ -77,9 +82,81 @@ static bool hoist_casts_over_concat(struct ir_graph *g)
     return changed;
 }
 
+/* The Cast at the end of the single-use view chain from y (see the banner), or IR_NONE. */
+static uint32_t cast_after_views(const struct ir_graph *g, const uint32_t *reader, uint32_t y)
+{
+    for (;;) {
+        if (g->values[y].nuses != 1 || g->values[y].is_output) return IR_NONE;
+        const struct ir_node *n = &g->nodes[reader[y]];
+        if (n->op == IR_OP_CAST) return reader[y];
+        if (!(ir_op_flags(n->op) & IR_F_VIEW) || n->inputs[0] != y || n->noutputs < 1 ||
+            n->outputs[0] == IR_NONE)
+            return IR_NONE;
+        y = n->outputs[0];
+    }
+}
+
+/* Cast(V(Gather(x, i_k)), T) -> V(Gather(Cast(x, T), i_k)) for >= 2 Gathers of one x (banner):
+ * the Gathers read one new Cast; the values up to the old Casts take type T, the old Casts are
+ * left for the forwarding sweep. Returns whether anything changed (the graph is re-sorted). */
+static bool hoist_casts_over_gathers(struct ir_graph *g)
+{
+    const uint32_t nn = g->nnodes, nv = g->nvalues;
+    uint32_t *reader = ir_alloc(g, sizeof *reader * (nv ? nv : 1)); /* of single-use values */
+    uint32_t *cand = ir_alloc(g, sizeof *cand * (nn ? nn : 1));     /* candidate Gathers */
+    int64_t *to = ir_alloc(g, sizeof *to * (nn ? nn : 1));          /* their Casts' type */
+    for (uint32_t i = 0; i < nn; i++)
+        for (uint32_t k = 0; !g->nodes[i].dead && k < g->nodes[i].ninputs; k++)
+            if (g->nodes[i].inputs[k] != IR_NONE) reader[g->nodes[i].inputs[k]] = i;
+    uint32_t nc = 0;
+    for (uint32_t i = 0; i < nn; i++) {
+        const struct ir_node *n = &g->nodes[i];
+        if (n->dead || n->op != IR_OP_GATHER || n->noutputs != 1) continue;
+        const uint32_t y = n->outputs[0], ci = cast_after_views(g, reader, y);
+        if (ci == IR_NONE || ir_is_const(g, n->inputs[0])) continue;
+        const struct ir_node *c = &g->nodes[ci];
+        if (c->noutputs != 1 || c->outputs[0] == IR_NONE) continue;
+        const int64_t t = ir_attr_int(c, "to", -1);
+        if (t == (int64_t)g->values[y].dtype || t != (int64_t)g->values[c->outputs[0]].dtype)
+            continue;
+        to[nc] = t;
+        cand[nc++] = i;
+    }
+    bool changed = false;
+    for (uint32_t a = 0; a < nc; a++) {
+        if (cand[a] == IR_NONE) continue;
+        const uint32_t x = g->nodes[cand[a]].inputs[0];
+        uint32_t n = 0;
+        for (uint32_t b = a; b < nc; b++)
+            n += cand[b] != IR_NONE && g->nodes[cand[b]].inputs[0] == x && to[b] == to[a];
+        if (n < 2) continue;
+        const struct ir_value *xv = &g->values[x];
+        const uint32_t xc = ir_value_add(g, ir_name_unique(g, ir_sprintf(g, "%s/cast", xv->name)),
+                                         (enum ir_dtype)to[a], xv->rank, xv->dims);
+        g->values[xc].dims_known = g->values[x].dims_known;
+        const uint32_t id = ir_node_add(g, IR_OP_CAST, g->values[xc].name, "Cast", &x, 1, &xc, 1);
+        ir_attr_set_int(g, id, "to", to[a]);
+        for (uint32_t b = a; b < nc; b++)
+            if (cand[b] != IR_NONE && g->nodes[cand[b]].inputs[0] == x && to[b] == to[a]) {
+                g->nodes[cand[b]].inputs[0] = xc;
+                for (uint32_t v = g->nodes[cand[b]].outputs[0];; v = g->nodes[reader[v]].outputs[0]) {
+                    g->values[v].dtype = (enum ir_dtype)to[a];
+                    if (g->nodes[reader[v]].op == IR_OP_CAST) break;
+                }
+                cand[b] = IR_NONE;
+            }
+        changed = true;
+    }
+    if (changed) {
+        ir_recount(g);
+        ir_toposort(g);
+    }
+    return changed;
+}
+
 bool pass_remove_identity(struct ir_graph *g)
 {
-    bool changed = false;
+    bool changed = hoist_casts_over_gathers(g);
     /* Readers are rewired in one sweep at the end (through fwd), not per Identity: rewiring per
      * node made the pass quadratic (3 s on a 65k-node unrolled graph). */
     uint32_t *fwd = ir_alloc(g, sizeof(uint32_t) * ((size_t)g->nvalues + 1));

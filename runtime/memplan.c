@@ -32,6 +32,11 @@
  *     compiler's step-granular lifetimes, so every overlap the compiled plan made is still
  *     legal. With kernel variants, the same rule applied to the selected launches only gives
  *     the selected class's lifetimes.
+ *   Offset views (o2r_buffer.view_of: a buffer that is a byte range of its parent) move with
+ *   their parent: a cut never falls inside the parent's range, so the first try keeps them in
+ *   its chunk as compiled; the second places parents only (a child's launches count for its
+ *   parent's lifetime, and a used child makes its parent used) and then puts each child at
+ *   the parent's chunk offset plus its distance from the parent in the compiled layout.
  *   Every chunk starts at a buffer offset (a multiple of O2R_ALIGN), so every sub-buffer
  *   offset stays a multiple of O2R_ALIGN.
  *   A single tensor larger than the limit cannot be placed: the error names it, its size and
@@ -251,9 +256,24 @@ static o2r_status plan_replace(const struct o2r_model_desc *d, uint32_t kclass, 
         hi[b] = (int64_t)d->n_launches;
         lo[b] = lo[b] < (int64_t)d->n_launches ? lo[b] : (int64_t)d->n_launches;
     }
+    for (uint32_t i = 0; i < d->n_buffers; i++) { /* a view's lifetime is its parent's */
+        uint32_t v = d->buffers[i].view_of;
+        if (v && lo[i] <= hi[i]) {
+            lo[v - 1] = lo[v - 1] < lo[i] ? lo[v - 1] : lo[i];
+            hi[v - 1] = hi[v - 1] > hi[i] ? hi[v - 1] : hi[i];
+        }
+    }
     for (uint32_t i = 0; i < d->n_buffers; i++)
         if (lo[i] > hi[i]) /* named by no launch and no I/O: its bytes are never touched */
             lo[i] = hi[i] = -2;
+    const uint32_t nall = n; /* parents first in ids; views after them, placed with them */
+    n = 0;
+    for (uint32_t k = 0; k < nall; k++)
+        if (!d->buffers[ids[k]].view_of) {
+            uint32_t t = ids[n];
+            ids[n++] = ids[k];
+            ids[k] = t;
+        }
     if (!sort_ids(d, ids, n, 1)) {
         o2r_fmt(err, cap, "out of host memory placing the arena of model '%s'", d->name);
         st = O2R_ERR_NOMEM;
@@ -289,6 +309,12 @@ static o2r_status plan_replace(const struct o2r_model_desc *d, uint32_t kclass, 
         p->buf_off[b] = off;
         if (off + size > p->chunk_bytes[chunk])
             p->chunk_bytes[chunk] = off + size;
+    }
+    for (uint32_t k = n; k < nall; k++) {
+        const struct o2r_buffer *c = &d->buffers[ids[k]];
+        const uint32_t par = c->view_of - 1;
+        p->buf_chunk[ids[k]] = p->buf_chunk[par];
+        p->buf_off[ids[k]] = p->buf_off[par] + (c->offset - d->buffers[par].offset);
     }
     p->arena_replaced = 1;
 done:
@@ -330,6 +356,9 @@ o2r_status o2r_mem_plan_build(const struct o2r_model_desc *d, uint32_t kclass, u
         used[d->inputs[i].buf] = 1;
     for (uint32_t i = 0; i < d->n_outputs; i++)
         used[d->outputs[i].buf] = 1;
+    for (uint32_t i = 0; i < nb; i++) /* an offset view's bytes are its parent's */
+        if (used[i] && d->buffers[i].view_of)
+            used[d->buffers[i].view_of - 1] = 1;
     for (uint32_t i = 0; i < nb; i++)
         if (!used[i]) {
             p->buf_chunk[i] = UINT32_MAX;
@@ -471,6 +500,8 @@ uint64_t o2r_desc_build_hash(const struct o2r_model_desc *d)
         hash_u64(&h, d->buffers[i].offset);
         hash_u64(&h, d->buffers[i].size);
         hash_u64(&h, d->buffers[i].space);
+        if (d->buffers[i].view_of) /* (builds without views keep the hashes they had) */
+            hash_u64(&h, 0x76696577u + (uint64_t)d->buffers[i].view_of);
     }
     hash_u64(&h, d->n_args);
     for (uint32_t i = 0; d->args && i < d->n_args; i++) {

@@ -62,6 +62,20 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
             return O2R_ERR_ARG;
         }
     }
+    for (uint32_t i = 0; i < d->n_buffers; i++) { /* offset views (onnx2cl_rt.h o2r_buffer) */
+        const struct o2r_buffer *b = &d->buffers[i];
+        if (!b->view_of)
+            continue;
+        const struct o2r_buffer *p = b->view_of <= d->n_buffers ? &d->buffers[b->view_of - 1] : NULL;
+        if (!p || p == b || p->view_of || b->space != O2R_SPACE_ARENA ||
+            p->space != O2R_SPACE_ARENA || b->offset < p->offset ||
+            b->offset - p->offset > p->size || b->size > p->size - (b->offset - p->offset)) {
+            o2r_set_error(ctx, "model '%s': buffer %u ('%s') is a view of buffer %u, which is not "
+                          "an arena buffer that holds it and is not itself a view", mn,
+                          (unsigned)i, b->name ? b->name : "?", (unsigned)b->view_of - 1);
+            return O2R_ERR_ARG;
+        }
+    }
     if (d->weights_file_bytes > d->weights_bytes ||
         (d->weights_file_bytes < d->weights_bytes && !d->const_data) ||
         (d->n_stored && !d->stored) || (d->n_repacks && !d->repacks)) {

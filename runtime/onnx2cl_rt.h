@@ -28,8 +28,9 @@ extern "C" {
 #endif
 
 #define O2R_MAX_RANK 8
-#define O2R_ABI_VERSION 5 /* 4: tunable kernel instances (struct o2r_tunable); 5: weights file
-                            independent of --shape (struct o2r_stored, o2r_repack, const_data) */
+#define O2R_ABI_VERSION 6 /* 4: tunable kernel instances (struct o2r_tunable); 5: weights file
+                            independent of --shape (struct o2r_stored, o2r_repack, const_data);
+                            6: offset views (o2r_buffer.view_of) */
 /* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * of common devices: 4096 bits). */
 #define O2R_ALIGN 512
@@ -60,12 +61,21 @@ enum o2r_space {
 
 /* One device buffer = a sub-buffer [offset, offset+size) of the arena or the weights region.
  * The runtime may place it in one of several device allocations (see o2r_model_init); the
- * offset is its place in the compiled, contiguous layout (and in the weights file). */
+ * offset is its place in the compiled, contiguous layout (and in the weights file).
+ * Offset views (view_of > 0): an arena buffer that is a byte range of another arena buffer, its
+ * parent (buffers[view_of - 1]), e.g. one input of a Concat that its producer writes in place
+ * into the Concat's output, or a Slice/Split output that is a contiguous part of its input. It
+ * still gets its own sub-buffer (kernels take no offset argument), and its offset lies inside
+ * the parent's range, (offset - parent offset) a multiple of O2R_ALIGN; the parent is not
+ * itself a view (codegen resolves chains) and the runtime keeps the child at that distance
+ * from the parent wherever it places the parent (runtime/memplan.c). A child's launches count
+ * for the parent's lifetime: the bytes are the parent's. */
 struct o2r_buffer {
     uint64_t offset;  /* bytes, multiple of O2R_ALIGN */
     uint64_t size;    /* bytes, > 0 */
     uint8_t space;    /* enum o2r_space */
     const char *name; /* tensor (ONNX value) name, for messages; may be NULL */
+    uint32_t view_of; /* 0: owns its bytes; k >= 1: an offset view into buffer k - 1 (arena) */
 };
 
 enum o2r_arg_kind {

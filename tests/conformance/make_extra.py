@@ -314,6 +314,23 @@ def cast_rewrite_cases():
              helper.make_node("Mul", ["c", "c"], ["y"])]
     case("concat_of_casts_f64", nodes, [("a", a), ("b", b)], [("y", TP.FLOAT), ("c", TP.FLOAT)],
          tolerance=(0, 0))
+    # Cast(Unsqueeze(Gather(x, k)), double) for k = 0, 1, 2 -> one Cast of x (dynamo Flux's
+    # position ids); a fourth Gather of x stays float32 (no Cast after it)
+    x = (r.standard_normal((6, 3)) * 50).astype(np.float32)
+    ax = np.array([1], np.int64)
+    nodes = []
+    for k in range(3):
+        nodes += [helper.make_node("Gather", ["x", f"k{k}"], [f"g{k}"], axis=1),
+                  helper.make_node("Unsqueeze", [f"g{k}", "ax"], [f"u{k}"]),
+                  helper.make_node("Cast", [f"u{k}"], [f"c{k}"], to=TP.DOUBLE),
+                  helper.make_node("Mul", [f"c{k}", "w"], [f"m{k}"])]
+    nodes += [helper.make_node("Concat", ["m0", "m1", "m2"], ["s"], axis=1),
+              helper.make_node("Cast", ["s"], ["y"], to=TP.FLOAT),
+              helper.make_node("Gather", ["x", "k1"], ["z"], axis=1)]
+    case("gather_casts_f64", nodes, [("x", x)], [("y", TP.FLOAT), ("s", TP.DOUBLE), ("z", TP.FLOAT)],
+         inits=[("k0", np.array(0, np.int64)), ("k1", np.array(1, np.int64)),
+                ("k2", np.array(2, np.int64)), ("ax", ax), ("w", np.array([1.0 / 3], np.float64))],
+         tolerance=(0, 0))
 
 
 def nan_cases():

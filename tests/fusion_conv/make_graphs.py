@@ -153,9 +153,10 @@ def conv1d(g):
 GRAPHS = [qkv_bias, geom_mix, weight_input, epilogue, many, splitk, attnblock, conv1d]
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "graphs")
-    for fn in GRAPHS:
+def main(graphs=None, here=HERE):
+    """Writes each graph of `graphs` (default GRAPHS) to OUT_DIR or `here`/graphs."""
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "graphs")
+    for fn in graphs or GRAPHS:
         g = G()
         name = fn.__name__
         ins, outs = fn(g)

@@ -35,7 +35,7 @@ static const struct o2r_io fz_outputs[] = {
     {"y", O2R_F32, 2, {2, 3}, 0, 24},
     {"y/2", O2R_I64, 1, {2}, 0, 16},
 };
-static const struct o2r_buffer fz_buffers[] = {{0, 64, O2R_SPACE_ARENA, "io"}};
+static const struct o2r_buffer fz_buffers[] = {{0, 64, O2R_SPACE_ARENA, "io", 0}};
 static const struct o2r_model_desc fz_desc = {
     O2R_ABI_VERSION, "fuzz", "0", "", 0, "", 64, 0, 0, 1, fz_buffers, 0, NULL, 0, NULL,
     4, fz_inputs, 2, fz_outputs, 0, NULL, 0, NULL, O2R_F32, 0, NULL, 0, NULL, 0, NULL,

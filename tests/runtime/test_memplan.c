@@ -7,7 +7,9 @@
  * every chunk <= limit, offsets aligned, and no two buffers whose lifetimes (recomputed here from
  * the launch arguments, independently of the planner) overlap share a byte; (4) random
  * descriptors (lifetimes, sizes, a valid compiled plan made here) checked the same way under
- * several limits; (5) a tensor over the limit is refused naming it; o2r_desc_memory figures.
+ * several limits; (5) a tensor over the limit is refused naming it; o2r_desc_memory figures;
+ * (6) offset views (o2r_buffer.view_of) move with their parent, cut or placed again, and their
+ * lifetimes count for it.
  * Assumes: nothing but the runtime library (no OpenCL device is touched).
  */
 #include <stdlib.h>
@@ -86,8 +88,10 @@ static int check_plan(const struct synth *s, const struct o2r_mem_plan *p, uint6
             bad++;
         }
         for (uint32_t j = 0; j < i; j++) {
-            if (p->buf_chunk[j] != c || s->hi[i] < s->lo[j] || s->hi[j] < s->lo[i])
-                continue;
+            if (p->buf_chunk[j] != c || s->hi[i] < s->lo[j] || s->hi[j] < s->lo[i] ||
+                s->bufs[i].view_of == j + 1 || s->bufs[j].view_of == i + 1 ||
+                (s->bufs[i].view_of && s->bufs[i].view_of == s->bufs[j].view_of))
+                continue; /* (a view and its parent share bytes by design) */
             uint64_t a0 = p->buf_off[i], a1 = a0 + s->bufs[i].size;
             uint64_t b0 = p->buf_off[j], b1 = b0 + s->bufs[j].size;
             if (a0 < b1 && b0 < a1) {
@@ -131,11 +135,11 @@ static void test_fixed(void)
      * overlaps the next in space but not in time (compiled reuse), plus D live throughout */
     memset(&s, 0, sizeof s);
     for (int i = 0; i < 5; i++)
-        s.bufs[i] = (struct o2r_buffer){(uint64_t)i * 1024, 1000, O2R_SPACE_WEIGHTS, "w"};
-    s.bufs[5] = (struct o2r_buffer){0, 3072, O2R_SPACE_ARENA, "A"};
-    s.bufs[6] = (struct o2r_buffer){2048, 3072, O2R_SPACE_ARENA, "B"};
-    s.bufs[7] = (struct o2r_buffer){4096, 3072, O2R_SPACE_ARENA, "C"};
-    s.bufs[8] = (struct o2r_buffer){7168, 1024, O2R_SPACE_ARENA, "D"};
+        s.bufs[i] = (struct o2r_buffer){(uint64_t)i * 1024, 1000, O2R_SPACE_WEIGHTS, "w", 0};
+    s.bufs[5] = (struct o2r_buffer){0, 3072, O2R_SPACE_ARENA, "A", 0};
+    s.bufs[6] = (struct o2r_buffer){2048, 3072, O2R_SPACE_ARENA, "B", 0};
+    s.bufs[7] = (struct o2r_buffer){4096, 3072, O2R_SPACE_ARENA, "C", 0};
+    s.bufs[8] = (struct o2r_buffer){7168, 1024, O2R_SPACE_ARENA, "D", 0};
     int lo[] = {0, 0, 1, 2, 3, 0, 2, 4, 0}, hi[] = {0, 1, 2, 3, 4, 1, 3, 5, 5};
     memcpy(s.lo, lo, sizeof lo);
     memcpy(s.hi, hi, sizeof hi);
@@ -249,11 +253,11 @@ static void test_classes(void)
     char err[512];
     memset(&s, 0, sizeof s);
     /* weights: c0 (cpu, 1000 B at 0), g0 (gpu, 2 MiB at 1024), c1 (cpu, 1000 B after it) */
-    s.bufs[0] = (struct o2r_buffer){0, 1000, O2R_SPACE_WEIGHTS, "c0"};
-    s.bufs[1] = (struct o2r_buffer){1024, 2u << 20, O2R_SPACE_WEIGHTS, "g0"};
-    s.bufs[2] = (struct o2r_buffer){1024 + (2u << 20), 1000, O2R_SPACE_WEIGHTS, "c1"};
-    s.bufs[3] = (struct o2r_buffer){0, 4096, O2R_SPACE_ARENA, "x"};    /* shared */
-    s.bufs[4] = (struct o2r_buffer){4096, 4096, O2R_SPACE_ARENA, "tg"}; /* gpu temp */
+    s.bufs[0] = (struct o2r_buffer){0, 1000, O2R_SPACE_WEIGHTS, "c0", 0};
+    s.bufs[1] = (struct o2r_buffer){1024, 2u << 20, O2R_SPACE_WEIGHTS, "g0", 0};
+    s.bufs[2] = (struct o2r_buffer){1024 + (2u << 20), 1000, O2R_SPACE_WEIGHTS, "c1", 0};
+    s.bufs[3] = (struct o2r_buffer){0, 4096, O2R_SPACE_ARENA, "x", 0};    /* shared */
+    s.bufs[4] = (struct o2r_buffer){4096, 4096, O2R_SPACE_ARENA, "tg", 0}; /* gpu temp */
     int lo[] = {0, 1, 0, 0, 1}, hi[] = {0, 1, 0, 2, 1};
     memcpy(s.lo, lo, sizeof lo);
     memcpy(s.hi, hi, sizeof hi);
@@ -288,11 +292,49 @@ static void test_classes(void)
               O2R_ERR_NODEVICE && strstr(err, "'g0'"), "gpu, 8K: %s", err);
 }
 
+/* Offset views: parent P (4096 bytes, read at launches 3..4) holds C0 (written at 0, read at 1)
+ * and C1 (written at 1, read at 2) at relative offsets 0 and 2048; R (4096 bytes, live 0..1)
+ * and S (4096, live 5) complete a compiled plan whose one cluster exceeds a 4096-byte limit, so
+ * the arena is placed again: R must not share bytes with C0 (P's lifetime is 0..4 through its
+ * views), and the views stay at their distance from P. */
+static void test_views(void)
+{
+    static struct synth s;
+    struct o2r_mem_plan p;
+    char err[512];
+    memset(&s, 0, sizeof s);
+    s.bufs[0] = (struct o2r_buffer){0, 4096, O2R_SPACE_ARENA, "P", 0};
+    s.bufs[1] = (struct o2r_buffer){0, 2048, O2R_SPACE_ARENA, "C0", 1};
+    s.bufs[2] = (struct o2r_buffer){2048, 2048, O2R_SPACE_ARENA, "C1", 1};
+    s.bufs[3] = (struct o2r_buffer){4096, 4096, O2R_SPACE_ARENA, "R", 0};
+    s.bufs[4] = (struct o2r_buffer){2048, 4096, O2R_SPACE_ARENA, "S", 0};
+    int lo[] = {3, 0, 1, 0, 5}, hi[] = {4, 1, 2, 1, 5};
+    memcpy(s.lo, lo, sizeof lo);
+    memcpy(s.hi, hi, sizeof hi);
+    synth_finish(&s, 5, 6);
+    for (int k = 0; k < 2; k++) {
+        const uint64_t limit = k ? 8192 : 4096;
+        CHECK(o2r_mem_plan_build(&s.d, O2R_VARIANT_ALL, limit, "test", &p, err, sizeof err) == O2R_OK,
+              "%s", err);
+        CHECK(p.arena_replaced == (k == 0), "limit %llu: replaced %d", (unsigned long long)limit,
+              p.arena_replaced);
+        CHECK(p.buf_chunk[1] == p.buf_chunk[0] && p.buf_chunk[2] == p.buf_chunk[0] &&
+                  p.buf_off[1] == p.buf_off[0] && p.buf_off[2] == p.buf_off[0] + 2048,
+              "limit %llu: views at chunk %u/%u offsets %llu/%llu, parent chunk %u offset %llu",
+              (unsigned long long)limit, p.buf_chunk[1], p.buf_chunk[2],
+              (unsigned long long)p.buf_off[1], (unsigned long long)p.buf_off[2], p.buf_chunk[0],
+              (unsigned long long)p.buf_off[0]);
+        CHECK(check_plan(&s, &p, limit, k ? "views 8192" : "views 4096") == 0, "views");
+        o2r_mem_plan_free(&p);
+    }
+}
+
 int main(void)
 {
     test_parse();
     test_fixed();
     test_random();
     test_classes();
+    test_views();
     return rt_test_done("test_memplan");
 }

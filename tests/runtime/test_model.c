@@ -47,9 +47,9 @@ static const char k_source[] =
 
 /* buffers: 0 x (arena 0), 1 t (arena 4096), 2 y (arena 8192), 3 a (weights 0), 4 c (weights 4096) */
 static const struct o2r_buffer k_buffers[] = {
-    {0, N * 4, O2R_SPACE_ARENA, "x"},    {4096, N * 4, O2R_SPACE_ARENA, "t"},
-    {8192, N * 4, O2R_SPACE_ARENA, "y"}, {0, N * 4, O2R_SPACE_WEIGHTS, "a"},
-    {4096, N * 4, O2R_SPACE_WEIGHTS, "c"},
+    {0, N * 4, O2R_SPACE_ARENA, "x", 0},    {4096, N * 4, O2R_SPACE_ARENA, "t", 0},
+    {8192, N * 4, O2R_SPACE_ARENA, "y", 0}, {0, N * 4, O2R_SPACE_WEIGHTS, "a", 0},
+    {4096, N * 4, O2R_SPACE_WEIGHTS, "c", 0},
 };
 static struct o2r_arg k_args[] = {
     {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 3}}, {O2R_ARG_BUF, {.buf = 1}},
@@ -649,8 +649,8 @@ done:
 /* A model without weights (weights_bytes 0, no file), plus a launch with gws 0 (skipped). */
 static void test_no_weights(void)
 {
-    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, NULL},
-                                             {4608, N * 4, O2R_SPACE_ARENA, NULL}};
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, NULL, 0},
+                                             {4608, N * 4, O2R_SPACE_ARENA, NULL, 0}};
     static const struct o2r_arg args[] = {
         {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}},
         {O2R_ARG_F32, {.f32 = -1.0f}}, {O2R_ARG_I32, {.i32 = N}},
@@ -713,8 +713,8 @@ static void test_variants(void)
         {cpu_src, sizeof cpu_src - 1, O2R_VARIANT_CPU},
         {broken, sizeof broken - 1, O2R_VARIANT_GPU},
     };
-    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, "x"},
-                                             {4608, N * 4, O2R_SPACE_ARENA, "y"}};
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, "x", 0},
+                                             {4608, N * 4, O2R_SPACE_ARENA, "y", 0}};
     static const struct o2r_arg args[] = {
         {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_I32, {.i32 = N}},
     };
