@@ -6,6 +6,14 @@
  * accepts (codegen.c banner "offset views": slab offset a multiple of 512 bytes, input written
  * by a kernel, not a graph input/output, not placed elsewhere already) is written there by its
  * producer: no launch for it. Every other input keeps its copy.
+ * Not done (issue 11 item 2, batch > 1): with outer > 1 an input is `outer` runs of a_k * inner
+ * elements at stride A * inner in y, not one sub-buffer (SD UNets under classifier-free
+ * guidance, batch 2: every up-block skip Concat). It would take producers that store at a row
+ * stride: the conv kernels' multi-output store (passes/fuse/sibling_conv.c; kernels/fconv.cl,
+ * gemm_gpu.cl write each member's channel range into its own tensor) generalized to a channel
+ * offset and a channel total of a bigger tensor, so a Conv producing input k writes channels
+ * [a_0 + .. + a_{k-1}, + a_k) of y directly; the views' lifetime rules (codegen.c) apply
+ * unchanged, and inputs made by other kernels (GroupNorm, elementwise) keep their copies.
  */
 #include "lower_ka.h"
 
