@@ -119,6 +119,80 @@ static void emit_antialias(struct cg_ctx *cg, struct ir_graph *g, uint32_t node,
     }
 }
 
+/* Source index of output coordinate c on one axis for mode nearest, computed with the float
+ * formulas of kernels/resize.cl (ka_rs_coord, ka_rs_taps; the arguments as the kernel gets them);
+ * -1 for tf_crop_and_resize (not handled here). */
+static int64_t nn_source(int ctm, int nm, int64_t c, int64_t in, float scale, float ow, float p0)
+{
+    const float fc = (float)c;
+    float x;
+    switch (ctm) {
+    case 0: x = (fc + 0.5f) / scale - 0.5f; break;
+    case 1: x = p0 + (fc + 0.5f) / scale - 0.5f; break;
+    case 2: x = ow == 1.0f ? -0.5f : (fc + 0.5f) / scale - 0.5f; break;
+    case 3: x = ow == 1.0f ? 0.0f : fc * (float)(in - 1) / (ow - 1.0f); break;
+    case 4: x = fc / scale; break;
+    case 6: x = (fc + 0.5f) / scale; break;
+    default: return -1;
+    }
+    const float fl = floorf(x), r = x - fl;
+    int64_t t = (int64_t)fl;
+    if (r != 0.0f) {
+        if (nm == 0) t = r <= 0.5f ? t : t + 1;
+        else if (nm == 1) t = r < 0.5f ? t : t + 1;
+        else if (nm == 3) t = t + 1;
+    }
+    return t < 0 ? 0 : (t >= in ? in - 1 : t);
+}
+
+/* Integer upscale factor of axis k for mode nearest: f >= 1 when out = f * in and output
+ * coordinate c reads input c / f for every c (so resize_nn_up may replace resize_nearest), else
+ * 0. An inactive axis has factor 1. */
+static int64_t nn_factor(const struct ir_graph *g, uint32_t node, int k, bool active, double scale,
+                         int ctm, int nm)
+{
+    const struct ir_node *n = &g->nodes[node];
+    const int64_t in = g->values[n->inputs[0]].dims[k], out = g->values[n->outputs[0]].dims[k];
+    if (!active) return 1;
+    if (in <= 0 || out % in != 0 || ctm == 5) return 0;
+    const int64_t f = out / in;
+    const double ow = scale * (double)in;
+    const double p0 = ctm == 1 ? ((double)in / 2.0) * (1.0 - (double)out / ow) : 0.0;
+    for (int64_t c = 0; c < out; c++)
+        if (nn_source(ctm, nm, c, in, (float)scale, (float)ow, (float)p0) != c / f) return 0;
+    return f;
+}
+
+/* Nearest upsampling of the last two axes by integer factors (cpu class, kernels/resize.cl
+ * resize_nn_up): true if emitted. Only for mode nearest with every active axis among the last
+ * two and nn_factor() > 0 on both. */
+static bool emit_nn_up(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, const bool *active,
+                       const double *scale, int ctm, int nm)
+{
+    const struct ir_node *n = &g->nodes[node];
+    const struct ir_value *xv = &g->values[n->inputs[0]];
+    const int r = xv->rank;
+    if (r < 1) return false;
+    for (int k = 0; k < r - 2; k++)
+        if (active[k]) return false;
+    const int64_t fw = nn_factor(g, node, r - 1, active[r - 1], scale[r - 1], ctm, nm);
+    const int64_t fh = r >= 2 ? nn_factor(g, node, r - 2, active[r - 2], scale[r - 2], ctm, nm) : 1;
+    if (fw == 0 || fh == 0) return false;
+    const int64_t W = xv->dims[r - 1], rows = ir_numel(g, n->inputs[0]) / W;
+    const char *sfx = cg_use(cg, "resize", ka_size_type(g, node, xv->dtype));
+    char kname[64];
+    snprintf(kname, sizeof kname, "resize_nn_up_%s", sfx);
+    size_t lws[1] = {rows >= 256 ? 8 : 1}, gws[1] = {((size_t)rows + lws[0] - 1) / lws[0] * lws[0]};
+    cg_launch(cg, node, kname, 1, gws, lws);
+    cg_arg_buf(cg, n->inputs[0]);
+    cg_arg_buf(cg, n->outputs[0]);
+    cg_arg_i32(cg, rows);
+    cg_arg_i32(cg, W);
+    cg_arg_i32(cg, fh);
+    cg_arg_i32(cg, fw);
+    return true;
+}
+
 bool lower_resize(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
@@ -241,6 +315,11 @@ bool lower_resize(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         const struct resize_aa_params ax = {mode, ctm, cubic_a, excl, extrap};
         emit_antialias(cg, g, node, &ax, active, scale, r0, r1);
         return true;
+    }
+    if (mode == 0) { /* integer nearest upsampling: the cpu class's row kernel */
+        cg_variant(cg, CG_VARIANT_CPU);
+        if (emit_nn_up(cg, g, node, active, scale, ctm, nm)) cg_variant(cg, CG_VARIANT_GPU);
+        else cg_variant(cg, CG_VARIANT_ALL);
     }
     if (first == r) first = r - 1 < 0 ? 0 : r - 1;
     if (r - first > 4)

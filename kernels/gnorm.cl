@@ -5,12 +5,14 @@
  * (n*C + g*CPG)*S. Gamma/Beta: [C] (per_group == 0) or [G] (per_group == 1).
  *   y[n,c,s] = act((x[n,c,s] - mean) * rsqrt(var + eps) * gamma[a] + beta[a]),  a = c or g,
  *   act: 0 identity, 1 silu (v * sigmoid(v) = v / (1 + exp(-v))).
- * gnorm: ONE launch, one work-group of exactly GN_LWS items per (n, g):
- *   gws[0] = N*G*GN_LWS, lws[0] = GN_LWS. The work-group reads its group twice for the
- *   statistics and a third time to write the normalized, scaled, activated result, channel by
- *   channel (so the affine parameters are loaded once per channel and the inner loop has no
- *   division); planes smaller than GN_LWS (tiny models, low resolutions) use one flat loop
- *   instead. The work-item partial sums run over R/GN_LWS elements, then a __local tree.
+ * gnorm (GPU class, groups small enough for one work-group): ONE launch, one work-group of
+ *   exactly GN_LWS items per (n, g): gws[0] = N*G*GN_LWS, lws[0] = GN_LWS. The work-group reads
+ *   its group twice for the statistics and a third time to write the normalized, scaled,
+ *   activated result, channel by channel (so the affine parameters are loaded once per channel
+ *   and the inner loop has no division); planes smaller than GN_LWS (tiny models, low
+ *   resolutions) use one flat loop instead. The work-item partial sums run over R/GN_LWS
+ *   elements, then a __local tree. Larger groups on GPUs: gnorm_part / gnorm_apply below.
+ *   The CPU class runs gnorm_rows (below) instead.
  * NUMERICS RULE (this kernel, and every other variant of GroupNorm / LayerNorm /
  * InstanceNorm, e.g. GPU work-group kernels, must follow it; kernels/norm.cl does the same):
  *   - shift: x0 = the group's first element; statistics are taken on x - x0 (exact when x and
@@ -24,11 +26,8 @@
  *   Guarantees the tests assert (tests/fusion_norm/graphs/gnx_*, lnx_*): an all-constant group
  *   gives exactly beta (x - x0 == 0, so m == 0 and the product is 0), and groups with a large
  *   mean and a tiny variance match a float64 reference within 1e-4 + 1e-3 |ref|.
- *   Why one launch and not stats + apply kernels (CPU class; GPU class: gnorm_part/gnorm_apply
- *   below when a group is large): on PoCL a work-group is a loop on one core,
- *   __local memory is ordinary cache, and N*G work-groups (32+ for SD) already fill the cores;
- *   a second launch would add its latency and a scratch buffer for nothing. Groups of any size
- *   work (the loops stride by GN_LWS; indices are int: the lowering checks numel < 2^31).
+ *   Groups of any size work (the loops stride by GN_LWS; indices are int: the lowering checks
+ *   numel < 2^31). float32 only (codegen/lower_gnorm.c): the CPU kernels read float vectors.
  */
 #ifndef GN_LWS
 #define GN_LWS 128
@@ -207,4 +206,161 @@ __kernel void KN(gnorm_apply)(__global const T *X, __global const float *Part,
                 y[j] = (T)((((float)x[j] - x0) - m) * sc + b);
         }
     }
+}
+
+/* ---- CPU class: one work-item per group (or per part of a group), contiguous vector loops ----
+ * gnorm_rows:   one work-item per group r < rows (gws[0] = rows rounded up to lws, any lws;
+ *               items past the last group exit: no barriers, no __local). Statistics in ONE
+ *               read of the group: it is cut into chunks of GN_CHUNK elements (L1-resident);
+ *               per chunk two passes on values shifted by the group's first element x0
+ *               (mc = sum(x - x0) / len, qc = sum(((x - x0) - mc)^2), the second pass from
+ *               L1), merged into the running (n, m, q) with Chan's formula (NUMERICS RULE).
+ *               Then one pass writes ((x - x0) - m) * (gamma * rsqrt(q / R + eps)) + beta
+ *               (+ SiLU) channel segment by channel segment. float8 loads (vload8: rows need
+ *               only float alignment) and a scalar tail per chunk / segment.
+ * gnorm_rows_part / gnorm_rows_apply: the same for groups cut into P parts of `span`
+ *               elements (span a multiple of GN_CHUNK, the last part shorter, none empty), one
+ *               work-item per (r, p), gws[0] = rows*P rounded up to lws, when there are too few
+ *               groups to occupy the cores (codegen/lower_gnorm.c). gnorm_rows_part writes the
+ *               part's Chan partial Part[2*(r*P + p)] = mp, [.. + 1] = qp (mean offset from x0,
+ *               M2); gnorm_rows_apply merges the P partials of its group left to right (every
+ *               item of a group gets bit-identical m and q) and writes its part.
+ * Why not the work-group kernel gnorm on CPUs: PoCL runs a work-group as a loop over its items
+ * between barriers, so each of gnorm's 128 items walks the whole group with a stride of 128
+ * elements (every cache line fetched up to 16 times, 4 MiB groups at VAE 512x512 do not stay in
+ * cache): [1,128,512,512] 32 groups + SiLU took 1.1-1.6 s, gnorm_rows 43-66 ms (README Passes).
+ * One item per group already fills the cores at SD shapes (32+ groups) and reads the group
+ * from cache in its second pass when it fits; with fewer groups the split adds items. */
+#ifndef GN_CHUNK
+#define GN_CHUNK 2048
+#endif
+
+#ifndef O2C_GNORM_ROWS_HELPERS
+#define O2C_GNORM_ROWS_HELPERS
+static float gn_hsum8(float8 v)
+{
+    const float4 s = v.lo + v.hi;
+    return (s.x + s.y) + (s.z + s.w);
+}
+
+/* Chan statistics of x[0 .. len) on values shifted by x0: *m = mean(x - x0), *q = the sum of
+ * squared deviations from it. Chunk by chunk (two passes each, the second from L1), chunks
+ * merged left to right: n = na + nb, d = mb - ma, m = ma + d nb / n, q = qa + qb + d^2 na nb / n.
+ * A constant x (x == x0 everywhere) gives m = 0 and q = 0 exactly. */
+static void gn_rows_stats(const __global float *x, int len, float x0, float *m_out,
+                          float *q_out)
+{
+    float n = 0.0f, m = 0.0f, q = 0.0f;
+    for (int c0 = 0; c0 < len; c0 += GN_CHUNK) {
+        const int cl = min(GN_CHUNK, len - c0), c8 = cl >> 3;
+        const __global float *xc = x + c0;
+        float8 s8 = (float8)(0.0f);
+        for (int i = 0; i < c8; i++) s8 += vload8(i, xc) - x0;
+        float s = gn_hsum8(s8);
+        for (int j = c8 * 8; j < cl; j++) s += xc[j] - x0;
+        const float nb = (float)cl, mb = s / nb;
+        float8 q8 = (float8)(0.0f);
+        for (int i = 0; i < c8; i++) {
+            const float8 d = (vload8(i, xc) - x0) - mb;
+            q8 += d * d;
+        }
+        float qb = gn_hsum8(q8);
+        for (int j = c8 * 8; j < cl; j++) {
+            const float d = (xc[j] - x0) - mb;
+            qb += d * d;
+        }
+        const float nn = n + nb, d = mb - m;
+        m += d * (nb / nn);
+        q += qb + d * d * (n * (nb / nn));
+        n = nn;
+    }
+    *m_out = m;
+    *q_out = q;
+}
+
+/* y[j] = act(((x[j] - x0) - m) * sc + b) for j in [0, len). */
+static void gn_rows_seg(const __global float *x, __global float *y, int len, float x0, float m,
+                        float sc, float b, int act)
+{
+    const int l8 = len >> 3;
+    if (act == 1) {
+        for (int i = 0; i < l8; i++) {
+            const float8 v = ((vload8(i, x) - x0) - m) * sc + b;
+            vstore8(v / (1.0f + exp(-v)), i, y);
+        }
+        for (int j = l8 * 8; j < len; j++) {
+            const float v = ((x[j] - x0) - m) * sc + b;
+            y[j] = v / (1.0f + exp(-v));
+        }
+    } else {
+        for (int i = 0; i < l8; i++) vstore8(((vload8(i, x) - x0) - m) * sc + b, i, y);
+        for (int j = l8 * 8; j < len; j++) y[j] = ((x[j] - x0) - m) * sc + b;
+    }
+}
+
+/* Writes elements [j0, j1) of group r (channel segments of S elements; see gnorm_rows). */
+static void gn_rows_apply_range(const __global float *x, __global float *y,
+                                const __global float *Gamma, const __global float *Beta, int g,
+                                int cpg, int S, int j0, int j1, float x0, float m, float inv,
+                                int per_group, int act)
+{
+    for (int c = j0 / S; c * S < j1; c++) {
+        const int a = per_group ? g : g * cpg + c;
+        const int s0 = max(j0, c * S), s1 = min(j1, (c + 1) * S);
+        gn_rows_seg(x + s0, y + s0, s1 - s0, x0, m, inv * Gamma[a], Beta[a], act);
+    }
+}
+#endif
+
+__kernel void KN(gnorm_rows)(__global const T *X, __global const T *Gamma,
+                             __global const T *Beta, __global T *Y, int C, int S, int G,
+                             float eps, int per_group, int act, int rows)
+{
+    const int r = (int)get_global_id(0);
+    if (r >= rows) return;
+    const int cpg = C / G, R = cpg * S;
+    const __global float *x = X + r * R;
+    __global float *y = Y + r * R;
+    const float x0 = x[0]; /* shift (NUMERICS RULE) */
+    float m, q;
+    gn_rows_stats(x, R, x0, &m, &q);
+    gn_rows_apply_range(x, y, Gamma, Beta, r % G, cpg, S, 0, R, x0, m, rsqrt(q / (float)R + eps),
+                        per_group, act);
+}
+
+__kernel void KN(gnorm_rows_part)(__global const T *X, __global float *Part, int R, int P,
+                                  int span, int items)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= items) return;
+    const int r = i / P, p = i % P;
+    const __global float *x = X + r * R;
+    const int j0 = p * span, j1 = min(R, j0 + span);
+    float m, q;
+    gn_rows_stats(x + j0, j1 - j0, x[0], &m, &q);
+    Part[2 * i] = m;
+    Part[2 * i + 1] = q;
+}
+
+__kernel void KN(gnorm_rows_apply)(__global const T *X, __global const float *Part,
+                                   __global const T *Gamma, __global const T *Beta,
+                                   __global T *Y, int C, int S, int G, int P, int span,
+                                   float eps, int per_group, int act, int items)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= items) return;
+    const int r = i / P, p = i % P;
+    const int cpg = C / G, R = cpg * S;
+    float n = 0.0f, m = 0.0f, q = 0.0f;
+    for (int k = 0; k < P; k++) { /* Chan, left to right (see gn_rows_stats) */
+        const float nb = (float)min(span, R - k * span), nn = n + nb;
+        const float d = Part[2 * (r * P + k)] - m;
+        m += d * (nb / nn);
+        q += Part[2 * (r * P + k) + 1] + d * d * (n * (nb / nn));
+        n = nn;
+    }
+    const __global float *x = X + r * R;
+    const int j0 = p * span, j1 = min(R, j0 + span);
+    gn_rows_apply_range(x, Y + r * R, Gamma, Beta, r % G, cpg, S, j0, j1, x[0], m,
+                        rsqrt(q / (float)R + eps), per_group, act);
 }

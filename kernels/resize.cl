@@ -232,6 +232,67 @@ __kernel void KN(resize_aa)(__global const T *x, __global T *y, int n, int in, i
 #define KA_RESIZE_BODY                                                                        \
     KA_ST(y, i, KA_LD(x, base + idx[0][0] * s0 + idx[1][0] * s1 + idx[2][0] * s2 + idx[3][0] * s3));
 KA_RESIZE(resize_nearest, 0)
+
+/* resize_nn_up (cpu class; instantiated for the unsigned type of the element size: u8, u16,
+ * u32, u64, a bit copy): nearest upsampling of the last two axes by integer factors, x viewed
+ * as [rows, W] (rows = B*H), y as [rows*fh, W*fw]:
+ *   y[r*fh + i, w*fw + j] = x[r, w]   (i < fh, j < fw)
+ * which is what resize_nearest computes when every output coordinate's source index is c / f
+ * (the lowering checks that on the host with the same float formulas, codegen/lower_resize.c).
+ * One work-item per input row (gws[0] = rows rounded up to lws; items past the last row exit):
+ * it reads the row once and writes its fh output rows; fw == 2 (the SD / VAE / TAESD 2x
+ * upsample) with 4-element loads and 8-element stores, fw == 1 with 8-element copies, other
+ * factors element by element. Rows need only element alignment (vloadn / vstoren). */
+#if O2C_TID == O2C_ID_u8
+#define RN_V4 uchar4
+#define RN_V8 uchar8
+#elif O2C_TID == O2C_ID_u16
+#define RN_V4 ushort4
+#define RN_V8 ushort8
+#elif O2C_TID == O2C_ID_u32
+#define RN_V4 uint4
+#define RN_V8 uint8
+#elif O2C_TID == O2C_ID_u64
+#define RN_V4 ulong4
+#define RN_V8 ulong8
+#endif
+#ifdef RN_V4
+__kernel void KN(resize_nn_up)(__global const T *x, __global T *y, int rows, int W, int fh,
+                               int fw)
+{
+    const int r = (int)get_global_id(0);
+    if (r >= rows) return;
+    const int OW = W * fw;
+    const __global T *xr = x + r * W;
+    __global T *yr = y + r * fh * OW;
+    if (fw == 2) {
+        const int w4 = W >> 2;
+        for (int q = 0; q < w4; q++) {
+            const RN_V4 v = vload4(q, xr);
+            const RN_V8 o = (RN_V8)(v.x, v.x, v.y, v.y, v.z, v.z, v.w, v.w);
+            for (int i = 0; i < fh; i++) vstore8(o, q, yr + i * OW);
+        }
+        for (int w = w4 * 4; w < W; w++)
+            for (int i = 0; i < fh; i++) yr[i * OW + 2 * w] = yr[i * OW + 2 * w + 1] = xr[w];
+    } else if (fw == 1) {
+        const int w8 = W >> 3;
+        for (int q = 0; q < w8; q++) {
+            const RN_V8 v = vload8(q, xr);
+            for (int i = 0; i < fh; i++) vstore8(v, q, yr + i * OW);
+        }
+        for (int w = w8 * 8; w < W; w++)
+            for (int i = 0; i < fh; i++) yr[i * OW + w] = xr[w];
+    } else {
+        for (int w = 0; w < W; w++) {
+            const T v = xr[w];
+            for (int i = 0; i < fh; i++)
+                for (int j = 0; j < fw; j++) yr[i * OW + w * fw + j] = v;
+        }
+    }
+}
+#undef RN_V4
+#undef RN_V8
+#endif
 #undef KA_RESIZE_BODY
 #undef KA_RESIZE
 #undef KA_CT

@@ -581,3 +581,9 @@ gnx("gnx_splitconst_f32", "inst", np.float32, [(1, 4, 41, 53), (1, 132, 8, 8)], 
 
 # last, so that the graphs above keep their random streams
 lnx_rows("lnx_rows_f32", np.float32, (15, 16, 17, 33))
+
+# Groups the cpu class splits over work-items (codegen/lower_gnorm.c gn_cpu_parts: fewer than 16
+# groups of >= 2 * 8192 elements): (1,8,48,173) G=4 has 4 groups (constant, mean 1000, normal +
+# ramp, mean 250) of R = 2 * 8304 = 16608 in parts of 10240 + 6368, the part boundary inside the
+# group's second channel. After lnx_rows, so that the graphs above keep their random streams.
+gnx("gnx_cpusplit_f32", "op21", np.float32, [(1, 8, 48, 173)], 4, True, ramp=True)

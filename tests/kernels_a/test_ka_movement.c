@@ -345,6 +345,50 @@ static void resize_tests(void)
         kt_input(c, IR_F32, 1, d4, up2, true);
         RUN(c, "Resize nearest int64 x2", 0, 0);
     }
+    /* integer nearest upsampling: the cpu class's resize_nn_up (codegen/lower_resize.c), the
+     * gpu class's resize_nearest; odd widths (vector loop + tail), > 256 rows (lws 8, items past
+     * the last row), fw 1 / 2 / 3, every element size */
+    const int64_t dw[] = {1, 3, 100, 37}, dh[] = {2, 3, 5, 19};
+    const float up3[] = {1, 1, 3, 3}, uph[] = {1, 1, 2, 1}, upw[] = {1, 1, 1, 2};
+    resize_one("Resize nearest half_pixel x2 (round_prefer_floor: c / 2)", "nearest",
+               "half_pixel", NULL, d, up2, NULL, 19, 0);
+    resize_one("Resize nearest half_pixel round_prefer_ceil x3", "nearest", "half_pixel",
+               "round_prefer_ceil", d, up3, NULL, 19, 0);
+    resize_one("Resize nearest pytorch_half_pixel x2, 300 rows", "nearest", "pytorch_half_pixel",
+               NULL, dw, up2, NULL, 19, 0);
+    resize_one("Resize nearest asymmetric floor x3", "nearest", "asymmetric", "floor", d, up3,
+               NULL, 19, 0);
+    resize_one("Resize nearest asymmetric floor height x2 only (fw 1)", "nearest", "asymmetric",
+               "floor", dh, uph, NULL, 19, 0);
+    resize_one("Resize nearest asymmetric floor width x2 only (fh 1)", "nearest", "asymmetric",
+               "floor", dh, upw, NULL, 19, 0);
+    resize_one("Resize nearest asymmetric round_prefer_floor x3 (not c / 3: resize_nearest)",
+               "nearest", "asymmetric", NULL, d, up3, NULL, 19, 0);
+    resize_one("Resize nearest half_pixel_symmetric sizes x2", "nearest", "half_pixel_symmetric",
+               NULL, (const int64_t[]){1, 2, 4, 5}, NULL, (const int64_t[]){1, 2, 8, 10}, 19, 0);
+    static const enum ir_dtype nn_types[] = {IR_U8, IR_F16, IR_I64};
+    static const char *const nn_names[] = {"uint8", "float16", "int64"};
+    for (int k = 0; k < 3; k++) {
+        struct kt_case *c = kt_new("Resize", 13);
+        kt_attr_string(c, "mode", "nearest");
+        kt_attr_string(c, "coordinate_transformation_mode", "asymmetric");
+        kt_attr_string(c, "nearest_mode", "floor");
+        kt_input(c, nn_types[k], 4, dh, NULL, false);
+        kt_input(c, IR_F32, 1, (const int64_t[]){0}, NULL, true);
+        kt_input(c, IR_F32, 1, (const int64_t[]){4}, up2, true);
+        snprintf(label, sizeof label, "Resize nearest %s x2 (odd width 19)", nn_names[k]);
+        RUN(c, label, 0, 0);
+    }
+    {
+        struct kt_case *c = kt_new("Resize", 19);
+        kt_attr_string(c, "mode", "nearest");
+        kt_attr_string(c, "coordinate_transformation_mode", "asymmetric");
+        kt_attr_string(c, "nearest_mode", "floor");
+        kt_input(c, IR_F32, 3, (const int64_t[]){2, 3, 13}, NULL, false);
+        kt_input(c, IR_F32, 1, (const int64_t[]){0}, NULL, true);
+        kt_input(c, IR_F32, 1, (const int64_t[]){3}, (const float[]){1, 1, 2}, true);
+        RUN(c, "Resize nearest 1-D x2 (rank 3)", 0, 0);
+    }
 }
 
 static void misc_tests(void)

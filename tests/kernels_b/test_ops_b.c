@@ -360,6 +360,13 @@ static void t_norm(void)
     IN_F(c, true, 4);
     kt_attr_int(c, "num_groups", 2);
     run(c, "GroupNormalization-21 large groups", 1e-5, 1e-4);
+    /* one group of 180600: the cpu class cuts it into 15 parts of <= 12288 (lower_gnorm.c) */
+    c = kt_new("GroupNormalization", 21);
+    IN_F(c, false, 1, 2, 300, 301);
+    IN_F(c, true, 2);
+    IN_F(c, true, 2);
+    kt_attr_int(c, "num_groups", 1);
+    run(c, "GroupNormalization-21 one group split over work-items", 1e-5, 1e-4);
     c = kt_new("LayerNormalization", 17);
     IN_F(c, false, 3, 7, 33);
     IN_F(c, true, 33);

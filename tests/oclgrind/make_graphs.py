@@ -18,7 +18,8 @@ Also data/unet_6x6/{inputs,ref}: the tiny UNet (models/tiny/unet/model.onnx, not
 gpu-class run in CI (oclgrind.unet_6x6.gpu): every GEMM/conv/attention launch then has partial
 tiles (36 and 9 positions), and it fits CI's time on oclgrind. onnxruntime reproduces the
 PyTorch reference of models/tiny/unet at 16x16 within 2.2e-6.
-Run: python3 tests/oclgrind/make_graphs.py
+Also graphs/resize_zoo: integer nearest upsampling (cpu-class resize_nn_up tails and factors).
+Run: python3 tests/oclgrind/make_graphs.py [NAME ...]
 """
 import os
 import shutil
@@ -148,7 +149,38 @@ def unet_6x6():
              os.path.join(tiny, "model.onnx"), feeds)
 
 
+def resize_zoo():
+    """Integer nearest upsampling (the cpu class's resize_nn_up, codegen/lower_resize.c): widths
+    with vector loops and tails (fw 2: 19 = 4*4 + 3; fw 1: 19 = 8*2 + 3), a factor 3 (element
+    loop), 300 input rows (work-groups of 8, the last one partly past the end), float32 and
+    uint8 (another element size)."""
+    r = np.random.default_rng(20261202)
+    cases = [("a", [2, 3, 5, 19], [1, 1, 2, 2], TP.FLOAT), ("b", [1, 3, 100, 37], [1, 1, 2, 2], TP.FLOAT),
+             ("c", [2, 3, 5, 7], [1, 1, 3, 3], TP.FLOAT), ("d", [2, 3, 5, 19], [1, 1, 2, 1], TP.FLOAT),
+             ("e", [2, 3, 5, 19], [1, 1, 2, 2], TP.UINT8)]
+    nodes, inits, ins, outs, feeds = [], [], [], [], {}
+    for n, shape, sc, tp in cases:
+        inits.append(nh.from_array(np.array(sc, np.float32), "s" + n))
+        nodes.append(oh.make_node("Resize", ["x" + n, "", "s" + n], ["y" + n], mode="nearest",
+                                  coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+        ins.append(oh.make_tensor_value_info("x" + n, tp, shape))
+        outs.append(oh.make_tensor_value_info("y" + n, tp, [a * int(b) for a, b in zip(shape, sc)]))
+        feeds["x" + n] = (r.integers(0, 256, shape).astype(np.uint8) if tp == TP.UINT8
+                          else r.standard_normal(shape).astype(np.float32))
+    g = oh.make_graph(nodes, "resize_zoo", ins, outs, inits)
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", 19)]), feeds
+
+
 if __name__ == "__main__":
-    write("conv_zoo", *conv_zoo())
-    unet_6x6()
-    write("gpu_zoo", *gpu_zoo())
+    import sys
+    # arguments: only these graphs (default: all)
+    def wanted(name):
+        return len(sys.argv) < 2 or name in sys.argv[1:]
+    if wanted("conv_zoo"):
+        write("conv_zoo", *conv_zoo())
+    if wanted("unet_6x6"):
+        unet_6x6()
+    if wanted("gpu_zoo"):
+        write("gpu_zoo", *gpu_zoo())
+    if wanted("resize_zoo"):
+        write("resize_zoo", *resize_zoo())
