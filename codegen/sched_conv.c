@@ -313,7 +313,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
  * run (wino_filter: ~1-3% of the conv). Temporaries U, V, M as cg_temp buffers; V and M hold
  * PTC blocks of 16 tiles at a time (chunks: see below). */
 #define WINO_TEMP_BYTES ((int64_t)128 << 20) /* most bytes of V or M */
-#define WINO_CHUNK_BYTES ((int64_t)4 << 20)  /* V + M of a chunk (cache) */
+#define WINO_CHUNK_BYTES ((int64_t)16 << 20) /* V + M of a chunk (cache) */
 static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
                          struct conv_packed *pk)
 {
@@ -331,25 +331,29 @@ static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sch
     const int64_t H = c->in[1], W = c->in[2], OH = c->out[1], OW = c->out[2];
     const int64_t TH = (OH + 3) / 4, TW = (OW + 3) / 4, TWB = (TW + 15) / 16;
     const int64_t PT = N * TH * TWB, KB = (K + 15) / 16;
-    /* cost model (PoCL, 2 cores; tests/perf_conv/RESULTS.md): direct fconv_v at ~150 GFLOP/s
-     * on the used lanes; Winograd: its multiply-adds at WINO_GEMM_FLOPS on the used tiles and
-     * channels, plus the transforms per element of V and M and the filter transform */
+    /* cost model (PoCL, 2 cores; bench/results/winograd.md): both GEMM-like loops (fconv_v,
+     * wino_gemm) at ~150 GFLOP/s on the lanes and channels they compute (fconv_v: 32-column
+     * tiles; Winograd: 16-tile blocks of a tile row, 16-channel panels), the Winograd
+     * transforms at ~0.5 ns per element of V and M, its filter transform ~2 ns per element of
+     * U. Small planes (8x8: 2 of 16 lanes used) and few output channels (the 64 -> 3 output
+     * conv) stay direct. */
     const double flop = 2.0 * (double)N * K * OH * OW * C * 9;
     const double owt = (double)((OW + 31) / 32 * 32);
     const double t_direct = flop / ((double)OW / owt) / 150e9;
     const double vm = 36.0 * (double)PT * 16 * ((double)C + (double)KB * 16);
-    const double t_wino = 2.0 * 36 * (double)PT * 16 * KB * 16 * C / 120e9 + vm * 1.0e-9 +
-                          36.0 * KB * 16 * C * 4e-9;
-    if (!forced && (t_wino >= t_direct || !getenv("ONNX2CL_WINO_AUTO"))) return false;
+    const double t_wino = 2.0 * 36 * (double)PT * 16 * KB * 16 * C / 150e9 + vm * 0.5e-9 +
+                          36.0 * KB * 16 * C * 2e-9;
+    if (!forced && t_wino >= t_direct) return false;
     const int bo = K % 8 == 0 || K > 32 ? 8 : 4; /* try_fconv_v's panels (group 1) */
     const uint32_t wk = packed_weights(cg, g, c->w, bo, bo, false);
     pk->w = wk;
     pk->ocb = bo;
     pk->flat = false;
-    /* Blocks per chunk: V and M of a chunk stay in cache from one launch to the next (~4 MiB
-     * together: measured 1.5-2x less CPU time than whole-conv temporaries on 64-128 channels,
-     * which are bound by memory traffic), but U is read again by every chunk's GEMM: at least
-     * as many blocks as make that no more than the chunk's V and M (U bytes / block bytes). */
+    /* Blocks per chunk: V and M of a chunk stay in cache (L3) from one launch to the next
+     * (~16 MiB together: whole-conv temporaries on 64-128 channels are bound by memory
+     * traffic; 4 MiB chunks cost more in launches: full TAESD 1.67x onnxruntime with 4 MiB,
+     * 1.46x with 16 MiB in one loaded session), but U is read again by every chunk's GEMM: at
+     * least as many blocks as make that no more than the chunk's V and M. */
     const int64_t per_blk = 36 * 16 * 4 * (C > KB * 16 ? C : KB * 16); /* bytes of V or M */
     int64_t ptc = (WINO_CHUNK_BYTES / 2 + per_blk - 1) / per_blk;
     const int64_t ptu = (KB * 16 * C + 16 * (C + KB * 16) - 1) / (16 * (C + KB * 16));
@@ -362,8 +366,6 @@ static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sch
     if (36 * KB * 16 * C > lim || ptc * per_blk / 4 > lim) return false;
     (void)cg_use(cg, "winograd", IR_F32);
     const uint32_t u = cg_temp(cg, c->node, IR_F32, 36 * KB * 16 * C);
-    const uint32_t v = cg_temp(cg, c->node, IR_F32, 36 * ptc * C * 16);
-    const uint32_t m = cg_temp(cg, c->node, IR_F32, 36 * ptc * KB * 256);
     const char *wn, *ws = cg_wsfx(cg, wk, &wn);
     char kname[32];
     snprintf(kname, sizeof kname, "wino_filter_%s", ws);
@@ -375,6 +377,8 @@ static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sch
     cg_arg_i32(cg, C);
     cg_arg_i32(cg, K);
     cg_arg_i32(cg, bo);
+    const uint32_t v = cg_temp(cg, c->node, IR_F32, 36 * ptc * C * 16);
+    const uint32_t m = cg_temp(cg, c->node, IR_F32, 36 * ptc * KB * 256);
     for (int64_t pt0 = 0; pt0 < PT; pt0 += ptc) {
         const int64_t n = PT - pt0 < ptc ? PT - pt0 : ptc;
         const size_t ig[2] = {(size_t)((C + 15) / 16), (size_t)n};

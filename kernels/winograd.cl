@@ -180,20 +180,50 @@ static inline float16 wg_load16(__global const float *s, int c0, int W, float *b
         WG_BT(d0, d1, d2, d3, d4, d5, e##r##0, e##r##1, e##r##2, e##r##3, e##r##4, e##r##5);     \
     } while (0)
 
-/* Column x of the patch: V[6*y + x] = (Bᵀ e)[y][x], stored for ξ = 6y + x. */
-#define WG_IN_COL(x)                                                                             \
+/* Column x of the patch: V[6*y + x] = (Bᵀ e)[y][x], stored at dst + ξ*xs, ξ = 6y + x. */
+#define WG_IN_COL(dst, xs, x)                                                                    \
     do {                                                                                         \
         float16 v0, v1, v2, v3, v4, v5;                                                          \
         WG_BT(e0##x, e1##x, e2##x, e3##x, e4##x, e5##x, v0, v1, v2, v3, v4, v5);                 \
-        vstore16(v0, 0, dst + (0 * 6 + (x)) * xs);                                               \
-        vstore16(v1, 0, dst + (1 * 6 + (x)) * xs);                                               \
-        vstore16(v2, 0, dst + (2 * 6 + (x)) * xs);                                               \
-        vstore16(v3, 0, dst + (3 * 6 + (x)) * xs);                                               \
-        vstore16(v4, 0, dst + (4 * 6 + (x)) * xs);                                               \
-        vstore16(v5, 0, dst + (5 * 6 + (x)) * xs);                                               \
+        vstore16(v0, 0, (dst) + (0 * 6 + (x)) * (xs));                                           \
+        vstore16(v1, 0, (dst) + (1 * 6 + (x)) * (xs));                                           \
+        vstore16(v2, 0, (dst) + (2 * 6 + (x)) * (xs));                                           \
+        vstore16(v3, 0, (dst) + (3 * 6 + (x)) * (xs));                                           \
+        vstore16(v4, 0, (dst) + (4 * 6 + (x)) * (xs));                                           \
+        vstore16(v5, 0, (dst) + (5 * 6 + (x)) * (xs));                                           \
     } while (0)
 
 #define WG_DECL6(p) float16 p##0, p##1, p##2, p##3, p##4, p##5
+
+/* The 36 transformed vectors of input channel c of the block (n, th, b): V values of ξ at
+ * dst + ξ*xs (dst: __global or __local). Needs ih0, iw0, H, W, X, C, n and buf[16]. */
+#define WG_IN_CHANNEL(c, dst, xs)                                                                \
+    do {                                                                                         \
+        __global const float *src = X + ((size_t)n * C + (c)) * H * W;                           \
+        WG_DECL6(e0);                                                                            \
+        WG_DECL6(e1);                                                                            \
+        WG_DECL6(e2);                                                                            \
+        WG_DECL6(e3);                                                                            \
+        WG_DECL6(e4);                                                                            \
+        WG_DECL6(e5);                                                                            \
+        WG_IN_ROW(0);                                                                            \
+        WG_IN_ROW(1);                                                                            \
+        WG_IN_ROW(2);                                                                            \
+        WG_IN_ROW(3);                                                                            \
+        WG_IN_ROW(4);                                                                            \
+        WG_IN_ROW(5);                                                                            \
+        WG_IN_COL(dst, xs, 0);                                                                   \
+        WG_IN_COL(dst, xs, 1);                                                                   \
+        WG_IN_COL(dst, xs, 2);                                                                   \
+        WG_IN_COL(dst, xs, 3);                                                                   \
+        WG_IN_COL(dst, xs, 4);                                                                   \
+        WG_IN_COL(dst, xs, 5);                                                                   \
+    } while (0)
+
+/* The block of 16 tiles pt: batch n, tile row th, block b of the row, first patch row/column. */
+#define WG_BLOCK(pt)                                                                             \
+    const int b = (pt) % TWB, nt = (pt) / TWB, th = nt % TH, n = nt / TH;                        \
+    const int ih0 = th * 4 - ph, iw0 = b * 64 - pw
 
 /* V for channels 16cb .. 16cb+15 (< C) of block pt0 + q (see the banner). ph, pw: the conv's
  * begin pads. */
@@ -203,31 +233,12 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void wino_in(
 {
     const int cb = (int)get_global_id(0), q = (int)get_global_id(1);
     const int PTC = (int)get_global_size(1);
-    const int pt = pt0 + q, b = pt % TWB, nt = pt / TWB, th = nt % TH, n = nt / TH;
-    const int ih0 = th * 4 - ph, iw0 = b * 64 - pw;
+    WG_BLOCK(pt0 + q);
     const size_t xs = (size_t)PTC * C * 16;
     float buf[16];
     for (int c = cb * 16; c < C && c < cb * 16 + 16; c++) {
-        __global const float *src = X + ((size_t)n * C + c) * H * W;
-        WG_DECL6(e0);
-        WG_DECL6(e1);
-        WG_DECL6(e2);
-        WG_DECL6(e3);
-        WG_DECL6(e4);
-        WG_DECL6(e5);
-        WG_IN_ROW(0);
-        WG_IN_ROW(1);
-        WG_IN_ROW(2);
-        WG_IN_ROW(3);
-        WG_IN_ROW(4);
-        WG_IN_ROW(5);
         __global float *dst = V + ((size_t)q * C + c) * 16;
-        WG_IN_COL(0);
-        WG_IN_COL(1);
-        WG_IN_COL(2);
-        WG_IN_COL(3);
-        WG_IN_COL(4);
-        WG_IN_COL(5);
+        WG_IN_CHANNEL(c, dst, xs);
     }
 }
 
@@ -281,15 +292,45 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void wino_gemm(
     ((float16)(y0.s##l0, y1.s##l0, y2.s##l0, y3.s##l0, y0.s##l1, y1.s##l1, y2.s##l1, y3.s##l1,   \
                y0.s##l2, y1.s##l2, y2.s##l2, y3.s##l2, y0.s##l3, y1.s##l3, y2.s##l3, y3.s##l3))
 
-/* Column x of the transform domain: s_ix = (Aᵀ m)[i][x] for i < 4. */
-#define WG_OUT_COL(x)                                                                            \
-    WG_AT(vload16(0, mp + (0 * 6 + (x)) * xs), vload16(0, mp + (1 * 6 + (x)) * xs),              \
-          vload16(0, mp + (2 * 6 + (x)) * xs), vload16(0, mp + (3 * 6 + (x)) * xs),              \
-          vload16(0, mp + (4 * 6 + (x)) * xs), vload16(0, mp + (5 * 6 + (x)) * xs), s0##x,       \
-          s1##x, s2##x, s3##x)
+/* Column x of the transform domain: s_ix = (Aᵀ m)[i][x] for i < 4 (M of ξ at mp + ξ*xs). */
+#define WG_OUT_COL(mp, xs, x)                                                                    \
+    WG_AT(vload16(0, (mp) + (0 * 6 + (x)) * (xs)), vload16(0, (mp) + (1 * 6 + (x)) * (xs)),      \
+          vload16(0, (mp) + (2 * 6 + (x)) * (xs)), vload16(0, (mp) + (3 * 6 + (x)) * (xs)),      \
+          vload16(0, (mp) + (4 * 6 + (x)) * (xs)), vload16(0, (mp) + (5 * 6 + (x)) * (xs)),      \
+          s0##x, s1##x, s2##x, s3##x)
 
-/* Y for output channel k of block pt0 + q: Aᵀ M A, then the fconv epilogue (see the banner;
- * arguments as fconv_v's). */
+/* Output channel k of the block (n, th, b): Aᵀ M A from the 36 vectors at mp + ξ*xs
+ * (__global or __local), then the fconv epilogue and store (arguments as fconv_v's). */
+#define WG_OUT_CHANNEL(k, mp, xs)                                                                \
+    do {                                                                                         \
+        WG_DECL6(s0);                                                                            \
+        WG_DECL6(s1);                                                                            \
+        WG_DECL6(s2);                                                                            \
+        WG_DECL6(s3);                                                                            \
+        WG_OUT_COL(mp, xs, 0);                                                                   \
+        WG_OUT_COL(mp, xs, 1);                                                                   \
+        WG_OUT_COL(mp, xs, 2);                                                                   \
+        WG_OUT_COL(mp, xs, 3);                                                                   \
+        WG_OUT_COL(mp, xs, 4);                                                                   \
+        WG_OUT_COL(mp, xs, 5);                                                                   \
+        float16 y00, y01, y02, y03, y10, y11, y12, y13, y20, y21, y22, y23, y30, y31, y32, y33;  \
+        WG_AT(s00, s01, s02, s03, s04, s05, y00, y01, y02, y03);                                 \
+        WG_AT(s10, s11, s12, s13, s14, s15, y10, y11, y12, y13);                                 \
+        WG_AT(s20, s21, s22, s23, s24, s25, y20, y21, y22, y23);                                 \
+        WG_AT(s30, s31, s32, s33, s34, s35, y30, y31, y32, y33);                                 \
+        const float bv = has_bias ? Bias[k] : 0.0f;                                              \
+        int yo;                                                                                  \
+        const int ys = fc_split(n, (k), OH * OW, OC, o1, o2, o3, &yo);                           \
+        __global float *yb = FC_YSEL(ys, Y, Y1, Y2, Y3) + (size_t)yo;                            \
+        const int rb = n * rn + (k) * rc, ow0 = b * 64;                                          \
+        WG_OUT_ROW(0);                                                                           \
+        WG_OUT_ROW(1);                                                                           \
+        WG_OUT_ROW(2);                                                                           \
+        WG_OUT_ROW(3);                                                                           \
+    } while (0)
+
+/* Y for output channels 16kb .. 16kb+15 (< OC) of block pt0 + q: Aᵀ M A, then the fconv
+ * epilogue (see the banner; arguments as fconv_v's). */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void wino_out(
     __global const float *restrict M, __global const float *restrict Bias,
     __global const float *restrict Res, __global float *restrict Y, __global float *Y1,
@@ -298,37 +339,15 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void wino_out(
     int has_div, float div)
 {
     const int kb = (int)get_global_id(0), q = (int)get_global_id(1);
-    const int PTC = (int)get_global_size(1);
-    const int pt = pt0 + q, b = pt % TWB, nt = pt / TWB, th = nt % TH, n = nt / TH;
+    const int PTC = (int)get_global_size(1), ph = 0, pw = 0;
+    WG_BLOCK(pt0 + q);
     const size_t xs = (size_t)PTC * KB * 256;
-    const int P = OH * OW, ow0 = b * 64;
     for (int k = kb * 16; k < OC && k < kb * 16 + 16; k++) {
-    __global const float *mp = M + ((size_t)q * KB * 16 + k) * 16;
-    WG_DECL6(s0);
-    WG_DECL6(s1);
-    WG_DECL6(s2);
-    WG_DECL6(s3);
-    WG_OUT_COL(0);
-    WG_OUT_COL(1);
-    WG_OUT_COL(2);
-    WG_OUT_COL(3);
-    WG_OUT_COL(4);
-    WG_OUT_COL(5);
-    float16 y00, y01, y02, y03, y10, y11, y12, y13, y20, y21, y22, y23, y30, y31, y32, y33;
-    WG_AT(s00, s01, s02, s03, s04, s05, y00, y01, y02, y03);
-    WG_AT(s10, s11, s12, s13, s14, s15, y10, y11, y12, y13);
-    WG_AT(s20, s21, s22, s23, s24, s25, y20, y21, y22, y23);
-    WG_AT(s30, s31, s32, s33, s34, s35, y30, y31, y32, y33);
-    const float bv = has_bias ? Bias[k] : 0.0f;
-    int yo;
-    const int ys = fc_split(n, k, P, OC, o1, o2, o3, &yo);
-    __global float *yb = FC_YSEL(ys, Y, Y1, Y2, Y3) + (size_t)yo;
-    const int rb = n * rn + k * rc;
-    WG_OUT_ROW(0);
-    WG_OUT_ROW(1);
-    WG_OUT_ROW(2);
-    WG_OUT_ROW(3);
+        __global const float *mp = M + ((size_t)q * KB * 16 + k) * 16;
+        WG_OUT_CHANNEL(k, mp, xs);
     }
+    (void)ih0;
+    (void)iw0;
 }
 
 #endif /* O2C_WINOGRAD_CL */
