@@ -100,6 +100,31 @@ static void check_distinct(const char *const *paths, const char *const *what, in
     for (int i = 0; i < n; i++) free(c[i]);
 }
 
+/* Fails (usage error) if one of the n output paths names a file the loaded model reads: an
+ * external data file (onnx_external_file) or a --bind file. Called after onnx_load, before
+ * anything is written: the model's weights must never be replaced by an output. */
+static void check_not_inputs(const char *const *paths, const char *const *what, int n,
+                             const struct pass_options *opt)
+{
+    for (int i = 0; i < n; i++) {
+        char *c = canonical(paths[i]);
+        const char *ext;
+        for (size_t k = 0; (ext = onnx_external_file(k)) != NULL; k++)
+            if (strcmp(c, ext) == 0)
+                ir_usage_die("%s '%s' would overwrite the model's external data file '%s'",
+                             what[i], paths[i], ext);
+        for (int b = 0; b < opt->nbinds; b++) {
+            char *bc = canonical(opt->binds[b].file);
+            const bool same = strcmp(c, bc) == 0;
+            free(bc);
+            if (same)
+                ir_usage_die("%s '%s' would overwrite the --bind file '%s'", what[i], paths[i],
+                             opt->binds[b].file);
+        }
+        free(c);
+    }
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: onnx2cl MODEL.onnx -o OUT[.c] [options]\n"
@@ -528,6 +553,7 @@ int main(int argc, char **argv)
         if (o2r_path_check_output(out, err, sizeof err) != O2R_OK) ir_usage_die("-o: %s", err);
         install_signal_handlers();
         struct ir_graph *g = onnx_load(model);
+        check_not_inputs(&paths[1], &what[1], 1, &opt);
         apply_weights_from(g, weights_from);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
         passes_run(g, &opt);
@@ -622,6 +648,14 @@ int main(int argc, char **argv)
 
     double t0 = now_s();
     struct ir_graph *g = onnx_load(model);
+    {
+        const char *outs[5] = {c_path, w_path, h_path}, *what[5] = {"C output", "weights output",
+                                                                     "header output"};
+        int no = 3;
+        if (exe) outs[no] = out, what[no++] = "executable";
+        if (stats_json) outs[no] = stats_json, what[no++] = "--stats-json file";
+        check_not_inputs(outs, what, no, &opt);
+    }
     apply_weights_from(g, weights_from);
     const enum ir_dtype wd = weights_dtype(g, wdtype);
     double t1 = now_s();

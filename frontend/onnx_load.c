@@ -908,7 +908,8 @@ struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t si
 
 struct ir_graph *onnx_load(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO without a writer must not block the compiler (refused below) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) ir_die("%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) ir_die("%s: cannot stat: %s", path, strerror(errno));

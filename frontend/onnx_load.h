@@ -34,6 +34,11 @@ struct ir_graph *onnx_load(const char *path);
  * fuzzer (tests/fuzz). */
 struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t size);
 
+/* The realpath() of the i-th external data file the models loaded so far read their tensors
+ * from (each stays mapped for the life of the process), or NULL when i is past the last one.
+ * The driver checks that no output path names one of them before it writes anything. */
+const char *onnx_external_file(size_t i);
+
 /* For fuzzing only: after an ir_set_fatal_hook() hook has longjmp'ed out of onnx_load*(), frees
  * the half-built graph and the unpacked protobuf message. No-op when no load is in flight. */
 void onnx_load_abandon(void);

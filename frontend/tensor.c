@@ -74,6 +74,13 @@ struct ext_map {
 };
 static struct ext_map *ext_maps;
 
+const char *onnx_external_file(size_t i)
+{
+    for (const struct ext_map *m = ext_maps; m; m = m->next)
+        if (i-- == 0) return m->real;
+    return NULL;
+}
+
 /* Strict unsigned decimal (no sign, no spaces, no overflow). */
 static bool parse_u64(const char *s, uint64_t *out)
 {

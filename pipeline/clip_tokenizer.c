@@ -7,6 +7,7 @@
  */
 #include "clip_tokenizer.h"
 #include "json.h"
+#include "../runtime/platform.h"
 #include "unicode_tables.h"
 
 #include <errno.h>
@@ -321,9 +322,10 @@ static int read_pad_token(const char *dir, char *pad, size_t cap, char *err, siz
     for (int i = 0; i < 2; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        FILE *f = fopen(path, "rb");
-        if (!f) continue;
-        fclose(f);
+        int odd;
+        FILE *f = o2r_fopen_regular(path, &odd);
+        if (!f && !odd) continue; /* absent: optional; not regular: refused by the parse */
+        if (f) fclose(f);
         struct sdp_json *j = sdp_json_parse_file(path, err, errcap);
         if (!j) return -1;
         const struct sdp_json *p = sdp_json_get(j, "pad_token");
@@ -382,9 +384,11 @@ static int load_merges(struct sdp_tokenizer *t, const char *dir, char *err, size
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/merges.txt", dir);
-    FILE *f = fopen(path, "rb");
+    int odd; /* a FIFO without a writer is refused, never waited on */
+    FILE *f = o2r_fopen_regular(path, &odd);
     if (!f) {
-        snprintf(err, errcap, "%s: cannot read: %s", path, strerror(errno));
+        snprintf(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ",
+                 odd ? "" : strerror(errno));
         return -1;
     }
     size_t cap = 1024, nlines = 0;

@@ -5,6 +5,7 @@
  * sdp_json_free; errors carry line and column.
  */
 #include "json.h"
+#include "../runtime/platform.h"
 
 #include <errno.h>
 #include <math.h>
@@ -393,9 +394,11 @@ void sdp_json_free(struct sdp_json *root)
 
 struct sdp_json *sdp_json_parse_file(const char *path, char *err, size_t errcap)
 {
-    FILE *f = fopen(path, "rb");
+    int odd; /* a FIFO without a writer is refused, never waited on */
+    FILE *f = o2r_fopen_regular(path, &odd);
     if (!f) {
-        snprintf(err, errcap, "%s: cannot read: %s", path, strerror(errno));
+        snprintf(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ",
+                 odd ? "" : strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;

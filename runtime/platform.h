@@ -52,8 +52,9 @@ int o2r_file_regular_size(FILE *f, uint64_t *size);
 
 /* Opens `path` for reading ("rb") only if it is a regular file: a FIFO, device or directory
  * there never blocks the caller (O_NONBLOCK open, then fstat). Returns NULL when it cannot be
- * opened (errno set) or is not a regular file (*not_regular = 1, else 0). For files the runtime
- * finds in its cache folder (stamps, tuning files, program binaries), never for user inputs. */
+ * opened (errno set) or is not a regular file (*not_regular = 1, else 0). For the files the
+ * runtime finds in its cache folder (stamps, tuning files, program binaries) and the user's
+ * input files (--input .npy/.pb): a FIFO without a writer is refused, never waited on. */
 FILE *o2r_fopen_regular(const char *path, int *not_regular);
 
 /* Creates a new, empty file beside `path` named "<path>.tmpXXXXXX" (exclusive create, mode 0644

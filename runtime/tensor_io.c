@@ -99,9 +99,14 @@ static uint64_t shape_numel(int32_t rank, const int64_t *dims, int *ok)
 static o2r_status read_all(const char *path, unsigned char **out, size_t *len, char *err,
                            size_t errcap)
 {
-    FILE *f = fopen(path, "rb");
+    int odd;
+    FILE *f = o2r_fopen_regular(path, &odd); /* a FIFO with no writer must not hang the run */
     uint64_t fsize = 0;
     *out = NULL;
+    if (!f && odd) {
+        o2r_fmt(err, errcap, "%s: not a regular file", path);
+        return O2R_ERR_IO;
+    }
     if (!f) {
         o2r_fmt(err, errcap, "%s: cannot open: %s", path, strerror(errno));
         return O2R_ERR_IO;
