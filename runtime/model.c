@@ -582,6 +582,23 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     if (st != O2R_OK)
         return st;
     map = fm.data;
+    /* the magic first: a short file of another kind (an .npy, a text file) is not "truncated" */
+    if (fm.size < 8) {
+        o2r_set_error(ctx, "%s is not an onnx2cl weights file (%llu bytes, shorter than the "
+                      "8-byte magic)", path, (unsigned long long)fm.size);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
+    if (memcmp(map, O2R_WEIGHTS_MAGIC, 8) != 0) {
+        char got[40];
+        int k = 0;
+        for (int i = 0; i < 8; i++)
+            k += snprintf(got + k, sizeof got - (size_t)k, "%s%02x", i ? " " : "", map[i]);
+        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic: bytes 0-7 are %s, "
+                      "expected \"%s\\0\")", path, got, O2R_WEIGHTS_MAGIC);
+        st = O2R_ERR_FORMAT;
+        goto cleanup;
+    }
     if (fm.size < O2R_WEIGHTS_HEADER) {
         o2r_set_error(ctx, "weights file %s is %llu bytes, shorter than its %u-byte header "
                       "(truncated?)", path, (unsigned long long)fm.size, O2R_WEIGHTS_HEADER);
@@ -593,16 +610,6 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     memcpy(&version, map + 8, 4);
     memcpy(&payload, map + 16, 8);
     memcpy(&checksum, map + 24, 8);
-    if (memcmp(map, O2R_WEIGHTS_MAGIC, 8) != 0) {
-        char got[40];
-        int k = 0;
-        for (int i = 0; i < 8; i++)
-            k += snprintf(got + k, sizeof got - (size_t)k, "%s%02x", i ? " " : "", map[i]);
-        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic: bytes 0-7 are %s, "
-                      "expected \"%s\\0\")", path, got, O2R_WEIGHTS_MAGIC);
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
     if (version != O2R_WEIGHTS_VERSION) {
         if (version == 1 || version == 2)
             o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version "

@@ -54,5 +54,19 @@ case_ trailer_cut 0 "cut 1" "layout trailer .*is wrong: bytes 16-23 \(names' byt
 case_ trailer_extended 0 add "layout trailer .*is wrong: bytes 16-23 \(names' bytes\)"
 case_ trailer_nul $((size - 1)) 'X' "layout trailer .*is wrong: its names hold [0-9]+ NUL-terminated strings and an unterminated one, expected [0-9]+"
 case_ trailer_short 0 "cut $((size - t - 10))" "layout trailer .*is wrong: 10 bytes, shorter than its 24-byte head"
+# a short file of another kind (an .npy under 4096 bytes) is "not an onnx2cl weights file", not
+# "truncated" (fresh-user trial 2026-12-02); so is a file shorter than the magic
+cp "$dir/x.npy" "$work/npy.weights"
+printf 'O2C' > "$work/tiny.weights"
+for f in npy tiny; do
+  "$work/m" --input "x=$dir/x.npy" --weights "$work/$f.weights" --output-dir "$work/out" 2> "$work/$f.err"
+  rc=$?
+  if [ $rc -ne 1 ] || ! grep -q "is not an onnx2cl weights file" "$work/$f.err" ||
+     grep -q truncated "$work/$f.err" || [ -n "$(ls -A "$work/out")" ]; then
+    bad "$f: exit $rc, $(cat "$work/$f.err")"
+  else
+    echo "$f: $(cat "$work/$f.err")"
+  fi
+done
 [ $fail -eq 0 ] && echo ok
 exit $fail
