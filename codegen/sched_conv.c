@@ -16,11 +16,18 @@
  *   fconv_oc4w4 (4 channels x 4 columns) where channels per group come in fours, else the
  *   scalar fconv: run-time weights (conformance tests), 3-D convs, other group shapes.
  *   Winograd F(4x4, 3x3) (kernels/winograd.cl, try_winograd) for 2-D 3x3 convs with stride 1,
- *   dilation 1, group 1 and constant weights: filter transform of the fconv_v panel constant
- *   (every run, on the device: the weights file stays the same for every variant and --shape),
- *   input transform, 36 GEMMs (fconv_v's float16 register tile), output transform with the
- *   epilogue and split store; 1 + 3 launches per chunk of 16-tile blocks (chunks sized to stay
- *   in cache between the launches).
+ *   dilation 1, group 1 and constant weights, chosen by a cost model where it measured faster
+ *   (large planes: TAESD, the VAE decoders, the UNet's 320-channel 64x64 level; small planes
+ *   and few output channels stay direct): 36 multiplies per 16 outputs and channel instead of
+ *   144. Filter transform of the fconv_v panel constant on the device every run (1-10% of the
+ *   conv; a compile-time U would be 4x the weight and would tie the weights file to the
+ *   shape-dependent choice: the file stays the same for every variant and --shape), then per
+ *   chunk of 16-tile blocks (V + M ~16 MiB, kept in cache between launches) input transform,
+ *   36 GEMMs (fconv_v's 16x16 float16 register tile), output transform with the epilogue and
+ *   split store: 1 + 3 launches per chunk. ~2x fconv_v's throughput on those shapes
+ *   (bench/results/winograd-2026-12-02.md); float32 error ~2x the direct form's vs PyTorch.
+ *   Temporaries U [36][KB][C][16], V, M (chunk-sized) are cg_temp buffers live during the
+ *   node.
  *   ONNX2CL_FCONV (read at compile time, for tests and benchmarks): "direct" / "im2col" force a
  *   fconv_v form where it applies, "winograd" the Winograd form ("winograd/N": chunks of N
  *   blocks), "o8" keeps 8 channels per work-item, "w4" selects fconv_oc4w4, "oc4" the
@@ -369,6 +376,9 @@ static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sch
     const char *wn, *ws = cg_wsfx(cg, wk, &wn);
     char kname[32];
     snprintf(kname, sizeof kname, "wino_filter_%s", ws);
+    char src[48];
+    snprintf(src, sizeof src, "WINO_FILTER_DEFINE(%s)\n", ws);
+    cg_add_source(cg, src);
     const size_t lws[3] = {1, 1, 1};
     const size_t fg[1] = {(size_t)KB};
     cg_launch(cg, c->node, kname, 1, fg, lws);

@@ -26,7 +26,7 @@
  *   V   [36][PTC][C][16]     lane = tile of the block                  (wino_in)
  *   M   [36][PTC][KB*16][16]                                           (wino_gemm)
  * Launches (lws 1: each work-item is an explicitly vectorized tile):
- *   wino_filter_<WS>: gws {KB}: U from Wp, 16 output channels (lanes) x every input channel;
+ *   wino_filter_<WS> (WINO_FILTER_DEFINE(WS), emitted for the storage a build uses): gws {KB}: U from Wp, 16 output channels (lanes) x every input channel;
  *     every run (the weights file keeps the fconv_v form: one file for every --shape and conv
  *     variant)
  *   wino_in:   gws {ceil(C/16), PTC}: 16 channels of one block, per channel 6 input rows of 66
@@ -128,8 +128,6 @@
             WG_UROW(5);                                                                          \
         }                                                                                        \
     }
-WINO_FILTER_DEFINE(f32)
-WINO_FILTER_DEFINE(f16)
 
 /* The 6 patch columns of 16 tiles from 66 consecutive input columns held in L0..L3 (columns
  * 0..63) and l64, l65: lane t of column j is column 4t + j (swizzles: shuffles, no gathers). */
@@ -143,12 +141,11 @@ WINO_FILTER_DEFINE(f16)
         d5 = (float16)(L0.s59d, L1.s1, L1.s59d, L2.s1, L2.s59d, L3.s1, L3.s59d, l65);           \
     } while (0)
 
-/* Columns s[0..15] of a row whose column s[0] is input column c0 (zeros outside [0, W)). */
-static inline float16 wg_load16(__global const float *s, int c0, int W, float *buf)
+/* The 66 columns s[0..65] of a row whose column s[0] is input column c0 into buf (zeros
+ * outside [0, W)). */
+static inline void wg_load_edge(__global const float *s, int c0, int W, float *buf)
 {
-    if (c0 >= 0 && c0 + 16 <= W) return vload16(0, s);
-    for (int i = 0; i < 16; i++) buf[i] = c0 + i >= 0 && c0 + i < W ? s[i] : 0.0f;
-    return vload16(0, buf);
+    for (int i = 0; i < 66; i++) buf[i] = c0 + i >= 0 && c0 + i < W ? s[i] : 0.0f;
 }
 
 /* One patch row r: load it (zeros outside the input) and transform it: e_r0..e_r5 = d_r B. */
@@ -166,13 +163,14 @@ static inline float16 wg_load16(__global const float *s, int c0, int W, float *b
                 L3 = vload16(3, s);                                                              \
                 l64 = s[64];                                                                     \
                 l65 = s[65];                                                                     \
-            } else { /* a row edge: the 16-column chunks inside the row as vectors */           \
-                L0 = wg_load16(s, iw0, W, buf);                                                  \
-                L1 = wg_load16(s + 16, iw0 + 16, W, buf);                                        \
-                L2 = wg_load16(s + 32, iw0 + 32, W, buf);                                        \
-                L3 = wg_load16(s + 48, iw0 + 48, W, buf);                                        \
-                l64 = iw0 + 64 >= 0 && iw0 + 64 < W ? s[64] : 0.0f;                              \
-                l65 = iw0 + 65 >= 0 && iw0 + 65 < W ? s[65] : 0.0f;                              \
+            } else { /* a row edge: one scalar loop (small code: PoCL compiles it 6 times) */   \
+                wg_load_edge(s, iw0, W, buf);                                                    \
+                L0 = vload16(0, buf);                                                            \
+                L1 = vload16(1, buf);                                                            \
+                L2 = vload16(2, buf);                                                            \
+                L3 = vload16(3, buf);                                                            \
+                l64 = buf[64];                                                                   \
+                l65 = buf[65];                                                                   \
             }                                                                                    \
         }                                                                                        \
         float16 d0, d1, d2, d3, d4, d5;                                                          \
@@ -196,7 +194,7 @@ static inline float16 wg_load16(__global const float *s, int c0, int W, float *b
 #define WG_DECL6(p) float16 p##0, p##1, p##2, p##3, p##4, p##5
 
 /* The 36 transformed vectors of input channel c of the block (n, th, b): V values of ξ at
- * dst + ξ*xs (dst: __global or __local). Needs ih0, iw0, H, W, X, C, n and buf[16]. */
+ * dst + ξ*xs. Needs ih0, iw0, H, W, X, C, n and buf[68]. */
 #define WG_IN_CHANNEL(c, dst, xs)                                                                \
     do {                                                                                         \
         __global const float *src = X + ((size_t)n * C + (c)) * H * W;                           \
@@ -235,7 +233,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void wino_in(
     const int PTC = (int)get_global_size(1);
     WG_BLOCK(pt0 + q);
     const size_t xs = (size_t)PTC * C * 16;
-    float buf[16];
+    float buf[68];
     for (int c = cb * 16; c < C && c < cb * 16 + 16; c++) {
         __global float *dst = V + ((size_t)q * C + c) * 16;
         WG_IN_CHANNEL(c, dst, xs);
