@@ -196,6 +196,51 @@ static bool accept(struct st_parser *p, char c)
     return false;
 }
 
+/* qsort order of entry pointers by data_offsets begin, then end. */
+static int by_begin(const void *a, const void *b)
+{
+    const struct st_entry *x = *(const struct st_entry *const *)a;
+    const struct st_entry *y = *(const struct st_entry *const *)b;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1)
+                                : (x->end != y->end ? (x->end < y->end ? -1 : 1) : 0);
+}
+
+/* The safetensors format's rule (as its reference reader validates): the n tensors' byte
+ * ranges, taken in offset order, tile the data region exactly: the first starts at 0, each
+ * starts where the previous ends, the last ends at data_len. Overlapping tensors (one byte
+ * feeding two tensors), holes and trailing bytes are refused, naming the tensors and offsets.
+ * Each range was already checked to lie inside the region and to hold its tensor's bytes. */
+static void check_tiling(const char *path, const struct st_entry *es, size_t n, uint64_t data_len)
+{
+    if (n == 0) {
+        if (data_len)
+            ir_die("%s: the data region holds %" PRIu64 " bytes but the header lists no tensor",
+                   path, data_len);
+        return;
+    }
+    const struct st_entry **o = malloc(n * sizeof *o);
+    if (!o) ir_die("out of memory");
+    for (size_t i = 0; i < n; i++) o[i] = &es[i];
+    qsort(o, n, sizeof *o, by_begin);
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (o[i]->begin < at)
+            ir_die("%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] overlap tensor "
+                   "'%s' [%" PRIu64 ", %" PRIu64 "] (each byte belongs to one tensor)", path,
+                   o[i]->name, o[i]->begin, o[i]->end, o[i - 1]->name, o[i - 1]->begin,
+                   o[i - 1]->end);
+        if (o[i]->begin > at)
+            ir_die("%s: bytes [%" PRIu64 ", %" PRIu64 ") of the data region belong to no tensor "
+                   "(a hole before tensor '%s')", path, at, o[i]->begin, o[i]->name);
+        at = o[i]->end;
+    }
+    const char *last = o[n - 1]->name;
+    free(o);
+    if (at != data_len)
+        ir_die("%s: the data region has %" PRIu64 " bytes after its last tensor '%s' (which "
+               "ends at %" PRIu64 " of %" PRIu64 ")", path, data_len - at, last, at, data_len);
+}
+
 /* {"dtype": ..., "shape": [...], "data_offsets": [b, e]} of tensor e->name. */
 static void parse_entry(struct st_parser *p, struct st_entry *e)
 {
@@ -409,9 +454,13 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
             continue;
         }
     }
+    check_tiling(path, es, n, data_len);
     if (problems)
         ir_die("%s: %u of %zu tensors do not fit the model (refused; nothing written):%s%s", path,
                problems, n, list, problems > ST_MAX_LISTED ? "; ..." : "");
+    if (n == 0)
+        ir_die("%s: holds no tensor (only a header%s): it would change none of the model's "
+               "initializers (refused; nothing written)", path, meta ? " with __metadata__" : "");
     for (size_t i = 0; i < n; i++) {
         const struct st_entry *e = &es[i];
         enum ir_dtype dt = st_dtype(e->dtype);

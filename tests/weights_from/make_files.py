@@ -126,6 +126,18 @@ def main():
     write("bad_fit.safetensors", st_bytes(
         [("W", "F32", Wt.shape, Wt.tobytes()), ("nope", "F32", (2,), b"\0" * 8),
          ("idx", "F32", (3,), b"\0" * 12)]))
+    # the data region must be tiled exactly by the tensors (the format's rule; a fresh-user
+    # trial found overlaps and trailing bytes accepted)
+    raw = W.tobytes()
+    x_ok = {"dtype": "F32", "shape": [5], "data_offsets": [100, 120]}
+    write("bad_overlap.safetensors", st_bytes(good, raw_header=json.dumps(
+        {"W": w_ok, "X": x_ok}).encode()))
+    write("bad_hole.safetensors", st_bytes([("W", "F32", W.shape, b"\0" * 8 + raw)], raw_header=json.dumps(
+        {"W": {"dtype": "F32", "shape": [6, 5], "data_offsets": [8, 128]}}).encode()))
+    write("bad_tail.safetensors", st_bytes([("W", "F32", W.shape, raw + b"\0" * 4)], raw_header=json.dumps(
+        {"W": w_ok}).encode()))
+    write("bad_empty.safetensors", st_bytes([], raw_header=b"{}"))
+    write("bad_meta_only.safetensors", st_bytes([], raw_header=b'{"__metadata__": {"format": "pt"}}'))
 
 
 if __name__ == "__main__":
