@@ -2,6 +2,7 @@
 """first_mismatch.py — names the first node whose output differs between onnx2cl and onnxruntime.
 
     python3 tools/first_mismatch.py MODEL.onnx --input NAME=FILE.npy ... [--shape NAME=D0,D1,...]
+    (an input with symbolic dims and no --shape takes the shape of its --input array)
         [--bind NAME=FILE.npy] [--expose NAME[,NAME...]|all] [--onnx2cl build/onnx2cl]
         [--reference REF.onnx] [--atol 1e-4] [--rtol 1e-3] [--work DIR] [-- EXTRA onnx2cl FLAGS]
 
@@ -149,6 +150,12 @@ def main():
     os.makedirs(os.path.join(work, "out"), exist_ok=True)
     exe = os.path.join(work, "m")
     cmd = [a.onnx2cl, a.model, "-o", exe]
+    # a graph input with a symbolic dim and no --shape takes the dims of its --input array
+    shaped = {s.split("=", 1)[0] for s in a.shape}
+    for gi in model.graph.input:
+        dims = gi.type.tensor_type.shape.dim
+        if gi.name in inputs and gi.name not in shaped and any(not d.HasField("dim_value") for d in dims):
+            cmd.append(f"--shape={gi.name}=" + ",".join(str(d) for d in inputs[gi.name].shape))
     cmd += [f"--shape={s}" for s in a.shape] + [f"--bind={b}" for b in a.bind]
     if a.expose == "all":  # one argument may not exceed 128 KiB (MAX_ARG_STRLEN): no name list
         cmd += ["--expose=all"]
