@@ -152,10 +152,10 @@ def unet_6x6():
 def resize_zoo():
     """Integer nearest upsampling (the cpu class's resize_nn_up, codegen/lower_resize.c): widths
     with vector loops and tails (fw 2: 19 = 4*4 + 3; fw 1: 19 = 8*2 + 3), a factor 3 (element
-    loop), 300 input rows (work-groups of 8, the last one partly past the end), float32 and
+    loop), 258 input rows (work-groups of 8, the last one partly past the end), float32 and
     uint8 (another element size)."""
     r = np.random.default_rng(20261202)
-    cases = [("a", [2, 3, 5, 19], [1, 1, 2, 2], TP.FLOAT), ("b", [1, 3, 100, 37], [1, 1, 2, 2], TP.FLOAT),
+    cases = [("a", [2, 3, 5, 19], [1, 1, 2, 2], TP.FLOAT), ("b", [1, 3, 86, 5], [1, 1, 2, 2], TP.FLOAT),
              ("c", [2, 3, 5, 7], [1, 1, 3, 3], TP.FLOAT), ("d", [2, 3, 5, 19], [1, 1, 2, 1], TP.FLOAT),
              ("e", [2, 3, 5, 19], [1, 1, 2, 2], TP.UINT8)]
     nodes, inits, ins, outs, feeds = [], [], [], [], {}
