@@ -31,7 +31,8 @@
  *   ONNX2CL_FCONV (read at compile time, for tests and benchmarks): "direct" / "im2col" force a
  *   fconv_v form where it applies, "winograd" the Winograd form ("winograd/N": chunks of N
  *   blocks), "o8" keeps 8 channels per work-item, "w4" selects fconv_oc4w4, "oc4" the
- *   4-channel fconv_oc4; any of them turns the cost model's Winograd choice off.
+ *   4-channel fconv_oc4; any of them turns the cost model's Winograd choice off; any other
+ *   value is fatal (fconv_env: a typo must not quietly measure the default).
  *   Temporary memory: the tiled input (~1.06x the input; im2col: KH*KW x, at most 256 MiB) is a
  *   cg_temp buffer live during the node only.
  * gpu: implicit GEMM (kernels/gemm_gpu.cl GG_CONV_DEFINE) for 1-D/2-D convs with groups = 1, any
@@ -143,6 +144,23 @@ static void epilogue_args(struct cg_ctx *cg, const struct sched_conv *c, bool gp
  * apply: run-time weights, 3-D, channels per group not in fours (group > 1), temporaries of
  * >= 2^31 elements. Geometry in 3-D form (index 0 = D). On success *pk names the packed weight
  * constant it made (the gpu class reads the same one). */
+/* $ONNX2CL_FCONV (banner), checked: an unknown value is fatal, never silently the default (a
+ * benchmark would measure the wrong kernel). NULL when unset or empty. */
+static const char *fconv_env(void)
+{
+    const char *e = getenv("ONNX2CL_FCONV");
+    if (!e || !*e) return NULL;
+    static const char *const known[] = {"direct", "im2col", "winograd", "o8", "w4", "oc4"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(e, known[i]) == 0) return e;
+    if (strncmp(e, "winograd/", 9) == 0 && e[9] >= '1' && e[9] <= '9' &&
+        strspn(e + 9, "0123456789") == strlen(e + 9) && strlen(e + 9) <= 6)
+        return e;
+    ir_die("ONNX2CL_FCONV=%s: unknown conv form (known: direct, im2col, winograd, winograd/N "
+           "with N >= 1 blocks per chunk, o8, w4, oc4; unset for the cost model's choice)", e);
+    return NULL;
+}
+
 static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
                         struct conv_packed *pk)
 {
@@ -151,7 +169,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
     const int64_t group = c->group, act = c->act, rn = c->rn, rc = c->rc, rp = c->rp;
     const float div = c->div;
     const struct ir_node *n = &g->nodes[node];
-    const char *env = getenv("ONNX2CL_FCONV");
+    const char *env = fconv_env();
     if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return false;
     if (!ir_is_const(g, w) || !g->values[w].data) return false;
     if (in[0] != 1 || k[0] != 1 || out[0] != 1) return false; /* 3-D */
@@ -324,7 +342,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
 static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
                          struct conv_packed *pk)
 {
-    const char *env = getenv("ONNX2CL_FCONV");
+    const char *env = fconv_env();
     /* "winograd" forces it where it applies; "winograd/N" also makes chunks of N blocks (tests) */
     const bool forced = env && strncmp(env, "winograd", 8) == 0;
     if (env && *env && !forced) return false;
@@ -438,7 +456,7 @@ static void emit_fallback(struct cg_ctx *cg, struct ir_graph *g, const struct sc
     /* 4 channels x 4 columns per work-item where channels come in fours (every SD conv);
      * ONNX2CL_FCONV=oc4 selects the older 4-channel kernel (for comparisons) */
     bool oc4 = (OC / group) % 4 == 0;
-    const char *env = getenv("ONNX2CL_FCONV");
+    const char *env = fconv_env();
     bool w4 = oc4 && !(env && strcmp(env, "oc4") == 0);
     int64_t items = yv->dims[0] * OC * c->out[0] * c->out[1] * c->out[2];
     if (w4) items = yv->dims[0] * (OC / 4) * c->out[0] * c->out[1] * ((c->out[2] + 3) / 4);
