@@ -209,7 +209,7 @@ fail:
 o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                            const char *src, size_t src_len, cl_program *out, int *cache_hit)
 {
-    char dir[4096], path[4200] = "";
+    char dir[4096] = "", path[4200] = "";
     const char *opts = desc->build_options ? desc->build_options : "";
     const char *mode = getenv("ONNX2CL_CACHE");
     if (mode && *mode && strcmp(mode, "auto") != 0 && strcmp(mode, "always") != 0 &&
@@ -263,11 +263,26 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
     }
     /* Where the platform caches builds itself we cannot tell a first start from a warm one
      * before the build: only the time is reported (below, when >= 1 s). */
-    if (!platform_cache)
+    if (!platform_cache) {
+        /* why there is no cache, when there is none (the user may have asked for one) */
+        const char *no = getenv("ONNX2CL_NO_CACHE");
+        char why[4200];
+        if (use_cache)
+            snprintf(why, sizeof why, "cached afterwards");
+        else if ((no && *no && strcmp(no, "0") != 0) || (mode && strcmp(mode, "off") == 0))
+            snprintf(why, sizeof why, "program cache off: %s", mode && strcmp(mode, "off") == 0
+                                                                 ? "ONNX2CL_CACHE=off"
+                                                                 : "ONNX2CL_NO_CACHE is set");
+        else if (!dir[0])
+            snprintf(why, sizeof why, "program cache off: no cache folder (set ONNX2CL_CACHE_DIR, "
+                     "XDG_CACHE_HOME or HOME)");
+        else
+            snprintf(why, sizeof why, "program cache off: the cache folder %s is not a folder "
+                     "this process can create or use", dir);
         fprintf(stderr, "onnx2cl: model '%s': building the OpenCL program for %s (%zu KiB of "
                 "kernel source; not in the program cache yet: %s)\n", desc->name,
-                ctx->device_name, src_len >> 10,
-                use_cache ? "cached afterwards" : "program cache off");
+                ctx->device_name, src_len >> 10, why);
+    }
     const double t0 = o2r_now_ms();
     e = o2r_fault_cl("clCreateProgramWithSource");
     if (e == CL_SUCCESS) {
