@@ -660,7 +660,8 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
         o2r_set_error(ctx, "weights file %s does not fit model '%s': its weights layout hash is "
                       "%016llx, the model's %016llx (another model structure, --weights-dtype, "
                       "fusion flags or onnx2cl version)%s: write the weights for this model with "
-                      "onnx2cl MODEL.onnx --weights-only -o FILE.weights", path, d->name,
+                      "onnx2cl MODEL.onnx --weights-only -o FILE.weights and the flags this build "
+                      "was compiled with (--weights-dtype, --no-fuse)", path, d->name,
                       (unsigned long long)file_layout, (unsigned long long)want_layout, where);
         st = O2R_ERR_MISMATCH;
         goto cleanup;

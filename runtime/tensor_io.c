@@ -605,6 +605,14 @@ static o2r_status pb_read(const char *path, const unsigned char *b, size_t len,
     case O2R_U32: case O2R_U64: typed_field = 11; typed_n = s.n_u64; break;
     default: typed_field = 5; typed_n = s.n_i32; break;
     }
+    if (s.have_raw && typed_n) { /* onnx.proto: the values are in raw_data OR the typed field */
+        static const char *tname[] = {[4] = "float_data", [5] = "int32_data", [7] = "int64_data",
+                                      [10] = "double_data", [11] = "uint64_data"};
+        o2r_fmt(err, errcap, "%s: TensorProto has both raw_data and %llu values in %s (a tensor "
+                "holds its values in exactly one of them)", path, (unsigned long long)typed_n,
+                tname[typed_field]);
+        return O2R_ERR_FORMAT;
+    }
     if (s.have_raw) {
         o2r_status st = check_data_size(path, t, s.raw_len, err, errcap);
         if (st != O2R_OK)

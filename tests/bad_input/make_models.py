@@ -48,3 +48,8 @@ save(helper.make_model(helper.make_graph([helper.make_node("Add", ["x", "b"], ["
 np.save(os.path.join(here, "x_2x3.npy"), np.arange(6, dtype=np.float32).reshape(2, 3))
 np.save(os.path.join(here, "x_3x2.npy"), np.arange(6, dtype=np.float32).reshape(3, 2))
 np.save(os.path.join(here, "x_2x3_f64.npy"), np.arange(6, dtype=np.float64).reshape(2, 3))
+# a TensorProto input holding its values twice: raw_data and float_data (onnx.proto: one of them)
+both = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "x")
+both.float_data.extend([1, 2, 3, 4, 5, 6])
+with open(os.path.join(here, "x_both.pb"), "wb") as f:
+    f.write(both.SerializeToString())
