@@ -3,8 +3,8 @@
  * codegen/sched_conv.c.
  *
  * cpu: kernels/fgemm.cl, one work-item per TM x (16 NP) register tile (FG_DEFINE specialized for
- *   (TM, NP, K)), gws = {ceil(M / TM), ceil(ceil(N / 16) / NP)}, lws = {largest divisor of
- *   gws[0] <= 16, 1}.
+ *   (TM, NP, weight storage), K a run-time argument), gws = {ceil(M / TM), ceil(ceil(N / 16) /
+ *   NP)}, lws = {largest divisor of gws[0] <= 16, 1}.
  * gpu: kernels/gemm_gpu.cl GG_FGEMM_DEFINE(TM, TN, TK, RM, RN): __local tiles, an RM x RN block
  *   per work-item, reading the same 16-column panel constant as the cpu kernel (the weight is
  *   stored once); split-K (partial sums in a cg_temp buffer + gg_fgemm_reduce) when the grid is
@@ -96,9 +96,8 @@ static void emit_cpu(struct cg_ctx *cg, const struct sched_gemm *w)
     (void)cg_use(cg, "fgemm", IR_F32);
     char kname[64], src[128];
     const char *wn, *ws = cg_wsfx(cg, w->wpanels, &wn); /* weight storage (--weights-dtype) */
-    snprintf(kname, sizeof kname, "fgemm_t%d_p%d_k%lld%s", tm, np, (long long)w->K, wn);
-    snprintf(src, sizeof src, "FG_DEFINE(%s, %d, %d, %lld, %s)\n", kname, tm, np,
-             (long long)w->K, ws);
+    snprintf(kname, sizeof kname, "fgemm_t%d_p%d%s", tm, np, wn);
+    snprintf(src, sizeof src, "FG_DEFINE(%s, %d, %d, %s)\n", kname, tm, np, ws);
     cg_add_source(cg, src);
     const size_t gws[2] = {(size_t)((w->M + tm - 1) / tm), (size_t)((npan + np - 1) / np)};
     /* Explicit small work-groups (lws[0] divides gws[0], OpenCL 1.2): same speed on PoCL as its

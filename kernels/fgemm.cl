@@ -38,12 +38,14 @@
  * A 16-column tile that lies inside one split and inside N is finished with float16 vector
  * ops (bias, activation, residual, vstore16); any other tile element by element.
  *
- * Compile-time specialization: TM, NP, K and the weight storage WS are macro arguments; the
+ * Compile-time specialization: TM, NP and the weight storage WS are macro arguments; the
  * lowering emits one line
- *     FG_DEFINE(fgemm_t8_p2_k320, 8, 2, 320, f32)
- * per distinct (TM, NP, K, WS) through cg_add_source(), so the K loop has a constant trip count
- * and every A row is a constant offset from one pointer. The M, N, K arguments stay in the
- * signature (K must equal the compiled one). WS = f16: the panels hold IEEE half weights
+ *     FG_DEFINE(fgemm_t8_p2, 8, 2, f32)
+ * per distinct (TM, NP, WS) through cg_add_source(). K is a run-time argument (the loop is
+ * unrolled by 4 with a run-time trip count, the TM rows of A are pointers computed once): K as
+ * a constant measured no faster at SD's sizes (K = 320..5120, within the noise of a shared
+ * machine: bench/results/fgemm-runtime-k-2026-12-02-5adc7ca.md), while one kernel per K cost
+ * one PoCL compile per K value at the first run. WS = f16: the panels hold IEEE half weights
  * (onnx2cl --weights-dtype f16), read with vload_half16 (prelude.cl O2C_WLOAD16); the
  * arithmetic is the same float32.
  *
@@ -175,7 +177,7 @@ static inline void fg_geglu(float16 h, float16 gt, int m, int n0, int F, __globa
     for (int j = 0; j < F - c0; j++) Y[m * F + c0 + j] = yy[j];
 }
 
-#define FG_DEFINE(NAME, TM, NP, KC, WS)                                                           \
+#define FG_DEFINE(NAME, TM, NP, WS)                                                               \
     __kernel void NAME(__global const float *A, __global const O2C_WT(WS) *W,                    \
                        __global const float *bias, __global const float *R, __global float *Y0,  \
                        __global float *Y1, __global float *Y2, __global float *Y3,               \
@@ -188,32 +190,33 @@ static inline void fg_geglu(float16 h, float16 gt, int m, int n0, int F, __globa
         const int p0 = (int)get_global_id(1) * (NP);                                            \
         if (mb >= M) return;                                                                     \
         const int m0 = min(mb, M - (TM));                                                        \
-        const __global float *ap = A + m0 * (KC);                                                \
+        const __global float *ar[TM]; /* the TM rows of A */                                     \
+        _Pragma("unroll") for (int i = 0; i < (TM); i++) ar[i] = A + (m0 + i) * K;               \
         const int np_all = (N + 15) / 16;                                                        \
         const __global O2C_WT(WS) *wp[NP];                                                       \
         float16 c[TM][NP];                                                                       \
         _Pragma("unroll") for (int q = 0; q < (NP); q++)                                         \
-            wp[q] = W + min(p0 + q, np_all - 1) * ((KC) * 16);                                   \
+            wp[q] = W + min(p0 + q, np_all - 1) * (K * 16);                                      \
         _Pragma("unroll") for (int i = 0; i < (TM); i++)                                         \
             _Pragma("unroll") for (int q = 0; q < (NP); q++) c[i][q] = (float16)(0.0f);         \
         int k = 0;                                                                               \
-        for (; k + 4 <= (KC); k += 4) {                                                          \
+        for (; k + 4 <= K; k += 4) {                                                             \
             float16 w[NP][4];                                                                    \
             _Pragma("unroll") for (int q = 0; q < (NP); q++)                                     \
                 _Pragma("unroll") for (int u = 0; u < 4; u++)                                    \
                     w[q][u] = O2C_WLOAD16(WS, u, wp[q] + k * 16);                                \
             _Pragma("unroll") for (int i = 0; i < (TM); i++)                                     \
                 _Pragma("unroll") for (int u = 0; u < 4; u++) {                                  \
-                    const float16 x = (float16)(ap[i * (KC) + k + u]);                           \
+                    const float16 x = (float16)(ar[i][k + u]);                                   \
                     _Pragma("unroll") for (int q = 0; q < (NP); q++)                             \
                         c[i][q] = fma(x, w[q][u], c[i][q]);                                      \
                 }                                                                                \
         }                                                                                        \
-        for (; k < (KC); k++)                                                                    \
+        for (; k < K; k++)                                                                       \
             _Pragma("unroll") for (int q = 0; q < (NP); q++) {                                   \
                 const float16 w0 = O2C_WLOAD16(WS, 0, wp[q] + k * 16);                           \
                 _Pragma("unroll") for (int i = 0; i < (TM); i++)                                 \
-                    c[i][q] = fma((float16)(ap[i * (KC) + k]), w0, c[i][q]);                     \
+                    c[i][q] = fma((float16)(ar[i][k]), w0, c[i][q]);                             \
             }                                                                                    \
         int o[9] = {0, o1, o2, o3, o4, o5, o6, o7, N};                                           \
         o[nsplit] = N;                                                                           \
