@@ -210,7 +210,8 @@ static int by_begin(const void *a, const void *b)
  * starts where the previous ends, the last ends at data_len. Overlapping tensors (one byte
  * feeding two tensors), holes and trailing bytes are refused, naming the tensors and offsets.
  * Each range was already checked to lie inside the region and to hold its tensor's bytes. */
-static void check_tiling(const char *path, const struct st_entry *es, size_t n, uint64_t data_len)
+static void check_tiling(struct ir_graph *g, const char *path, const struct st_entry *es, size_t n,
+                         uint64_t data_len)
 {
     if (n == 0) {
         if (data_len)
@@ -218,8 +219,8 @@ static void check_tiling(const char *path, const struct st_entry *es, size_t n, 
                    path, data_len);
         return;
     }
-    const struct st_entry **o = malloc(n * sizeof *o);
-    if (!o) ir_die("out of memory");
+    /* in the graph's arena: the errors below leave through ir_die (a fuzzer's hook longjmps) */
+    const struct st_entry **o = ir_alloc(g, n * sizeof *o);
     for (size_t i = 0; i < n; i++) o[i] = &es[i];
     qsort(o, n, sizeof *o, by_begin);
     uint64_t at = 0;
@@ -235,7 +236,6 @@ static void check_tiling(const char *path, const struct st_entry *es, size_t n, 
         at = o[i]->end;
     }
     const char *last = o[n - 1]->name;
-    free(o);
     if (at != data_len)
         ir_die("%s: the data region has %" PRIu64 " bytes after its last tensor '%s' (which "
                "ends at %" PRIu64 " of %" PRIu64 ")", path, data_len - at, last, at, data_len);
@@ -454,7 +454,7 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
             continue;
         }
     }
-    check_tiling(path, es, n, data_len);
+    check_tiling(g, path, es, n, data_len);
     if (problems)
         ir_die("%s: %u of %zu tensors do not fit the model (refused; nothing written):%s%s", path,
                problems, n, list, problems > ST_MAX_LISTED ? "; ..." : "");
