@@ -53,6 +53,8 @@ struct cg_buffer {
     uint64_t size;    /* bytes (>= 4) */
     int32_t parent;   /* offset view: buffer index of the top root it lies in, else -1 */
     uint64_t rel;     /* offset view: byte offset inside the parent (multiple of O2R_ALIGN) */
+    unsigned classes; /* kernel classes (CG_VARIANT_*) whose launches touch it (plan_memory);
+                         CG_VARIANT_ALL for graph inputs/outputs and untouched buffers */
 };
 
 struct cg_ctx {

@@ -9,7 +9,8 @@
  *      holds, desc.const_data), everything else -> an arena slot;
  *   3. memory plan: each arena root buffer lives from the step that writes it first to the
  *      step that reads it last (graph inputs from step -1, graph outputs to the end); buffers
- *      whose lifetimes overlap (inclusive) never share bytes; placement is greedy best-fit in
+ *      whose lifetimes overlap (inclusive) never share bytes unless no kernel class touches
+ *      both (a model runs one class: cpu-only and gpu-only temporaries may share); placement is greedy best-fit in
  *      decreasing size order, tried twice (equal sizes by index, then longest-lived first), the
  *      smaller arena kept (deterministic);
  *   4. the descriptor (runtime/onnx2cl_rt.h) is assembled from these tables.
@@ -763,8 +764,10 @@ static int cmp_size_life_desc(const void *a, const void *b, void *ctx)
 }
 
 /* Places the arena buffers order[0..na) in that order, each at the lowest offset that does not
- * overlap a placed buffer whose lifetime overlaps its own (inclusive); returns the arena size.
- * busy/placed: scratch of na entries. */
+ * overlap a placed buffer whose lifetime overlaps its own (inclusive) and that a kernel class
+ * touching it also touches (the runtime runs one class per model: a cpu-only temporary, e.g.
+ * Winograd's or fconv_tile's, and a gpu-only one, e.g. split-K partials, never coexist);
+ * returns the arena size. busy/placed: scratch of na entries. */
 static uint64_t place_arena(struct cg_ctx *cg, const uint32_t *order, uint32_t na,
                             uint32_t *placed, uint64_t (*busy)[2])
 {
@@ -777,7 +780,7 @@ static uint64_t place_arena(struct cg_ctx *cg, const uint32_t *order, uint32_t n
         for (uint32_t j = 0; j < np; j++) {
             const struct cg_buffer *o = &cg->bufs[placed[j]];
             int64_t of = cg->first[o->value], ol = cg->last[o->value];
-            if (of <= l && f <= ol) {
+            if (of <= l && f <= ol && (o->classes & bf->classes)) {
                 busy[nb][0] = o->offset;
                 busy[nb++][1] = o->offset + align_up(o->size);
             }
@@ -824,13 +827,30 @@ static void plan_memory(struct cg_ctx *cg)
     uint32_t *placed = malloc(sizeof *placed * (cg->nbufs ? cg->nbufs : 1));
     uint64_t (*busy)[2] = malloc(sizeof *busy * (cg->nbufs ? cg->nbufs : 1));
     if (!order || !order2 || !placed || !busy) ir_die("out of memory");
-    /* offset views: their lifetimes count for their tops, which alone are placed */
+    /* kernel classes touching each buffer: graph inputs/outputs and buffers no launch names
+     * belong to every class */
+    for (uint32_t b = 0; b < cg->nbufs; b++) cg->bufs[b].classes = 0;
+    for (uint32_t l = 0; l < cg->nlaunches; l++) {
+        const struct cg_launch *la = &cg->launches[l];
+        for (uint32_t a = la->first_arg; a < la->first_arg + la->nargs; a++)
+            if (cg->args[a].kind == O2R_ARG_BUF) {
+                const int32_t b = cg->buf[root_of(cg, cg->args[a].value)];
+                if (b >= 0) cg->bufs[b].classes |= la->variants;
+            }
+    }
+    for (uint32_t b = 0; b < cg->nbufs; b++) {
+        const struct ir_value *v = &cg->g->values[cg->bufs[b].value];
+        if (!cg->bufs[b].classes || v->is_input || v->is_output)
+            cg->bufs[b].classes = CG_VARIANT_ALL;
+    }
+    /* offset views: their lifetimes and classes count for their tops, which alone are placed */
     for (uint32_t b = 0; b < cg->nbufs; b++) {
         const struct cg_buffer *bf = &cg->bufs[b];
         if (bf->parent < 0) continue;
         const uint32_t t = cg->bufs[bf->parent].value;
         if (cg->first[bf->value] < cg->first[t]) cg->first[t] = cg->first[bf->value];
         if (cg->last[bf->value] > cg->last[t]) cg->last[t] = cg->last[bf->value];
+        cg->bufs[bf->parent].classes |= bf->classes;
     }
     uint32_t na = 0;
     for (uint32_t b = 0; b < cg->nbufs; b++)
