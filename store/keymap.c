@@ -1,0 +1,252 @@
+/* keymap.c — applies the key tables (keymap_sd.def) to an LDM single file: each file key ->
+ * ignored, unknown, or one or more (component, canonical key, transform) entries.
+ * Row semantics: keymap_sd.def's header. The block-index parameters the templates use are read
+ * from the file's own keys: L (UNet layers_per_block) = n - 1 for the first input block n holding
+ * a downsampler (input_blocks.n.0.op), else the last input block's index; B (VAE up blocks) =
+ * 1 + the largest n of decoder.up.n.
+ * EMA (o2s_options.use_ema): each UNet entry takes the tensor "model_ema." + its LDM key after
+ * "model." with the dots removed (diffusers' flat EMA naming), which must exist.
+ */
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum rules {
+#define O2S_PREFIX(p, c, r)
+#define O2S_RULE(r, pat, tmpl, rn, tf)
+#define O2S_RENAME(rn, from, to)
+    RS_IGNORE = 0,
+    RS_LDM_UNET,
+    RS_LDM_VAE,
+    RS_CLIP,
+    RS_OPENCLIP,
+};
+enum renames { RN_NONE = 0, RN_UNET_RESNET, RN_VAE_RESNET, RN_VAE_ATTN, RN_OPENCLIP_LAYER };
+#define T_COPY O2S_COPY
+#define T_LINEAR O2S_LINEAR
+#define T_SPLIT3 O2S_SPLIT3
+#define IGNORE NULL
+
+static const struct prefix_row { const char *prefix; enum o2s_component c; enum rules r; } PREFIXES[] = {
+#undef O2S_PREFIX
+#define O2S_PREFIX(p, c, r) {p, c, RS_##r},
+#include "keymap_sd.def"
+#undef O2S_PREFIX
+#define O2S_PREFIX(p, c, r)
+};
+static const struct rule_row {
+    enum rules r;
+    const char *pattern, *tmpl;
+    enum renames rn;
+    enum o2s_transform tf;
+} RULES[] = {
+#undef O2S_RULE
+#define O2S_RULE(r, pat, tmpl, rn, tf) {RS_##r, pat, tmpl, RN_##rn, T_##tf},
+#include "keymap_sd.def"
+#undef O2S_RULE
+#define O2S_RULE(r, pat, tmpl, rn, tf)
+};
+static const struct rename_row { enum renames rn; const char *from, *to; } RENAMES[] = {
+#undef O2S_RENAME
+#define O2S_RENAME(rn, from, to) {RN_##rn, from, to},
+#include "keymap_sd.def"
+#undef O2S_RENAME
+};
+
+/* Does key start with prefix (a '.'-terminated prefix) or equal it (otherwise)? Returns the
+ * rest or NULL. */
+static const char *match_prefix(const char *key, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(key, prefix, n) != 0) return NULL;
+    if (prefix[n - 1] != '.' && key[n]) return NULL;
+    return key + n;
+}
+
+/* Matches pattern ('#' = a decimal number) against s; fills caps (up to 2). Returns the tail
+ * (after a '.'-terminated pattern; "" for a whole match) or NULL. */
+static const char *match_pattern(const char *s, const char *pat, long caps[2])
+{
+    int nc = 0;
+    const char *p = pat;
+    for (; *p; p++) {
+        if (*p == '#') {
+            if (*s < '0' || *s > '9') return NULL;
+            long v = 0;
+            while (*s >= '0' && *s <= '9' && v < 100000000) v = v * 10 + (*s++ - '0');
+            if (*s >= '0' && *s <= '9') return NULL;
+            if (nc < 2) caps[nc] = v;
+            nc++;
+        } else if (*s++ != *p) {
+            return NULL;
+        }
+    }
+    if (p > pat && p[-1] != '.' && *s) return NULL;
+    return s;
+}
+
+/* Applies rename set rn to tail (in place, whole dotted segments). 0, or -1 if too long. */
+static int apply_renames(enum renames rn, char *tail, size_t cap)
+{
+    for (size_t r = 0; r < sizeof RENAMES / sizeof RENAMES[0]; r++) {
+        if (RENAMES[r].rn != rn) continue;
+        size_t lf = strlen(RENAMES[r].from), lt = strlen(RENAMES[r].to);
+        for (size_t i = 0; tail[i];) {
+            bool at_seg = i == 0 || tail[i - 1] == '.';
+            if (at_seg && strncmp(tail + i, RENAMES[r].from, lf) == 0 &&
+                (tail[i + lf] == 0 || tail[i + lf] == '.')) {
+                size_t rest = strlen(tail + i + lf);
+                if (i + lt + rest + 1 > cap) return -1;
+                memmove(tail + i + lt, tail + i + lf, rest + 1);
+                memcpy(tail + i, RENAMES[r].to, lt);
+                i += lt;
+            } else {
+                i++;
+            }
+        }
+    }
+    return 0;
+}
+
+struct params { long L, B; };
+
+/* Expands template into out with captures and parameters; split: the char for '*'. -1 when an
+ * index comes out negative or the key is too long. */
+static int expand(const char *tmpl, const long caps[2], const struct params *pr, char split,
+                  char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = tmpl; *p; p++) {
+        char buf[32];
+        const char *ins = buf;
+        buf[0] = *p;
+        buf[1] = 0;
+        if (*p == '*') {
+            buf[0] = split;
+        } else if (*p == '{' && p[1] && p[2] == '}') {
+            long v;
+            switch (p[1]) {
+            case '0': v = caps[0]; break;
+            case '1': v = caps[1]; break;
+            case 'D': v = (caps[0] - 1) / (pr->L + 1); break;
+            case 'd': v = (caps[0] - 1) % (pr->L + 1); break;
+            case 'U': v = caps[0] / (pr->L + 1); break;
+            case 'u': v = caps[0] % (pr->L + 1); break;
+            case 'R': v = pr->B - 1 - caps[0]; break;
+            default: return -1;
+            }
+            if (v < 0 || ((p[1] == 'D' || p[1] == 'd') && caps[0] < 1)) return -1;
+            snprintf(buf, sizeof buf, "%ld", v);
+            p += 2;
+        }
+        size_t l = strlen(ins);
+        if (n + l + 1 > cap) return -1;
+        memcpy(out + n, ins, l);
+        n += l;
+    }
+    out[n] = 0;
+    return 0;
+}
+
+static const struct prefix_row *find_prefix(const char *key, const char **rest)
+{
+    for (size_t i = 0; i < sizeof PREFIXES / sizeof PREFIXES[0]; i++)
+        if ((*rest = match_prefix(key, PREFIXES[i].prefix))) return &PREFIXES[i];
+    return NULL;
+}
+
+/* L and B from the file's keys (see the file comment). */
+static void read_params(const struct o2s_store *s, struct params *pr)
+{
+    long first_op = -1, max_in = 0, max_up = -1;
+    for (size_t i = 0; i < s->ntensors; i++) {
+        const char *rest;
+        const struct prefix_row *p = find_prefix(s->tensors[i].name, &rest);
+        if (!p) continue;
+        long caps[2] = {0, 0};
+        if (p->r == RS_LDM_UNET) {
+            if (match_pattern(rest, "input_blocks.#.0.op.", caps) &&
+                (first_op < 0 || caps[0] < first_op))
+                first_op = caps[0];
+            if (match_pattern(rest, "input_blocks.#.", caps) && caps[0] > max_in) max_in = caps[0];
+        } else if (p->r == RS_LDM_VAE) {
+            if (match_pattern(rest, "decoder.up.#.", caps) && caps[0] > max_up) max_up = caps[0];
+        }
+    }
+    pr->L = first_op > 0 ? first_op - 1 : max_in > 0 ? max_in : 1;
+    pr->B = max_up + 1;
+}
+
+long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap)
+{
+    struct params pr;
+    read_params(s, &pr);
+    long mapped = 0;
+    for (size_t i = 0; i < s->ntensors; i++) {
+        struct o2s_tensor *t = &s->tensors[i];
+        if (strncmp(t->name, "model_ema.", 10) == 0) s->has_ema = 1;
+        const char *rest;
+        const struct prefix_row *p = find_prefix(t->name, &rest);
+        if (!p) continue; /* unknown */
+        if (p->r == RS_IGNORE) {
+            t->state = O2S_T_IGNORED;
+            continue;
+        }
+        const struct rule_row *r = NULL;
+        const char *tail = NULL;
+        long caps[2] = {0, 0};
+        for (size_t k = 0; k < sizeof RULES / sizeof RULES[0] && !r; k++)
+            if (RULES[k].r == p->r && (tail = match_pattern(rest, RULES[k].pattern, caps)))
+                r = &RULES[k];
+        if (!r) continue; /* unknown */
+        if (!r->tmpl) {
+            t->state = O2S_T_IGNORED;
+            continue;
+        }
+        char tl[O2S_KEY_MAX], key[O2S_KEY_MAX];
+        if (strlen(tail) + 1 > sizeof tl || apply_renames(r->rn, strcpy(tl, tail), sizeof tl) < 0)
+            return o2s_fail(err, cap, "%s: tensor '%.200s': key too long", s->files[t->file].path,
+                            t->name);
+        int parts = r->tf == O2S_SPLIT3 ? 3 : 1;
+        for (int part = 0; part < parts; part++) {
+            if (expand(r->tmpl, caps, &pr, "qkv"[part], key, sizeof key) < 0 ||
+                strlen(key) + strlen(tl) + 1 > sizeof key)
+                break; /* an index that fits no block: left unknown */
+            strcat(key, tl);
+            if (o2s_add_entry(s, p->c, key, i, r->tf, part, err, cap) < 0) return -1;
+        }
+        if (t->state == O2S_T_MAPPED) mapped++;
+    }
+    if (s->opt.use_ema) {
+        if (!s->has_ema)
+            return o2s_fail(err, cap, "%s: EMA weights asked, but the file has no model_ema.* "
+                            "tensor", s->files[0].path);
+        /* name -> index lookup through a sorted copy */
+        for (size_t k = 0; k < s->nentries[O2S_UNET]; k++) {
+            struct o2s_entry *e = &s->entries[O2S_UNET][k];
+            const char *orig = s->tensors[e->tensor].name;
+            char flat[O2S_KEY_MAX];
+            size_t n = (size_t)snprintf(flat, sizeof flat, "model_ema.");
+            for (const char *q = orig + strlen("model."); *q && n + 1 < sizeof flat; q++)
+                if (*q != '.') flat[n++] = *q;
+            flat[n] = 0;
+            size_t j = 0;
+            while (j < s->ntensors && strcmp(s->tensors[j].name, flat) != 0) j++;
+            if (j == s->ntensors)
+                return o2s_fail(err, cap, "%s: EMA weights asked, but tensor '%s' (for '%s') is "
+                                "missing", s->files[0].path, flat, orig);
+            const struct o2s_tensor *et = &s->tensors[j];
+            const struct o2s_tensor *ot = &s->tensors[e->tensor];
+            if (et->rank != ot->rank || memcmp(et->dims, ot->dims, sizeof et->dims) != 0 ||
+                !et->dtype)
+                return o2s_fail(err, cap, "%s: EMA tensor '%s' does not match '%s' in dtype or "
+                                "dims", s->files[0].path, flat, orig);
+            s->tensors[j].state = O2S_T_MAPPED;
+            s->tensors[e->tensor].state = O2S_T_IGNORED;
+            e->tensor = j;
+        }
+    }
+    return mapped;
+}

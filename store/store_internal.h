@@ -1,0 +1,74 @@
+/* store_internal.h — shared by the files of store/ only (store.c: files, headers, lookups;
+ * keymap.c: the key tables; arch.c: family detection and checks). */
+#ifndef ONNX2CL_STORE_INTERNAL_H
+#define ONNX2CL_STORE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "store.h"
+
+#define O2S_KEY_MAX 1024 /* longest key handled (bytes, with the NUL) */
+
+/* A mapped .safetensors file. */
+struct o2s_file {
+    char *path;
+    const unsigned char *base; /* mapping of the whole file */
+    size_t size;
+    const unsigned char *data; /* data region (after the header) */
+    uint64_t data_len;
+    void *meta;                /* cJSON object of __metadata__ (or NULL) */
+};
+
+enum o2s_tstate { O2S_T_UNKNOWN = 0, O2S_T_MAPPED, O2S_T_IGNORED };
+
+/* A tensor as its file's header lists it. */
+struct o2s_tensor {
+    int file;
+    char *name;
+    int dtype;                  /* enum o2s_dtype, or 0 for a known non-float dtype */
+    const char *dtype_name;     /* as written ("I64", ...) */
+    int rank;
+    int64_t dims[O2S_MAX_RANK];
+    uint64_t begin, end;        /* data_offsets */
+    enum o2s_tstate state;
+};
+
+enum o2s_transform { O2S_COPY = 0, O2S_LINEAR, O2S_SPLIT3 };
+
+/* A canonical key of a component. */
+struct o2s_entry {
+    char *key;
+    size_t tensor;              /* index into tensors */
+    int rank;
+    int64_t dims[O2S_MAX_RANK];
+    uint64_t offset, bytes;     /* within the tensor's bytes */
+};
+
+struct o2s_store {
+    struct o2s_options opt;
+    char *variant;
+    enum o2s_format format;
+    char *path;
+    struct o2s_file *files;
+    int nfiles;
+    struct o2s_tensor *tensors;
+    size_t ntensors, captensors;
+    struct o2s_entry *entries[O2S_NUM_COMPONENTS];
+    size_t nentries[O2S_NUM_COMPONENTS], capentries[O2S_NUM_COMPONENTS];
+    int has_ema;
+};
+
+/* snprintf into err; returns -1. */
+int o2s_fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Adds canonical key for tensor t with transform tf (part: 0..2 of SPLIT3). -1 + err on a bad
+ * shape for the transform. */
+int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, size_t t,
+                  enum o2s_transform tf, int part, char *err, size_t cap);
+/* Converts the tensors of an LDM single file through the tables (keymap_sd.def). Returns the
+ * number of tensors mapped, or -1 with err. */
+long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap);
+/* dims as "[a,b,c]" */
+void o2s_dims_str(const int64_t *d, int rank, char *out, size_t cap);
+
+#endif
