@@ -26,6 +26,7 @@ struct cg_launch {
     uint32_t first_arg;  /* first argument in cg_ctx.args */
     uint32_t nargs;      /* number of arguments */
     unsigned variants;   /* O2R_VARIANT_* classes this launch runs under */
+    const char *check;   /* NULL; a run-time check (cg_check, kernel NULL): its message */
 };
 
 /* One kernel argument before buffer assignment. */

@@ -213,6 +213,19 @@ void cg_launch(struct cg_ctx *cg, uint32_t node_id, const char *kernel, unsigned
     l->first_arg = cg->nargs;
 }
 
+void cg_check(struct cg_ctx *cg, uint32_t node_id, uint32_t cond, int fail_if, const char *message)
+{
+    IR_ASSERT((fail_if == 0 || fail_if == 1) && message);
+    IR_ASSERT(cg->g->values[cond].dtype == IR_BOOL && ir_numel(cg->g, cond) == 1);
+    const size_t one[1] = {1};
+    cg_launch(cg, node_id, "", 1, one, one);
+    struct cg_launch *l = &cg->launches[cg->nlaunches - 1];
+    l->kernel = NULL;
+    l->check = ir_strdup(cg->g, message);
+    cg_arg_buf(cg, cond);
+    cg_arg_i32(cg, fail_if);
+}
+
 void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t)
 {
     IR_ASSERT(cg->nlaunches > 0 && t->span >= 1);
@@ -364,7 +377,8 @@ static uint32_t view_source(const struct ir_graph *g, uint32_t v)
         if (p == IR_NONE) return v;
         const struct ir_node *n = &g->nodes[p];
         if (n->dead || n->ninputs < 1 || n->inputs[0] == IR_NONE ||
-            !((ir_op_flags(n->op) & IR_F_VIEW) || n->op == IR_OP_BIT_CAST))
+            !((ir_op_flags(n->op) & IR_F_VIEW) || n->op == IR_OP_BIT_CAST ||
+              n->op == IR_OP_FUSED_CHECK))
             return v;
         v = n->inputs[0];
     }
@@ -1377,6 +1391,7 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
         ls[i].node = n->name && n->name[0] ? n->name : ir_sprintf(g, "#%d", (int)n->onnx_index);
         ls[i].op = n->op_type;
         ls[i].variants = l->variants == CG_VARIANT_ALL ? 0 : l->variants;
+        ls[i].check = l->check;
     }
     d->n_launches = m->nlaunches;
     d->launches = ls;

@@ -163,7 +163,7 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     fprintf(f, "static const struct o2r_arg %s_args[] = {\n", nm);
     for (uint32_t l = 0; l < d->n_launches; l++) {
         const struct o2r_launch *la = &d->launches[l];
-        fprintf(f, "    /* launch %u: %s */\n", l, la->kernel);
+        fprintf(f, "    /* launch %u: %s */\n", l, la->kernel ? la->kernel : "run-time check");
         for (uint32_t a = la->first_arg; a < la->first_arg + la->nargs; a++) {
             const struct o2r_arg *ar = &d->args[a];
             switch (ar->kind) {
@@ -203,14 +203,24 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
             fprintf(f, ", fused from %u nodes #", n->nfused);
             for (uint32_t k = 0; k < n->nfused; k++) fprintf(f, "%s%d", k ? ",#" : "", (int)n->fused_from[k]);
         }
-        fprintf(f, " */\n    {\"%s\", %u, {%" PRIu64 ", %" PRIu64 ", %" PRIu64 "}, {%" PRIu64
+        fputs(" */\n    {", f);
+        if (la->kernel)
+            fprintf(f, "\"%s\"", la->kernel);
+        else
+            fputs("NULL", f);
+        fprintf(f, ", %u, {%" PRIu64 ", %" PRIu64 ", %" PRIu64 "}, {%" PRIu64
                    ", %" PRIu64 ", %" PRIu64 "}, %u, %u, ",
-                la->kernel, la->work_dim, la->gws[0], la->gws[1],
+                la->work_dim, la->gws[0], la->gws[1],
                 la->gws[2], la->lws[0], la->lws[1], la->lws[2], la->first_arg, la->nargs);
         put_cstring(f, la->node, strlen(la->node));
         fputs(", ", f);
         put_cstring(f, la->op, strlen(la->op));
-        fprintf(f, ", %u},\n", la->variants);
+        fprintf(f, ", %u, ", la->variants);
+        if (la->check)
+            put_cstring(f, la->check, strlen(la->check));
+        else
+            fputs("NULL", f);
+        fputs("},\n", f);
     }
     if (!d->n_launches) fputs("    {0},\n", f);
     fputs("};\n\n", f);

@@ -51,6 +51,11 @@ void cg_arg_i32(struct cg_ctx *cg, int64_t v); /* fatal if v does not fit in int
 void cg_arg_i64(struct cg_ctx *cg, int64_t v);
 void cg_arg_f32(struct cg_ctx *cg, float v);
 void cg_arg_local(struct cg_ctx *cg, size_t bytes);
+/* A run-time check for node node_id instead of a kernel launch (runtime/onnx2cl_rt.h
+ * o2r_launch.check): when the run reaches it, every launch before it has completed, the runtime
+ * reads `cond` (a bool scalar value) and, when it equals fail_if (0 or 1), stops the run with
+ * `message` (status O2R_ERR_UNSUPPORTED). Lowering of ops.def o2c.Check. */
+void cg_check(struct cg_ctx *cg, uint32_t node_id, uint32_t cond, int fail_if, const char *message);
 /* A scratch device buffer live only during node `node_id` (e.g. per-row statistics). */
 uint32_t cg_temp(struct cg_ctx *cg, uint32_t node_id, enum ir_dtype dtype, int64_t numel);
 /* Output value `out` of the current node shares the buffer of `in` (used for views that

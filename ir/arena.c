@@ -3,6 +3,9 @@
  * Every allocation of a graph comes from a chunked bump arena freed once by ir_graph_free().
  * Out of memory is fatal (the compiler is a command-line tool; nothing is half-written because
  * outputs are only renamed into place at the very end and temporary files are removed here).
+ * A user error (ir_fatal_node, ir_fatal) raised while a trap is set (ir_trap_set) is not
+ * reported: its message goes to the trap, which longjmps back to its caller (an If branch that
+ * does not fit the bound shapes becomes a run-time check, passes/expand/control.c).
  */
 #include "ir.h"
 
@@ -26,6 +29,32 @@ struct ir_arena {
 
 /* Optional hook run by every fatal user error just before exit(1) (see ir_set_fatal_hook). */
 static void (*fatal_hook)(void);
+/* The innermost fatal-error trap (ir_trap_set), NULL when none. */
+static struct ir_trap *trap_top;
+
+void ir_trap_set(struct ir_trap *t)
+{
+    t->where[0] = t->msg[0] = 0;
+    t->outer = trap_top;
+    trap_top = t;
+}
+
+void ir_trap_unset(struct ir_trap *t)
+{
+    if (trap_top == t) trap_top = t->outer;
+}
+
+/* A trapped error: the message goes to the innermost trap, which is unset, and control returns
+ * to its setjmp. */
+static void trap_jump(const char *where, const char *msg) __attribute__((noreturn));
+static void trap_jump(const char *where, const char *msg)
+{
+    struct ir_trap *t = trap_top;
+    trap_top = t->outer;
+    snprintf(t->where, sizeof t->where, "%s", where);
+    snprintf(t->msg, sizeof t->msg, "%s", msg);
+    longjmp(t->jb, 1);
+}
 
 void ir_set_fatal_hook(void (*fn)(void))
 {
@@ -163,6 +192,7 @@ static void die_v(const char *prefix, const char *fmt, va_list ap)
 {
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    trap_top = NULL; /* a fuzzer's hook longjmps past every trap's frame */
     fflush(stdout);
     if (prefix) put_escaped(prefix);
     put_escaped(msg);
@@ -192,6 +222,8 @@ void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char
                  n->op_type ? n->op_type : ir_op_name(n->op), (int)n->onnx_index);
     else
         snprintf(prefix, sizeof prefix, "%s: ", model);
+    /* where the prefix's "node ..." part starts (a trap keeps only that) */
+    const size_t at = strnlen(prefix, strlen(model) + 2);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -201,6 +233,8 @@ void ir_fatal_node(const struct ir_graph *g, const struct ir_node *n, const char
         size_t l = strlen(msg);
         snprintf(msg + l, sizeof msg - l, " (opset %lld)", (long long)g->opset);
     }
+    if (trap_top) trap_jump(prefix + at, msg);
+    trap_top = NULL;
     fflush(stdout);
     put_escaped(prefix);
     put_escaped(msg);
@@ -215,6 +249,13 @@ void ir_fatal(const struct ir_graph *g, const char *fmt, ...)
     char prefix[1024];
     snprintf(prefix, sizeof prefix, "%s: ", g && g->model_path ? g->model_path : "onnx2cl");
     va_list ap;
+    if (trap_top) {
+        char msg[2048];
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        trap_jump("", msg);
+    }
     va_start(ap, fmt);
     die_v(prefix, fmt, ap);
     va_end(ap);

@@ -22,6 +22,7 @@
 #ifndef ONNX2CL_IR_H
 #define ONNX2CL_IR_H
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -281,6 +282,28 @@ void ir_tmp_unregister(const char *path);
  * hook longjmps back to its loop instead of returning (the arena of the abandoned graph is then
  * the caller's to free). NULL (the default) removes it. Not called by ir_assert_fail (abort). */
 void ir_set_fatal_hook(void (*fn)(void));
+/* A fatal-error trap: compiles a part of a model that may not fit (an If branch whose condition
+ * is known only at run time, passes/expand/control.c) without ending the compilation. While
+ * traps are set (innermost first), ir_fatal_node and ir_fatal neither print nor exit: they write
+ * their message into the innermost trap, unset it, and longjmp to its jb with value 1. Other
+ * fatal errors (ir_die: out of memory, files) are not trapped; they reset every trap before the
+ * fatal hook runs. Use:
+ *     struct ir_trap t;
+ *     ir_trap_set(&t);
+ *     if (setjmp(t.jb) == 0) { work(); ir_trap_unset(&t); } else { ... t.msg ... }
+ * Locals changed inside work() and read after the longjmp must be volatile. The graph may hold
+ * the half-built part (nodes added by work()): the caller erases it. */
+struct ir_trap {
+    jmp_buf jb;            /* where a trapped error returns (setjmp'ed after ir_trap_set) */
+    char where[512];       /* "node 'x' (Op, #3): " (ir_fatal_node), "" (ir_fatal) */
+    char msg[2048];        /* the message after that: "why (opset N)" */
+    struct ir_trap *outer; /* the trap set before this one (restored when this one is unset) */
+};
+/* Makes t the innermost trap. */
+void ir_trap_set(struct ir_trap *t);
+/* Unsets t if it is still set (a trapped error has already unset it). */
+void ir_trap_unset(struct ir_trap *t);
+
 /* Internal bug check that stays on in release builds: prints file:line and aborts. */
 #define IR_ASSERT(c)                                                                      \
     do {                                                                                  \

@@ -571,6 +571,13 @@ void infer_node(struct ir_graph *g, uint32_t node)
     case IR_OP_BIT_CAST:
         set_like(g, n, 0, req(g, n, 0), ref_bitcast_dtype(g, n));
         return;
+    case IR_OP_FUSED_CHECK: { /* y = x; the run stops when cond == fail_if (ops.def) */
+        const struct ir_value *c = req(g, n, 1);
+        if (c->dtype != IR_BOOL || ref_numel_v(c) != 1)
+            ir_fatal_node(g, n, "the condition must be one bool");
+        set_like(g, n, 0, req(g, n, 0), req(g, n, 0)->dtype);
+        return;
+    }
     case IR_OP_QUANTIZE_LINEAR:
     case IR_OP_DEQUANTIZE_LINEAR: {
         struct ref_quant_geom qg;

@@ -534,6 +534,8 @@ uint64_t o2r_desc_build_hash(const struct o2r_model_desc *d)
         hash_u64(&h, l->first_arg);
         hash_u64(&h, l->nargs);
         hash_u64(&h, class_mask(l->variants));
+        if (l->check) /* (builds without run-time checks keep the hashes they had) */
+            hash_str(&h, l->check, strlen(l->check));
     }
     for (int pass = 0; pass < 2; pass++) {
         uint32_t n = pass ? d->n_outputs : d->n_inputs;

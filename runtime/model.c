@@ -131,6 +131,18 @@ static o2r_status validate_desc(struct o2r_ctx *ctx, const struct o2r_model_desc
     }
     for (uint32_t i = 0; i < d->n_launches; i++) {
         const struct o2r_launch *l = &d->launches[i];
+        if (l->check || !l->kernel) { /* a run-time check: (bool buffer, I32 0 or 1), no kernel */
+            const struct o2r_arg *a = l->first_arg <= d->n_args && d->n_args - l->first_arg >= 2
+                                          ? &d->args[l->first_arg] : NULL;
+            if (!l->check || l->kernel || l->nargs != 2 || !a || a[0].kind != O2R_ARG_BUF ||
+                a[1].kind != O2R_ARG_I32 || (a[1].u.i32 != 0 && a[1].u.i32 != 1) ||
+                l->variants > O2R_VARIANT_ALL) {
+                o2r_set_error(ctx, "model '%s': launch %u (node '%s') has no kernel name or is "
+                              "an invalid run-time check", mn, (unsigned)i, l->node ? l->node : "?");
+                return O2R_ERR_ARG;
+            }
+            continue;
+        }
         if (!l->kernel || l->work_dim < 1 || l->work_dim > 3 || l->variants > O2R_VARIANT_ALL ||
             (uint64_t)l->first_arg + l->nargs > d->n_args) {
             o2r_set_error(ctx, "model '%s': launch %u (kernel %s, node '%s') has an invalid "
@@ -742,8 +754,8 @@ static o2r_status create_kernels(struct o2r_model *m)
         return O2R_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < d->n_launches; i++) {
-        if (!o2r_launch_selected(&d->launches[i], m->kclass))
-            continue; /* another class's variant: its kernel is not in this program */
+        if (!o2r_launch_selected(&d->launches[i], m->kclass) || d->launches[i].check)
+            continue; /* another class's variant (its kernel is not in this program), a check */
         const char *name = m->launches[i].kernel; /* tunable: the chosen instance */
         uint32_t k;
         for (k = 0; k < m->n_kernels; k++)
@@ -1054,6 +1066,28 @@ o2r_status o2r_model_upload_inputs(struct o2r_model *m, const void *const *input
     return O2R_OK;
 }
 
+/* Runs the run-time check l (o2r_launch.check): waits for the launches before it by reading
+ * the byte of its condition buffer, and fails when it equals the check's argument 1. */
+static o2r_status run_check(struct o2r_model *m, uint32_t li, const struct o2r_launch *l)
+{
+    const struct o2r_arg *a = &m->args[l->first_arg];
+    unsigned char c = 0;
+    cl_int e = o2r_fault_cl("clEnqueueReadBuffer");
+    if (e == CL_SUCCESS)
+        e = clEnqueueReadBuffer(m->ctx->queue, m->bufs[a[0].u.buf], CL_TRUE, 0, 1, &c, 0, NULL,
+                                NULL);
+    if (e != CL_SUCCESS) {
+        o2r_set_error(m->ctx, "clEnqueueReadBuffer(run-time check, launch %u, node '%s'): %s",
+                      (unsigned)li, l->node ? l->node : "?", o2r_cl_error_name(e));
+        return O2R_ERR_CL;
+    }
+    if ((c != 0) == (a[1].u.i32 != 0)) {
+        o2r_set_error(m->ctx, "model '%s': %s", m->desc->name, l->check);
+        return O2R_ERR_UNSUPPORTED;
+    }
+    return O2R_OK;
+}
+
 o2r_status o2r_launch_enqueue(struct o2r_model *m, uint32_t li, const struct o2r_launch *l,
                               cl_kernel k, cl_event *ev)
 {
@@ -1061,6 +1095,8 @@ o2r_status o2r_launch_enqueue(struct o2r_model *m, uint32_t li, const struct o2r
     int empty = 0, lws_set = 0;
     if (ev)
         *ev = NULL;
+    if (l->check)
+        return run_check(m, li, l);
     for (uint32_t q = 0; q < l->work_dim; q++) {
         gws[q] = (size_t)l->gws[q];
         lws[q] = (size_t)l->lws[q];
@@ -1314,7 +1350,7 @@ void o2r_model_print_profile(const struct o2r_model *m, void *fp)
         goto done;
     }
     for (uint32_t i = 0; i < d->n_launches; i++) {
-        if (!o2r_launch_selected(&d->launches[i], m->kclass))
+        if (!o2r_launch_selected(&d->launches[i], m->kclass) || d->launches[i].check)
             continue;
         const char *op = d->launches[i].op ? d->launches[i].op : "?";
         uint32_t k;

@@ -28,9 +28,10 @@ extern "C" {
 #endif
 
 #define O2R_MAX_RANK 8
-#define O2R_ABI_VERSION 6 /* 4: tunable kernel instances (struct o2r_tunable); 5: weights file
+#define O2R_ABI_VERSION 7 /* 4: tunable kernel instances (struct o2r_tunable); 5: weights file
                             independent of --shape (struct o2r_stored, o2r_repack, const_data);
-                            6: offset views (o2r_buffer.view_of) */
+                            6: offset views (o2r_buffer.view_of); 7: run-time checks
+                            (o2r_launch.check, O2R_ERR_UNSUPPORTED) */
 /* Every sub-buffer offset in a desc is a multiple of this (covers CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * of common devices: 4096 bits). */
 #define O2R_ALIGN 512
@@ -44,6 +45,9 @@ typedef enum o2r_status {
     O2R_ERR_CL,        /* an OpenCL call failed */
     O2R_ERR_NOMEM,     /* host allocation failed */
     O2R_ERR_NODEVICE,  /* no OpenCL device matches, or the device cannot hold the model */
+    O2R_ERR_UNSUPPORTED, /* the inputs take a path this build cannot run: a run-time check
+                            failed (o2r_launch.check, e.g. an If branch that did not fit the
+                            shapes bound at compile time); the last error names the node */
 } o2r_status;
 
 /* Element types: ONNX TensorProto.DataType numbering. */
@@ -114,7 +118,11 @@ struct o2r_source {
     uint32_t variants; /* O2R_VARIANT_* mask (0 = all) */
 };
 
-/* One clEnqueueNDRangeKernel. */
+/* One clEnqueueNDRangeKernel, or a run-time check (check != NULL, kernel NULL): when the run
+ * reaches it (every launch before it complete), the runtime reads the first byte of the buffer
+ * of its argument 0 (O2R_ARG_BUF, a bool) and, when it equals its argument 1 (O2R_ARG_I32, 0 or
+ * 1), stops the run with O2R_ERR_UNSUPPORTED and `check` as the last error. A check has exactly
+ * these two arguments; work_dim, gws and lws are ignored (1); tuning runs skip it. */
 struct o2r_launch {
     const char *kernel;  /* kernel function name in the program */
     uint32_t work_dim;   /* 1..3 */
@@ -125,6 +133,7 @@ struct o2r_launch {
     const char *node;    /* ONNX node name(s) it implements (for errors and --profile) */
     const char *op;      /* op kind (e.g. "Conv", "Add") for profile grouping */
     uint32_t variants;   /* kernel classes this launch belongs to (O2R_VARIANT_* bits; 0 = all) */
+    const char *check;   /* NULL: a kernel launch; else a run-time check and its message */
 };
 
 /* Families of tunable GPU-class kernel instances (kernels/gemm_gpu.cl; docs/tuning.md). All

@@ -1391,7 +1391,7 @@ o2r_status o2r_model_tune(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
             tuned = 1;
             li += desc->tunables[jb->tunable].span - 1; /* the span ran in tune_job */
         }
-        if (!tuned && st == O2R_OK) {
+        if (!tuned && st == O2R_OK && !m->launches[li].check) { /* checks: not when tuning */
             const struct o2r_launch *l = &m->launches[li];
             st = o2r_launch_enqueue(m, li, l, m->kernels[m->launch_kernel[li]], NULL);
         }

@@ -5,10 +5,16 @@
  *                         at run time: both branches are copied and each output is
  *                         Where(cond, then, else) — both branches run; their outputs must agree in
  *                         dtype and dims (else a located error naming the graph inputs the condition
- *                         is computed from, which --bind can fix). Conditions computed from shapes
- *                         only (Not(Equal(Size(Shape(x)), 0))) fold also inside a branch copy and
- *                         after an earlier If (Shape/Size fold in infer_fold_node), so they count
- *                         as constant.
+ *                         is computed from, which --bind can fix). A branch whose copy fails for the
+ *                         bound shapes (a located error of inference or of an expansion inside it,
+ *                         caught by an ir_trap; its nodes are erased) is left out: the outputs are
+ *                         the other branch's, each behind an o2c.Check that stops the run, naming
+ *                         the If, the branch's node and the error, if the condition ever selects
+ *                         the branch that does not fit (onnxruntime also fails only then). When
+ *                         neither branch fits, a compile-time error names both. Conditions
+ *                         computed from shapes only (Not(Equal(Size(Shape(x)), 0))) fold also
+ *                         inside a branch copy and after an earlier If (Shape/Size fold in
+ *                         infer_fold_node), so they count as constant.
  *   Loop-1/11/13/16/19/21 trip count M constant (or absent) and the condition constant at every
  *                         step (absent, a constant, or a body output that folds to a constant):
  *                         the body is copied once per iteration, iteration_num a constant; scan
@@ -27,6 +33,7 @@
  */
 #include "passes/expand/expand.h"
 
+#include <setjmp.h>
 #include <string.h>
 
 #include "ref/ref_util.h"
@@ -72,9 +79,10 @@ static const struct ir_body *body_attr(struct ex_ctx *e, const char *name)
     return a->body;
 }
 
-/* Copies body b with its formal inputs bound to actual[]; results[k] = its k-th output. */
+/* Copies body b with its formal inputs bound to actual[]; results[k] = its k-th output. While
+ * it copies template node t, *at (when not NULL) holds t (try_branch names it in messages). */
 static void instantiate(struct ex_ctx *e, const struct ir_body *b, const uint32_t *actual,
-                        uint32_t *results)
+                        uint32_t *results, volatile uint32_t *at)
 {
     struct ir_graph *g = e->g;
     struct cf_map m = {.parent = e->scope};
@@ -84,6 +92,7 @@ static void instantiate(struct ex_ctx *e, const struct ir_body *b, const uint32_
     for (uint32_t i = 0; i < b->ninputs; i++) map_put(g, &m, b->inputs[i], actual[i]);
     for (uint32_t t = 0; t < b->nnodes; t++) {
         const struct ir_node *tn = &b->nodes[t];
+        if (at) *at = t;
         uint32_t nin = tn->ninputs, nout = tn->noutputs;
         if (nout < 1 || nout > 16) ex_fatal(e, "body node '%s' has %u outputs (1..16 supported)", tn->name, nout);
         uint32_t *ins = ir_alloc(g, (nin + 1) * sizeof *ins);
@@ -92,6 +101,7 @@ static void instantiate(struct ex_ctx *e, const struct ir_body *b, const uint32_
         uint32_t nattrs = tn->nattrs;
         const struct ir_attr *attrs = tn->attrs;
         uint32_t id = ex_begin(e, op, ins, nin, nout);
+        if (tn->name && tn->name[0]) g->nodes[id].name = tn->name; /* errors name the ONNX node */
         struct ir_attr *copy = ir_alloc(g, (nattrs + 1) * sizeof *copy);
         memcpy(copy, attrs, nattrs * sizeof *copy);
         g->nodes[id].attrs = copy;
@@ -113,6 +123,16 @@ static int const_flag(const struct ex_ctx *e, uint32_t v)
     if (!x->data) return -1;
     if (ref_numel_v(x) != 1) return -2;
     return ref_get_i(x->data, x->dtype, 0) != 0;
+}
+
+/* The name of value v for messages: inside a body copy, the body's own (ONNX) name of the value
+ * it copies, else v's name. */
+static const char *value_name(const struct ex_ctx *e, uint32_t v)
+{
+    for (const struct cf_map *m = e->scope; m; m = m->parent)
+        for (uint32_t i = m->n; i-- > 0;)
+            if (m->to[i] == v) return e->g->values[m->from[i]].name;
+    return e->g->values[v].name;
 }
 
 /* "the graph input 'a' (and 'b')" that run-time value v is computed from, for messages: a
@@ -157,6 +177,37 @@ static uint32_t stack(struct ex_ctx *e, uint32_t *vals, uint32_t n, int64_t axis
     return ex_concat(e, (int)n, vals, a);
 }
 
+/* Copies branch b (attribute `attr` of the If) like instantiate and returns true with its
+ * outputs in res[]; or, when copying it fails for the bound shapes (a located error of shape
+ * inference or of an expansion inside it), erases every node the attempt made and returns
+ * false with *why = "node 'n' (Op): <error>", n the branch's own node that failed (a nested If,
+ * an LSTM, ... or the primitive itself; its ONNX name is scoped "<if>/<attr>/<name>"). */
+static bool try_branch(struct ex_ctx *e, const struct ir_body *b, const char *attr, uint32_t *res,
+                       const char **why)
+{
+    struct ir_graph *g = e->g;
+    const uint32_t n0 = g->nnodes;
+    volatile uint32_t at = UINT32_MAX;
+    struct ir_trap t;
+    ir_trap_set(&t);
+    if (setjmp(t.jb) == 0) {
+        instantiate(e, b, NULL, res, &at);
+        ir_trap_unset(&t);
+        return true;
+    }
+    for (uint32_t i = n0; i < g->nnodes; i++) ir_node_erase(g, i);
+    const uint32_t k = at;
+    if (k < b->nnodes) {
+        const struct ir_node *tn = &b->nodes[k];
+        *why = tn->name && tn->name[0]
+                   ? ir_sprintf(g, "node '%s' (%s): %s", tn->name, tn->op_type, t.msg)
+                   : ir_sprintf(g, "node %u of %s (%s): %s", k, attr, tn->op_type, t.msg);
+    } else {
+        *why = ir_sprintf(g, "%s: %s%s", attr, t.where, t.msg);
+    }
+    return false;
+}
+
 void expand_if(struct ex_ctx *e)
 {
     uint32_t nin = (uint32_t)ex_attr_int(e, "_nin", 1);
@@ -172,17 +223,41 @@ void expand_if(struct ex_ctx *e)
     if (c == -2) ex_fatal(e, "cond must hold exactly one element");
     uint32_t tr[16], er[16];
     if (c >= 0) {
-        instantiate(e, c ? tb : eb, NULL, tr);
+        instantiate(e, c ? tb : eb, NULL, tr, NULL);
         for (uint32_t k = 0; k < nout; k++) ex_output(e, k, tr[k]);
         return;
     }
     if (ref_numel_v(ex_v(e, cond)) != 1) ex_fatal(e, "cond must hold exactly one element");
     const char *origin = runtime_origin(e, cond);
-    const char *cname = ex_v(e, cond)->name;
+    const char *cname = value_name(e, cond);
     uint32_t c0 = ex_reshape(e, cond, 0, NULL);
     if (ex_v(e, c0)->dtype != IR_BOOL) c0 = ex_cast(e, c0, IR_BOOL);
-    instantiate(e, tb, NULL, tr);
-    instantiate(e, eb, NULL, er);
+    const char *why_t = NULL, *why_e = NULL;
+    const bool ok_t = try_branch(e, tb, "then_branch", tr, &why_t);
+    const bool ok_e = try_branch(e, eb, "else_branch", er, &why_e);
+    if (!ok_t && !ok_e)
+        ex_fatal(e, "neither branch can run with the bound shapes, and the condition ('%s') is known "
+                    "only at run time: then_branch: %s; else_branch: %s%s",
+                 cname, why_t, why_e, origin);
+    if (!ok_t || !ok_e) {
+        /* One branch fits: its outputs, each behind a check that stops the run (naming why the
+         * other does not fit) if the condition ever selects the other. */
+        const char *msg = ir_sprintf(
+            e->g, "node '%s' (If, #%d): the condition ('%s') is %s, which selects %s, but %s cannot "
+                  "run with the shapes this model was compiled for: %s",
+            ex_self(e)->name[0] ? ex_self(e)->name : "<unnamed>", (int)ex_self(e)->onnx_index, cname,
+            ok_t ? "false" : "true", ok_t ? "else_branch" : "then_branch",
+            ok_t ? "else_branch" : "then_branch", ok_t ? why_e : why_t);
+        for (uint32_t k = 0; k < nout; k++) {
+            if (!ex_has_output(e, k)) continue;
+            uint32_t in[2] = {ok_t ? tr[k] : er[k], c0};
+            uint32_t id = ex_begin(e, IR_OP_FUSED_CHECK, in, 2, 1);
+            ir_attr_set_string(e->g, id, "message", msg);
+            ir_attr_set_int(e->g, id, "fail_if", ok_t ? 0 : 1);
+            ex_output(e, k, ex_end(e, id));
+        }
+        return;
+    }
     for (uint32_t k = 0; k < nout; k++) {
         const struct ir_value *a = ex_v(e, tr[k]), *b = ex_v(e, er[k]);
         char b1[200], b2[200];
@@ -236,7 +311,7 @@ void expand_loop(struct ex_ctx *e)
         if (it >= MAX_COPIES) ex_fatal(e, "more than %d iterations: too many to unroll", MAX_COPIES);
         vals[0] = ex_scalar(e, IR_I64, (double)it);
         vals[1] = ex_scalar(e, IR_BOOL, 1.0);
-        instantiate(e, b, vals, res);
+        instantiate(e, b, vals, res, NULL);
         c = const_flag(e, res[0]);
         if (c < 0)
             ex_fatal(e, "the body's condition output is computed at run time; onnx2cl unrolls "
@@ -289,7 +364,7 @@ static void run_scan(struct ex_ctx *e, const struct ir_body *b, uint32_t ns, con
     for (uint32_t k = 0; k < nscan; k++) per[k] = ir_alloc(e->g, (size_t)(len + 1) * sizeof(uint32_t));
     for (int64_t t = 0; t < len; t++) {
         for (uint32_t j = 0; j < nx; j++) vals[ns + j] = take(e, xs[j], axes[j], in_dirs[j] ? len - 1 - t : t);
-        instantiate(e, b, vals, res);
+        instantiate(e, b, vals, res, NULL);
         for (uint32_t k = 0; k < ns; k++) vals[k] = res[k];
         for (uint32_t k = 0; k < nscan; k++) per[k][out_dirs[k] ? len - 1 - t : t] = res[ns + k];
     }

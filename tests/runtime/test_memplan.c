@@ -34,7 +34,7 @@ static void synth_finish(struct synth *s, uint32_t nb, uint32_t nl)
 {
     uint32_t na = 0;
     for (uint32_t l = 0; l < nl; l++) {
-        s->launches[l] = (struct o2r_launch){"k", 1, {1, 1, 1}, {0, 0, 0}, na, 0, "n", "Op", 0};
+        s->launches[l] = (struct o2r_launch){"k", 1, {1, 1, 1}, {0, 0, 0}, na, 0, "n", "Op", 0, NULL};
         for (uint32_t b = 0; b < nb; b++)
             if (s->lo[b] <= (int)l && (int)l <= s->hi[b]) {
                 s->args[na++] = (struct o2r_arg){O2R_ARG_BUF, {.buf = (int32_t)b}};

@@ -58,8 +58,8 @@ static struct o2r_arg k_args[] = {
     {O2R_ARG_BUF, {.buf = 2}}, {O2R_ARG_I64, {.i64 = N}}, {O2R_ARG_LOCAL, {.local_bytes = 8 * 4}},
 };
 static struct o2r_launch k_launches[] = {
-    {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "n1_mul_add_b", "Mul", 0},
-    {"mul_add", 1, {N, 0, 0}, {8, 0, 0}, 5, 6, "n2_mul_add_x", "Add", 0},
+    {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "n1_mul_add_b", "Mul", 0, NULL},
+    {"mul_add", 1, {N, 0, 0}, {8, 0, 0}, 5, 6, "n2_mul_add_x", "Add", 0, NULL},
 };
 static const struct o2r_io k_inputs[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
 static const struct o2r_io k_outputs[] = {
@@ -656,8 +656,8 @@ static void test_no_weights(void)
         {O2R_ARG_F32, {.f32 = -1.0f}}, {O2R_ARG_I32, {.i32 = N}},
     };
     static const struct o2r_launch launches[] = {
-        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "sq", "Mul", 0},
-        {"axpb", 2, {N, 0, 0}, {0, 0, 0}, 0, 5, "empty", "Mul", 0}, /* gws[1] == 0: skipped */
+        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "sq", "Mul", 0, NULL},
+        {"axpb", 2, {N, 0, 0}, {0, 0, 0}, 0, 5, "empty", "Mul", 0, NULL}, /* gws[1] == 0: skipped */
     };
     static const struct o2r_io ins[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
     static const struct o2r_io outs[] = {{"t", O2R_F32, 1, {N}, 1, N * 4}};
@@ -719,8 +719,8 @@ static void test_variants(void)
         {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_I32, {.i32 = N}},
     };
     static const struct o2r_launch launches[] = {
-        {"scale_cpu", 1, {N, 0, 0}, {0, 0, 0}, 0, 3, "s", "Mul", O2R_VARIANT_CPU},
-        {"scale_gpu", 1, {N, 0, 0}, {0, 0, 0}, 0, 3, "s", "Mul", O2R_VARIANT_GPU},
+        {"scale_cpu", 1, {N, 0, 0}, {0, 0, 0}, 0, 3, "s", "Mul", O2R_VARIANT_CPU, NULL},
+        {"scale_gpu", 1, {N, 0, 0}, {0, 0, 0}, 0, 3, "s", "Mul", O2R_VARIANT_GPU, NULL},
     };
     static const struct o2r_io ins[] = {{"x", O2R_F32, 1, {N}, 0, N * 4}};
     static const struct o2r_io outs[] = {{"y", O2R_F32, 1, {N}, 1, N * 4}};
