@@ -11,7 +11,7 @@
  * build failures (build log + options in the message), enqueue failures (CL error name + node),
  * injected CL and allocation failures (clean error, no crash), device selection, profiling
  * output and the o2r_main CLI (inputs/outputs, name checks, --output-dir, --bench, default
- * weights path, exit codes), allocation splitting under $ONNX2CL_MAX_ALLOC (chunk counts, values,
+ * weights path, exit codes), run-time checks (o2r_launch.check), allocation splitting under $ONNX2CL_MAX_ALLOC (chunk counts, values,
  * bad values, a tensor over the limit, a need over $ONNX2CL_GLOBAL_MEM).
  * Assumes: an OpenCL device; RT_TEST_DATA unused; writes only under a mkdtemp folder and the
  * test executable's own "<exe>.weights".
@@ -688,6 +688,79 @@ static void test_no_weights(void)
     o2r_ctx_free(ctx);
 }
 
+/* Run-time checks (o2r_launch.check): the model squares x into t, then a check reads the bool
+ * input 'c' and stops the run when it is 0 (fail_if 0), then y = t*t - 1. c = 1: the run gives
+ * y; c = 0: O2R_ERR_UNSUPPORTED with the check's message as the last error. A malformed check
+ * (a kernel name as well, one argument, fail_if 2) is refused at init (O2R_ERR_ARG). */
+static void test_checks(void)
+{
+    static const struct o2r_buffer bufs[] = {{0, N * 4, O2R_SPACE_ARENA, "x", 0},
+                                             {4608, 1, O2R_SPACE_ARENA, "c", 0},
+                                             {5120, N * 4, O2R_SPACE_ARENA, "t", 0},
+                                             {9728, N * 4, O2R_SPACE_ARENA, "y", 0}};
+    static struct o2r_arg args[] = {
+        {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 2}},
+        {O2R_ARG_F32, {.f32 = 0.0f}}, {O2R_ARG_I32, {.i32 = N}},
+        {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_I32, {.i32 = 0}},
+        {O2R_ARG_BUF, {.buf = 2}}, {O2R_ARG_BUF, {.buf = 2}}, {O2R_ARG_BUF, {.buf = 3}},
+        {O2R_ARG_F32, {.f32 = -1.0f}}, {O2R_ARG_I32, {.i32 = N}},
+    };
+    static struct o2r_launch launches[] = {
+        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 0, 5, "sq", "Mul", 0, NULL},
+        {NULL, 1, {1, 1, 1}, {1, 1, 1}, 5, 2, "if0", "If", 0, "node 'if0' (If, #0): no fit"},
+        {"axpb", 1, {N, 0, 0}, {0, 0, 0}, 7, 5, "sq2", "Mul", 0, NULL},
+    };
+    static const struct o2r_io ins[] = {{"x", O2R_F32, 1, {N}, 0, N * 4},
+                                        {"c", O2R_BOOL, 0, {0}, 1, 1}};
+    static const struct o2r_io outs[] = {{"y", O2R_F32, 1, {N}, 3, N * 4}};
+    struct o2r_model_desc d = {
+        O2R_ABI_VERSION, "checks", HASH, k_source, sizeof k_source - 1, "", 9728 + N * 4, 0,
+        0, 4, bufs, 12, args, 3, launches, 2, ins, 1, outs, 0, NULL, 0, NULL, O2R_F32,
+        0, NULL, 0, NULL, 0, NULL,
+    };
+    float y[N], want[N];
+    for (int i = 0; i < N; i++)
+        want[i] = g_x[i] * g_x[i] * g_x[i] * g_x[i] - 1.0f;
+    struct o2r_ctx *ctx = NULL;
+    struct o2r_model *m = NULL;
+    CHECK(o2r_ctx_create(NULL, &ctx) == O2R_OK, "%s", o2r_ctx_last_error(NULL));
+    if (!ctx)
+        return;
+    CHECK(o2r_model_init(ctx, &d, NULL, &m) == O2R_OK, "init with a check: %s",
+          o2r_ctx_last_error(ctx));
+    if (m) {
+        const unsigned char yes = 1, no = 0;
+        const void *in_yes[2] = {g_x, &yes}, *in_no[2] = {g_x, &no};
+        void *out[1] = {y};
+        CHECK(o2r_model_run(m, in_yes, out) == O2R_OK, "c = 1: %s", o2r_ctx_last_error(ctx));
+        CHECK(close_enough(y, want, N), "values after a check that passes");
+        o2r_status st = o2r_model_run(m, in_no, out);
+        CHECK(st == O2R_ERR_UNSUPPORTED &&
+                  strcmp(o2r_ctx_last_error(ctx), "model 'checks': node 'if0' (If, #0): no fit") == 0,
+              "c = 0: status %d, '%s'", (int)st, o2r_ctx_last_error(ctx));
+        CHECK(o2r_model_run(m, in_yes, out) == O2R_OK && close_enough(y, want, N),
+              "a run after a failed check: %s", o2r_ctx_last_error(ctx));
+    }
+    o2r_model_free(m);
+    m = NULL;
+    /* malformed checks are refused at init */
+    for (int bad = 0; bad < 3; bad++) {
+        launches[1].kernel = bad == 0 ? "axpb" : NULL;
+        launches[1].nargs = bad == 1 ? 1 : 2;
+        args[6].u.i32 = bad == 2 ? 2 : 0;
+        o2r_status st = o2r_model_init(ctx, &d, NULL, &m);
+        CHECK(st == O2R_ERR_ARG && strstr(o2r_ctx_last_error(ctx), "invalid run-time check") &&
+                  strstr(o2r_ctx_last_error(ctx), "'if0'"),
+              "malformed check %d: status %d, '%s'", bad, (int)st, o2r_ctx_last_error(ctx));
+        o2r_model_free(m);
+        m = NULL;
+    }
+    launches[1].kernel = NULL;
+    launches[1].nargs = 2;
+    args[6].u.i32 = 0;
+    o2r_ctx_free(ctx);
+}
+
 /* Kernel variants: a descriptor with a shared source segment, a CPU-only and a GPU-only one, and
  * one launch per class writing the same output with a different factor (2x for cpu, 3x for gpu)
  * so the values show which class ran. The class comes from o2r_ctx_set_kernels, else
@@ -998,6 +1071,7 @@ int main(void)
     test_device_and_profile();
     test_fault_injection();
     test_no_weights();
+    test_checks();
     test_variants();
     test_split();
     test_cli();
