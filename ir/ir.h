@@ -59,6 +59,10 @@ enum {
     IR_F_NOFOLD = 1u << 5,    /* never constant-folded */
     IR_F_INTERNAL = 1u << 6,  /* made by a fusion pass; never accepted from a model file */
     IR_F_FUNCTION = 1u << 7,  /* expanded into primitive ops during infer_fold (passes/expand/expand.h) */
+    IR_F_PARAMS = 1u << 8,    /* inputs 1.. are parameters (shape, axes, starts, scales, k, ...)
+                                 that must be constant once shapes are bound; with SHAPEOP every
+                                 input is one (ConstantOfShape, Range). infer_fold evaluates a parameter's producers even
+                                 where it would keep them on the device (passes/infer_fold.c) */
 };
 
 enum ir_op {

@@ -14,6 +14,12 @@
  * mix a weight with shape-dependent data (e.g. CLIP's position embedding, Gather(table,
  * Slice(position_ids, 0, seq))) is not folded unless it is shape arithmetic: it runs on the
  * device, so the weights file keeps the table whatever the sequence length.
+ * Parameters (ops.def IR_F_PARAMS: Resize scales, Reshape shape, Pad pads, Slice starts, ...)
+ * must be constants once shapes are bound, so before a node is inferred the producers of a
+ * parameter that is not constant yet are evaluated regardless of that rule and of the size
+ * limit's "keep on the device" (fold_param): e.g. `Concat([1., 1.], Shape(T)[2:] / Shape(X)[2:])
+ * -> Resize scales`, where the float initializer [1, 1] met shape-dependent data. Such a
+ * constant belongs to the build (shape_dep), never to the weights file.
  * Requires: graph inputs specialized (pass_specialize_shapes). Guarantees: every live value
  * has concrete dims.
  */
@@ -117,6 +123,52 @@ bool infer_fold_node(struct ir_graph *g, uint32_t i)
     return true;
 }
 
+/* Evaluates the producers of value v (a parameter some node needs as a constant) on the host,
+ * depth first, so that v becomes a constant of the build (shape_dep: its bytes may mix weights
+ * with shape-dependent data). Returns false, changing nothing more, when some ancestor is a
+ * run-time value (graph input, NOFOLD op, an expansion) or a result exceeds FOLD_MAX_BYTES;
+ * the node needing v then reports v as not constant. depth bounds the recursion. */
+static bool fold_param(struct ir_graph *g, uint32_t v, int depth)
+{
+    if (ir_is_const(g, v)) return true;
+    const uint32_t p = g->values[v].producer;
+    if (p == IR_NONE || depth > 256) return false;
+    struct ir_node *n = &g->nodes[p];
+    if (n->dead || (ir_op_flags(n->op) & (IR_F_NOFOLD | IR_F_FUNCTION))) return false;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] != IR_NONE && !fold_param(g, n->inputs[k], depth + 1)) return false;
+    n = &g->nodes[p];
+    bool wdep = false;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        const uint32_t o = n->outputs[k];
+        if (o != IR_NONE && (uint64_t)ir_numel(g, o) * ir_dtype_size(g->values[o].dtype) > FOLD_MAX_BYTES)
+            return false;
+    }
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] != IR_NONE) wdep |= ir_weight_dep(&g->values[n->inputs[k]]);
+    if (!ref_eval(g, p)) return false;
+    n = &g->nodes[p];
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k] != IR_NONE) {
+            g->values[n->outputs[k]].producer = IR_NONE;
+            g->values[n->outputs[k]].shape_dep = true;
+            g->values[n->outputs[k]].weight_dep = wdep;
+        }
+    ir_node_erase(g, p);
+    return true;
+}
+
+/* Makes the parameters of node i (ops.def IR_F_PARAMS) constants where their producers allow. */
+static void fold_params(struct ir_graph *g, uint32_t i)
+{
+    const unsigned fl = ir_op_flags(g->nodes[i].op);
+    if (!(fl & IR_F_PARAMS)) return;
+    for (uint32_t k = (fl & IR_F_SHAPEOP) ? 0 : 1; k < g->nodes[i].ninputs; k++) {
+        const uint32_t v = g->nodes[i].inputs[k];
+        if (v != IR_NONE && !ir_is_const(g, v)) fold_param(g, v, 0);
+    }
+}
+
 bool pass_infer_fold(struct ir_graph *g)
 {
     bool changed = false, expanded = false;
@@ -136,6 +188,7 @@ bool pass_infer_fold(struct ir_graph *g)
             expanded = changed = true;
             continue;
         }
+        fold_params(g, i);
         changed |= infer_fold_node(g, i);
     }
     if (expanded) ir_toposort(g);
