@@ -17,6 +17,7 @@
 #include "passes/passes.h"
 #include "driver/info.h"
 #include "frontend/safetensors.h"
+#include "frontend/namemap.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -149,6 +150,17 @@ static void usage(FILE *f)
           "                         F16, BF16, F64 into float32 initializers, F32, F16 into float16\n"
           "                         ones); tensors that match no initializer or differ in shape or\n"
           "                         dtype are listed and refused\n"
+          "  --name-map FILE        with --weights-from CKPT: FILE.namemap names each initializer's\n"
+          "                         canonical checkpoint key(s) and transform (docs/engine.md); CKPT\n"
+          "                         holds one component's canonical keys (diffusers save_pretrained);\n"
+          "                         every mapped initializer must be there with fitting dims; it\n"
+          "                         also fills the placeholders of a weight-free graph (models/arch)\n"
+          "  --name-map-from CKPT   recover the model's name map by value matching its initializers\n"
+          "                         (as is or 2-D transposed) with CKPT's tensors; written to\n"
+          "                         --name-map-out FILE, or OUT.namemap beside -o OUT (then compiles)\n"
+          "  --name-map-out FILE    where --name-map-from writes the name map\n"
+          "  --component NAME       component for --name-map-from (unet, vae, text_encoder, ...;\n"
+          "                         default: CKPT's folder name when it is one of those)\n"
           "  --weights-only         with -o OUT.weights: write only the weights file, for the\n"
           "                         builds of the same structure and flags, any --shape (a\n"
           "                         fine-tune's values, or --weights-from); the executable refuses\n"
@@ -427,16 +439,77 @@ static enum ir_dtype weights_dtype(const struct ir_graph *g, enum ir_dtype wd)
     return h > f ? IR_F16 : IR_F32;
 }
 
-/* --weights-from: initializer values from a safetensors file (NULL: none). */
-static void apply_weights_from(struct ir_graph *g, const char *file)
+/* --weights-from: initializer values from a safetensors file (NULL: none), by initializer name,
+ * or through the name map name_map (NULL: none) by canonical key; then every placeholder of a
+ * weight-free graph must have been given a value. */
+static void apply_weights_from(struct ir_graph *g, const char *model, const char *file,
+                               const char *name_map)
 {
+    if (!file) {
+        nm_check_filled(g, model, "no --weights-from CKPT --name-map FILE gave its value");
+        return;
+    }
+    if (name_map) {
+        struct nm_map m;
+        struct nm_source src;
+        struct nm_result r;
+        nm_load(g, name_map, &m);
+        nm_source_safetensors(g, file, &src);
+        nm_apply(g, &m, &src, &r);
+        if (r.unused)
+            fprintf(stderr, "onnx2cl: note: %u of %zu tensors of %s are not used by the name map "
+                    "%s (e.g. '%s'%s%s%s)\n", r.unused, src.n, file, name_map,
+                    r.first_unused[0], r.first_unused[1] ? ", '" : "",
+                    r.first_unused[1] ? r.first_unused[1] : "", r.first_unused[1] ? "'" : "");
+        char how[PATH_MAX + 64];
+        snprintf(how, sizeof how, "the name map %.*s has no line for it", PATH_MAX, name_map);
+        nm_check_filled(g, model, how);
+        return;
+    }
     struct st_result r;
-    if (!file) return;
     st_apply(g, file, &r);
     if (r.kept)
         fprintf(stderr, "onnx2cl: note: %u of %u initializers are not in %s and keep the model's "
                 "values (e.g. '%s')\n", r.kept, r.initializers, file,
                 r.first_kept ? r.first_kept : "?");
+    char how[PATH_MAX + 64];
+    snprintf(how, sizeof how, "%.*s has no tensor of that name (give --name-map FILE)", PATH_MAX,
+             file);
+    nm_check_filled(g, model, how);
+}
+
+/* The diffusers component a checkpoint path's folder names (".../unet/x.safetensors" -> "unet"),
+ * or NULL. */
+static const char *component_of(const char *ckpt)
+{
+    static const char *known[] = {"unet", "vae", "text_encoder", "text_encoder_2"};
+    static char buf[64];
+    const char *slash = strrchr(ckpt, '/');
+    if (!slash) return NULL;
+    const char *b = slash;
+    while (b > ckpt && b[-1] != '/') b--;
+    size_t n = (size_t)(slash - b);
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strlen(known[i]) == n && strncmp(b, known[i], n) == 0) {
+            snprintf(buf, sizeof buf, "%s", known[i]);
+            return buf;
+        }
+    return NULL;
+}
+
+/* --name-map-from: writes the recovered name map of g (as imported) to out_path. */
+static void recover_name_map(struct ir_graph *g, const char *ckpt, const char *component,
+                             const char *out_path)
+{
+    struct nm_source src;
+    nm_source_safetensors(g, ckpt, &src);
+    uint32_t missed = 0;
+    uint32_t matched = nm_recover(g, &src, component, out_path, &missed);
+    fprintf(stderr, "onnx2cl: wrote %s: %u initializers matched tensors of %s%s", out_path, matched,
+            ckpt, missed ? "" : "\n");
+    if (missed)
+        fprintf(stderr, "; %u float initializers matched none (kept from the graph: '-')\n",
+                missed);
 }
 
 static double now_s(void)
@@ -454,6 +527,7 @@ int main(int argc, char **argv)
     struct pass_options opt = {0};
     bool with_main = true, info = false, weights_only = false;
     const char *weights_from = NULL, *wdtype_arg = NULL;
+    const char *name_map = NULL, *name_map_from = NULL, *name_map_out = NULL, *component = NULL;
     enum ir_dtype wdtype = IR_UNDEFINED; /* --weights-dtype (IR_UNDEFINED: by the model) */
     opt.shapes = shapes;
     opt.binds = binds;
@@ -468,6 +542,14 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--weights-from") == 0 || strncmp(a, "--weights-from=", 15) == 0) {
             set_once(&weights_from, "--weights-from", a[14] == '=' ? a + 15 : NEXT());
+        } else if (strcmp(a, "--name-map") == 0 || strncmp(a, "--name-map=", 11) == 0) {
+            set_once(&name_map, "--name-map", a[10] == '=' ? a + 11 : NEXT());
+        } else if (strcmp(a, "--name-map-from") == 0 || strncmp(a, "--name-map-from=", 16) == 0) {
+            set_once(&name_map_from, "--name-map-from", a[15] == '=' ? a + 16 : NEXT());
+        } else if (strcmp(a, "--name-map-out") == 0 || strncmp(a, "--name-map-out=", 15) == 0) {
+            set_once(&name_map_out, "--name-map-out", a[14] == '=' ? a + 15 : NEXT());
+        } else if (strcmp(a, "--component") == 0 || strncmp(a, "--component=", 12) == 0) {
+            set_once(&component, "--component", a[11] == '=' ? a + 12 : NEXT());
         } else if (strcmp(a, "--weights-dtype") == 0 || strncmp(a, "--weights-dtype=", 16) == 0) {
             const char *v = a[15] == '=' ? a + 16 : NEXT();
             set_once(&wdtype_arg, "--weights-dtype", v);
@@ -531,7 +613,29 @@ int main(int argc, char **argv)
     if (weights_only && (info || stats_json || !out || !ends_with(out, ".weights")))
         usage_error("%s", "--weights-only writes one weights file: give -o OUT.weights (and no "
                     "--info or --stats-json)");
+    if (name_map && !weights_from)
+        usage_error("%s", "--name-map needs --weights-from CKPT.safetensors (the checkpoint whose "
+                    "canonical keys it names)");
+    if ((name_map_out || component) && !name_map_from)
+        usage_error("%s", "--name-map-out and --component go with --name-map-from CKPT");
+    if (name_map_from && (weights_from || info || weights_only))
+        usage_error("%s", "--name-map-from matches the model's own initializer values: give it "
+                    "without --weights-from, --info or --weights-only");
+    if (name_map_from && !name_map_out && !out)
+        usage_error("%s", "--name-map-from needs --name-map-out FILE or -o OUT (written beside it "
+                    "as OUT.namemap)");
+    if (name_map_from && !component && !(component = component_of(name_map_from)))
+        usage_error("--name-map-from %s: give --component NAME (unet, vae, text_encoder, ...): "
+                    "the file's folder does not name one", name_map_from);
+    if (!out && !info && name_map_from) {
+        onnx_allow_placeholders(false);
+        struct ir_graph *g = onnx_load(model);
+        recover_name_map(g, name_map_from, component, name_map_out);
+        ir_graph_free(g);
+        return 0;
+    }
     if (!out && !info) usage_error("%s", "no output given (-o OUT.c or -o OUT)");
+    onnx_allow_placeholders(weights_from != NULL);
     if (out && !weights_only && ends_with(out, ".weights"))
         usage_error("-o %s names a weights file: add --weights-only to write only the weights, or "
                     "give -o OUT.c or -o OUT (an executable)", out);
@@ -554,7 +658,7 @@ int main(int argc, char **argv)
         install_signal_handlers();
         struct ir_graph *g = onnx_load(model);
         check_not_inputs(&paths[1], &what[1], 1, &opt);
-        apply_weights_from(g, weights_from);
+        apply_weights_from(g, model, weights_from, name_map);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
         passes_run(g, &opt);
         struct cg_options cgo = {.name = "weights", .command_line = "", .with_main = false,
@@ -571,7 +675,7 @@ int main(int argc, char **argv)
     }
     if (info) {
         struct ir_graph *g = onnx_load(model);
-        apply_weights_from(g, weights_from);
+        apply_weights_from(g, model, weights_from, name_map);
         struct info_imported imp;
         info_count_imported(g, &imp);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
@@ -656,7 +760,17 @@ int main(int argc, char **argv)
         if (stats_json) outs[no] = stats_json, what[no++] = "--stats-json file";
         check_not_inputs(outs, what, no, &opt);
     }
-    apply_weights_from(g, weights_from);
+    if (name_map_from) {
+        char *nm_path = NULL;
+        if (!name_map_out) { /* OUT.namemap beside the output */
+            size_t n = strlen(c_path);
+            nm_path = malloc(n + 16);
+            snprintf(nm_path, n + 16, "%.*s.namemap", (int)(n - 2), c_path);
+        }
+        recover_name_map(g, name_map_from, component, name_map_out ? name_map_out : nm_path);
+        free(nm_path);
+    }
+    apply_weights_from(g, model, weights_from, name_map);
     const enum ir_dtype wd = weights_dtype(g, wdtype);
     double t1 = now_s();
     passes_run(g, &opt);

@@ -39,6 +39,18 @@ struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t si
  * The driver checks that no output path names one of them before it writes anything. */
 const char *onnx_external_file(size_t i);
 
+/* The external-data location that marks an initializer of a weight-free graph (models/arch/):
+ * its dims and dtype are in the graph, its values come from a checkpoint through a name map. */
+#define ONNX_PLACEHOLDER_LOCATION "weights.placeholder"
+
+/* Whether onnx_load* accept placeholder initializers (default false: a model holding one is
+ * refused naming the first, with the flags that give its values). When allowed, each one's data
+ * points at read-only zeros that onnx_is_placeholder() recognises; the caller must replace every
+ * one (frontend/namemap.h: nm_apply, nm_check_filled) before running passes. */
+void onnx_allow_placeholders(bool allow);
+/* Whether data is (inside) the bytes of a placeholder initializer loaded so far. */
+bool onnx_is_placeholder(const void *data);
+
 /* For fuzzing only: after an ir_set_fatal_hook() hook has longjmp'ed out of onnx_load*(), frees
  * the half-built graph and the unpacked protobuf message. No-op when no load is in flight. */
 void onnx_load_abandon(void);

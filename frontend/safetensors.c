@@ -300,16 +300,24 @@ static void skip_metadata(struct st_parser *p)
 }
 
 /* Element type of a safetensors dtype name (IR_UNDEFINED if unknown). */
+static const struct { const char *name; enum ir_dtype t; } st_dtypes[] = {
+    {"F64", IR_F64}, {"F32", IR_F32}, {"F16", IR_F16}, {"BF16", IR_BF16}, {"I64", IR_I64},
+    {"I32", IR_I32}, {"I16", IR_I16}, {"I8", IR_I8}, {"U64", IR_U64}, {"U32", IR_U32},
+    {"U16", IR_U16}, {"U8", IR_U8}, {"BOOL", IR_BOOL},
+};
+
 static enum ir_dtype st_dtype(const char *s)
 {
-    static const struct { const char *name; enum ir_dtype t; } tab[] = {
-        {"F64", IR_F64}, {"F32", IR_F32}, {"F16", IR_F16}, {"BF16", IR_BF16}, {"I64", IR_I64},
-        {"I32", IR_I32}, {"I16", IR_I16}, {"I8", IR_I8}, {"U64", IR_U64}, {"U32", IR_U32},
-        {"U16", IR_U16}, {"U8", IR_U8}, {"BOOL", IR_BOOL},
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (strcmp(s, tab[i].name) == 0) return tab[i].t;
+    for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
+        if (strcmp(s, st_dtypes[i].name) == 0) return st_dtypes[i].t;
     return IR_UNDEFINED;
+}
+
+const char *st_dtype_name(enum ir_dtype t)
+{
+    for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
+        if (st_dtypes[i].t == t) return st_dtypes[i].name;
+    return "?";
 }
 
 static bool is_float(enum ir_dtype t)
@@ -317,9 +325,9 @@ static bool is_float(enum ir_dtype t)
     return t == IR_F64 || t == IR_F32 || t == IR_F16 || t == IR_BF16;
 }
 
-/* Element i of float data of dtype t as float. */
-static float load_float(const unsigned char *p, enum ir_dtype t, uint64_t i)
+float st_load_float(const void *data, enum ir_dtype t, uint64_t i)
 {
+    const unsigned char *p = data;
     switch (t) {
     case IR_F64: { double d; memcpy(&d, p + 8 * i, 8); return (float)d; }
     case IR_F32: { float f; memcpy(&f, p + 4 * i, 4); return f; }
@@ -352,11 +360,12 @@ static void dims_str(const int64_t *d, int rank, char *out, size_t cap)
     if (n < cap) snprintf(out + n, cap - n, "]");
 }
 
-uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes, size_t size,
-                         struct st_result *res)
+void st_read_buffer(struct ir_graph *g, const char *path, const void *bytes, size_t size,
+                    struct st_file *f)
 {
     const unsigned char *b = bytes;
-    if (res) memset(res, 0, sizeof *res);
+    memset(f, 0, sizeof *f);
+    f->path = path;
     if (size < 8) ir_die("%s: not a safetensors file: %zu bytes, shorter than the 8-byte header "
                          "length", path, size);
     uint64_t hlen = 0;
@@ -400,9 +409,7 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
     }
     skip_ws(&p);
     if (p.s != p.end) st_fail(&p, "trailing bytes after the header object");
-    /* check every entry against the data region, then against the model */
-    char list[4096] = "";
-    uint32_t problems = 0, applied = 0;
+    struct st_tensor *ts = ir_alloc(g, (n ? n : 1) * sizeof *ts);
     for (size_t i = 0; i < n; i++) {
         const struct st_entry *e = &es[i];
         enum ir_dtype dt = st_dtype(e->dtype);
@@ -430,6 +437,66 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
                    " bytes, but %s %s needs %" PRIu64, path, e->name, e->begin, e->end,
                    e->end - e->begin, e->dtype, ds, need);
         }
+        ts[i].name = e->name;
+        ts[i].dtype = dt;
+        ts[i].rank = e->rank;
+        memcpy(ts[i].dims, e->dims, sizeof e->dims);
+        ts[i].data = data + e->begin;
+        ts[i].nbytes = (size_t)need;
+    }
+    check_tiling(g, path, es, n, data_len);
+    f->n = n;
+    f->t = ts;
+    f->has_metadata = meta;
+}
+
+bool st_fill(struct ir_graph *g, struct ir_value *val, enum ir_dtype dt, const void *src,
+             uint64_t numel)
+{
+    size_t es_out = ir_dtype_size(val->dtype);
+    size_t out_bytes = (size_t)numel * es_out;
+    if (dt == val->dtype && ((uintptr_t)src % es_out) == 0) {
+        val->data = src; /* in place: the file stays mapped */
+    } else if (dt == val->dtype) {
+        void *q = ir_alloc(g, out_bytes ? out_bytes : 1);
+        memcpy(q, src, out_bytes);
+        val->data = q;
+    } else if (is_float(dt) && (val->dtype == IR_F32 || val->dtype == IR_F16)) {
+        unsigned char *q = ir_alloc(g, out_bytes ? out_bytes : 1);
+        for (uint64_t k = 0; k < numel; k++) {
+            float f = st_load_float(src, dt, k);
+            if (val->dtype == IR_F32) {
+                memcpy(q + 4 * k, &f, 4);
+            } else {
+                uint16_t h = ref_f32_to_f16(f);
+                memcpy(q + 2 * k, &h, 2);
+            }
+        }
+        val->data = q;
+    } else {
+        return false;
+    }
+    val->nbytes = out_bytes;
+    return true;
+}
+
+bool st_dtype_fits(enum ir_dtype init, enum ir_dtype file)
+{
+    return file == init || (init == IR_F32 && is_float(file)) ||
+           (init == IR_F16 && (file == IR_F32 || file == IR_F16));
+}
+
+uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes, size_t size,
+                         struct st_result *res)
+{
+    struct st_file f;
+    if (res) memset(res, 0, sizeof *res);
+    st_read_buffer(g, path, bytes, size, &f);
+    /* check every tensor against the model */
+    char list[4096] = "";
+    uint32_t problems = 0, applied = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        const struct st_tensor *e = &f.t[i];
         uint32_t v = ir_value_find(g, e->name);
         if (v == IR_NONE || !g->values[v].is_param) {
             note(list, sizeof list, &problems, e->name, "no initializer of the model has this name");
@@ -446,50 +513,23 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
                  c);
             continue;
         }
-        bool ok = dt == val->dtype || (val->dtype == IR_F32 && is_float(dt)) ||
-                  (val->dtype == IR_F16 && (dt == IR_F32 || dt == IR_F16));
-        if (!ok) {
+        if (!st_dtype_fits(val->dtype, e->dtype)) {
             note(list, sizeof list, &problems, e->name, "dtype %s cannot fill the model's %s "
-                 "initializer", e->dtype, ir_dtype_name(val->dtype));
+                 "initializer", st_dtype_name(e->dtype), ir_dtype_name(val->dtype));
             continue;
         }
     }
-    check_tiling(g, path, es, n, data_len);
     if (problems)
         ir_die("%s: %u of %zu tensors do not fit the model (refused; nothing written):%s%s", path,
-               problems, n, list, problems > ST_MAX_LISTED ? "; ..." : "");
-    if (n == 0)
+               problems, f.n, list, problems > ST_MAX_LISTED ? "; ..." : "");
+    if (f.n == 0)
         ir_die("%s: holds no tensor (only a header%s): it would change none of the model's "
-               "initializers (refused; nothing written)", path, meta ? " with __metadata__" : "");
-    for (size_t i = 0; i < n; i++) {
-        const struct st_entry *e = &es[i];
-        enum ir_dtype dt = st_dtype(e->dtype);
-        uint32_t v = ir_value_find(g, e->name);
-        struct ir_value *val = &g->values[v];
-        const unsigned char *src = data + e->begin;
-        uint64_t numel = (e->end - e->begin) / ir_dtype_size(dt);
-        size_t es_out = ir_dtype_size(val->dtype);
-        size_t out_bytes = (size_t)numel * es_out;
-        if (dt == val->dtype && ((uintptr_t)src % es_out) == 0) {
-            val->data = src; /* in place: the file stays mapped */
-        } else if (dt == val->dtype) {
-            void *q = ir_alloc(g, out_bytes ? out_bytes : 1);
-            memcpy(q, src, out_bytes);
-            val->data = q;
-        } else {
-            unsigned char *q = ir_alloc(g, out_bytes ? out_bytes : 1);
-            for (uint64_t k = 0; k < numel; k++) {
-                float f = load_float(src, dt, k);
-                if (val->dtype == IR_F32) {
-                    memcpy(q + 4 * k, &f, 4);
-                } else {
-                    uint16_t h = ref_f32_to_f16(f);
-                    memcpy(q + 2 * k, &h, 2);
-                }
-            }
-            val->data = q;
-        }
-        val->nbytes = out_bytes;
+               "initializers (refused; nothing written)", path,
+               f.has_metadata ? " with __metadata__" : "");
+    for (size_t i = 0; i < f.n; i++) {
+        const struct st_tensor *e = &f.t[i];
+        struct ir_value *val = &g->values[ir_value_find(g, e->name)];
+        IR_ASSERT(st_fill(g, val, e->dtype, e->data, e->nbytes / ir_dtype_size(e->dtype)));
         applied++;
     }
     if (res) {
@@ -498,7 +538,8 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
             if (g->values[v].is_param) {
                 res->initializers++;
                 bool found = false;
-                for (size_t i = 0; i < n && !found; i++) found = strcmp(es[i].name, g->values[v].name) == 0;
+                for (size_t i = 0; i < f.n && !found; i++)
+                    found = strcmp(f.t[i].name, g->values[v].name) == 0;
                 if (!found && !res->first_kept) res->first_kept = g->values[v].name;
                 res->kept += !found;
             }
@@ -506,20 +547,34 @@ uint32_t st_apply_buffer(struct ir_graph *g, const char *path, const void *bytes
     return applied;
 }
 
-uint32_t st_apply(struct ir_graph *g, const char *path, struct st_result *res)
+const void *st_map_file(const char *path, size_t *size)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) ir_die("%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) ir_die("%s: cannot stat: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode)) ir_die("%s: not a regular file", path);
-    size_t size = (size_t)st.st_size;
+    *size = (size_t)st.st_size;
     const void *map = NULL;
-    if (size > 0) {
-        map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (*size > 0) {
+        map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) ir_die("%s: cannot mmap: %s", path, strerror(errno));
     }
     close(fd);
     /* stays mapped: initializers may point into it until the weights file is written */
-    return st_apply_buffer(g, path, map ? map : "", size, res);
+    return map ? map : "";
+}
+
+void st_read(struct ir_graph *g, const char *path, struct st_file *f)
+{
+    size_t size;
+    const void *map = st_map_file(path, &size);
+    st_read_buffer(g, path, map, size, f);
+}
+
+uint32_t st_apply(struct ir_graph *g, const char *path, struct st_result *res)
+{
+    size_t size;
+    const void *map = st_map_file(path, &size);
+    return st_apply_buffer(g, path, map, size, res);
 }

@@ -13,6 +13,12 @@
  *                                  read-only once (kept mapped for the life of the process) and
  *                                  the value points into the mapping (copied only when the offset
  *                                  is not a multiple of the element size, to keep data aligned).
+ *   external data at location "weights.placeholder" (ONNX_PLACEHOLDER_LOCATION): a weight-free
+ *                                  graph's stripped initializer (models/arch/). Refused unless
+ *                                  onnx_allow_placeholders(true); then the value points at a
+ *                                  read-only anonymous zero mapping (costs no memory until read)
+ *                                  that onnx_is_placeholder() recognises, for the driver to fill
+ *                                  it from a checkpoint through a name map, or refuse the build.
  * Every form is stored as a dense little-endian array of the dtype's natural size (BOOL 1 byte as
  * 0/1, FLOAT16/BFLOAT16 2 bytes). Assumes a little-endian host (checked at compile time).
  *
@@ -25,6 +31,7 @@
  * weight files over 2/4 GB work.
  */
 #include "frontend_internal.h"
+#include "onnx_load.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -134,6 +141,50 @@ static const struct ext_map *ext_map_get(struct fe_ctx *c, const char *tname, co
     return m;
 }
 
+/* ---- placeholders of weight-free graphs ---------------------------------------------------------- */
+
+static bool placeholders_allowed;
+/* One anonymous read-only zero mapping standing for a placeholder initializer's bytes. */
+struct ph_map {
+    const uint8_t *base; /* first byte */
+    size_t size;         /* bytes mapped */
+};
+static struct ph_map *ph_maps;
+static size_t nph, capph;
+
+void onnx_allow_placeholders(bool allow)
+{
+    placeholders_allowed = allow;
+}
+
+bool onnx_is_placeholder(const void *data)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < nph; i++)
+        if (p >= ph_maps[i].base && p < ph_maps[i].base + ph_maps[i].size) return true;
+    return false;
+}
+
+/* want bytes of zeros that onnx_is_placeholder() recognises (never written, mapped lazily). */
+static const void *placeholder_data(struct fe_ctx *c, const char *tname, size_t want)
+{
+    size_t size = want ? want : 1;
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        fe_tensor_fatal(c, tname, "cannot map %zu bytes for a placeholder: %s", size,
+                        strerror(errno));
+    if (nph == capph) {
+        size_t ncap = capph ? 2 * capph : 64;
+        struct ph_map *n = realloc(ph_maps, ncap * sizeof *n);
+        if (!n) ir_die("out of memory");
+        ph_maps = n;
+        capph = ncap;
+    }
+    ph_maps[nph].base = p;
+    ph_maps[nph++].size = size;
+    return p;
+}
+
 /* Resolves the external data of t (want bytes) and returns a pointer to them. */
 static const void *external_data(struct fe_ctx *c, const Onnx__TensorProto *t, const char *tname,
                                  size_t want, size_t elem)
@@ -148,6 +199,13 @@ static const void *external_data(struct fe_ctx *c, const Onnx__TensorProto *t, c
         /* "checksum" (SHA-1 of the file) and unknown keys are ignored. */
     }
     if (!loc || !*loc) fe_tensor_fatal(c, tname, "external data has no 'location'");
+    if (strcmp(loc, ONNX_PLACEHOLDER_LOCATION) == 0) {
+        if (!placeholders_allowed)
+            fe_tensor_fatal(c, tname, "is a placeholder of a weight-free graph (external data "
+                            "'%s'): its values come from a checkpoint: compile with "
+                            "--weights-from CKPT.safetensors --name-map FILE.namemap", loc);
+        return placeholder_data(c, tname, want);
+    }
     if (loc[0] == '/')
         fe_tensor_fatal(c, tname,
                         "external data location '%s' is an absolute path (must be relative to "

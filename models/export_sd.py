@@ -11,6 +11,8 @@ What it does
       models/<size>/<model>/model.onnx          (+ model.onnx.data when saved with external data)
       models/<size>/<model>/inputs/<name>.npy   graph inputs (numpy RNG, fixed seed)
       models/<size>/<model>/ref/<name>.npy      PyTorch outputs for those inputs (fp32, eval mode)
+      models/<size>/<model>/model.namemap       initializer -> canonical diffusers key(s) and
+                                                transform (models/name_map.py, docs/engine.md)
       models/<size>/<model>/meta.json           names/dtypes/shapes, --shape flags for onnx2cl,
                                                 config, versions, seed, op histogram, and the max
                                                 abs/rel diff of onnxruntime (CPU) vs PyTorch
@@ -414,6 +416,16 @@ def export_one(name, size, out_root, seed, external_data, fp16=False, ort_check=
         del m
         shutil.rmtree(os.path.dirname(export_path))
         os.chmod(os.path.join(mdir, "model.onnx.data"), 0o644)  # onnx writes it 0600
+
+    # the name map (docs/engine.md): initializer -> canonical diffusers key(s) + transform
+    import name_map
+    nm_model = onnx.load(model_path)  # with its external data: values are matched
+    nm_mapped, nm_kept = name_map.write_name_map(
+        os.path.join(mdir, "model.namemap"), name_map.component_module(module), nm_model,
+        name_map.COMPONENTS.get(name, "model"))
+    del nm_model
+    print(f"[{name}] model.namemap: {nm_mapped} initializers mapped, {len(nm_kept)} float "
+          "kept (exporter constants)", flush=True)
 
     # free the PyTorch model before onnxruntime loads its own copy (the full UNet is 3.4 GB)
     del module, targs, outs

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""make_arch.py — weight-free architecture graphs (docs/engine.md): models/arch/<arch>/.
+
+What it does
+  For each architecture (a family + config), builds every model from its published config with
+  fixed-seed random weights (export_sd's builders and `reinit`, so that no two parameters are
+  equal and the exporter deduplicates none), exports it as export_sd.py does (TorchScript
+  exporter, dynamo=False, opset 17, dynamic axes, constant folding), writes its name map
+  (models/name_map.py) and then strips the graph: every initializer the name map gives a
+  checkpoint key keeps its name, dims and dtype but its data becomes an external-data reference
+  to the placeholder location `weights.placeholder` (which never exists: onnx2cl fills it from a
+  checkpoint, `--weights-from CKPT --name-map <model>.namemap`); exporter constants (`-` lines)
+  stay inline. Writes per architecture:
+      models/arch/<arch>/<model>.onnx       weight-free graph (kilobytes to a few MB)
+      models/arch/<arch>/<model>.namemap    its name map
+      models/arch/<arch>/arch.json          family, prediction type, default size, VAE scaling
+                                            factor, tokenizer/scheduler defaults, configs, and
+                                            the canonical keys + shapes per component that
+                                            identify the architecture (what the store checks)
+  and models/arch/SHA256SUMS over every file of models/arch/.
+  Models: unet, vae_decoder (AutoencoderKL.decode), vae_encoder (quant_conv(encoder(x)): the
+  latent distribution's parameters [B, 2*latent_channels, H/8, W/8], mean then log-variance, as
+  diffusers' DiagonalGaussianDistribution reads them), text_encoder (CLIPTextModel:
+  last_hidden_state, pooler_output).
+
+Architectures
+  tiny_sd15  export_sd.py's tiny configs (the tests' models: same seed, so unet/vae_decoder/
+             text_encoder are the committed models/tiny exports without their weights)
+  sd15       SD 1.x at published size (runwayml/stable-diffusion-v1-5): the UNet export needs
+             ~10 GB of memory and minutes
+  sd2        SD 2.x (stabilityai/stable-diffusion-2-1): UNet with linear projections and head
+             dim 64, OpenCLIP ViT-H text encoder (transformers CLIPTextModel form, gelu, 23
+             layers as the pipeline uses it: penultimate layer), v-prediction at 768
+  tiny_sd2   sd2 shrunk as export_family's sd21_unet (the text encoder: 2 layers, gelu)
+
+Assumes
+  torch, diffusers, transformers, onnx (dev machine only; CI never runs it). The graphs contain
+  no weights, so any seed gives the same files as long as no two parameters are equal.
+
+Usage
+  python3 models/make_arch.py [--arch tiny_sd15,sd15,...] [--models unet,vae_decoder,...]
+"""
+
+import argparse
+import gc
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import export_sd  # noqa: E402
+import name_map  # noqa: E402
+
+PLACEHOLDER = "weights.placeholder"
+OPSET = export_sd.OPSET
+
+
+class VaeEncoderWrapper(torch.nn.Module):
+    """vae_encoder(sample) -> latent_parameters: quant_conv(encoder(sample)), [B, 2*latent, h, w]
+    (mean, then log-variance: DiagonalGaussianDistribution's input)."""
+
+    def __init__(self, vae):
+        super().__init__()
+        self.vae = vae
+
+    def forward(self, sample):
+        h = self.vae.encoder(sample)
+        if self.vae.quant_conv is not None:
+            h = self.vae.quant_conv(h)
+        return h
+
+
+# SD 2.x configs (stabilityai/stable-diffusion-2-1 unet/config.json, text_encoder/config.json).
+UNET_SD2 = dict(export_sd.UNET_FULL, sample_size=96, attention_head_dim=[5, 10, 20, 20],
+                cross_attention_dim=1024, use_linear_projection=True)
+UNET_TINY_SD2 = dict(UNET_SD2, sample_size=16,
+                     down_block_types=["CrossAttnDownBlock2D", "DownBlock2D"],
+                     up_block_types=["UpBlock2D", "CrossAttnUpBlock2D"],
+                     block_out_channels=[32, 64], layers_per_block=1, norm_num_groups=8,
+                     attention_head_dim=[2, 4], cross_attention_dim=32)
+CLIP_SD2 = dict(vocab_size=49408, hidden_size=1024, intermediate_size=4096,
+                num_attention_heads=16, num_hidden_layers=23, max_position_embeddings=77,
+                hidden_act="gelu", layer_norm_eps=1e-5, bos_token_id=0, eos_token_id=2,
+                pad_token_id=1, projection_dim=512)
+CLIP_TINY_SD2 = dict(CLIP_SD2, vocab_size=1000, hidden_size=32, intermediate_size=64,
+                     num_attention_heads=2, num_hidden_layers=2, projection_dim=32)
+
+SD15_DEFAULTS = {"family": "sd1", "prediction_type": "epsilon", "default_size": [512, 512],
+                 "vae_scaling_factor": 0.18215, "clip_skip_layers": 0,
+                 "tokenizer": {"kind": "clip_bpe", "max_length": 77, "pad": "eos"},
+                 "scheduler": {"kind": "pndm", "num_train_timesteps": 1000,
+                               "beta_start": 0.00085, "beta_end": 0.012,
+                               "beta_schedule": "scaled_linear", "steps_offset": 1}}
+SD2_DEFAULTS = dict(SD15_DEFAULTS, family="sd2", prediction_type="v_prediction",
+                    default_size=[768, 768],
+                    tokenizer={"kind": "clip_bpe", "max_length": 77, "pad": "!"},
+                    scheduler=dict(SD15_DEFAULTS["scheduler"], kind="ddim"))
+
+ARCHS = {
+    "tiny_sd15": dict(SD15_DEFAULTS, size="tiny", unet=export_sd.UNET_TINY,
+                      vae=export_sd.VAE_TINY, text_encoder=export_sd.CLIP_TINY,
+                      default_size=[128, 128]),
+    "sd15": dict(SD15_DEFAULTS, size="full", unet=export_sd.UNET_FULL, vae=export_sd.VAE_FULL,
+                 text_encoder=export_sd.CLIP_FULL),
+    "tiny_sd2": dict(SD2_DEFAULTS, size="tiny", unet=UNET_TINY_SD2, vae=export_sd.VAE_TINY,
+                     text_encoder=CLIP_TINY_SD2, default_size=[128, 128]),
+    "sd2": dict(SD2_DEFAULTS, size="full", unet=UNET_SD2, vae=export_sd.VAE_FULL,
+                text_encoder=CLIP_SD2),
+}
+MODELS = ["unet", "vae_decoder", "vae_encoder", "text_encoder"]
+
+
+def build(arch, model, seed):
+    """(wrapper module, example inputs {name: tensor}, output names, dynamic axes, component)."""
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel
+    a = ARCHS[arch]
+    if arch in ("tiny_sd15", "sd15") and model in export_sd.BUILDERS:
+        # exactly export_sd.py's module and inputs: tiny_sd15 = models/tiny without weights
+        m, ins, outs, dyn, _ = export_sd.BUILDERS[model](a["size"], seed,
+                                                         np.random.default_rng(seed))
+        ins = {k: torch.from_numpy(v) for k, v in ins.items()}
+        return m, ins, outs, dyn, name_map.COMPONENTS[model]
+    torch.manual_seed(seed)
+    if model == "unet":
+        cfg = a["unet"]
+        m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
+        h = 16 if a["size"] == "tiny" else cfg["sample_size"]
+        ins = {"sample": torch.randn(1, 4, h, h), "timestep": torch.tensor([981.0]),
+               "encoder_hidden_states": torch.randn(1, 77, cfg["cross_attention_dim"])}
+        dyn = {"sample": {0: "batch", 2: "height", 3: "width"},
+               "encoder_hidden_states": {0: "batch", 1: "sequence"},
+               "out_sample": {0: "batch", 2: "height", 3: "width"}}
+        return export_sd.UNetWrapper(m), ins, ["out_sample"], dyn, "unet"
+    if model in ("vae_decoder", "vae_encoder"):
+        cfg = a["vae"]
+        m = export_sd.reinit(AutoencoderKL(**cfg), seed).eval()
+        if model == "vae_decoder":
+            h = 8 if a["size"] == "tiny" else 64
+            dyn = {"latent_sample": {0: "batch", 2: "height", 3: "width"},
+                   "sample": {0: "batch", 2: "out_height", 3: "out_width"}}
+            return (export_sd.VaeDecoderWrapper(m), {"latent_sample": torch.randn(1, 4, h, h)},
+                    ["sample"], dyn, "vae")
+        h = 16 if a["size"] == "tiny" else 512
+        dyn = {"sample": {0: "batch", 2: "height", 3: "width"},
+               "latent_parameters": {0: "batch", 2: "latent_height", 3: "latent_width"}}
+        return (VaeEncoderWrapper(m), {"sample": torch.randn(1, 3, h, h)}, ["latent_parameters"],
+                dyn, "vae")
+    cfg = a["text_encoder"]
+    m = export_sd.reinit(CLIPTextModel(CLIPTextConfig(**cfg)), seed).eval()
+    ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77,
+                                                    cfg["vocab_size"]))
+    dyn = {"input_ids": {0: "batch", 1: "sequence"},
+           "last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}}
+    return (export_sd.TextEncoderWrapper(m), {"input_ids": ids},
+            ["last_hidden_state", "pooler_output"], dyn, "text_encoder")
+
+
+def strip(model, rows):
+    """Makes every mapped initializer of the ModelProto a placeholder reference (in place);
+    returns (stripped count, stripped bytes, kept float bytes)."""
+    import onnx
+    from onnx import numpy_helper
+    mapped = {n for n, keys, _ in rows if keys}
+    n = nbytes = kept = 0
+    for t in model.graph.initializer:
+        a = numpy_helper.to_array(t)
+        if t.name not in mapped:
+            if a.dtype.kind == "f":
+                kept += a.nbytes
+            continue
+        t.ClearField("raw_data")
+        t.ClearField("float_data")
+        t.ClearField("int32_data")
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.EXTERNAL
+        for k, v in (("location", PLACEHOLDER), ("length", str(a.nbytes))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        n += 1
+        nbytes += a.nbytes
+    return n, nbytes, kept
+
+
+def make_one(arch, model, out_dir, seed):
+    """Exports, maps and strips one model into out_dir; returns {key: shape} it maps."""
+    import onnx
+    t0 = time.time()
+    module, ins, outs, dyn, comp = build(arch, model, seed)
+    names = list(ins)
+    nparams = sum(p.numel() for p in module.parameters())
+    tmp = tempfile.mkdtemp(prefix="make_arch_")
+    try:
+        path = os.path.join(tmp, "model.onnx")
+        with torch.no_grad():
+            torch.onnx.export(module, tuple(ins[k] for k in names), path, input_names=names,
+                              output_names=outs, dynamic_axes=dyn, opset_version=OPSET,
+                              do_constant_folding=True, dynamo=False)
+        print(f"[{arch}/{model}] exported ({nparams:,} params) in {time.time() - t0:.1f}s",
+              flush=True)
+        m = onnx.load(path)
+        cm = name_map.component_module(module)
+        rows = name_map.name_map(cm, m)
+        nm_path = os.path.join(out_dir, model + ".namemap")
+        name_map.write_name_map(nm_path, cm, m, comp)
+        sd = cm.state_dict()
+        keys = {}
+        for _, ks, _ in rows:
+            for k in ks:
+                keys[k] = list(sd[k].shape)
+        del module, sd, cm
+        gc.collect()
+        n, nb, kept = strip(m, rows)
+        onnx.save_model(m, os.path.join(out_dir, model + ".onnx"))
+        size = os.path.getsize(os.path.join(out_dir, model + ".onnx"))
+        print(f"[{arch}/{model}] {n} initializers stripped ({nb / 1e6:.1f} MB), {kept} bytes of "
+              f"exporter constants kept; {model}.onnx {size / 1e6:.2f} MB; "
+              f"{time.time() - t0:.1f}s", flush=True)
+        del m
+    finally:
+        shutil.rmtree(tmp)
+    return comp, keys
+
+
+def write_sums(root):
+    lines = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            if f == "SHA256SUMS":
+                continue
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                lines.append(f"{hashlib.sha256(fh.read()).hexdigest()}  "
+                             f"{os.path.relpath(p, root)}\n")
+    with open(os.path.join(root, "SHA256SUMS"), "w") as fh:
+        fh.writelines(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", default="tiny_sd15,tiny_sd2")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--out", default=os.path.join(HERE, "arch"))
+    ap.add_argument("--seed", type=int, default=export_sd.DEFAULT_SEED)
+    args = ap.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for arch in args.arch.split(","):
+        if arch not in ARCHS:
+            ap.error(f"unknown architecture '{arch}' (known: {', '.join(ARCHS)})")
+        d = os.path.join(args.out, arch)
+        os.makedirs(d, exist_ok=True)
+        jpath = os.path.join(d, "arch.json")
+        info = json.load(open(jpath)) if os.path.exists(jpath) else {}
+        a = ARCHS[arch]
+        info.update({k: v for k, v in a.items() if k not in ("unet", "vae", "text_encoder")})
+        info["arch"] = arch
+        info["configs"] = {"unet": a["unet"], "vae": a["vae"], "text_encoder": a["text_encoder"]}
+        info.setdefault("models", {})
+        info.setdefault("keys", {})
+        for model in args.models.split(","):
+            comp, keys = make_one(arch, model, d, args.seed)
+            info["models"][model] = {"graph": model + ".onnx", "name_map": model + ".namemap",
+                                     "component": comp}
+            info["keys"].setdefault(comp, {}).update(keys)
+        for comp in info["keys"]:
+            info["keys"][comp] = dict(sorted(info["keys"][comp].items()))
+        with open(jpath, "w") as f:
+            json.dump(info, f, indent=1)
+            f.write("\n")
+    write_sums(args.out)
+
+
+if __name__ == "__main__":
+    main()
