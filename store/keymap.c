@@ -179,6 +179,36 @@ static void read_params(const struct o2s_store *s, struct params *pr)
     pr->B = max_up + 1;
 }
 
+int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first, char *err,
+                         size_t cap)
+{
+    bool text = c == O2S_TEXT_ENCODER || c == O2S_TEXT_ENCODER_2;
+    for (size_t i = first; i < s->ntensors; i++) {
+        struct o2s_tensor *t = &s->tensors[i];
+        const char *key = t->name, *tail = NULL;
+        char buf[O2S_KEY_MAX];
+        long caps[2] = {0, 0};
+        const struct rule_row *r = NULL;
+        for (size_t k = 0; text && k < sizeof RULES / sizeof RULES[0] && !r; k++)
+            if (RULES[k].r == RS_CLIP && (tail = match_pattern(key, RULES[k].pattern, caps)))
+                r = &RULES[k];
+        if (r && !r->tmpl) {
+            t->state = O2S_T_IGNORED;
+            continue;
+        }
+        if (r) {
+            struct params pr = {1, 1};
+            if (expand(r->tmpl, caps, &pr, 'q', buf, sizeof buf) < 0 ||
+                strlen(buf) + strlen(tail) + 1 > sizeof buf)
+                return o2s_fail(err, cap, "%s: tensor '%.200s': key too long",
+                                s->files[t->file].path, key);
+            key = strcat(buf, tail);
+        }
+        if (o2s_add_entry(s, c, key, i, O2S_COPY, 0, err, cap) < 0) return -1;
+    }
+    return 0;
+}
+
 long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap)
 {
     struct params pr;

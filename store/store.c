@@ -524,11 +524,7 @@ static int add_component(struct o2s_store *s, const char *dir, int c, char *err,
                             bases[0], want, want);
         return 0;
     }
-    for (size_t i = first; i < s->ntensors; i++)
-        if (o2s_add_entry(s, (enum o2s_component)c, s->tensors[i].name, i, O2S_COPY, 0, err,
-                          cap) < 0)
-            return -1;
-    return 1;
+    return o2s_keymap_diffusers(s, (enum o2s_component)c, first, err, cap) < 0 ? -1 : 1;
 }
 
 /* ---- open / close ---- */
@@ -603,9 +599,7 @@ struct o2s_store *o2s_open(const char *path, const struct o2s_options *opt, char
                     any_ignored |= s->tensors[i].state == O2S_T_IGNORED;
                 if (c >= 0 && !any_ignored) {
                     s->format = O2S_FORMAT_COMPONENT;
-                    for (size_t i = 0; i < s->ntensors && !rc; i++)
-                        rc = o2s_add_entry(s, (enum o2s_component)c, s->tensors[i].name, i,
-                                           O2S_COPY, 0, err, errcap);
+                    rc = o2s_keymap_diffusers(s, (enum o2s_component)c, 0, err, errcap);
                 }
             }
         }

@@ -68,6 +68,11 @@ int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, si
 /* Converts the tensors of an LDM single file through the tables (keymap_sd.def). Returns the
  * number of tensors mapped, or -1 with err. */
 long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap);
+/* Adds the tensors [first, ntensors) of a diffusers component file as component c's keys: as
+ * they are, except CLIP text encoders saved without their text_model. level (transformers 5.x),
+ * which get it back through the CLIP rules (position_ids ignored). 0, or -1 with err. */
+int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first, char *err,
+                         size_t cap);
 /* dims as "[a,b,c]" */
 void o2s_dims_str(const int64_t *d, int rank, char *out, size_t cap);
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""make_bad.py SRC_CKPT_DIR OUT_DIR — malformed and non-fitting checkpoints for the store's
+bad-input tests (tests/store/CMakeLists.txt), written at test time from the committed tiny
+checkpoints (models/ckpt/, models/make_test_checkpoints.py). Python standard library only."""
+import json
+import os
+import struct
+import sys
+
+
+def read(path):
+    """{name: (dtype, shape, bytes)} in file order, and the metadata."""
+    with open(path, "rb") as f:
+        b = f.read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    meta = h.pop("__metadata__", None)
+    data = b[8 + n:]
+    return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in h.items()}, meta
+
+
+def write(path, tensors, offsets=None, tail=b"", cut=None):
+    """tensors: {name: (dtype, shape, bytes)}; offsets: {name: [b, e]} to override (a header
+    that lies); tail: bytes appended to the data; cut: drop the file's last -cut bytes."""
+    h, data = {}, b""
+    for k, (dt, shape, raw) in tensors.items():
+        h[k] = {"dtype": dt, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    for k, o in (offsets or {}).items():
+        h[k]["data_offsets"] = o
+    hj = json.dumps(h).encode()
+    hj += b" " * (-len(hj) % 8)
+    out = struct.pack("<Q", len(hj)) + hj + data + tail
+    with open(path, "wb") as f:
+        f.write(out[:cut] if cut is not None else out)
+
+
+def main():
+    src, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    p = lambda name: os.path.join(out, name)
+    f32 = lambda *v: struct.pack(f"<{len(v)}f", *v)
+    small = {"model.diffusion_model.out.2.bias": ("F32", [4], f32(1, 2, 3, 4)),
+             "model.diffusion_model.out.0.bias": ("F32", [2], f32(5, 6))}
+    write(p("truncated.safetensors"), small, cut=-4)  # the last 4 data bytes lost
+    write(p("lying_offsets.safetensors"), small,
+          offsets={"model.diffusion_model.out.2.bias": [0, 8], "model.diffusion_model.out.0.bias": [8, 16]},
+          tail=b"\0" * 8)
+    write(p("overlap.safetensors"), small, offsets={"model.diffusion_model.out.0.bias": [8, 16]})
+    write(p("i64.safetensors"), {"model.diffusion_model.input_blocks.0.0.bias":
+                                 ("I64", [2], struct.pack("<2q", 1, 2))})
+    with open(p("model.ckpt"), "wb") as f:
+        f.write(b"\x80\x02}q\x00.")
+    with open(p("pickle.safetensors"), "wb") as f:  # a pickle under a safetensors name
+        f.write(b"\x80\x04\x95" + b"\0" * 64)
+    with open(p("zip.safetensors"), "wb") as f:     # torch.save's zip container
+        f.write(b"PK\x03\x04" + b"\0" * 64)
+    write(p("unknown_arch.safetensors"), {"foo.weight": ("F32", [2], f32(1, 2))})
+    # a real (tiny) UNet: one key missing; one wrong shape; index with a path outside
+    sd, _ = read(os.path.join(src, "sd1", "sd1_f16.safetensors"))
+    unet = {k: v for k, v in sd.items() if k.startswith("model.diffusion_model.")}
+    write(p("unet_missing.safetensors"),
+          {k: v for k, v in unet.items()
+           if k != "model.diffusion_model.input_blocks.1.0.out_layers.3.weight"})
+    wrong = dict(unet)
+    k = "model.diffusion_model.out.2.weight"  # conv_out [4, 8, 3, 3] -> [4, 16, 3, 3]
+    wrong[k] = ("F16", [4, 16, 3, 3], b"\0" * (4 * 16 * 9 * 2))
+    write(p("unet_shape.safetensors"), wrong)
+    os.makedirs(p("escape/unet"), exist_ok=True)
+    with open(p("escape/unet/diffusion_pytorch_model.safetensors.index.json"), "w") as f:
+        json.dump({"weight_map": {"conv_in.weight": "../../unknown_arch.safetensors"}}, f)
+
+
+if __name__ == "__main__":
+    main()
