@@ -10,7 +10,9 @@ transformers `save_pretrained` in float16 (`.half()`), and copied to
     ft_vae.safetensors           (vae/diffusion_pytorch_model.safetensors, F16: encoder included)
     ft_text_encoder.safetensors  (text_encoder/model.safetensors, F16)
 The references are the float32 module loaded from that float16 file (exactly the values onnx2cl
-converts) run on models/tiny/<model>/inputs: ref_ft/<model>/<output>.npy.
+converts) run on models/tiny/<model>/inputs: ref_ft/<model>/<output>.npy; and the fine-tuned
+VAE's encoder (models/make_arch.py's vae_encoder: quant_conv(encoder(x))) on a fixed image
+ref_ft/vae_encoder/inputs/sample.npy [1,3,16,16]: ref_ft/vae_encoder/latent_parameters.npy.
 
 Usage: python3 tests/name_map/make_files.py
 """
@@ -71,6 +73,16 @@ def main():
         os.makedirs(rdir, exist_ok=True)
         for k, o in zip(out_names, outs):
             np.save(os.path.join(rdir, k + ".npy"), o.numpy())
+        if model == "vae_decoder":  # the encoder of the same fine-tune (weight-free graph)
+            import make_arch
+            enc = make_arch.VaeEncoderWrapper(comp).eval()
+            x = np.random.default_rng(seed).standard_normal((1, 3, 16, 16)).astype(np.float32)
+            edir = os.path.join(HERE, "ref_ft", "vae_encoder")
+            os.makedirs(os.path.join(edir, "inputs"), exist_ok=True)
+            np.save(os.path.join(edir, "inputs", "sample.npy"), x)
+            with torch.no_grad():
+                np.save(os.path.join(edir, "latent_parameters.npy"),
+                        enc(torch.from_numpy(x)).numpy())
         print(f"{model}: {dst} ({os.path.getsize(dst)} bytes, {len(sd)} tensors; "
               f"not in the file: {missing})")
 
