@@ -229,6 +229,8 @@ void cg_check(struct cg_ctx *cg, uint32_t node_id, uint32_t cond, int fail_if, c
 void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t)
 {
     IR_ASSERT(cg->nlaunches > 0 && t->span >= 1);
+    /* runtime/tune.c refuses a degenerate GEMM at init: the lowerings must not emit one */
+    IR_ASSERT(t->rows >= 1 && t->cols >= 1 && t->k >= 1 && t->z >= 1);
     GROW(cg->tunables, cg->ntunables, cg->cap_tunables);
     struct o2r_tunable *d = &cg->tunables[cg->ntunables++];
     *d = *t;

@@ -101,7 +101,9 @@ unsigned cg_variant(struct cg_ctx *cg, unsigned mask);
  * A schedule whose kernel is a tiled instance of kernels/gemm_gpu.cl starts the launch under the
  * default instance's name (o2r_tunable_kernel_name) and geometry, then calls cg_tunable with
  * what the runtime needs to choose other tiles at init: t->launch is filled in (the launch just
- * started); the instance's MACRO(...) line is written by the runtime, not added as source. */
+ * started); the instance's MACRO(...) line is written by the runtime, not added as source.
+ * Only for a GEMM with rows, cols, k, z >= 1 (asserted; runtime/tune.c refuses others at init):
+ * degenerate products (an empty dim) get no launch or a plain kernel from their lowering. */
 struct o2r_tunable;
 void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t);
 

@@ -15,9 +15,13 @@
  * This file checks the node and states what it computes (struct sched_attention); the kernels,
  * tiles and launches of each device class (cpu: kernels/attention.cl, gpu:
  * kernels/attention_gpu.cl) are chosen in codegen/sched_attention.c.
+ * Empty dims: an empty output (B, H, N or D = 0) gets no launch; no keys (S = 0) fills y with 0
+ * (the [N, 0] probabilities times the [0, D] values: onnxruntime's result; no kernel runs a
+ * softmax over nothing).
  * Assumes: float32; every offset fits in int32 (checked). Guarantees: a fatal located error for
  * anything else, never a wrong kernel.
  */
+#include "codegen/lower_ka.h"
 #include "codegen/sched_attention.h"
 
 /* Reads an INTS attribute of exactly n entries or fails naming it. */
@@ -62,9 +66,15 @@ bool lower_attention(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         ir_fatal_node(g, n, "o2c.Attention: the head dim must have a positive stride (d strides "
                       "q %lld, k %lld, v %lld, y %lld)", (long long)qs[3], (long long)ks[3],
                       (long long)vs[3], (long long)os[3]);
-    if (B < 1 || H < 1 || N < 1 || S < 1 || D < 1)
-        ir_fatal_node(g, n, "o2c.Attention: empty dims [%lld,%lld,%lld,%lld,%lld]", (long long)B,
+    if (B < 0 || H < 0 || N < 0 || S < 0 || D < 0)
+        ir_fatal_node(g, n, "o2c.Attention: negative dims [%lld,%lld,%lld,%lld,%lld]", (long long)B,
                       (long long)H, (long long)N, (long long)S, (long long)D);
+    if (B == 0 || H == 0 || N == 0 || D == 0) return true; /* empty output: no launch */
+    if (S == 0) {
+        /* no keys: the probabilities are [N, 0] and P V sums over nothing (onnxruntime: 0) */
+        ka_fill(cg, g, node, y, 0);
+        return true;
+    }
     const int64_t eq[4] = {B, H, N, D}, ekv[4] = {B, H, S, D};
     int64_t ms[4] = {0, 0, 0, 0};
     const int64_t em[4] = {B, H, N, S};

@@ -12,13 +12,15 @@
  * output_shape) comes from ref_conv_geom / ref_convt_geom, the same code shape inference and the
  * reference use, so the three always agree. 1-D and 2-D convolutions are passed to the kernel
  * as 3-D ones with unit leading spatial dims.
+ * Conv with no input channels (C_in = 0, non-empty output): the bias broadcast, or zeros
+ * (conv_no_channels; passes/fuse leaves such convs unfused, so o2c.Conv never has C_in = 0).
  * Assumes: shape inference ran; weights in ONNX layout (Conv [OC, C/group, k...], ConvTranspose
  * [C, OC/group, k...]); optional bias [OC]. float32 only for now.
  * Guarantees: fatal (ir_fatal_node) for other dtypes, more than 3 spatial dims, or tensors of
  * >= 2^31 elements.
  */
-#include "codegen/lower.h"
 #include "codegen/lower_fconv.h"
+#include "codegen/lower_ka.h"
 #include "ref/ref_util.h"
 
 #include <stdio.h>
@@ -33,12 +35,38 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
                       ir_op_name(n->op), g->values[v].name, (long long)e);
 }
 
+/* Conv with no input channels (C_in = 0, so the sum over c and the kernel window is empty):
+ * y[n, oc, p] = bias[oc], or 0 without a bias (onnxruntime's result); a broadcast copy of the
+ * bias over [N, OC, positions] or a fill, no conv kernel (their K = C/group * kernel is 0). */
+static void conv_no_channels(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
+{
+    const struct ir_node *n = &g->nodes[node];
+    const uint32_t b = ir_input(n, 2), y = n->outputs[0];
+    const struct ir_value *yv = &g->values[y];
+    if (yv->dtype != IR_F32)
+        ir_fatal_node(g, n, "Conv on %s is not supported yet (float32 only)",
+                      ir_dtype_name(yv->dtype));
+    if (b == IR_NONE) {
+        ka_fill(cg, g, node, y, 0);
+        return;
+    }
+    const int64_t N = yv->dims[0], OC = yv->dims[1], cnt = ka_numel(g, node, y);
+    if (cnt == 0) return;
+    const int64_t P = cnt / (N * OC);
+    const int64_t dims[3] = {N, OC, P}, xs[3] = {0, 1, 0}, ys[3] = {OC * P, P, 1};
+    ka_strided_copy(cg, g, node, b, y, 3, dims, xs, 0, ys, 0);
+}
+
 bool lower_conv(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
 {
     const struct ir_node *n = &g->nodes[node];
     if (n->op != IR_OP_CONV && n->op != IR_OP_CONV_TRANSPOSE) return false;
     const bool tr = n->op == IR_OP_CONV_TRANSPOSE;
     if (!tr) {
+        if (g->values[n->inputs[0]].rank >= 3 && g->values[n->inputs[0]].dims[1] == 0) {
+            conv_no_channels(cg, g, node);
+            return true;
+        }
         /* Conv: the fused-conv kernels with an empty epilogue (fconv_oc4w4: 2x conv_oc4) */
         fconv_emit(cg, g, node, 0, IR_NONE, 1.0f);
         return true;

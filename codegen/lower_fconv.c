@@ -117,6 +117,8 @@ void fconv_emit(struct cg_ctx *cg, struct ir_graph *g, uint32_t node, int64_t ac
     int64_t in[3], out[3], k[3], s[3], d[3], p[3];
     conv_geom_3d(xv, yv, wv, rank, &geo, in, out, k, s, d, p);
     if (yv->dims[0] * OC * out[0] * out[1] * out[2] == 0) return;
+    /* C_in = 0 (K = 0): lower_conv.c writes the bias; the fusions leave such convs alone */
+    IR_ASSERT(C > 0);
     struct sched_conv what = {.node = node, .x = x, .w = w, .bias = b, .y = y, .res = r,
                               .rn = rn, .rc = rc, .rp = rp, .group = group, .act = act,
                               .div = div, .nsplit = nsplit};

@@ -10,6 +10,9 @@
  *   float16 vectors) when A's k axis and B's n axis are contiguous and M >= 8, N >= 16, the
  *   naive matmul otherwise (transposed operands, tiny shapes); gpu class (float32) the __local
  *   tiled GG_MATMUL_DEFINE of kernels/gemm_gpu.cl, any strides.
+ * Empty dims: an empty output (M, N or a batch dim 0) gets no launch; K = 0 (non-empty output)
+ *   runs the plain kernel in every class: Y = beta * C broadcast, or zeros (ONNX: the sum over
+ *   an empty k range is 0). passes/fuse never turns a K = 0 linear into o2c.Gemm.
  * Assumes: shape inference ran (output dims known and consistent). float32 and float64 (float64
  * through the plain kernel, accumulating in double; float16 never gets here: passes/promote_f16.c).
  * Guarantees: fatal (ir_fatal_node) for other dtypes, tensors of >= 2^31 elements or more than 3
@@ -168,7 +171,13 @@ bool lower_matmul(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
     if (n->op == IR_OP_MATMUL) matmul_params(g, n, &p);
     else if (n->op == IR_OP_GEMM) gemm_params(g, n, &p);
     else return false;
-    if (ir_numel(g, y) == 0) return true; /* empty output: nothing to compute */
+    if (ir_numel(g, y) == 0) return true; /* empty output (M, N or a batch dim 0): no launch */
+    if (p.K == 0) {
+        /* empty inner dim: Y = beta * C (broadcast) or zeros; the plain kernel's K loop runs no
+         * iteration, in every class (the tuned kernels and their tunables assume K >= 1) */
+        sched_matmul_plain(cg, node, a, b, y, t, &p);
+        return true;
+    }
     sched_matmul(cg, node, a, b, y, t, &p);
     return true;
 }

@@ -261,7 +261,15 @@ bool lower_resize(struct cg_ctx *cg, struct ir_graph *g, uint32_t node)
         double agg = pol == 1 ? INFINITY : -INFINITY;
         for (size_t i = 0; i < na; i++) {
             const int a = axes[i];
-            if (xv->dims[a] == 0) ir_fatal_node(g, n, "Resize: sizes given for an empty axis %d", a);
+            if (xv->dims[a] == 0) {
+                /* an empty axis stays empty (scale 1); any other size has no scale (onnxruntime
+                 * refuses it too) */
+                if (ir_const_i64(g, zv, (int64_t)i) != 0)
+                    ir_fatal_node(g, n, "Resize: sizes[%zu]=%lld for the empty axis %d", i,
+                                  (long long)ir_const_i64(g, zv, (int64_t)i), a);
+                scale[a] = 1.0;
+                continue;
+            }
             const double s = (double)ir_const_i64(g, zv, (int64_t)i) / (double)xv->dims[a];
             scale[a] = s;
             if (pol == 1 && s < agg) agg = s;

@@ -247,6 +247,12 @@ static void emit_matmul_gpu(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32
     matmul_args(cg, a, b, y, p);
 }
 
+void sched_matmul_plain(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint32_t y,
+                        enum ir_dtype t, const struct sched_matmul *p)
+{
+    emit_matmul_cpu(cg, node, a, b, y, t, p); /* no variant: one launch for every class */
+}
+
 void sched_matmul(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint32_t y,
                   enum ir_dtype t, const struct sched_matmul *p)
 {

@@ -71,6 +71,12 @@ struct sched_matmul {
 void sched_matmul(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint32_t y,
                   enum ir_dtype t, const struct sched_matmul *p);
 
+/* Emits one launch of the cpu class's MatMul/Gemm kernels (kernels/matmul.cl) for every kernel
+ * class: no tunable. For the degenerate K = 0 (Y[b, m, n] = beta * C(m, n), or 0 without C),
+ * which the tuned kernels and runtime/tune.c's tunables (k >= 1) do not take. */
+void sched_matmul_plain(struct cg_ctx *cg, uint32_t node, uint32_t a, uint32_t b, uint32_t y,
+                        enum ir_dtype t, const struct sched_matmul *p);
+
 /* What a convolution computes (Conv / o2c.Conv, 1-D..3-D in 3-D form: index 0 = D, 1 = H,
  * 2 = W; see codegen/lower_fconv.h). */
 #define SCHED_CONV_MAX_SPLITS 4 /* output buffers the conv kernels take (kernels/fconv.cl) */

@@ -535,6 +535,11 @@ static bool match_at(const struct ir_graph *g, const uint32_t *cons, uint32_t sm
         *why = "value head dim differs from query head dim";
         return false;
     }
+    if (B == 0 || H == 0 || N == 0 || S == 0 || D == 0) {
+        /* the strides of an empty axis say nothing; MatMul / Softmax handle empty dims */
+        *why = "an empty dim (batch, heads, queries, keys or head dim 0)";
+        return false;
+    }
     /* logical axis positions (b, h, token, d) in each MatMul operand; in the pt_form V_cf and
      * the output are channels-first: token on the last axis, d on the one before */
     int bq = r == 4 ? 0 : (r == 3 ? 0 : -1), hq = r == 4 ? 1 : -1;

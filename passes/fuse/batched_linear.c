@@ -58,6 +58,10 @@ bool fuse_linear_match(const struct ir_graph *g, uint32_t node, struct fuse_line
             *why = "inner dims differ";
             return false;
         }
+        if (l->K == 0) {
+            *why = "empty inner dim (K = 0)";
+            return false;
+        }
         return true;
     }
     if (ir_attr_int(n, "transA", 0) != 0 || xv->rank != 2) {
@@ -71,6 +75,10 @@ bool fuse_linear_match(const struct ir_graph *g, uint32_t node, struct fuse_line
     l->beta = ir_attr_float(n, "beta", 1.0f);
     if (xv->dims[1] != l->K) {
         *why = "inner dims differ";
+        return false;
+    }
+    if (l->K == 0) {
+        *why = "empty inner dim (K = 0)";
         return false;
     }
     uint32_t c = ir_input(n, 2);

@@ -73,6 +73,8 @@ static bool match(const struct ir_graph *g, uint32_t conv, struct ce_match *m)
     const struct ir_node *c = &g->nodes[conv];
     const struct ir_value *yv = &g->values[c->outputs[0]];
     if (yv->dtype != IR_F32 || !yv->dims_known || yv->rank < 3 || yv->rank > 5) return false;
+    /* no input channels: the output is the bias alone, written by lower_conv.c (no kernel) */
+    if (g->values[c->inputs[0]].rank < 2 || g->values[c->inputs[0]].dims[1] == 0) return false;
     memset(m, 0, sizeof *m);
     m->old[m->nold++] = conv;
     m->bias = ir_input(c, 2);

@@ -97,7 +97,8 @@ struct fuse_linear {
     float beta;     /* Gemm beta, folded into the bias */
     int64_t K, N;   /* inner and output width */
 };
-/* Fills *l if node is such a linear; else false with *why set (static string). */
+/* Fills *l if node is such a linear; else false with *why set (static string). An empty inner
+ * dim (K = 0) is no linear: lower_matmul.c writes its beta * C / zeros. */
 bool fuse_linear_match(const struct ir_graph *g, uint32_t node, struct fuse_linear *l,
                        const char **why);
 /* Writes alpha * W as [K, N] into dst (row length ld) at columns col0 .. col0+N-1. */

@@ -96,6 +96,10 @@ static bool candidate(const struct ir_graph *g, uint32_t i, struct sc_conv *c, c
         *why = "grouped conv";
         return false;
     }
+    if (xv->dims[1] == 0) {
+        *why = "no input channels (C = 0)";
+        return false;
+    }
     c->oc = wv->dims[0];
     if (n->op == IR_OP_FUSED_CONV) {
         c->act = ir_attr_int(n, "activation", 0);
