@@ -9,6 +9,7 @@ Per family F in (sd1, sd2), under models/ckpt/F/:
   diffusers/{unet,vae,text_encoder}/   save_pretrained (safetensors), float32 and the fp16 variant
                                        (diffusion_pytorch_model.fp16.safetensors) side by side
   sharded/unet/                        the UNet saved with a small max_shard_size (index + shards)
+  transformers4/text_encoder/          (sd1) the text encoder in transformers 4.x naming (text_model.*)
   F.safetensors                        single file, original LDM layout, float32
   F_f16.safetensors, F_bf16.safetensors  the same in float16 / bfloat16
   F_ema.safetensors                    float32 + an EMA copy of the UNet (model_ema.<flat key>)
@@ -60,13 +61,12 @@ def randomize(model, seed):
 
 
 def canonical(comp, model):
-    """A component's canonical keys: its diffusers state_dict; for CLIP text encoders the naming of
-    transformers 4.x and of every published checkpoint (text_model.*), which transformers 5.x
-    saves without the text_model. level (the store adds it back)."""
+    """A component's canonical keys: its diffusers state_dict() names; for CLIP text encoders
+    transformers 5.x's (embeddings.*, encoder.*, final_layer_norm.*), without the text_model.
+    level of transformers 4.x and of published checkpoints (the store removes it)."""
     sd = model.state_dict()
     if comp.startswith("text_encoder"):
-        sd = {(k if k.startswith(("text_model.", "text_projection")) else "text_model." + k): v
-              for k, v in sd.items()}
+        sd = {k[len("text_model."):] if k.startswith("text_model.") else k: v for k, v in sd.items()}
     return sd
 
 
@@ -209,7 +209,8 @@ def single_file(models, family):
     ck = {}
     ck.update(ldm_unet(canonical("unet", models["unet"])))
     ck.update(ldm_vae(canonical("vae", models["vae"])))
-    te = canonical("text_encoder", models["text_encoder"])
+    # single files hold the text encoder in transformers 4.x naming (text_model.*), as published
+    te = {"text_model." + k: v for k, v in canonical("text_encoder", models["text_encoder"]).items()}
     ck.update(ldm_openclip(te, 7) if family == "sd2" else ldm_clip(te))
     betas = torch.linspace(0.00085 ** 0.5, 0.012 ** 0.5, 1000) ** 2
     ck["betas"] = betas
@@ -227,6 +228,7 @@ def check_with_diffusers(ck, models, family, ema=False):
     else:
         got["text_encoder"] = sfu.convert_ldm_clip_checkpoint(ck)
         got["text_encoder"].pop("text_model.embeddings.position_ids")
+    got["text_encoder"] = {k[len("text_model."):]: v for k, v in got["text_encoder"].items()}
     for comp, m in models.items():
         ref = canonical(comp, m)
         assert set(got[comp]) == set(ref), (comp, set(got[comp]) ^ set(ref))
@@ -252,6 +254,12 @@ def main():
                                      variant="fp16")
         models["unet"].save_pretrained(os.path.join(d, "sharded", "unet"), safe_serialization=True,
                                        max_shard_size="80KB")
+        if family == "sd1":  # a text encoder as transformers 4.x saved it (text_model.*)
+            os.makedirs(os.path.join(d, "transformers4", "text_encoder"))
+            save_file({"text_model." + k: v.contiguous()
+                       for k, v in canonical("text_encoder", models["text_encoder"]).items()},
+                      os.path.join(d, "transformers4", "text_encoder", "model.safetensors"),
+                      metadata={"format": "pt"})
         ck = single_file(models, family)
         check_with_diffusers(ck, models, family)
         meta = {"format": "pt"}  # one key: safetensors writes a map in random order

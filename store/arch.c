@@ -39,10 +39,10 @@ static const struct req { enum o2s_component c; const char *key; const char *dim
     {O2S_VAE, "decoder.conv_in.weight", "* Y 3 3"},
     {O2S_VAE, "decoder.conv_out.weight", "3 V 3 3"},
     {O2S_VAE, "decoder.mid_block.attentions.0.to_q.weight", "W W"},
-    {O2S_TEXT_ENCODER, "text_model.embeddings.token_embedding.weight", "* H"},
-    {O2S_TEXT_ENCODER, "text_model.embeddings.position_embedding.weight", "* H"},
-    {O2S_TEXT_ENCODER, "text_model.encoder.layers.0.self_attn.q_proj.weight", "H H"},
-    {O2S_TEXT_ENCODER, "text_model.final_layer_norm.weight", "H"},
+    {O2S_TEXT_ENCODER, "embeddings.token_embedding.weight", "* H"},
+    {O2S_TEXT_ENCODER, "embeddings.position_embedding.weight", "* H"},
+    {O2S_TEXT_ENCODER, "encoder.layers.0.self_attn.q_proj.weight", "H H"},
+    {O2S_TEXT_ENCODER, "final_layer_norm.weight", "H"},
 };
 
 /* A module (prefix pattern, '#' = a number) with one key has all of these. */
@@ -79,7 +79,7 @@ static const struct module { enum o2s_component c; const char *pattern; const ch
     {O2S_VAE, "decoder.mid_block.resnets.#.", RESNET},
     {O2S_VAE, "encoder.mid_block.attentions.#.", VATTN},
     {O2S_VAE, "decoder.mid_block.attentions.#.", VATTN},
-    {O2S_TEXT_ENCODER, "text_model.encoder.layers.#.", TLAYER},
+    {O2S_TEXT_ENCODER, "encoder.layers.#.", TLAYER},
 };
 
 /* Length of the prefix of key that pattern matches ('#' = digits), or 0. */
@@ -265,12 +265,12 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
     }
     a->unet_down_blocks = maxdown + 1;
     a->unet_layers_per_block = maxres + 1;
-    if (o2s_find(s, O2S_TEXT_ENCODER, "text_model.embeddings.token_embedding.weight", &v) == 0) {
+    if (o2s_find(s, O2S_TEXT_ENCODER, "embeddings.token_embedding.weight", &v) == 0) {
         a->text_hidden = v.dims[1];
         a->text_openclip = strncmp(v.orig_key, "cond_stage_model.model.", 23) == 0;
         for (size_t i = 0; i < s->nentries[O2S_TEXT_ENCODER]; i++) {
             int l;
-            if (sscanf(s->entries[O2S_TEXT_ENCODER][i].key, "text_model.encoder.layers.%d.", &l) ==
+            if (sscanf(s->entries[O2S_TEXT_ENCODER][i].key, "encoder.layers.%d.", &l) ==
                     1 && l + 1 > a->text_layers)
                 a->text_layers = l + 1;
         }
