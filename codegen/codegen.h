@@ -40,6 +40,9 @@ const void *cg_weights_payload(const struct cg_ctx *m);
 /* Writes the weights file / the C file atomically; fatal on I/O error. */
 void cg_write_weights(const struct cg_ctx *m, const char *path);
 void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_options *opt);
+/* Writes the descriptor as a descriptor file (.o2d, runtime/onnx2cl_rt.h) atomically; fatal on
+ * I/O error. Run by onnx2cl-run or loaded with o2r_desc_read: no C compiler needed. */
+void cg_write_desc(const struct cg_ctx *m, const char *path);
 /* Writes the model's header atomically (fatal on I/O error): include guard, #include
  * "onnx2cl_rt.h", the prototypes of <name>_init/_run/_free/_desc and, per input/output i,
  * NAME_INPUTi_NAME (string), _DTYPE (enum o2r_dtype constant), _RANK, _SHAPE ({d0, ...}),

@@ -2,6 +2,7 @@
  *
  *   onnx2cl MODEL.onnx -o OUT.c   [options]   writes OUT.c, OUT.h and OUT.weights
  *   onnx2cl MODEL.onnx -o OUT     [options]   writes OUT.c, OUT.h, OUT.weights and compiles ./OUT
+ *   onnx2cl MODEL.onnx -o OUT.o2d [options]   writes OUT.o2d (descriptor file) and OUT.weights
  *
  * Every output is written to a temporary file and renamed into place only when complete; any
  * error exits with status 1 (2 for usage errors) and leaves no partial file behind; a fatal signal
@@ -131,6 +132,8 @@ static void usage(FILE *f)
     fputs("usage: onnx2cl MODEL.onnx -o OUT[.c] [options]\n"
           "  -o OUT.c               write OUT.c, OUT.h (API header) and OUT.weights\n"
           "  -o OUT                 also compile the executable OUT (with OUT.c, OUT.h, OUT.weights beside it)\n"
+          "  -o OUT.o2d             write the descriptor file OUT.o2d and OUT.weights instead of C: run by\n"
+          "                         onnx2cl-run OUT.o2d or loaded by onnx2cl-sd, no C compiler needed\n"
           "  --shape NAME=D0,D1,..  bind the dims of graph input NAME (needed for symbolic dims)\n"
           "  --bind NAME=FILE.npy   fix graph input NAME to FILE's value at compile time (it is no\n"
           "                         longer an input; control flow and shapes computed from it fold)\n"
@@ -265,6 +268,7 @@ static char *c_identifier(const char *path)
     base = base ? base + 1 : path;
     size_t n = strlen(base);
     if (ends_with(base, ".c")) n -= 2;
+    else if (ends_with(base, ".o2d")) n -= 4;
     char *id = malloc(n + 3);
     size_t o = 0;
     /* a C identifier that is not reserved: no leading digit or underscore */
@@ -639,7 +643,7 @@ int main(int argc, char **argv)
     if (out && !weights_only && ends_with(out, ".weights"))
         usage_error("-o %s names a weights file: add --weights-only to write only the weights, or "
                     "give -o OUT.c or -o OUT (an executable)", out);
-    if (out && !with_main && !weights_only && !ends_with(out, ".c"))
+    if (out && !with_main && !weights_only && !ends_with(out, ".c") && !ends_with(out, ".o2d"))
         usage_error("-o %s builds an executable, which needs main(): drop --no-main, or give "
                     "-o OUT.c", out);
     for (int i = 0; i < opt.nshapes; i++)
@@ -691,7 +695,8 @@ int main(int argc, char **argv)
         return stdout_ok() ? 0 : 1;
     }
 
-    bool exe = !ends_with(out, ".c");
+    const bool o2d = ends_with(out, ".o2d"); /* a descriptor file instead of C (no .h) */
+    bool exe = !o2d && !ends_with(out, ".c");
     size_t olen = strlen(out);
     char *c_path = malloc(olen + 3), *w_path = malloc(olen + 10), *h_path = malloc(olen + 3);
     if (exe) {
@@ -699,15 +704,16 @@ int main(int argc, char **argv)
         snprintf(w_path, olen + 10, "%s.weights", out);
         snprintf(h_path, olen + 3, "%s.h", out);
     } else {
+        const int ext = o2d ? 4 : 2;
         snprintf(c_path, olen + 3, "%s", out);
-        snprintf(w_path, olen + 10, "%.*s.weights", (int)(olen - 2), out);
-        snprintf(h_path, olen + 3, "%.*s.h", (int)(olen - 2), out);
+        snprintf(w_path, olen + 10, "%.*s.weights", (int)(olen - ext), out);
+        snprintf(h_path, olen + 3, "%.*s.h", (int)(olen - ext), out);
     }
     {
         const char *paths[6] = {model, c_path, w_path, h_path, exe ? out : c_path, stats_json ? stats_json : w_path};
-        const char *what[6] = {"model", "C output", "weights output", "header output", "executable",
-                               "--stats-json file"};
-        int np = 4 + (exe ? 1 : 0);
+        const char *what[6] = {"model", o2d ? "descriptor output" : "C output", "weights output",
+                               "header output", "executable", "--stats-json file"};
+        int np = 4 + (exe ? 1 : 0) - (o2d ? 1 : 0); /* o2d: no header */
         if (stats_json) {
             paths[np] = stats_json;
             what[np] = what[5];
@@ -755,7 +761,7 @@ int main(int argc, char **argv)
     {
         const char *outs[5] = {c_path, w_path, h_path}, *what[5] = {"C output", "weights output",
                                                                      "header output"};
-        int no = 3;
+        int no = o2d ? 2 : 3;
         if (exe) outs[no] = out, what[no++] = "executable";
         if (stats_json) outs[no] = stats_json, what[no++] = "--stats-json file";
         check_not_inputs(outs, what, no, &opt);
@@ -765,7 +771,7 @@ int main(int argc, char **argv)
         if (!name_map_out) { /* OUT.namemap beside the output */
             size_t n = strlen(c_path);
             nm_path = malloc(n + 16);
-            snprintf(nm_path, n + 16, "%.*s.namemap", (int)(n - 2), c_path);
+            snprintf(nm_path, n + 16, "%.*s.namemap", (int)(n - (o2d ? 4 : 2)), c_path);
         }
         recover_name_map(g, name_map_from, component, name_map_out ? name_map_out : nm_path);
         free(nm_path);
@@ -786,10 +792,15 @@ int main(int argc, char **argv)
     if (exe) ir_tmp_register(out);
     cg_write_weights(m, w_path);
     ir_tmp_register(w_path);
-    cg_write_c(m, c_path, &cgo);
-    ir_tmp_register(c_path);
-    cg_write_h(m, h_path, &cgo);
-    ir_tmp_register(h_path);
+    if (o2d) {
+        cg_write_desc(m, c_path);
+        ir_tmp_register(c_path);
+    } else {
+        cg_write_c(m, c_path, &cgo);
+        ir_tmp_register(c_path);
+        cg_write_h(m, h_path, &cgo);
+        ir_tmp_register(h_path);
+    }
     double t4 = now_s();
     if (opt.stats) {
         fuse_stats_print(stderr);

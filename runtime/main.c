@@ -402,9 +402,16 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
+/* The default weights file: dflt (o2r_main_ex) or default_weights(argv0). */
+static char *pick_weights(const char *dflt, const char *argv0)
 {
-    const char *prog = argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
+    return dflt ? o2r_strdup(dflt) : default_weights(argv0);
+}
+
+static int main_impl(const struct o2r_model_desc *desc, const char *dflt_weights,
+                     const char *prog_name, int argc, char **argv)
+{
+    const char *prog = prog_name ? prog_name : argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
     const char *slash = strrchr(prog, '/');
     if (slash)
         prog = slash + 1;
@@ -479,7 +486,7 @@ static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
         goto cleanup;
     }
     /* ... and never a file this run needs: the weights file, this executable, an input file */
-    char *dw = c.weights ? NULL : default_weights(argc > 0 ? argv[0] : NULL);
+    char *dw = c.weights ? NULL : pick_weights(dflt_weights, argc > 0 ? argv[0] : NULL);
     const char *wpath = c.weights ? c.weights : dw;
     char exe[4096];
     const int have_exe = o2r_exe_path(exe, sizeof exe) != 0;
@@ -558,7 +565,7 @@ static int main_impl(const struct o2r_model_desc *desc, int argc, char **argv)
         fprintf(stderr, "%s: device %s (context %.1f ms)\n", prog, o2r_ctx_device_name(ctx),
                 t1 - t0);
     if (!c.weights && desc->weights_bytes > 0) {
-        weights = default_weights(argc > 0 ? argv[0] : NULL);
+        weights = pick_weights(dflt_weights, argc > 0 ? argv[0] : NULL);
         if (!weights) {
             fprintf(stderr, "%s: cannot determine the default weights path; use --weights\n",
                     prog);
@@ -695,11 +702,17 @@ cleanup:
 
 int o2r_main(const struct o2r_model_desc *desc, int argc, char **argv)
 {
-    int rc = main_impl(desc, argc, argv);
+    return o2r_main_ex(desc, NULL, NULL, argc, argv);
+}
+
+int o2r_main_ex(const struct o2r_model_desc *desc, const char *default_weights_path,
+                const char *prog_name, int argc, char **argv)
+{
+    int rc = main_impl(desc, default_weights_path, prog_name, argc, argv);
     /* what went to stdout (summaries, --bench, --profile, --help, --list-devices) must have
      * arrived: a full disk or closed pipe is an error, not a silent exit 0 */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
-        const char *prog = argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
+        const char *prog = prog_name ? prog_name : argc > 0 && argv[0] ? argv[0] : "onnx2cl-model";
         const char *slash = strrchr(prog, '/');
         fprintf(stderr, "%s: writing to standard output failed: %s\n", slash ? slash + 1 : prog,
                 strerror(errno));

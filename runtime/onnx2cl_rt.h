@@ -300,6 +300,41 @@ struct o2r_model_desc {
 #define O2R_WEIGHTS_HEADER 4096u
 #define O2R_WEIGHTS_TRAILER_MAGIC "O2CLBLD"
 
+/* Descriptor file layout (.o2d; little-endian), written by `onnx2cl MODEL.onnx -o OUT.o2d` (the
+ * descriptor a generated C file would hold, as data: no C compiler and no dlopen needed), read by
+ * o2r_desc_read; onnx2cl-run runs one. Scalars are u32/i32/u64/i64; a string is
+ *     u32 length L (0xffffffff: NULL), L bytes without a NUL, then one NUL byte
+ * and a blob (source text, constant data) is the same with a u64 length (all ones: NULL).
+ *   offset 0   char[8]  magic "O2CLDSC\0"
+ *          8   u32      format version O2R_DESC_VERSION (others are refused)
+ *         12   u32      runtime ABI version (must equal O2R_ABI_VERSION)
+ *         16   u64      file bytes (the whole file, header and checksum included)
+ *         24   9 x u32  n_buffers, n_args, n_launches, n_inputs, n_outputs, n_sources,
+ *                       n_tunables, n_stored, n_repacks
+ *         60   u32      0 (reserved)
+ *         64   string name, string model_hash, string build_options, blob kernel_source;
+ *              u64 arena_bytes, weights_bytes, weights_checksum, weights_file_bytes;
+ *              u32 weights_dtype; blob const_data (weights_bytes - weights_file_bytes bytes)
+ *              then the tables, each record in the order of its struct's fields:
+ *              buffers   u64 offset, u64 size, u32 space, u32 view_of, string name
+ *              args      u32 kind, u64 value (buf / i32 sign-extended, i64, f32 bits, local_bytes)
+ *              launches  string kernel, u32 work_dim, u64 gws[3], u64 lws[3], u32 first_arg,
+ *                        u32 nargs, string node, string op, u32 variants, string check
+ *              inputs, outputs  string name, i32 dtype, i32 rank, i64 dims[rank], i32 buf,
+ *                        u64 nbytes
+ *              sources   u32 variants, blob text
+ *              tunables  u32 family, launch, span; i64 rows, cols, k, z; i32 kc_arg; u32
+ *                        out_arg, n_out, row_mult; i32 tm, tn, tk, rm, rn; u32 pinned; string
+ *                        macro, kbase, ksuffix, margs
+ *              stored    u32 buf, string layout, string node
+ *              repacks   u32 buf, kind, elem_bytes, src_ocb, dst_ocb, flat; i64 oc, cin, kh, kw
+ *   last 8 bytes: u64 o2r_weights_checksum of every byte before it.
+ * Nothing follows the tables but the checksum. The weights file beside it (OUT.weights) is the
+ * one a C build of the same model and flags writes. */
+#define O2R_DESC_MAGIC "O2CLDSC"
+#define O2R_DESC_VERSION 1u
+#define O2R_DESC_HEADER 64u
+
 struct o2r_ctx;
 struct o2r_model;
 
@@ -442,6 +477,30 @@ void o2r_model_print_tuning(const struct o2r_model *m, void *f);
  * per-kernel and per-op-kind totals of the last run to f (a FILE*). */
 o2r_status o2r_model_set_profiling(struct o2r_model *m, int on);
 void o2r_model_print_profile(const struct o2r_model *m, void *f);
+
+/* Reads the descriptor file `path` (.o2d, layout above) into a newly allocated descriptor
+ * (*out; release with o2r_desc_free; it does not depend on the file afterwards). Checks the
+ * magic, format version, ABI version, size and checksum, then every count, string, offset and
+ * table index (buffer, argument, launch) against the file and the tables: a truncated, corrupt
+ * or hostile file gives O2R_ERR_IO (unreadable) or O2R_ERR_FORMAT (*out = NULL), never a crash,
+ * with a message in err (cap bytes) naming the file and what is wrong. The rest of the
+ * descriptor's consistency is checked by o2r_model_init as for a compiled-in one. Never exits. */
+o2r_status o2r_desc_read(const char *path, struct o2r_model_desc **out, char *err, size_t cap);
+/* Frees a descriptor from o2r_desc_read (NULL: nothing). Free its models first. */
+void o2r_desc_free(struct o2r_model_desc *desc);
+/* Serializes desc in the .o2d layout into a new buffer (*data, *len; free with free()): the
+ * bytes are a function of the descriptor's contents alone (deterministic). Source segments of
+ * every class (mask O2R_VARIANT_ALL) are written as mask 0 and every NaN argument as 0x7fc00000,
+ * as the generated C writes them, so a .o2d holds exactly the generated C's descriptor. Returns
+ * O2R_OK, O2R_ERR_NOMEM, or O2R_ERR_ARG for a descriptor that cannot be written (a NULL
+ * array with a count, a string longer than 4 GiB, an I/O rank above O2R_MAX_RANK). */
+o2r_status o2r_desc_serialize(const struct o2r_model_desc *desc, unsigned char **data,
+                              size_t *len);
+/* o2r_main for a descriptor that is not compiled into the executable (onnx2cl-run): as
+ * o2r_main, but the default weights file is default_weights (NULL: as o2r_main) and messages
+ * are prefixed with prog (NULL: argv[0]). */
+int o2r_main_ex(const struct o2r_model_desc *desc, const char *default_weights,
+                const char *prog, int argc, char **argv);
 
 /* The CLI of a generated executable (see o2r_usage in runtime/main.c):
  *   --input NAME=FILE (.npy or ONNX TensorProto .pb), --output NAME=FILE.npy, --output-dir DIR,
