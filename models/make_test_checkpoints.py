@@ -11,6 +11,7 @@ Per family F in (sd1, sd2), under models/ckpt/F/:
   sharded/unet/                        the UNet saved with a small max_shard_size (index + shards)
   transformers4/text_encoder/          (sd1) the text encoder in transformers 4.x naming (text_model.*)
   F.safetensors                        single file, original LDM layout, float32
+  vae_ldm_f16.safetensors              (sd1) a standalone VAE: LDM keys without first_stage_model., f16
   F_f16.safetensors, F_bf16.safetensors  the same in float16 / bfloat16
   F_ema.safetensors                    float32 + an EMA copy of the UNet (model_ema.<flat key>)
                                        holding exactly 2x the UNet's values
@@ -261,6 +262,10 @@ def main():
                       os.path.join(d, "transformers4", "text_encoder", "model.safetensors"),
                       metadata={"format": "pt"})
         ck = single_file(models, family)
+        if family == "sd1":  # a standalone VAE as A1111 users have them: LDM keys, no prefix, f16
+            save_file({k[len("first_stage_model."):]: v.half() for k, v in ck.items()
+                       if k.startswith("first_stage_model.")},
+                      os.path.join(d, "vae_ldm_f16.safetensors"), metadata={"format": "pt"})
         check_with_diffusers(ck, models, family)
         meta = {"format": "pt"}  # one key: safetensors writes a map in random order
         save_file(ck, os.path.join(d, f"{family}.safetensors"), metadata=meta)

@@ -17,6 +17,7 @@ enum rules {
 #define O2S_PREFIX(p, c, r)
 #define O2S_RULE(r, pat, tmpl, rn, tf)
 #define O2S_RENAME(rn, from, to)
+#define O2S_COMPONENT_KEY(prefix, c)
     RS_IGNORE = 0,
     RS_LDM_UNET,
     RS_LDM_VAE,
@@ -53,6 +54,13 @@ static const struct rename_row { enum renames rn; const char *from, *to; } RENAM
 #define O2S_RENAME(rn, from, to) {RN_##rn, from, to},
 #include "keymap_sd.def"
 #undef O2S_RENAME
+#define O2S_RENAME(rn, from, to)
+};
+static const struct component_row { const char *prefix; enum o2s_component c; } COMPONENT_KEYS[] = {
+#undef O2S_COMPONENT_KEY
+#define O2S_COMPONENT_KEY(prefix, c) {prefix, c},
+#include "keymap_sd.def"
+#undef O2S_COMPONENT_KEY
 };
 
 /* Does key start with prefix (a '.'-terminated prefix) or equal it (otherwise)? Returns the
@@ -60,6 +68,7 @@ static const struct rename_row { enum renames rn; const char *from, *to; } RENAM
 static const char *match_prefix(const char *key, const char *prefix)
 {
     size_t n = strlen(prefix);
+    if (n == 0) return key; /* the catch-all row */
     if (strncmp(key, prefix, n) != 0) return NULL;
     if (prefix[n - 1] != '.' && key[n]) return NULL;
     return key + n;
@@ -177,6 +186,30 @@ static void read_params(const struct o2s_store *s, struct params *pr)
     }
     pr->L = first_op > 0 ? first_op - 1 : max_in > 0 ? max_in : 1;
     pr->B = max_up + 1;
+}
+
+int o2s_component_file(const struct o2s_store *s, const char *path)
+{
+    for (size_t i = 0; i < s->ntensors; i++)
+        for (size_t k = 0; k < sizeof PREFIXES / sizeof PREFIXES[0]; k++)
+            if (PREFIXES[k].prefix[0] && match_prefix(s->tensors[i].name, PREFIXES[k].prefix))
+                return -1; /* LDM evidence */
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        const char *dn = slash;
+        while (dn > path && dn[-1] != '/') dn--;
+        for (int c = 0; c < O2S_NUM_COMPONENTS; c++) {
+            const char *name = o2s_component_name((enum o2s_component)c);
+            if ((size_t)(slash - dn) == strlen(name) && strncmp(dn, name, strlen(name)) == 0)
+                return c;
+        }
+    }
+    for (size_t k = 0; k < sizeof COMPONENT_KEYS / sizeof COMPONENT_KEYS[0]; k++)
+        for (size_t i = 0; i < s->ntensors; i++)
+            if (strncmp(s->tensors[i].name, COMPONENT_KEYS[k].prefix,
+                        strlen(COMPONENT_KEYS[k].prefix)) == 0)
+                return COMPONENT_KEYS[k].c;
+    return -1;
 }
 
 int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first, char *err,

@@ -581,27 +581,17 @@ struct o2s_store *o2s_open(const char *path, const struct o2s_options *opt, char
     } else {
         rc = add_file(s, path, err, errcap) < 0 ? -1 : 0;
         if (!rc) {
-            s->format = O2S_FORMAT_LDM;
-            long mapped = o2s_keymap_ldm(s, err, errcap);
-            if (mapped < 0) rc = -1;
-            else if (mapped == 0) {
-                /* no LDM key: a diffusers component file, named by its folder */
-                char *dup = strdup(path), *slash = dup ? strrchr(dup, '/') : NULL;
-                int c = -1;
-                if (slash) {
-                    *slash = 0;
-                    char *dn = strrchr(dup, '/');
-                    c = o2s_component_from_name(dn ? dn + 1 : dup);
-                }
-                free(dup);
-                bool any_ignored = false;
-                for (size_t i = 0; i < s->ntensors; i++)
-                    any_ignored |= s->tensors[i].state == O2S_T_IGNORED;
-                if (c >= 0 && !any_ignored) {
-                    s->format = O2S_FORMAT_COMPONENT;
-                    rc = o2s_keymap_diffusers(s, (enum o2s_component)c, 0, err, errcap);
-                }
+            int c = o2s_component_file(s, path);
+            if (c >= 0) {
+                s->format = O2S_FORMAT_COMPONENT;
+                rc = o2s_keymap_diffusers(s, (enum o2s_component)c, 0, err, errcap);
+            } else {
+                s->format = O2S_FORMAT_LDM;
+                rc = o2s_keymap_ldm(s, err, errcap) < 0 ? -1 : 0;
             }
+            if (!rc && s->opt.use_ema && s->format != O2S_FORMAT_LDM)
+                rc = o2s_fail(err, errcap, "%s: EMA weights asked, but a component file has "
+                              "none", path);
         }
     }
     if (!rc) rc = finish(s, err, errcap);

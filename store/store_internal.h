@@ -68,6 +68,9 @@ int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, si
 /* Converts the tensors of an LDM single file through the tables (keymap_sd.def). Returns the
  * number of tensors mapped, or -1 with err. */
 long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap);
+/* The component a single file holds in diffusers naming (keymap_sd.def's O2S_COMPONENT_KEY: a
+ * file without LDM keys, named by its folder or by its keys), or -1 (read it as LDM). */
+int o2s_component_file(const struct o2s_store *s, const char *path);
 /* Adds the tensors [first, ntensors) of a diffusers component file as component c's keys: as
  * they are, except CLIP text encoders saved without their text_model. level (transformers 5.x),
  * which get it back through the CLIP rules (position_ids ignored). 0, or -1 with err. */

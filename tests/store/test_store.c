@@ -1,7 +1,7 @@
-/* test_store.c CKPT_DIR — the store (store/) against the reference listing of the tiny random
+/* test_store.c CKPT_DIR WORK_DIR — the store (store/) against the reference listing of the tiny random
  * SD 1.x / 2.x checkpoints (models/make_test_checkpoints.py): every layout (diffusers folder,
  * its fp16 variant, a sharded UNet, a single component file, a text encoder in transformers 4.x
- * naming, LDM single files in F32/F16/BF16,
+ * naming, standalone VAE files (LDM keys without prefix; diffusers keys outside a vae/ folder), LDM single files in F32/F16/BF16,
  * with EMA ignored and used) gives, per component, exactly the reference's canonical keys, with
  * the reference's dims, and values whose float32 conversion hashes (sha256) to the reference's
  * (of the values rounded to the file's dtype). Also: the views are zero-copy (inside the file's
@@ -128,14 +128,25 @@ static void check_variant(const char *name, const char *path, const struct o2s_o
     o2s_close(s);
 }
 
+static void copy_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    char buf[65536];
+    size_t r;
+    while (a && b && (r = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, r, b);
+    CHECK(a && b, "copy %s -> %s", from, to);
+    if (a) fclose(a);
+    if (b) fclose(b);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_store CKPT_DIR\n");
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_store CKPT_DIR WORK_DIR\n");
         return 2;
     }
-    const char *dir = argv[1];
-    char p[4096], rp[4096], n[128];
+    const char *dir = argv[1], *work = argv[2];
+    char p[4096], rp[4096], n[4096];
     const unsigned ALL = 1u << O2S_UNET | 1u << O2S_VAE | 1u << O2S_TEXT_ENCODER;
     const unsigned UNET = 1u << O2S_UNET;
     struct o2s_options fp16 = {.variant = "fp16"}, ema = {.use_ema = 1};
@@ -155,6 +166,12 @@ int main(int argc, char **argv)
         if (!fam) {
             V("text encoder, text_model.*", "transformers4/text_encoder/model%.0s.safetensors", NULL,
               1u << O2S_TEXT_ENCODER, 0, 0);
+            V("standalone LDM VAE f16", "vae_ldm_f16%.0s.safetensors", NULL, 1u << O2S_VAE, 1, 0);
+            /* a diffusers VAE file outside a vae/ folder: known by its keys */
+            snprintf(p, sizeof p, "%s/sd1/diffusers/vae/diffusion_pytorch_model.safetensors", dir);
+            snprintf(n, sizeof n, "%s/standalone_vae.safetensors", work);
+            copy_file(p, n);
+            check_variant("sd1 standalone diffusers VAE", n, NULL, 1u << O2S_VAE, 0, 0, f);
         }
         V("single f32", "%s.safetensors", NULL, ALL, 0, 0);
         V("single f16", "%s_f16.safetensors", NULL, ALL, 1, 0);
