@@ -2,7 +2,8 @@
  *
  *   onnx2cl-sd --models DIR --hf CKPT -p "a photo of a cat" -o cat.png [options]
  *
- * DIR holds text_encoder.so, unet.so, vae_decoder.so (+ .weights) built from onnx2cl's C output;
+ * DIR holds text_encoder.so, unet.so, vae_decoder.so (+ .weights) built from onnx2cl's C output,
+ * or descriptor files text_encoder.o2d, ... (onnx2cl -o NAME.o2d: no C compiler needed);
  * CKPT is a Hugging Face SD folder (tokenizer/vocab.json + merges.txt,
  * scheduler/scheduler_config.json, vae/config.json). Prints a progress line per step and a timings
  * table on stderr; writes an 8-bit RGB PNG with the generation parameters in a tEXt chunk.
@@ -36,9 +37,11 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: onnx2cl-sd --prompt TEXT [options]\n"
-        "models (shared objects from onnx2cl's C output, each with NAME.weights beside it):\n"
-        "  --models DIR            DIR/text_encoder.so, DIR/unet.so, DIR/vae_decoder.so\n"
-        "  --text-encoder F.so  --unet F.so  --vae-decoder F.so   (override one)\n"
+        "models (shared objects from onnx2cl's C output or descriptor files from onnx2cl -o F.o2d,\n"
+        "each with NAME.weights beside it):\n"
+        "  --models DIR            DIR/text_encoder.so, DIR/unet.so, DIR/vae_decoder.so (each: .o2d\n"
+        "                          when there is no .so)\n"
+        "  --text-encoder F.so|F.o2d  --unet F.so|F.o2d  --vae-decoder F.so|F.o2d   (override one)\n"
         "checkpoint files:\n"
         "  --hf DIR                Hugging Face SD folder: DIR/tokenizer/, DIR/scheduler/scheduler_config.json,\n"
         "                          DIR/vae/config.json (scaling_factor; optional)\n"
@@ -207,6 +210,13 @@ int main(int argc, char **argv)
         snprintf(p_te, sizeof p_te, "%s/text_encoder.so", models);
         snprintf(p_un, sizeof p_un, "%s/unet.so", models);
         snprintf(p_va, sizeof p_va, "%s/vae_decoder.so", models);
+        char *ps[3] = {p_te, p_un, p_va}; /* no .so but a .o2d: the descriptor file */
+        for (int i = 0; i < 3; i++)
+            if (!file_exists(ps[i]) && strlen(ps[i]) + 2 < PATH_MAX) {
+                size_t l = strlen(ps[i]);
+                memcpy(ps[i] + l - 3, ".o2d", 5);
+                if (!file_exists(ps[i])) memcpy(ps[i] + l - 3, ".so", 4);
+            }
         if (!te_so) te_so = p_te;
         if (!unet_so) unet_so = p_un;
         if (!vae_so) vae_so = p_va;

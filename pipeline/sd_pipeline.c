@@ -1,4 +1,4 @@
-/* sd_pipeline.c — model loading (dlopen), shape checks and the txt2img loop (see sd_pipeline.h).
+/* sd_pipeline.c — model loading (dlopen, or a .o2d descriptor file), shape checks and the txt2img loop (see sd_pipeline.h).
  *
  * Assumes: POSIX dlopen; the executable exports the runtime's o2r_* symbols (linked with
  * ENABLE_EXPORTS) so the generated shared objects resolve against it. Guarantees: host buffers are
@@ -54,6 +54,23 @@ int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights
         sdp_model_weights_path(so_path, wpath, sizeof wpath);
         weights_path = wpath;
     }
+    size_t pl = strlen(so_path);
+    if (pl > 4 && strcmp(so_path + pl - 4, ".o2d") == 0) { /* a descriptor file: no dlopen */
+        char derr[2048];
+        if (o2r_desc_read(so_path, &out->owned, derr, sizeof derr) != O2R_OK) {
+            snprintf(err, errcap, "%s", derr);
+            return -1;
+        }
+        out->desc = out->owned;
+        if (o2r_model_init(ctx, out->desc, weights_path, &out->m) != O2R_OK) {
+            snprintf(err, errcap, "%s: %s", so_path, o2r_ctx_last_error(ctx));
+            o2r_desc_free(out->owned);
+            out->owned = NULL;
+            out->desc = NULL;
+            return -1;
+        }
+        return 0;
+    }
     /* a bare name would make dlopen search the library path: always give it a path */
     char dlp[4096];
     snprintf(dlp, sizeof dlp, "%s%s", strchr(so_path, '/') ? "" : "./", so_path);
@@ -90,8 +107,11 @@ void sdp_model_close(struct sdp_model *m)
 {
     if (m->m) o2r_model_free(m->m);
     if (m->dl) dlclose(m->dl);
+    o2r_desc_free(m->owned);
     m->m = NULL;
     m->dl = NULL;
+    m->owned = NULL;
+    m->desc = NULL;
 }
 
 /* ---- float16 <-> float32 ------------------------------------------------------------------- */

@@ -21,20 +21,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A compiled model loaded from a shared object. */
+/* A compiled model loaded from a shared object or a descriptor file (.o2d). */
 struct sdp_model {
-    void *dl;                          /* dlopen handle */
-    const struct o2r_model_desc *desc; /* from <name>_desc() */
+    void *dl;                          /* dlopen handle (NULL for a .o2d) */
+    const struct o2r_model_desc *desc; /* from <name>_desc(), or read from the .o2d */
+    struct o2r_model_desc *owned;      /* the descriptor read from a .o2d (o2r_desc_free), NULL */
     struct o2r_model *m;               /* initialized model */
     struct o2r_ctx *ctx;               /* context it runs on (for error messages) */
-    char path[1024];                   /* the shared object, for messages */
+    char path[1024];                   /* the shared object or .o2d, for messages */
 };
 
 /* Loads SO_PATH (built from onnx2cl's C output with -DONNX2CL_NO_MAIN / --no-main and
  * `cc -shared -fPIC`), finds <name>_desc where name is the file's base name without its
  * extension made a C identifier (onnx2cl's default --name), and initializes it on ctx with
- * weights_path (NULL: SO_PATH with its extension replaced by ".weights"). Returns 0, or -1 with a
- * message naming the file. */
+ * weights_path (NULL: SO_PATH with its extension replaced by ".weights"). A path ending in ".o2d"
+ * is a descriptor file (`onnx2cl MODEL.onnx -o NAME.o2d`) instead: read with o2r_desc_read, no
+ * dlopen and no symbol lookup. Returns 0, or -1 with a message naming the file. */
 int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
                    struct sdp_model *out, char *err, size_t errcap);
 void sdp_model_close(struct sdp_model *m);
