@@ -1,12 +1,12 @@
 #!/bin/bash
 # run_fuzz.sh BUILD_DIR SECONDS [TARGET] [EXTRA libFuzzer flags...]
-# Runs BUILD_DIR/tests/fuzz/TARGET (fuzz_load, the default, fuzz_input or fuzz_safetensors; built with
+# Runs BUILD_DIR/tests/fuzz/TARGET (fuzz_load, the default, fuzz_input, fuzz_safetensors or fuzz_desc; built with
 # -DONNX2CL_FUZZ=ON, CC=clang-15) for SECONDS of wall time on one core.
 # Seeds — fuzz_load: every .onnx under tests/ smaller than 64 KiB and the ONNX backend node-test
 # models (Debian libonnx-testdata); fuzz_input: a few command lines (--input/--output specs)
 # each followed by a tensor file: the .npy files under tests/ and models/tiny, the backend's
 # input_0.pb files, and the files of tests/fuzz/input_corpus/; fuzz_safetensors: the
-# good and malformed files of tests/weights_from/.
+# good and malformed files of tests/weights_from/; fuzz_desc: tests/fuzz/desc_corpus/ (a small .o2d).
 # The growing corpus lives in BUILD_DIR/fuzz/TARGET/corpus (kept between runs); crashes are
 # written to BUILD_DIR/fuzz/TARGET/artifacts/ — turn each one into a regression file
 # (tests/hostile/hand/ for fuzz_load, tests/fuzz/input_corpus/ for fuzz_input) and a fix.
@@ -43,6 +43,9 @@ elif [ "$target" = fuzz_input ]; then
 elif [ "$target" = fuzz_safetensors ]; then
   leaks=1  # the reader allocates from the graph arena only: nothing may leak
   cp "$src"/tests/weights_from/*.safetensors "$src"/tests/fuzz/safetensors_found/* "$seeds/"
+elif [ "$target" = fuzz_desc ]; then
+  leaks=1  # every read descriptor is freed
+  cp "$src"/tests/fuzz/desc_corpus/* "$seeds/"
 fi
 echo "$target: seeds: $(ls "$seeds" | wc -l), corpus: $(ls "$corpus" | wc -l)"
 export ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1:abort_on_error=0

@@ -11,6 +11,10 @@
  *       N random damaged copies (1-8 bytes changed, or cut, or grown; checksum fixed up so the
  *       parser sees them) read with o2r_desc_read: each must be refused or read into a
  *       descriptor whose tables are in range; never a crash (run under ASan in the sanitizer CI).
+ *   test_o2d loadtime F.o2d LIB.so NAME WEIGHTS N
+ *       load-time comparison (not a test; numbers for the report): N times each, o2r_desc_read
+ *       + o2r_model_init vs dlopen + NAME_desc() + o2r_model_init (warm program cache), on the
+ *       default OpenCL device; prints the medians of each part.
  * Exit 0 ok, 1 failure (message on stderr).
  */
 #include "onnx2cl_rt.h"
@@ -19,6 +23,86 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+static int loadtime(char **argv)
+{
+    const char *o2d = argv[2], *so = argv[3], *name = argv[4], *w = argv[5];
+    int n = atoi(argv[6]);
+    if (n < 1 || n > 1000) return 2;
+    struct o2r_ctx *ctx;
+    if (o2r_ctx_create(NULL, &ctx) != O2R_OK) {
+        fprintf(stderr, "test_o2d: %s\n", o2r_ctx_last_error(NULL));
+        return 1;
+    }
+    double *t[6];
+    for (int k = 0; k < 6; k++) t[k] = calloc((size_t)n + 1, sizeof(double));
+    char err[1024], sym[300];
+    snprintf(sym, sizeof sym, "%s_desc", name);
+    for (int i = 0; i <= n; i++) { /* i = 0: warm-up (program cache, page cache) */
+        double a = now_ms();
+        struct o2r_model_desc *d;
+        if (o2r_desc_read(o2d, &d, err, sizeof err) != O2R_OK) {
+            fprintf(stderr, "test_o2d: %s\n", err);
+            return 1;
+        }
+        double b = now_ms();
+        struct o2r_model *m;
+        if (o2r_model_init(ctx, d, w, &m) != O2R_OK) {
+            fprintf(stderr, "test_o2d: %s\n", o2r_ctx_last_error(ctx));
+            return 1;
+        }
+        double c = now_ms();
+        o2r_model_free(m);
+        o2r_desc_free(d);
+        double e = now_ms();
+        void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+        const struct o2r_model_desc *(*fn)(void) = NULL;
+        if (dl) *(void **)&fn = dlsym(dl, sym);
+        if (!fn) {
+            fprintf(stderr, "test_o2d: %s: %s\n", so, dl ? "no _desc symbol" : dlerror());
+            return 1;
+        }
+        const struct o2r_model_desc *sd = fn();
+        double f = now_ms();
+        if (o2r_model_init(ctx, sd, w, &m) != O2R_OK) {
+            fprintf(stderr, "test_o2d: %s\n", o2r_ctx_last_error(ctx));
+            return 1;
+        }
+        double g = now_ms();
+        o2r_model_free(m);
+        dlclose(dl);
+        if (i) {
+            t[0][i - 1] = b - a, t[1][i - 1] = c - b, t[2][i - 1] = c - a;
+            t[3][i - 1] = f - e, t[4][i - 1] = g - f, t[5][i - 1] = g - e;
+        }
+    }
+    printf("%s: medians of %d: o2r_desc_read %.3f ms + init %.2f ms = %.2f ms; dlopen + _desc "
+           "%.3f ms + init %.2f ms = %.2f ms\n", o2d, n, median(t[0], n), median(t[1], n),
+           median(t[2], n), median(t[3], n), median(t[4], n), median(t[5], n));
+    for (int k = 0; k < 6; k++) free(t[k]);
+    o2r_ctx_free(ctx);
+    return 0;
+}
 
 static unsigned char *slurp(const char *path, size_t *n)
 {
@@ -216,6 +300,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "roundtrip")) return roundtrip(argc, argv);
     if (argc >= 5 && !strcmp(argv[1], "edit")) return edit(argv, argc);
     if (argc >= 5 && !strcmp(argv[1], "mutate")) return mutate(argv);
+    if (argc >= 7 && !strcmp(argv[1], "loadtime")) return loadtime(argv);
     fprintf(stderr, "usage: test_o2d roundtrip F.o2d [LIB.so NAME] | edit IN OUT OP ARGS | "
                     "mutate F.o2d N SEED\n");
     return 2;
