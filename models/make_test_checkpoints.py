@@ -4,6 +4,9 @@ the store (store/, docs/engine.md) reads, plus a reference listing of their valu
 
 Needs torch + diffusers + transformers + safetensors (not run in CI; the outputs are committed
 under models/ckpt/). Deterministic (fixed seeds).
+`--arch models/arch/<arch> [--out DIR]` instead writes random weights for that architecture's
+arch.json configs (diffusers folder, LDM single file F32, reference.tsv; default DIR
+models/ckpt/<arch>; not committed: e.g. for end-to-end proofs against the arch's graphs).
 
 Per family F in (sd1, sd2), under models/ckpt/F/:
   diffusers/{unet,vae,text_encoder}/   save_pretrained (safetensors), float32 and the fp16 variant
@@ -31,12 +34,13 @@ state_dict exactly, key for key and value for value. Extra keys of real single f
 included so the store's ignore rules are exercised: LDM noise-schedule buffers (betas,
 alphas_cumprod), CLIP's int64 position_ids, OpenCLIP's text_projection, EMA's decay/num_updates.
 """
+import argparse
 import hashlib
+import json
 import os
 import shutil
 import sys
 
-import numpy as np
 import torch
 from safetensors.torch import save_file
 
@@ -221,9 +225,10 @@ def single_file(models, family):
 
 def check_with_diffusers(ck, models, family, ema=False):
     """diffusers' own single-file conversion must give back each model's state_dict."""
+    nvae = len(models["vae"].config.down_block_types)
     got = {"unet": sfu.convert_ldm_unet_checkpoint(ck, {"layers_per_block": L}, extract_ema=ema),
-           "vae": sfu.convert_ldm_vae_checkpoint(ck, {"down_block_types": ("DownEncoderBlock2D",) * 2,
-                                                       "up_block_types": ("UpDecoderBlock2D",) * 2})}
+           "vae": sfu.convert_ldm_vae_checkpoint(ck, {"down_block_types": ("DownEncoderBlock2D",) * nvae,
+                                                       "up_block_types": ("UpDecoderBlock2D",) * nvae})}
     if family == "sd2":
         got["text_encoder"] = sfu.convert_open_clip_checkpoint(models["text_encoder"], ck)
     else:
@@ -242,7 +247,45 @@ def sha(t):
     return hashlib.sha256(t.detach().float().contiguous().numpy().astype("<f4").tobytes()).hexdigest()
 
 
+def write_reference(path, models):
+    with open(path, "w") as f:
+        f.write("# component\tcanonical key\tshape\tsha256 f32\tsha256 f16-rounded\tsha256 bf16-rounded\n")
+        for comp, m in models.items():
+            for k, v in sorted(canonical(comp, m).items()):
+                f.write(f"{comp}\t{k}\t{','.join(map(str, v.shape))}\t{sha(v)}\t"
+                        f"{sha(v.half())}\t{sha(v.bfloat16())}\n")
+
+
+def from_arch(arch_dir, out):
+    """--arch: random weights for the configs of models/arch/<arch>/arch.json (so the checkpoint
+    fits that architecture's graphs): a diffusers folder, one LDM single file (F32) and the
+    reference listing, in out/."""
+    global L, HIDDEN
+    a = json.load(open(os.path.join(arch_dir, "arch.json")))
+    cfg, family = a["configs"], a["family"]
+    L, HIDDEN = cfg["unet"]["layers_per_block"], cfg["text_encoder"]["hidden_size"]
+    torch.manual_seed(0)
+    models = {"unet": randomize(UNet2DConditionModel(**cfg["unet"]), 1),
+              "vae": randomize(AutoencoderKL(**cfg["vae"]), 2),
+              "text_encoder": randomize(CLIPTextModel(CLIPTextConfig(**cfg["text_encoder"])), 3)}
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    for comp, m in models.items():
+        m.save_pretrained(os.path.join(out, "diffusers", comp), safe_serialization=True)
+    ck = single_file(models, family)
+    check_with_diffusers(ck, models, family)
+    save_file(ck, os.path.join(out, f"{a['arch']}.safetensors"), metadata={"format": "pt"})
+    write_reference(os.path.join(out, "reference.tsv"), models)
+    print(a["arch"], "ok:", sum(len(m.state_dict()) for m in models.values()), "keys in", out)
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", help="models/arch/<arch> folder: checkpoints for its configs instead")
+    ap.add_argument("--out", help="with --arch: output folder")
+    args = ap.parse_args()
+    if args.arch:
+        return from_arch(args.arch, args.out or os.path.join(OUT, os.path.basename(args.arch.rstrip("/"))))
     for family in ("sd1", "sd2"):
         d = os.path.join(OUT, family)
         shutil.rmtree(d, ignore_errors=True)
@@ -280,12 +323,7 @@ def main():
         ema["model_ema.num_updates"] = torch.tensor(1000, dtype=torch.int32)
         check_with_diffusers(ema, models, family, ema=True)
         save_file(ema, os.path.join(d, f"{family}_ema.safetensors"), metadata=meta)
-        with open(os.path.join(d, "reference.tsv"), "w") as f:
-            f.write("# component\tcanonical key\tshape\tsha256 f32\tsha256 f16-rounded\tsha256 bf16-rounded\n")
-            for comp, m in models.items():
-                for k, v in sorted(canonical(comp, m).items()):
-                    f.write(f"{comp}\t{k}\t{','.join(map(str, v.shape))}\t{sha(v)}\t"
-                            f"{sha(v.half())}\t{sha(v.bfloat16())}\n")
+        write_reference(os.path.join(d, "reference.tsv"), models)
         print(family, "ok:", sum(len(m.state_dict()) for m in models.values()), "keys")
 
 
