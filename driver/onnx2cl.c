@@ -19,6 +19,7 @@
 #include "driver/info.h"
 #include "frontend/safetensors.h"
 #include "frontend/namemap.h"
+#include "driver/ckpt_source.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -162,8 +163,18 @@ static void usage(FILE *f)
           "                         (as is or 2-D transposed) with CKPT's tensors; written to\n"
           "                         --name-map-out FILE, or OUT.namemap beside -o OUT (then compiles)\n"
           "  --name-map-out FILE    where --name-map-from writes the name map\n"
-          "  --component NAME       component for --name-map-from (unet, vae, text_encoder, ...;\n"
-          "                         default: CKPT's folder name when it is one of those)\n"
+          "  --component NAME       the checkpoint component (unet, vae, text_encoder,\n"
+          "                         text_encoder_2) for --name-map-from (default: CKPT's folder\n"
+          "                         name) and for --weights-from CKPT --name-map (default: the\n"
+          "                         name map's component column)\n"
+          "                         With --name-map, CKPT may be anything the checkpoint store\n"
+          "                         reads: an LDM single file (A1111/civitai), a diffusers folder,\n"
+          "                         one component's .safetensors (docs/engine.md)\n"
+          "  --variant V            diffusers folder: read the *.V.safetensors files (fp16)\n"
+          "  --ema                  LDM single file: the UNet from its EMA copy (model_ema.*)\n"
+          "  --lora FILE[:SCALE]    with --name-map: merge the LoRA FILE (kohya lora_unet_/lora_te_,\n"
+          "                         diffusers/PEFT lora_A/lora_B, LoCon) into the checkpoint's\n"
+          "                         weights with strength SCALE (default 1); repeatable\n"
           "  --weights-only         with -o OUT.weights: write only the weights file, for the\n"
           "                         builds of the same structure and flags, any --shape (a\n"
           "                         fine-tune's values, or --weights-from); the executable refuses\n"
@@ -447,7 +458,8 @@ static enum ir_dtype weights_dtype(const struct ir_graph *g, enum ir_dtype wd)
  * or through the name map name_map (NULL: none) by canonical key; then every placeholder of a
  * weight-free graph must have been given a value. */
 static void apply_weights_from(struct ir_graph *g, const char *model, const char *file,
-                               const char *name_map)
+                               const char *name_map, const char *component,
+                               const struct ckpt_options *co)
 {
     if (!file) {
         nm_check_filled(g, model, "no --weights-from CKPT --name-map FILE gave its value");
@@ -458,7 +470,9 @@ static void apply_weights_from(struct ir_graph *g, const char *model, const char
         struct nm_source src;
         struct nm_result r;
         nm_load(g, name_map, &m);
-        nm_source_safetensors(g, file, &src);
+        for (size_t i = 0; i < m.n && !component; i++) component = m.lines[i].component;
+        if (!component) component = "unet"; /* a map of "-" lines only: nothing to look up */
+        if (!ckpt_source_open(g, file, component, co, &src)) nm_source_safetensors(g, file, &src);
         nm_apply(g, &m, &src, &r);
         if (r.unused)
             fprintf(stderr, "onnx2cl: note: %u of %zu tensors of %s are not used by the name map "
@@ -533,6 +547,8 @@ int main(int argc, char **argv)
     const char *weights_from = NULL, *wdtype_arg = NULL;
     const char *name_map = NULL, *name_map_from = NULL, *name_map_out = NULL, *component = NULL;
     enum ir_dtype wdtype = IR_UNDEFINED; /* --weights-dtype (IR_UNDEFINED: by the model) */
+    static struct ckpt_lora loras[MAX_SHAPES];
+    struct ckpt_options ckpt_opt = {.loras = loras};
     opt.shapes = shapes;
     opt.binds = binds;
     for (int i = 1; i < argc; i++) {
@@ -554,6 +570,17 @@ int main(int argc, char **argv)
             set_once(&name_map_out, "--name-map-out", a[14] == '=' ? a + 15 : NEXT());
         } else if (strcmp(a, "--component") == 0 || strncmp(a, "--component=", 12) == 0) {
             set_once(&component, "--component", a[11] == '=' ? a + 12 : NEXT());
+        } else if (strcmp(a, "--variant") == 0 || strncmp(a, "--variant=", 10) == 0) {
+            set_once(&ckpt_opt.variant, "--variant", a[9] == '=' ? a + 10 : NEXT());
+            if (!*ckpt_opt.variant || strpbrk(ckpt_opt.variant, "/\\"))
+                usage_error("--variant '%s': expected a file variant such as fp16",
+                            ckpt_opt.variant);
+        } else if (strcmp(a, "--ema") == 0) {
+            ckpt_opt.use_ema = true;
+        } else if (strcmp(a, "--lora") == 0 || strncmp(a, "--lora=", 7) == 0) {
+            const char *v = a[6] == '=' ? a + 7 : NEXT();
+            if (ckpt_opt.nloras >= MAX_SHAPES) usage_error("too many --lora flags (%s)", v);
+            ckpt_lora_parse(v, &loras[ckpt_opt.nloras++]);
         } else if (strcmp(a, "--weights-dtype") == 0 || strncmp(a, "--weights-dtype=", 16) == 0) {
             const char *v = a[15] == '=' ? a + 16 : NEXT();
             set_once(&wdtype_arg, "--weights-dtype", v);
@@ -620,8 +647,14 @@ int main(int argc, char **argv)
     if (name_map && !weights_from)
         usage_error("%s", "--name-map needs --weights-from CKPT.safetensors (the checkpoint whose "
                     "canonical keys it names)");
-    if ((name_map_out || component) && !name_map_from)
-        usage_error("%s", "--name-map-out and --component go with --name-map-from CKPT");
+    if (name_map_out && !name_map_from)
+        usage_error("%s", "--name-map-out goes with --name-map-from CKPT");
+    if (component && !name_map_from && !name_map)
+        usage_error("%s", "--component goes with --name-map-from CKPT or --weights-from CKPT "
+                    "--name-map FILE");
+    if ((ckpt_opt.variant || ckpt_opt.use_ema || ckpt_opt.nloras) && !name_map)
+        usage_error("%s", "--variant, --ema and --lora go with --weights-from CKPT --name-map FILE "
+                    "(the checkpoint store)");
     if (name_map_from && (weights_from || info || weights_only))
         usage_error("%s", "--name-map-from matches the model's own initializer values: give it "
                     "without --weights-from, --info or --weights-only");
@@ -662,7 +695,7 @@ int main(int argc, char **argv)
         install_signal_handlers();
         struct ir_graph *g = onnx_load(model);
         check_not_inputs(&paths[1], &what[1], 1, &opt);
-        apply_weights_from(g, model, weights_from, name_map);
+        apply_weights_from(g, model, weights_from, name_map, component, &ckpt_opt);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
         passes_run(g, &opt);
         struct cg_options cgo = {.name = "weights", .command_line = "", .with_main = false,
@@ -679,7 +712,7 @@ int main(int argc, char **argv)
     }
     if (info) {
         struct ir_graph *g = onnx_load(model);
-        apply_weights_from(g, model, weights_from, name_map);
+        apply_weights_from(g, model, weights_from, name_map, component, &ckpt_opt);
         struct info_imported imp;
         info_count_imported(g, &imp);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
@@ -776,7 +809,7 @@ int main(int argc, char **argv)
         recover_name_map(g, name_map_from, component, name_map_out ? name_map_out : nm_path);
         free(nm_path);
     }
-    apply_weights_from(g, model, weights_from, name_map);
+    apply_weights_from(g, model, weights_from, name_map, component, &ckpt_opt);
     const enum ir_dtype wd = weights_dtype(g, wdtype);
     double t1 = now_s();
     passes_run(g, &opt);
