@@ -1,7 +1,10 @@
 /* onnx2cl_sd.c — onnx2cl-sd: Stable Diffusion txt2img from three models compiled by onnx2cl.
  *
+ *   onnx2cl-sd -m CHECKPOINT -p "a photo of a cat" -o cat.png [options]
  *   onnx2cl-sd --models DIR --hf CKPT -p "a photo of a cat" -o cat.png [options]
  *
+ * -m: a .safetensors checkpoint or diffusers folder; its architecture is found among the installed
+ * ones and the models are compiled into the cache on first use (sd_engine.h, docs/engine.md).
  * DIR holds text_encoder.so, unet.so, vae_decoder.so (+ .weights) built from onnx2cl's C output,
  * or descriptor files text_encoder.o2d, ... (onnx2cl -o NAME.o2d: no C compiler needed);
  * CKPT is a Hugging Face SD folder (tokenizer/vocab.json + merges.txt,
@@ -15,6 +18,7 @@
 #include "json.h"
 #include "scheduler.h"
 #include "platform.h" /* o2r_path_same_file, o2r_exe_path */
+#include "sd_engine.h"
 #include "sd_pipeline.h"
 
 #include <errno.h>
@@ -36,7 +40,15 @@ static const char *prog = "onnx2cl-sd";
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: onnx2cl-sd --prompt TEXT [options]\n"
+        "usage: onnx2cl-sd -m CHECKPOINT --prompt TEXT [options]\n"
+        "   or: onnx2cl-sd --models DIR --hf DIR --prompt TEXT [options]\n"
+        "checkpoint (one command: architecture found, models compiled into the cache on first use):\n"
+        "  -m, --model CKPT        .safetensors file (single-file SD 1.x/2.x) or diffusers folder\n"
+        "  --arch-dir DIR          installed architectures (DIR/<arch>/arch.json; default: share/onnx2cl/arch)\n"
+        "  --lora F[:S]            LoRA file and scale (repeatable; needs an onnx2cl with --lora)\n"
+        "  --variant V             diffusers file variant to read (fp16)\n"
+        "  --weights-dtype f16|f32 storage of the converted weights (default f32)\n"
+        "  cache: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else ~/.cache/onnx2cl\n"
         "models (shared objects from onnx2cl's C output or descriptor files from onnx2cl -o F.o2d,\n"
         "each with NAME.weights beside it):\n"
         "  --models DIR            DIR/text_encoder.so, DIR/unet.so, DIR/vae_decoder.so (each: .o2d\n"
@@ -151,6 +163,7 @@ int main(int argc, char **argv)
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL;
+    struct sde_options eo = {0};
     double cfg = 7.5, scaling = 0;
     int steps = 20, width = 0, height = 0, quiet = 0;
     uint64_t seed = 0;
@@ -165,6 +178,17 @@ int main(int argc, char **argv)
             printf("onnx2cl-sd %s\n", ONNX2CL_VERSION);
             return 0;
         } else if (!strcmp(a, "--models")) models = NEXT();
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) eo.ckpt = NEXT();
+        else if (!strcmp(a, "--arch-dir")) eo.arch_dir = NEXT();
+        else if (!strcmp(a, "--variant")) eo.variant = NEXT();
+        else if (!strcmp(a, "--weights-dtype")) {
+            eo.weights_dtype = NEXT();
+            if (strcmp(eo.weights_dtype, "f16") && strcmp(eo.weights_dtype, "f32"))
+                die(2, "--weights-dtype %s: not f16 or f32", eo.weights_dtype);
+        } else if (!strcmp(a, "--lora")) {
+            if (eo.n_loras == SDE_MAX_LORAS) die(2, "--lora: at most %d", SDE_MAX_LORAS);
+            eo.loras[eo.n_loras++] = NEXT();
+        }
         else if (!strcmp(a, "--text-encoder")) te_so = NEXT();
         else if (!strcmp(a, "--unet")) unet_so = NEXT();
         else if (!strcmp(a, "--vae-decoder")) vae_so = NEXT();
@@ -205,6 +229,37 @@ int main(int argc, char **argv)
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
     /* file locations */
     static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX], p_vc[PATH_MAX];
+    static char wpath[3][PATH_MAX];
+    static struct sde_result er;
+    char err[2048];
+    if (eo.ckpt) { /* -m: the engine finds or builds the three models in the cache */
+        if (models || te_so || unet_so || vae_so || hf)
+            die(2, "-m %s: the models come from the checkpoint; drop --models, --hf, --text-encoder, --unet, "
+                "--vae-decoder", eo.ckpt);
+        check_output("--output", out);
+        if (save_image) check_output("--save-image", save_image);
+        for (char *e = argv[0] ? (char *)eo.ckpt + strlen(eo.ckpt) : NULL; e && e > eo.ckpt + 1 && e[-1] == '/';)
+            *--e = 0; /* "folder/" -> "folder" (messages, paths) */
+        eo.width = width;
+        eo.height = height;
+        eo.batch = cfg > 1 ? 2 : 1;
+        eo.quiet = 0;
+        int rc = sde_prepare(&eo, &er, err, sizeof err);
+        if (rc) die(rc == -2 ? 2 : 1, "%s", err);
+        te_so = er.program[0];
+        unet_so = er.program[1];
+        vae_so = er.program[2];
+        for (int i = 0; i < 3; i++) snprintf(wpath[i], sizeof wpath[i], "%s", er.weights[i]);
+        if (!tok_dir) {
+            if (!er.tokenizer[0])
+                die(1, "-m %s: no tokenizer (neither the folder's tokenizer/vocab.json nor %s/tokenizer/): "
+                    "give --tokenizer DIR (vocab.json + merges.txt)", eo.ckpt, er.arch_path);
+            tok_dir = er.tokenizer;
+        }
+        if (!sched_cfg) sched_cfg = er.sched_cfg;
+        if (scaling == 0 && er.vae_cfg[0]) snprintf(p_vc, sizeof p_vc, "%s", er.vae_cfg);
+        else if (scaling == 0) scaling = er.scaling_factor;
+    }
     if (!te_so || !unet_so || !vae_so) {
         if (!models) die(2, "give --models DIR (or all of --text-encoder, --unet, --vae-decoder)");
         snprintf(p_te, sizeof p_te, "%s/text_encoder.so", models);
@@ -234,10 +289,13 @@ int main(int argc, char **argv)
     check_output("--output", out);
     if (save_image) check_output("--save-image", save_image);
     if (scaling == 0 && hf) snprintf(p_vc, sizeof p_vc, "%s/vae/config.json", hf);
+    const char *vae_cfg = p_vc[0] ? p_vc : NULL;
     { /* no output may be a file this run reads, nor another output */
         static char w[3][PATH_MAX], tf[4][PATH_MAX + 32], exe[PATH_MAX];
         const char *sos[3] = {te_so, unet_so, vae_so};
-        for (int i = 0; i < 3; i++) sdp_model_weights_path(sos[i], w[i], sizeof w[i]);
+        for (int i = 0; i < 3; i++)
+            if (wpath[i][0]) memcpy(w[i], wpath[i], sizeof w[i]);
+            else sdp_model_weights_path(sos[i], w[i], sizeof w[i]);
         static const char *const tok_files[4] = {"vocab.json", "merges.txt", "tokenizer_config.json",
                                                  "special_tokens_map.json"};
         for (int i = 0; i < 4; i++) snprintf(tf[i], sizeof tf[i], "%s/%s", tok_dir, tok_files[i]);
@@ -252,10 +310,9 @@ int main(int argc, char **argv)
         const char *oflag[] = {"--output", "--save-image"}, *opath[] = {out, save_image};
         check_outputs_vs_inputs(oflag, opath, 2, in, what, (int)(sizeof in / sizeof *in));
     }
-    char err[2048];
     if (scaling == 0) {
         scaling = 0.18215;
-        if (hf) {
+        if (vae_cfg) {
             if (file_exists(p_vc)) {
                 struct sdp_json *j = sdp_json_parse_file(p_vc, err, sizeof err);
                 if (!j) die(1, "%s", err);
@@ -304,9 +361,9 @@ int main(int argc, char **argv)
     struct o2r_ctx *ctx;
     double t0 = now_s();
     if (o2r_ctx_create(device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
-    if (sdp_model_load(ctx, te_so, NULL, &p.te, err, sizeof err) ||
-        sdp_model_load(ctx, unet_so, NULL, &p.unet, err, sizeof err) ||
-        sdp_model_load(ctx, vae_so, NULL, &p.vae, err, sizeof err))
+    if (sdp_model_load(ctx, te_so, wpath[0][0] ? wpath[0] : NULL, &p.te, err, sizeof err) ||
+        sdp_model_load(ctx, unet_so, wpath[1][0] ? wpath[1] : NULL, &p.unet, err, sizeof err) ||
+        sdp_model_load(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, &p.vae, err, sizeof err))
         die(1, "%s", err);
     double t_load = now_s() - t0;
     if (sdp_pipeline_check(&p, err, sizeof err)) die(1, "%s", err);
@@ -360,6 +417,7 @@ int main(int argc, char **argv)
             "%s: wrote %s (%dx%d)\n"
             "timings on %s:\n"
             "  stage              runs   total s   per run s\n"
+            "  checkpoint/cache      %d  %8.3f              (-m: %d compiled, %d converted)\n"
             "  load models           3  %8.3f\n"
             "  text encoder       %4d  %8.3f  %10.4f\n"
             "  unet               %4d  %8.3f  %10.4f\n"
@@ -367,7 +425,8 @@ int main(int argc, char **argv)
             "  scheduler (host)   %4d  %8.3f\n"
             "  vae decoder           1  %8.3f  %10.4f\n"
             "  total (no load)          %8.3f\n",
-            prog, out, p.img_w, p.img_h, o2r_ctx_device_name(ctx), t_load, tm.text_runs, tm.text_encoder,
+            prog, out, p.img_w, p.img_h, o2r_ctx_device_name(ctx), eo.ckpt ? 1 : 0, er.seconds, er.compiled,
+            er.converted, t_load, tm.text_runs, tm.text_encoder,
             tm.text_runs ? tm.text_encoder / tm.text_runs : 0, tm.unet_runs, tm.unet_total,
             tm.unet_runs ? tm.unet_total / tm.unet_runs : 0, n, n ? tm.unet_total / n : 0, n, tm.scheduler, tm.vae,
             tm.vae, tm.total);

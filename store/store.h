@@ -148,6 +148,21 @@ struct o2s_arch {
  * matching (docs/engine.md). */
 int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, size_t errcap);
 
+/* ---- installed architectures (DIR/<arch>/arch.json, docs/engine.md) ---------------------- */
+struct o2s_arch_match {
+    char name[256];   /* the architecture's folder name ("tiny_sd15", "sd15") */
+    char dir[4096];   /* DIR/<name> */
+    size_t keys;      /* keys its arch.json lists (all equal in the checkpoint) */
+};
+/* Picks the architecture of s among DIR/<arch>/arch.json: the one whose `keys` table
+ * (component -> canonical key -> shape) the checkpoint has exactly (every key present with those
+ * dims, no key and no component more). Returns 0 and fills *m, or -1 with a message in err:
+ * none matches (names the closest architecture and its first few missing / mismatched / extra
+ * keys with the dims expected and found), no arch.json in DIR, an arch.json without a keys
+ * table, or two architectures matching. */
+int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_arch_match *m,
+                       char *err, size_t errcap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,716 @@
+/* sd_engine.c — `onnx2cl-sd -m CHECKPOINT`: checkpoint -> architecture -> cached programs and
+ * weights (see sd_engine.h for the contract, docs/engine.md for the cache layout).
+ *
+ * Compiling is onnx2cl's job: this file only runs the onnx2cl executable (no C compiler, no
+ * dlopen; the programs are .o2d descriptor files). Until onnx2cl reads store checkpoints itself
+ * (`--weights-from CKPT --component C`, detected from its --help by "--lora"), the weights reach
+ * it through a one-component safetensors file of canonical keys written from the store's views
+ * (bytes as stored, no conversion) into the cache and removed after the compile.
+ *
+ * Platform seam: the POSIX calls (stat, mkdir, fork/exec/waitpid, getpid) are in the helpers
+ * right below; the rest is ISO C.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sd_engine.h"
+
+#include "json.h"
+#include "platform.h" /* o2r_exe_path, o2r_rename_replace */
+#include "store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ONNX2CL_VERSION
+#define ONNX2CL_VERSION "dev"
+#endif
+
+static const char *const MODELS[3] = {"text_encoder", "unet", "vae_decoder"};
+
+/* snprintf (long paths are truncated, as the fixed PATH_MAX buffers must). */
+static int fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static int fmt(char *buf, size_t cap, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(buf, cap, f, ap);
+    va_end(ap);
+    return n;
+}
+
+/* ---- platform seam (POSIX) ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* size and mtime (ns) of a file; -1 if it does not exist. */
+static int file_stat(const char *p, uint64_t *size, uint64_t *mtime_ns)
+{
+    struct stat st;
+    if (stat(p, &st) != 0) return -1;
+    if (size) *size = (uint64_t)st.st_size;
+    if (mtime_ns) *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* mkdir -p; 0 or -1 (errno set). */
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    fmt(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    return is_dir(buf) ? 0 : (errno = ENOTDIR, -1);
+}
+
+static int writable_dir(const char *p)
+{
+    return access(p, W_OK | X_OK) == 0;
+}
+
+/* Runs argv (argv[0] a path); its stdout goes to our stderr, stdout_to (non-NULL): into that
+ * buffer instead (cap bytes, NUL-terminated, rest dropped). Returns the exit status, or -1 when
+ * it could not be started / was killed (message in err). */
+static int run_process(char *const argv[], char *stdout_to, size_t cap, char *err, size_t errcap)
+{
+    int fd[2] = {-1, -1};
+    if (stdout_to && pipe(fd) != 0) {
+        fmt(err, errcap, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fmt(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (stdout_to) {
+            dup2(fd[1], 1);
+            dup2(fd[1], 2);
+            close(fd[0]);
+            close(fd[1]);
+        } else {
+            dup2(2, 1);
+        }
+        execv(argv[0], argv);
+        fprintf(stderr, "onnx2cl-sd: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (stdout_to) {
+        close(fd[1]);
+        size_t n = 0;
+        char tmp[4096];
+        for (ssize_t k; (k = read(fd[0], tmp, sizeof tmp)) != 0;) {
+            if (k < 0) {
+                if (errno == EINTR) continue;
+                break;
+            }
+            size_t c = (size_t)k < cap - 1 - n ? (size_t)k : cap - 1 - n;
+            memcpy(stdout_to + n, tmp, c);
+            n += c;
+        }
+        stdout_to[n] = 0;
+        close(fd[0]);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            fmt(err, errcap, "waitpid: %s", strerror(errno));
+            return -1;
+        }
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    fmt(err, errcap, "%s was killed by signal %d", argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    return -1;
+}
+
+static long self_pid(void) { return (long)getpid(); }
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+
+static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Two-lane 64-bit FNV-1a (128 bits of key). */
+struct hash { uint64_t a, b; };
+static void hash_init(struct hash *h) { h->a = 0xcbf29ce484222325ull; h->b = 0x84222325cbf29ce4ull; }
+static void hash_add(struct hash *h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h->a = (h->a ^ c[i]) * 0x100000001b3ull;
+        h->b = (h->b ^ c[i]) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
+    }
+}
+static void hash_str(struct hash *h, const char *s) { hash_add(h, s, strlen(s) + 1); }
+static void hash_u64(struct hash *h, uint64_t v) { hash_add(h, &v, sizeof v); }
+static void hash_hex(const struct hash *h, char out[33])
+{
+    fmt(out, 33, "%016llx%016llx", (unsigned long long)h->a, (unsigned long long)h->b);
+}
+
+static void dir_of(const char *path, char *buf, size_t cap)
+{
+    const char *s = strrchr(path, '/');
+    if (!s) fmt(buf, cap, ".");
+    else fmt(buf, cap, "%.*s", (int)(s - path) + (s == path), path);
+}
+
+int sde_cache_dir(char *buf, size_t cap)
+{
+    const char *e = getenv("ONNX2CL_CACHE_DIR");
+    if (e && *e) return fmt(buf, cap, "%s", e), 0;
+    e = getenv("XDG_CACHE_HOME");
+    if (e && *e) return fmt(buf, cap, "%s/onnx2cl", e), 0;
+    e = getenv("HOME");
+    if (e && *e) return fmt(buf, cap, "%s/.cache/onnx2cl", e), 0;
+    return -1;
+}
+
+int sde_default_arch_dir(char *buf, size_t cap)
+{
+    char exe[PATH_MAX], d[PATH_MAX];
+    if (o2r_exe_path(exe, sizeof exe)) {
+        dir_of(exe, d, sizeof d);
+        fmt(buf, cap, "%s/../share/onnx2cl/arch", d);
+        if (is_dir(buf)) return 0;
+    }
+#ifdef ONNX2CL_ARCH_INSTALL_DIR
+    fmt(buf, cap, "%s", ONNX2CL_ARCH_INSTALL_DIR);
+    if (is_dir(buf)) return 0;
+#endif
+#ifdef ONNX2CL_ARCH_SOURCE_DIR
+    fmt(buf, cap, "%s", ONNX2CL_ARCH_SOURCE_DIR);
+    if (is_dir(buf)) return 0;
+#endif
+    return -1;
+}
+
+int sde_find_compiler(char *buf, size_t cap)
+{
+    char exe[PATH_MAX], d[PATH_MAX];
+    if (o2r_exe_path(exe, sizeof exe)) {
+        dir_of(exe, d, sizeof d);
+        fmt(buf, cap, "%s/onnx2cl", d);
+        if (is_file(buf) && access(buf, X_OK) == 0) return 0;
+    }
+#ifdef ONNX2CL_COMPILER_BUILD_PATH
+    fmt(buf, cap, "%s", ONNX2CL_COMPILER_BUILD_PATH);
+    if (is_file(buf) && access(buf, X_OK) == 0) return 0;
+#endif
+    return -1;
+}
+
+/* Number of arch.json field `name` (a number), else dflt. */
+static double jnum(const struct sdp_json *o, const char *name, double dflt)
+{
+    const struct sdp_json *v = sdp_json_get(o, name);
+    return v && v->type == SDP_JSON_NUMBER ? v->num : dflt;
+}
+
+/* Writes text to path atomically (temporary in the same folder, renamed). */
+static int write_atomic(const char *path, const char *text, char *err, size_t errcap)
+{
+    char tmp[PATH_MAX + 32];
+    fmt(tmp, sizeof tmp, "%s.tmp-%ld", path, self_pid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return fail(err, errcap, "cannot write %s: %s", tmp, strerror(errno));
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    if (bad || o2r_rename_replace(tmp, path) != 0) {
+        remove(tmp);
+        return fail(err, errcap, "cannot write %s (disk full?)", path);
+    }
+    return 0;
+}
+
+/* JSON text of a flat value (numbers, strings, booleans, null, arrays of those). */
+static void json_write(const struct sdp_json *v, char *b, size_t cap, size_t *o)
+{
+#define PUT(...) (*o += (size_t)fmt(b + *o, *o < cap ? cap - *o : 0, __VA_ARGS__), *o = *o < cap ? *o : cap)
+    switch (v->type) {
+    case SDP_JSON_NULL: PUT("null"); break;
+    case SDP_JSON_BOOL: PUT("%s", v->num ? "true" : "false"); break;
+    case SDP_JSON_NUMBER: PUT("%.17g", v->num); break;
+    case SDP_JSON_STRING: PUT("\"%s\"", v->str); break;
+    case SDP_JSON_ARRAY:
+    case SDP_JSON_OBJECT:
+        PUT("%c", v->type == SDP_JSON_ARRAY ? '[' : '{');
+        for (size_t i = 0; i < v->n; i++) {
+            if (i) PUT(", ");
+            if (v->type == SDP_JSON_OBJECT) PUT("\"%s\": ", v->keys[i]);
+            json_write(v->items[i], b, cap, o);
+        }
+        PUT("%c", v->type == SDP_JSON_ARRAY ? ']' : '}');
+        break;
+    }
+#undef PUT
+}
+
+/* ---- weights source for onnx2cl ------------------------------------------------------------- */
+
+/* Writes component c of s as one safetensors file of canonical keys (bytes as stored). */
+static int write_component(const struct o2s_store *s, enum o2s_component c, const char *path, char *err,
+                           size_t errcap)
+{
+    size_t n = o2s_count(s, c);
+    size_t cap = 64 + n * 400, o = 0;
+    char *hdr = malloc(cap);
+    if (!hdr) return fail(err, errcap, "out of memory");
+    uint64_t off = 0;
+    o += (size_t)fmt(hdr + o, cap - o, "{");
+    for (size_t i = 0; i < n; i++) {
+        struct o2s_view v;
+        o2s_get(s, c, i, &v);
+        o += (size_t)fmt(hdr + o, cap - o, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", i ? "," : "", v.key,
+                              o2s_dtype_name(v.dtype));
+        for (int d = 0; d < v.rank; d++) o += (size_t)fmt(hdr + o, cap - o, "%s%lld", d ? "," : "", (long long)v.dims[d]);
+        o += (size_t)fmt(hdr + o, cap - o, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
+                              (unsigned long long)(off + v.bytes));
+        off += v.bytes;
+        if (o >= cap - 1) break;
+    }
+    if (o >= cap - 2) {
+        free(hdr);
+        return fail(err, errcap, "%s: header too long", path);
+    }
+    o += (size_t)fmt(hdr + o, cap - o, "}");
+    while (o % 8) hdr[o++] = ' ';
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        free(hdr);
+        return fail(err, errcap, "cannot write %s: %s", path, strerror(errno));
+    }
+    uint64_t len = o;
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(len >> (8 * i));
+    int bad = fwrite(le, 1, 8, f) != 8 || fwrite(hdr, 1, o, f) != o;
+    free(hdr);
+    for (size_t i = 0; i < n && !bad; i++) {
+        struct o2s_view v;
+        o2s_get(s, c, i, &v);
+        bad = fwrite(v.data, 1, v.bytes, f) != v.bytes;
+    }
+    bad |= fclose(f) != 0;
+    if (bad) {
+        remove(path);
+        return fail(err, errcap, "cannot write %s (disk full?)", path);
+    }
+    return 0;
+}
+
+/* ---- the engine ----------------------------------------------------------------------------- */
+
+struct job {
+    const struct sde_options *o;
+    struct sde_result *r;
+    struct o2s_store *s;
+    const struct sdp_json *arch;
+    char compiler[PATH_MAX], cache[PATH_MAX], compiler_id[64], wkey[33], wdir[PATH_MAX];
+    int new_cli;                      /* onnx2cl reads store checkpoints itself (--component, --lora) */
+    char src[3][PATH_MAX];            /* per model: temporary component file given to onnx2cl, or "" */
+};
+
+static const char *component_of_model(int m) { return m == 0 ? "text_encoder" : m == 1 ? "unet" : "vae"; }
+
+/* The --weights-from arguments for model m (writes the temporary component file when needed). */
+static int weights_source(struct job *j, int m, char **argv, int *argc, char *err, size_t errcap)
+{
+    const char *comp = component_of_model(m);
+    static char lora_args[SDE_MAX_LORAS][PATH_MAX + 32];
+    if (j->new_cli) {
+        argv[(*argc)++] = "--weights-from";
+        argv[(*argc)++] = (char *)j->o->ckpt;
+        argv[(*argc)++] = "--component";
+        argv[(*argc)++] = (char *)comp;
+        for (int i = 0; i < j->o->n_loras; i++) {
+            fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
+            argv[(*argc)++] = "--lora";
+            argv[(*argc)++] = lora_args[i];
+        }
+        return 0;
+    }
+    if (!j->src[m][0]) {
+        fmt(j->src[m], sizeof j->src[m], "%s/.tmp-%ld-%s.safetensors", j->wdir, self_pid(), comp);
+        if (write_component(j->s, (enum o2s_component)o2s_component_from_name(comp), j->src[m], err, errcap)) {
+            j->src[m][0] = 0;
+            return -1;
+        }
+    }
+    argv[(*argc)++] = "--weights-from";
+    argv[(*argc)++] = j->src[m];
+    return 0;
+}
+
+static void drop_sources(struct job *j)
+{
+    for (int m = 0; m < 3; m++)
+        if (j->src[m][0]) {
+            remove(j->src[m]);
+            j->src[m][0] = 0;
+        }
+}
+
+/* The --shape arguments of model m. */
+static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv, int *argc)
+{
+    const struct sdp_json *cfg = sdp_json_get(j->arch, "configs");
+    const struct sdp_json *u = sdp_json_get(cfg, "unet"), *v = sdp_json_get(cfg, "vae");
+    const struct sdp_json *t = sdp_json_get(cfg, "text_encoder"), *tok = sdp_json_get(j->arch, "tokenizer");
+    const struct sdp_json *boc = sdp_json_get(v, "block_out_channels");
+    int f = 1 << (boc && boc->type == SDP_JSON_ARRAY && boc->n ? (int)boc->n - 1 : 3);
+    int lc = (int)jnum(u, "in_channels", 4), seq = (int)jnum(tok, "max_length", 77);
+    int hidden = (int)jnum(t, "hidden_size", 768);
+    int lh = j->r->height / f, lw = j->r->width / f, b = j->o->batch;
+    size_t o = 0;
+#define ARG(...)                                                            \
+    do {                                                                    \
+        argv[(*argc)++] = "--shape";                                        \
+        argv[(*argc)++] = buf + o;                                          \
+        o += (size_t)fmt(buf + o, cap - o, __VA_ARGS__) + 1;           \
+    } while (0)
+    if (m == 0) ARG("input_ids=1,%d", seq);
+    else if (m == 1) {
+        ARG("sample=%d,%d,%d,%d", b, lc, lh, lw);
+        ARG("encoder_hidden_states=%d,%d,%d", b, seq, hidden);
+    } else ARG("latent_sample=1,%d,%d,%d", lc, lh, lw);
+#undef ARG
+}
+
+/* Makes sure program and weights of model m are in the cache. */
+static int prepare_model(struct job *j, int m, char *err, size_t errcap)
+{
+    const char *name = MODELS[m];
+    const struct sdp_json *tok = sdp_json_get(j->arch, "tokenizer");
+    char pdir[PATH_MAX], shape[64];
+    if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
+    else fmt(shape, sizeof shape, "%dx%d-b%d", j->r->width, j->r->height, m == 1 ? j->o->batch : 1);
+    fmt(pdir, sizeof pdir, "%s/programs/%s/%s/%s-any-%s", j->cache, j->r->arch, name, shape, j->compiler_id);
+    fmt(j->r->program[m], PATH_MAX, "%s/model.o2d", pdir);
+    fmt(j->r->weights[m], PATH_MAX, "%s/%s.weights", j->wdir, name);
+    int have_p = is_file(j->r->program[m]), have_w = is_file(j->r->weights[m]);
+    if (have_p && have_w) return 0;
+    char graph[PATH_MAX + 64], nmap[PATH_MAX + 64], shapes[512], tmpdir[PATH_MAX + 64], out[PATH_MAX + 80];
+    fmt(graph, sizeof graph, "%s/%s.onnx", j->r->arch_path, name);
+    fmt(nmap, sizeof nmap, "%s/%s.namemap", j->r->arch_path, name);
+    char parent[PATH_MAX];
+    dir_of(pdir, parent, sizeof parent);
+    if (mkdir_p(parent) != 0 || !writable_dir(parent))
+        return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable "
+                    "folder", parent, strerror(errno ? errno : EACCES));
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = j->compiler;
+    argv[argc++] = graph;
+    argv[argc++] = "--name-map";
+    argv[argc++] = nmap;
+    if (weights_source(j, m, argv, &argc, err, errcap)) return -1;
+    if (j->o->weights_dtype) {
+        argv[argc++] = "--weights-dtype";
+        argv[argc++] = (char *)j->o->weights_dtype;
+    }
+    shape_args(j, m, shapes, sizeof shapes, argv, &argc); /* symbolic dims: --weights-only needs them too */
+    double t0 = now_s();
+    if (!have_p) { /* program (and its weights file, kept when the cache has none) */
+        fmt(tmpdir, sizeof tmpdir, "%s/.tmp-%ld-%s", parent, self_pid(), strrchr(pdir, '/') + 1);
+        if (mkdir_p(tmpdir) != 0) return fail(err, errcap, "cache folder %s: cannot be written (%s)", parent, strerror(errno));
+        fmt(out, sizeof out, "%s/model.o2d", tmpdir);
+        argv[argc++] = "-o";
+        argv[argc++] = out;
+        argv[argc] = NULL;
+        if (!j->o->quiet)
+            fprintf(stderr, "onnx2cl-sd: compiling %s for %s (first use) ...\n", name,
+                    m == 0 ? "any size" : shape);
+        int rc = run_process(argv, NULL, 0, err, errcap);
+        char wtmp[PATH_MAX + 96];
+        fmt(wtmp, sizeof wtmp, "%s/model.weights", tmpdir);
+        if (rc == 0 && !have_w && o2r_rename_replace(wtmp, j->r->weights[m]) != 0) rc = -2;
+        remove(wtmp);
+        if (rc == 0 && rename(tmpdir, pdir) != 0 && !is_file(j->r->program[m])) rc = -2;
+        if (rc != 0) {
+            remove(out);
+            rmdir(tmpdir);
+            if (rc == -2) return fail(err, errcap, "cache folder %s: cannot be written (disk full?)", parent);
+            if (rc > 0)
+                return fail(err, errcap, "compiling %s (%s) failed: onnx2cl exited %d (its message is above)",
+                            graph, j->o->ckpt, rc);
+            return -1;
+        }
+        rmdir(tmpdir); /* lost a race: another process renamed its copy first */
+        j->r->compiled++;
+        if (!have_w) j->r->converted++;
+        if (!j->o->quiet)
+            fprintf(stderr, "onnx2cl-sd: compiled %s in %.1f s into %s\n", name, now_s() - t0, pdir);
+        return 0;
+    }
+    /* program cached, weights not: the weights file alone */
+    fmt(out, sizeof out, "%s/.tmp-%ld-%s.weights", j->wdir, self_pid(), name);
+    argv[argc++] = "--weights-only";
+    argv[argc++] = "-o";
+    argv[argc++] = out;
+    argv[argc] = NULL;
+    if (!j->o->quiet) fprintf(stderr, "onnx2cl-sd: converting %s weights (first use of this checkpoint) ...\n", name);
+    int rc = run_process(argv, NULL, 0, err, errcap);
+    if (rc == 0 && o2r_rename_replace(out, j->r->weights[m]) != 0) rc = -2;
+    if (rc != 0) {
+        remove(out);
+        if (rc == -2) return fail(err, errcap, "cache folder %s: cannot be written (disk full?)", j->wdir);
+        if (rc > 0) return fail(err, errcap, "converting %s weights of %s failed: onnx2cl exited %d", name, j->o->ckpt, rc);
+        return -1;
+    }
+    j->r->converted++;
+    if (!j->o->quiet) fprintf(stderr, "onnx2cl-sd: converted %s weights in %.1f s\n", name, now_s() - t0);
+    return 0;
+}
+
+/* Compiler identity: version + size and mtime of the executable (a rebuilt onnx2cl is another). */
+static void compiler_identity(struct job *j)
+{
+    uint64_t sz = 0, mt = 0;
+    file_stat(j->compiler, &sz, &mt);
+    struct hash h;
+    hash_init(&h);
+    hash_u64(&h, sz);
+    hash_u64(&h, mt);
+    char hx[33];
+    hash_hex(&h, hx);
+    fmt(j->compiler_id, sizeof j->compiler_id, "%s-%.8s", ONNX2CL_VERSION, hx);
+}
+
+/* Weights key: the checkpoint's canonical keys, dtypes, dims, the sizes and mtimes of its files,
+ * the LoRA set, the storage dtype and the compiler. */
+static void weights_key(struct job *j)
+{
+    struct hash h;
+    hash_init(&h);
+    const char *last_file = "";
+    for (int c = 0; c < O2S_NUM_COMPONENTS; c++)
+        for (size_t i = 0, n = o2s_count(j->s, (enum o2s_component)c); i < n; i++) {
+            struct o2s_view v;
+            o2s_get(j->s, (enum o2s_component)c, i, &v);
+            hash_u64(&h, (uint64_t)c);
+            hash_str(&h, v.key);
+            hash_u64(&h, (uint64_t)v.dtype);
+            hash_add(&h, v.dims, (size_t)v.rank * sizeof *v.dims);
+            if (strcmp(v.file, last_file)) { /* the file's size and mtime, not its path */
+                uint64_t sz = 0, mt = 0;
+                file_stat(v.file, &sz, &mt);
+                hash_u64(&h, sz);
+                hash_u64(&h, mt);
+                last_file = v.file;
+            }
+        }
+    for (int i = 0; i < j->o->n_loras; i++) {
+        char f[PATH_MAX];
+        fmt(f, sizeof f, "%s", j->o->loras[i]);
+        char *colon = strrchr(f, ':');
+        const char *scale = "1";
+        if (colon && colon != f && !strchr(colon, '/')) *colon = 0, scale = colon + 1;
+        uint64_t sz = 0, mt = 0;
+        file_stat(f, &sz, &mt);
+        hash_str(&h, "lora");
+        hash_u64(&h, sz);
+        hash_u64(&h, mt);
+        hash_str(&h, scale);
+    }
+    hash_str(&h, j->o->weights_dtype ? j->o->weights_dtype : "default");
+    hash_str(&h, j->compiler_id);
+    hash_hex(&h, j->wkey);
+}
+
+/* The scheduler config: the folder's own, else arch.json's "scheduler" as a diffusers config. */
+static int scheduler_config(struct job *j, char *err, size_t errcap)
+{
+    fmt(j->r->sched_cfg, PATH_MAX, "%s/scheduler/scheduler_config.json", j->o->ckpt);
+    if (is_dir(j->o->ckpt) && is_file(j->r->sched_cfg)) return 0;
+    static const char *const classes[][2] = {
+        {"pndm", "PNDMScheduler"}, {"euler", "EulerDiscreteScheduler"}, {"euler_a", "EulerAncestralDiscreteScheduler"},
+        {"dpmpp_2m", "DPMSolverMultistepScheduler"}, {"ddim", "DDIMScheduler"}, {"lcm", "LCMScheduler"}};
+    const struct sdp_json *sc = sdp_json_get(j->arch, "scheduler");
+    if (!sc || sc->type != SDP_JSON_OBJECT)
+        return fail(err, errcap, "%s/arch.json: no \"scheduler\" object", j->r->arch_path);
+    char text[8192];
+    size_t o = 0;
+    o += (size_t)fmt(text, sizeof text, "{");
+    for (size_t i = 0; i < sc->n && o < sizeof text; i++) {
+        if (strcmp(sc->keys[i], "kind") == 0) {
+            const char *cls = NULL;
+            for (size_t k = 0; k < sizeof classes / sizeof *classes; k++)
+                if (sc->items[i]->type == SDP_JSON_STRING && strcmp(sc->items[i]->str, classes[k][0]) == 0)
+                    cls = classes[k][1];
+            if (cls) o += (size_t)fmt(text + o, sizeof text - o, "%s\"_class_name\": \"%s\"", i ? ", " : "", cls);
+            continue;
+        }
+        o += (size_t)fmt(text + o, sizeof text - o, "%s\"%s\": ", o > 1 ? ", " : "", sc->keys[i]);
+        json_write(sc->items[i], text, sizeof text, &o);
+    }
+    if (o >= sizeof text - 4) return fail(err, errcap, "%s/arch.json: \"scheduler\" too long", j->r->arch_path);
+    fmt(text + o, sizeof text - o, "}\n");
+    fmt(j->r->sched_cfg, PATH_MAX, "%s/programs/%s/scheduler_config.json", j->cache, j->r->arch);
+    /* written when absent or different (the arch folder changed) */
+    FILE *f = fopen(j->r->sched_cfg, "rb");
+    char old[8192];
+    size_t n = f ? fread(old, 1, sizeof old - 1, f) : 0;
+    if (f) fclose(f);
+    old[n] = 0;
+    if (f && strcmp(old, text) == 0) return 0;
+    char parent[PATH_MAX];
+    dir_of(j->r->sched_cfg, parent, sizeof parent);
+    if (mkdir_p(parent) != 0 || !writable_dir(parent))
+        return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable "
+                    "folder", parent, strerror(errno ? errno : EACCES));
+    return write_atomic(j->r->sched_cfg, text, err, errcap);
+}
+
+int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, size_t errcap)
+{
+    double t0 = now_s();
+    memset(r, 0, sizeof *r);
+    struct job j = {.o = o, .r = r};
+    struct sdp_json *arch = NULL;
+    int rc = -1;
+    char arch_dir[PATH_MAX];
+    if (!o->ckpt) return fail(err, errcap, "no checkpoint given");
+    if (!is_file(o->ckpt) && !is_dir(o->ckpt))
+        return fail(err, errcap, "-m %s: no such file or folder", o->ckpt);
+    if (o->arch_dir) fmt(arch_dir, sizeof arch_dir, "%s", o->arch_dir);
+    else if (sde_default_arch_dir(arch_dir, sizeof arch_dir))
+        return fail(err, errcap, "no architecture folder found (installed share/onnx2cl/arch); give --arch-dir DIR");
+    if (o->cache_dir) fmt(j.cache, sizeof j.cache, "%s", o->cache_dir);
+    else if (sde_cache_dir(j.cache, sizeof j.cache))
+        return fail(err, errcap, "no cache folder: set ONNX2CL_CACHE_DIR (or HOME)");
+    if (o->compiler) fmt(j.compiler, sizeof j.compiler, "%s", o->compiler);
+    else if (sde_find_compiler(j.compiler, sizeof j.compiler))
+        return fail(err, errcap, "the onnx2cl executable is not next to onnx2cl-sd (nor in the build tree)");
+    struct o2s_options so = {.variant = o->variant};
+    j.s = o2s_open(o->ckpt, &so, err, errcap);
+    if (!j.s) return -1;
+    struct o2s_arch_match am;
+    if (o2s_match_arch_dir(j.s, arch_dir, &am, err, errcap)) goto out;
+    fmt(r->arch, sizeof r->arch, "%s", am.name);
+    fmt(r->arch_path, sizeof r->arch_path, "%s", am.dir);
+    char path[PATH_MAX + 32];
+    fmt(path, sizeof path, "%s/arch.json", am.dir);
+    if (!(arch = sdp_json_parse_file(path, err, errcap))) goto out;
+    j.arch = arch;
+    const struct sdp_json *ds = sdp_json_get(arch, "default_size");
+    r->width = o->width ? o->width
+                        : ds && ds->type == SDP_JSON_ARRAY && ds->n == 2 ? (int)ds->items[0]->num : 512;
+    r->height = o->height ? o->height
+                          : ds && ds->type == SDP_JSON_ARRAY && ds->n == 2 ? (int)ds->items[1]->num : 512;
+    {
+        const struct sdp_json *v = sdp_json_get(sdp_json_get(arch, "configs"), "vae");
+        const struct sdp_json *boc = sdp_json_get(v, "block_out_channels");
+        int f = 1 << (boc && boc->type == SDP_JSON_ARRAY && boc->n ? (int)boc->n - 1 : 3);
+        if (r->width % f || r->height % f || r->width < f || r->height < f) {
+            fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d", r->width, r->height,
+                 r->arch, f);
+            rc = -2;
+            goto out;
+        }
+    }
+    r->scaling_factor = jnum(arch, "vae_scaling_factor", 0.18215);
+    if (!o->quiet)
+        fprintf(stderr, "onnx2cl-sd: %s: architecture %s (%s/arch.json: %zu keys and dims equal)\n", o->ckpt,
+                r->arch, am.dir, am.keys);
+    /* which onnx2cl interface: a store-reading one announces --lora */
+    compiler_identity(&j);
+    weights_key(&j);
+    fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
+    int need = 0;
+    for (int m = 0; m < 3; m++) { /* anything to build? (the paths are set by prepare_model) */
+        const struct sdp_json *tok = sdp_json_get(arch, "tokenizer");
+        char p[PATH_MAX + 256], shape[64];
+        if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
+        else fmt(shape, sizeof shape, "%dx%d-b%d", r->width, r->height, m == 1 ? o->batch : 1);
+        fmt(p, sizeof p, "%s/programs/%s/%s/%s-any-%s/model.o2d", j.cache, r->arch, MODELS[m], shape, j.compiler_id);
+        char w[PATH_MAX + 64];
+        fmt(w, sizeof w, "%s/%s.weights", j.wdir, MODELS[m]);
+        need |= !is_file(p) || !is_file(w);
+    }
+    if (need) {
+        char help[16384], e2[256];
+        char *hargv[] = {j.compiler, "--help", NULL};
+        if (run_process(hargv, help, sizeof help, e2, sizeof e2) == 0) j.new_cli = strstr(help, "--lora") != NULL;
+        if (o->n_loras && !j.new_cli) {
+            fail(err, errcap, "--lora: %s cannot merge LoRAs (no --lora in its --help)", j.compiler);
+            rc = -2;
+            goto out;
+        }
+        if (mkdir_p(j.wdir) != 0 || !writable_dir(j.wdir)) {
+            fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable folder",
+                 j.wdir, strerror(errno ? errno : EACCES));
+            goto out;
+        }
+    }
+    for (int m = 0; m < 3; m++)
+        if (prepare_model(&j, m, err, errcap)) goto out;
+    if (r->converted) { /* what the weights were made from, for people looking at the cache */
+        char text[PATH_MAX * 2], p[PATH_MAX + 32];
+        size_t n = (size_t)fmt(text, sizeof text, "checkpoint\t%s\narchitecture\t%s\ncompiler\t%s\n", o->ckpt,
+                                    r->arch, j.compiler_id);
+        for (int i = 0; i < o->n_loras && n < sizeof text; i++)
+            n += (size_t)fmt(text + n, sizeof text - n, "lora\t%s\n", o->loras[i]);
+        fmt(p, sizeof p, "%s/source.txt", j.wdir);
+        if (write_atomic(p, text, err, errcap)) goto out;
+    }
+    /* tokenizer, scheduler, VAE config */
+    fmt(r->tokenizer, PATH_MAX, "%s/tokenizer", o->ckpt);
+    fmt(path, sizeof path, "%s/tokenizer/vocab.json", o->ckpt);
+    if (!is_dir(o->ckpt) || !is_file(path)) {
+        fmt(r->tokenizer, PATH_MAX, "%s/tokenizer", r->arch_path);
+        fmt(path, sizeof path, "%s/vocab.json", r->tokenizer);
+        if (!is_file(path)) {
+            r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
+        }
+    }
+    if (scheduler_config(&j, err, errcap)) goto out;
+    fmt(r->vae_cfg, PATH_MAX, "%s/vae/config.json", o->ckpt);
+    if (!is_dir(o->ckpt) || !is_file(r->vae_cfg)) r->vae_cfg[0] = 0;
+    rc = 0;
+out:
+    drop_sources(&j);
+    sdp_json_free(arch);
+    o2s_close(j.s);
+    r->seconds = now_s() - t0;
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* sd_engine.h — the engine front of `onnx2cl-sd -m CHECKPOINT` (docs/engine.md, layer 5): from a
+ * checkpoint (.safetensors file or diffusers folder) to the three runnable models, through the
+ * cache.
+ *
+ * What sde_prepare does:
+ *   1. opens the checkpoint with the store (o2s_open) and picks its architecture among
+ *      ARCH_DIR/<arch>/arch.json (o2s_match_arch_dir: keys and dims);
+ *   2. for text_encoder, unet, vae_decoder: the program
+ *        CACHE/programs/<arch>/<model>/<shape>-b<batch>-any-<compiler id>/model.o2d
+ *      (shape: WxH, or tokens<N> for the text encoder; "any": the .o2d holds every kernel class,
+ *      the runtime picks one at init) and the weights
+ *        CACHE/weights/<key>/<model>.weights
+ *      (key: hash of the checkpoint's keys, dtypes, dims, file sizes and mtimes + LoRA set +
+ *      storage dtype + compiler id; shape-independent, shared by every size) — each compiled on
+ *      first use by running the onnx2cl executable (`ARCH/<model>.onnx --name-map
+ *      ARCH/<model>.namemap --weights-from ...`, `-o model.o2d`, or `--weights-only`), with a
+ *      progress line on stderr. Everything is written under a temporary name in its final folder
+ *      and renamed when complete;
+ *   3. the tokenizer folder (the diffusers folder's tokenizer/ when it has vocab.json, else the
+ *      architecture's ARCH/tokenizer/), the scheduler config (the folder's
+ *      scheduler/scheduler_config.json, else arch.json's "scheduler" written once as
+ *      CACHE/programs/<arch>/scheduler_config.json) and the VAE scaling factor (vae/config.json,
+ *      else arch.json).
+ * A second call with the same checkpoint, LoRAs, size and compiler reads only headers and
+ * arch.json files: no conversion, no compile.
+ * Errors: -1 with one message naming the file or folder (unknown architecture with its closest
+ * match, pickle files, a cache folder that cannot be written, a failed compile with onnx2cl's exit
+ * status). POSIX only (fork/exec, stat, mkdir): onnx2cl-sd is not part of the Windows
+ * runtime-only build.
+ */
+#ifndef PIPELINE_SD_ENGINE_H
+#define PIPELINE_SD_ENGINE_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+#define SDE_MAX_LORAS 16
+
+/* What to prepare. Zeroed fields take the defaults. */
+struct sde_options {
+    const char *ckpt;          /* checkpoint: .safetensors file or diffusers folder (required) */
+    const char *arch_dir;      /* folder of <arch>/arch.json (NULL: sde_default_arch_dir) */
+    const char *cache_dir;     /* NULL: $ONNX2CL_CACHE_DIR, $XDG_CACHE_HOME/onnx2cl, ~/.cache/onnx2cl */
+    const char *compiler;      /* onnx2cl executable (NULL: sde_find_compiler) */
+    const char *variant;       /* diffusers file variant ("fp16") or NULL */
+    const char *weights_dtype; /* "f32", "f16" or NULL (onnx2cl's default: f32 for these graphs) */
+    int width, height;         /* image size (0: arch.json default_size) */
+    int batch;                 /* UNet batch: 2 (guidance in one run) or 1 */
+    int n_loras;               /* LoRA files (need an onnx2cl with --lora) */
+    const char *loras[SDE_MAX_LORAS]; /* "FILE" or "FILE:SCALE" */
+    int quiet;                 /* no progress lines */
+};
+
+/* What it found or made. */
+struct sde_result {
+    char arch[256];                 /* architecture name */
+    char arch_path[PATH_MAX];       /* its folder */
+    char program[3][PATH_MAX];      /* text_encoder, unet, vae_decoder .o2d */
+    char weights[3][PATH_MAX];      /* their weights files */
+    char tokenizer[PATH_MAX];       /* tokenizer folder (vocab.json + merges.txt) */
+    char sched_cfg[PATH_MAX];       /* scheduler_config.json */
+    char vae_cfg[PATH_MAX];         /* vae/config.json of a diffusers folder, or "" */
+    double scaling_factor;          /* arch.json vae_scaling_factor */
+    int width, height;              /* image size */
+    int compiled;                   /* programs compiled by this call */
+    int converted;                  /* weights files written by this call */
+    double seconds;                 /* time spent in sde_prepare */
+};
+
+/* Prepares the models of o->ckpt (see the header comment). Returns 0, or -1 with a message (-2:
+ * the message is about a flag: size not a multiple of the VAE factor, --lora unsupported).
+ * r->tokenizer is "" when neither the folder nor the architecture has a tokenizer. */
+int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, size_t errcap);
+
+/* The cache folder: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else $HOME/.cache/onnx2cl.
+ * Returns 0, or -1 when none of these is set. */
+int sde_cache_dir(char *buf, size_t cap);
+
+/* The installed architectures: <exe dir>/../share/onnx2cl/arch, else the configured install
+ * folder, else the source tree's models/arch (a build-tree run), whichever exists first. */
+int sde_default_arch_dir(char *buf, size_t cap);
+
+/* The onnx2cl executable: next to this program's executable, else the build tree's. */
+int sde_find_compiler(char *buf, size_t cap);
+
+#endif

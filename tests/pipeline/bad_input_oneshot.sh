@@ -1,0 +1,46 @@
+#!/bin/bash
+# bad_input_oneshot.sh — `onnx2cl-sd -m` refusals: exit 1 (2 for flags) with a message naming the
+# file or folder, and nothing written (no PNG, no cache entry): a checkpoint of no installed
+# architecture (the message names the closest and its first differences), a pickle .ckpt, a
+# missing file, a cache folder that cannot be written (under a regular file; also chmod 555 when
+# not root), -m together with --models, a size that is not a multiple of the VAE factor.
+# Usage: bad_input_oneshot.sh ONNX2CL_SD WORK_DIR
+set -uo pipefail
+sd=$1 work=$2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tiny=$root/tests/pipeline/oneshot/tiny_sd15.safetensors
+rm -rf "$work"; mkdir -p "$work"
+export ONNX2CL_CACHE_DIR=$work/cache
+fails=0 n=0
+expect() { # expect NAME STATUS PATTERN -- ARGS...
+  local name=$1 want=$2 pat=$3; shift 4
+  n=$((n + 1))
+  "$sd" -p "a cat" -o "$work/$name.png" --width 32 --height 32 "$@" > "$work/$name.out" 2> "$work/$name.err"
+  local got=$?
+  if [ "$got" != "$want" ] || ! grep -q -- "$pat" "$work/$name.err"; then
+    echo "FAIL $name: exit $got (want $want), message: $(head -c 400 "$work/$name.err")"; fails=$((fails + 1)); return
+  fi
+  if [ -e "$work/$name.png" ]; then echo "FAIL $name: wrote a PNG"; fails=$((fails + 1)); return; fi
+  echo "ok $name: $(head -1 "$work/$name.err" | head -c 200)"
+}
+expect unknown_arch 1 "closest tiny_sd15 (7 keys equal" -- -m "$root/models/ckpt/sd1/sd1.safetensors"
+grep -q "conv_in.weight: dims \[8,4,3,3\], expected \[32,4,3,3\]" "$work/unknown_arch.err" ||
+  { echo "FAIL unknown_arch: no key difference listed"; fails=$((fails + 1)); }
+printf 'PK\003\004not a real zip' > "$work/model.ckpt"
+expect pickle 1 "pickle" -- -m "$work/model.ckpt"
+expect missing 1 "no-such.safetensors: no such file or folder" -- -m "$work/no-such.safetensors"
+touch "$work/afile"
+ONNX2CL_CACHE_DIR=$work/afile/cache expect cache_under_file 1 "cache folder $work/afile/cache.*cannot be written" -- -m "$tiny"
+if [ "$(id -u)" != 0 ]; then
+  mkdir -p "$work/ro"; chmod 555 "$work/ro"
+  ONNX2CL_CACHE_DIR=$work/ro expect cache_read_only 1 "cache folder $work/ro.*cannot be written" -- -m "$tiny"
+  [ -z "$(ls -A "$work/ro")" ] || { echo "FAIL cache_read_only: wrote into it"; fails=$((fails + 1)); }
+  chmod 755 "$work/ro"
+fi
+expect with_models 2 "drop --models" -- -m "$tiny" --models "$work"
+expect odd_size 2 "multiples of 2" -- -m "$tiny" --width 33
+expect no_arch_dir 1 "no architecture installed" -- -m "$tiny" --arch-dir "$work"
+[ ! -e "$work/cache" ] || [ -z "$(find "$work/cache" -name '*.o2d' -o -name '*.weights')" ] ||
+  { echo "FAIL: a refused run left cache entries"; fails=$((fails + 1)); }
+echo "$n cases, $fails failed"
+[ "$fails" = 0 ]

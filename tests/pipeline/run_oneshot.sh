@@ -1,0 +1,82 @@
+#!/bin/bash
+# run_oneshot.sh — the proof of `onnx2cl-sd -m CHECKPOINT` (one command, cache): the tiny SD 1.5
+# checkpoint of tests/pipeline/oneshot (architecture models/arch/tiny_sd15) as one LDM
+# .safetensors file and as a diffusers folder, against the images diffusers'
+# StableDiffusionPipeline.from_single_file / from_pretrained make from the same files
+# (oneshot/<case>-{single,folder}.npy, models/make_oneshot_refs.py): max |got - ref| <= 1e-3 on
+# the float image in [0,1]. On a fresh cache: the first single-file run compiles the three
+# programs and converts the weights (progress lines), the same run again compiles and converts
+# nothing (no progress line, every cache file's mtime unchanged, preparation <= 1 s), the folder
+# reuses the programs and converts only its weights, guidance off (UNet batch 1) compiles one more
+# UNet program; no temporary file is left in the cache.
+#
+# Usage: run_oneshot.sh ONNX2CL_SD O2C_COMPARE WORK_DIR
+set -euo pipefail
+sd=$1 compare=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+os=$here/oneshot
+export ONNX2CL_CACHE_DIR=$work/cache
+rm -rf "$work"
+mkdir -p "$work"
+prompt=$(sed -n 's/^# prompt: //p' "$os/cases.txt")
+negative=$(sed -n 's/^# negative: //p' "$os/cases.txt")
+fails=0
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+run() { # run TAG CKPT CASE
+  local tag=$1 ckpt=$2 name=$3 flags
+  flags=$(awk -F'\t' -v n="$name" '$1 == n {print $2}' "$os/cases.txt")
+  # shellcheck disable=SC2086
+  if ! (cd "$os" && "$sd" -m "$ckpt" -p "$prompt" -n "$negative" --width 32 --height 32 --quiet \
+        -o "$work/$tag.png" --save-image "$work/$tag.npy" $flags) 2> "$work/$tag.log"; then
+    bad "$tag: onnx2cl-sd exited non-zero"; cat "$work/$tag.log"; return
+  fi
+  local kind=single; [ -d "$os/$ckpt" ] && kind=folder
+  if "$compare" "$work/$tag.npy" "$os/$name-$kind.npy" 1e-3 0 > "$work/$tag.cmp" 2>&1; then
+    printf '%-16s %s\n' "$tag" "$(head -c 160 "$work/$tag.cmp")"
+  else
+    bad "$tag: $(cat "$work/$tag.cmp")"
+  fi
+}
+has() { grep -q -- "$2" "$work/$1.log" || bad "$1: no line '$2' in its log"; }
+hasnt() { ! grep -q -- "$2" "$work/$1.log" || bad "$1: unexpected line '$2': $(grep -- "$2" "$work/$1.log" | head -1)"; }
+snapshot() { (cd "$ONNX2CL_CACHE_DIR" && find programs weights -type f -printf '%p %s %T@\n' | LC_ALL=C sort); }
+
+# 1. single file, cold cache: compiles the three programs, converts the weights
+run single1 tiny_sd15.safetensors euler_4
+has single1 "architecture tiny_sd15"
+has single1 "compiling unet for 32x32-b2 (first use)"
+has single1 "compiling text_encoder"
+has single1 "compiling vae_decoder for 32x32-b1"
+grep -q "3 compiled, 3 converted" "$work/single1.log" || bad "single1: not 3 compiled, 3 converted"
+snapshot > "$work/cache1.txt"
+# 2. the same again: a cache hit (nothing compiled or converted, nothing rewritten)
+run single2 tiny_sd15.safetensors euler_4
+hasnt single2 "compiling"
+hasnt single2 "converting"
+grep -q "0 compiled, 0 converted" "$work/single2.log" || bad "single2: not 0 compiled, 0 converted"
+snapshot > "$work/cache2.txt"
+cmp -s "$work/cache1.txt" "$work/cache2.txt" || bad "cache files changed on a cache hit: $(diff "$work/cache1.txt" "$work/cache2.txt" | head -5)"
+prep=$(awk '/checkpoint\/cache/ {print $3}' "$work/single2.log")
+load=$(awk '/load models/ {print $4}' "$work/single2.log")
+echo "cache hit: checkpoint/cache ${prep} s, load models ${load} s"
+awk -v p="$prep" 'BEGIN {exit !(p <= 1.0)}' || bad "single2: preparation took $prep s on a cache hit (> 1 s)"
+# 3. the diffusers folder: same architecture and size, so the programs are shared; own weights
+run folder1 tiny_sd15 euler_4
+hasnt folder1 "compiling"
+has folder1 "converting unet weights (first use of this checkpoint)"
+has folder1 "_class_name EulerDiscreteScheduler"
+run folder2 tiny_sd15 euler_20
+hasnt folder2 "converting"
+# 4. guidance off: the UNet for batch 1 (one more program, weights shared)
+run folder_nocfg tiny_sd15 nocfg_4
+has folder_nocfg "compiling unet for 32x32-b1 (first use)"
+hasnt folder_nocfg "converting"
+run single_nocfg tiny_sd15.safetensors nocfg_4
+hasnt single_nocfg "compiling"
+# nothing half-written left behind
+left=$(find "$ONNX2CL_CACHE_DIR" -name '.tmp*' | head -3)
+[ -z "$left" ] || bad "temporary files left in the cache: $left"
+n=$(find "$ONNX2CL_CACHE_DIR/weights" -name '*.weights' | wc -l)
+[ "$n" = 6 ] || bad "expected 6 weights files (2 checkpoints x 3 models), found $n"
+echo "oneshot: $fails failed"
+[ "$fails" = 0 ]
