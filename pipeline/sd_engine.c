@@ -362,6 +362,10 @@ static int weights_source(struct job *j, int m, char **argv, int *argc, char *er
         argv[(*argc)++] = (char *)j->o->ckpt;
         argv[(*argc)++] = "--component";
         argv[(*argc)++] = (char *)comp;
+        if (j->o->variant) {
+            argv[(*argc)++] = "--variant";
+            argv[(*argc)++] = (char *)j->o->variant;
+        }
         for (int i = 0; i < j->o->n_loras; i++) {
             fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
             argv[(*argc)++] = "--lora";
