@@ -12,9 +12,21 @@
 
 #include "store.h"
 
+/* A base weight with LoRA deltas merged (float32, in the graph arena). */
+struct merged {
+    enum o2s_component c;
+    const char *key;
+    float *data;
+};
+
 struct ckpt_src {
+    struct ir_graph *g;
     struct o2s_store *s;
-    enum o2s_component comp; /* what at() enumerates */
+    enum o2s_component comp;   /* what at() enumerates */
+    struct o2s_lora **loras;   /* opened --lora files */
+    const struct ckpt_options *opt;
+    struct merged *merged;     /* weights merged so far */
+    size_t nmerged, capmerged;
 };
 
 static enum ir_dtype ir_dtype_of(enum o2s_dtype t)
@@ -22,9 +34,39 @@ static enum ir_dtype ir_dtype_of(enum o2s_dtype t)
     return t == O2S_F32 ? IR_F32 : t == O2S_F16 ? IR_F16 : IR_BF16;
 }
 
-static void view_of(const struct o2s_view *v, struct nm_view *out)
+/* v as a name-map view; the LoRA-merged float32 copy when a --lora touches it. */
+static void view_of(struct ckpt_src *cs, const struct o2s_view *v, struct nm_view *out)
 {
     memset(out, 0, sizeof *out);
+    float *m = NULL;
+    for (size_t i = 0; i < cs->nmerged && !m; i++)
+        if (cs->merged[i].c == v->component && strcmp(cs->merged[i].key, v->key) == 0)
+            m = cs->merged[i].data;
+    for (int l = 0; l < cs->opt->nloras && !m; l++) {
+        if (!o2s_lora_find(cs->loras[l], v->component, v->key)) continue;
+        m = ir_alloc(cs->g, (size_t)o2s_elements(v) * sizeof *m);
+        o2s_to_f32(v, m);
+        for (int k = l; k < cs->opt->nloras; k++) { /* every LoRA touching it, in order */
+            const struct o2s_lora_entry *e = o2s_lora_find(cs->loras[k], v->component, v->key);
+            if (e && o2s_lora_apply(e, cs->opt->loras[k].scale, m) != 0)
+                ir_die("%s: out of memory merging LoRA %s into '%s'", v->file,
+                       cs->opt->loras[k].path, v->key);
+        }
+        if (cs->nmerged == cs->capmerged) {
+            cs->capmerged = cs->capmerged ? 2 * cs->capmerged : 64;
+            cs->merged = realloc(cs->merged, cs->capmerged * sizeof *cs->merged);
+            if (!cs->merged) ir_die("out of memory");
+        }
+        cs->merged[cs->nmerged++] = (struct merged){v->component, v->key, m};
+    }
+    if (m) {
+        out->dtype = IR_F32;
+        out->rank = v->rank;
+        for (int k = 0; k < v->rank && k < IR_MAX_RANK; k++) out->dims[k] = v->dims[k];
+        out->data = m;
+        out->nbytes = (size_t)o2s_elements(v) * sizeof *m;
+        return;
+    }
     out->dtype = ir_dtype_of(v->dtype);
     out->rank = v->rank;
     for (int k = 0; k < v->rank && k < IR_MAX_RANK; k++) out->dims[k] = v->dims[k];
@@ -34,21 +76,21 @@ static void view_of(const struct o2s_view *v, struct nm_view *out)
 
 static bool src_find(void *ctx, const char *component, const char *key, struct nm_view *out)
 {
-    const struct ckpt_src *cs = ctx;
+    struct ckpt_src *cs = ctx;
     int c = o2s_component_from_name(component);
     struct o2s_view v;
     if (c < 0 || o2s_find(cs->s, (enum o2s_component)c, key, &v) != 0) return false;
-    view_of(&v, out);
+    view_of(cs, &v, out);
     return true;
 }
 
 static void src_at(void *ctx, size_t i, const char **key, struct nm_view *out)
 {
-    const struct ckpt_src *cs = ctx;
+    struct ckpt_src *cs = ctx;
     struct o2s_view v;
     if (o2s_get(cs->s, cs->comp, i, &v) != 0) ir_die("checkpoint source: key %zu out of range", i);
     *key = v.key;
-    view_of(&v, out);
+    view_of(cs, &v, out);
 }
 
 void ckpt_lora_parse(const char *arg, struct ckpt_lora *l)
@@ -106,8 +148,21 @@ bool ckpt_source_open(struct ir_graph *g, const char *path, const char *componen
                in.mapped ? "" : "nothing");
     }
     struct ckpt_src *cs = ir_alloc(g, sizeof *cs);
+    cs->g = g;
     cs->s = s;
     cs->comp = (enum o2s_component)c;
+    cs->opt = opt;
+    cs->loras = ir_alloc(g, (size_t)(opt->nloras + 1) * sizeof *cs->loras);
+    for (int l = 0; l < opt->nloras; l++) {
+        cs->loras[l] = o2s_lora_open(opt->loras[l].path, s, err, sizeof err);
+        if (!cs->loras[l]) ir_die("--lora: %s", err);
+        size_t mine = 0;
+        for (size_t i = 0; i < o2s_lora_count(cs->loras[l]); i++)
+            mine += o2s_lora_get(cs->loras[l], i)->component == cs->comp;
+        fprintf(stderr, "onnx2cl: LoRA %s (scale %g): %zu of its %zu weights are %s weights\n",
+                opt->loras[l].path, (double)opt->loras[l].scale, mine,
+                o2s_lora_count(cs->loras[l]), component);
+    }
     memset(src, 0, sizeof *src);
     src->name = path;
     src->ctx = cs;

@@ -313,3 +313,38 @@ long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap)
     }
     return mapped;
 }
+
+int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2s_component *c,
+                      char *out, size_t cap)
+{
+    const char *rest;
+    const struct prefix_row *p = find_prefix(ldm_key, &rest);
+    if (!p || p->r == RS_IGNORE) return -1;
+    struct params pr;
+    if (base->format == O2S_FORMAT_LDM) {
+        read_params(base, &pr);
+    } else { /* from the canonical keys: resnets per down block, VAE up blocks */
+        char k[96];
+        pr.L = 0;
+        do snprintf(k, sizeof k, "down_blocks.0.resnets.%ld.conv1.weight", pr.L);
+        while (o2s_find(base, O2S_UNET, k, NULL) == 0 && ++pr.L < 64);
+        pr.B = 0;
+        do snprintf(k, sizeof k, "decoder.up_blocks.%ld.resnets.0.conv1.weight", pr.B);
+        while (o2s_find(base, O2S_VAE, k, NULL) == 0 && ++pr.B < 64);
+        if (pr.L == 0) pr.L = 1;
+    }
+    for (size_t k = 0; k < sizeof RULES / sizeof RULES[0]; k++) {
+        long caps[2] = {0, 0};
+        const char *tail;
+        if (RULES[k].r != p->r || !(tail = match_pattern(rest, RULES[k].pattern, caps))) continue;
+        if (!RULES[k].tmpl || RULES[k].tf == O2S_SPLIT3) return -1;
+        char tl[O2S_KEY_MAX];
+        if (strlen(tail) + 1 > sizeof tl || apply_renames(RULES[k].rn, strcpy(tl, tail), sizeof tl) < 0 ||
+            expand(RULES[k].tmpl, caps, &pr, 'q', out, cap) < 0 || strlen(out) + strlen(tl) + 1 > cap)
+            return -1;
+        strcat(out, tl);
+        *c = p->c;
+        return 0;
+    }
+    return -1;
+}

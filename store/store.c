@@ -348,6 +348,11 @@ static int add_file(struct o2s_store *s, const char *path, char *err, size_t cap
     return rc ? -1 : fi;
 }
 
+int o2s_map_file(struct o2s_store *s, const char *path, char *err, size_t cap)
+{
+    return add_file(s, path, err, cap);
+}
+
 /* ---- entries ---- */
 
 int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, size_t ti,

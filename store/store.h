@@ -163,6 +163,53 @@ struct o2s_arch_match {
 int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_arch_match *m,
                        char *err, size_t errcap);
 
+
+/* ---- one LDM key (store/keymap.c) ---------------------------------------------------------- */
+/* Maps one single-file (LDM) key, e.g. "model.diffusion_model.input_blocks.1.1.proj_in.weight",
+ * to its component and canonical key through the tables, with the block-index parameters of the
+ * checkpoint base (its own keys: layers per block, VAE up blocks). Returns 0, or -1 when no row
+ * maps it (or it is ignored, or a fused q/k/v row). base need not be an LDM file. */
+int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2s_component *c,
+                      char *out, size_t cap);
+
+/* ---- LoRA (store/lora.c) ------------------------------------------------------------------- */
+/* One low-rank pair of a LoRA file: base weight W (component, canonical key) becomes
+ * W + scale * alpha/rank * up @ down, with up viewed as [out, rank] and down as [rank, rest]
+ * (a linear [r,in]; a 1x1 conv [r,in,1,1]; a 3x3 LoCon conv [r,in,3,3] -> [r,in*9]). */
+struct o2s_lora_entry {
+    enum o2s_component component;
+    const char *key;          /* canonical key of the base weight */
+    const char *module;       /* the file's key of the down factor (for messages) */
+    struct o2s_view down, up; /* as stored in the LoRA file (zero-copy) */
+    int rank;                 /* down dims[0] = up dims[1] */
+    float alpha;              /* .alpha tensor, PEFT lora_alpha metadata, or rank */
+    int has_alpha;            /* alpha came from the file */
+};
+struct o2s_lora;
+
+/* Opens the LoRA .safetensors at path (checked as o2s_open checks files) and resolves every
+ * module against the checkpoint base: kohya (lora_unet_ / lora_te_ / lora_te1_ / lora_te2_,
+ * diffusers or LDM module paths with '_'; .lora_down/.lora_up/.alpha), diffusers/PEFT
+ * (unet. / text_encoder. / text_encoder_2. + path, .lora_A/.lora_B or .lora.down/.lora.up;
+ * alpha from __metadata__ lora_adapter_metadata's lora_alpha, else rank). Refused (NULL, message
+ * naming the file and key): keys of no known naming or modules matching no base weight (the
+ * first few listed), a factor without its partner, up/down ranks that differ, shapes that do not
+ * fit the base weight, a component the checkpoint lacks (an SDXL LoRA's lora_te2_), two keys for
+ * one weight. base must outlive the result. */
+struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, char *err,
+                               size_t errcap);
+/* Unmaps and frees (entries die with it). NULL is a no-op. */
+void o2s_lora_close(struct o2s_lora *l);
+/* Number of resolved entries, and the i-th (NULL past the end), in file order. */
+size_t o2s_lora_count(const struct o2s_lora *l);
+const struct o2s_lora_entry *o2s_lora_get(const struct o2s_lora *l, size_t i);
+/* The entry changing (c, key), or NULL. */
+const struct o2s_lora_entry *o2s_lora_find(const struct o2s_lora *l, enum o2s_component c,
+                                           const char *key);
+/* w (the base weight as float32, o2s_elements of its view) += scale * alpha/rank * up @ down,
+ * each element's sum over the rank accumulated in double. Returns 0, or -1 when out of memory. */
+int o2s_lora_apply(const struct o2s_lora_entry *e, float scale, float *w);
+
 #ifdef __cplusplus
 }
 #endif

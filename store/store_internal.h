@@ -76,6 +76,9 @@ int o2s_component_file(const struct o2s_store *s, const char *path);
  * which get it back through the CLIP rules (position_ids ignored). 0, or -1 with err. */
 int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first, char *err,
                          size_t cap);
+/* Maps the .safetensors file at path into s and checks its header (o2s_open's checks); appends
+ * its tensors to s->tensors (no key conversion). Returns the file index, or -1 with err. */
+int o2s_map_file(struct o2s_store *s, const char *path, char *err, size_t cap);
 /* dims as "[a,b,c]" */
 void o2s_dims_str(const int64_t *d, int rank, char *out, size_t cap);
 
