@@ -99,10 +99,15 @@ SD15_DEFAULTS = {"family": "sd1", "prediction_type": "epsilon", "default_size": 
                  "scheduler": {"kind": "pndm", "num_train_timesteps": 1000,
                                "beta_start": 0.00085, "beta_end": 0.012,
                                "beta_schedule": "scaled_linear", "steps_offset": 1}}
+# SD 2.x: what diffusers' from_single_file assumes for a "v2" file without a config (0.42
+# single_file_utils: v_prediction unless global_step == 875000, 768 px; the scheduler of
+# stabilityai/stable-diffusion-2-1: DDIM, clip_sample and set_alpha_to_one false). The 512 base
+# (epsilon) has the same keys and shapes: onnx2cl-sd --prediction-type epsilon --width 512.
 SD2_DEFAULTS = dict(SD15_DEFAULTS, family="sd2", prediction_type="v_prediction",
                     default_size=[768, 768],
                     tokenizer={"kind": "clip_bpe", "max_length": 77, "pad": "!"},
-                    scheduler=dict(SD15_DEFAULTS["scheduler"], kind="ddim"))
+                    scheduler=dict(SD15_DEFAULTS["scheduler"], kind="ddim", clip_sample=False,
+                                   set_alpha_to_one=False))
 
 ARCHS = {
     "tiny_sd15": dict(SD15_DEFAULTS, size="tiny", unet=export_sd.UNET_TINY,

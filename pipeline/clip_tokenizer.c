@@ -40,6 +40,9 @@ struct sdp_tokenizer {
     int32_t byte_id[256];       /* id of the byte's symbol */
     int32_t byte_id_eow[256];   /* id of the byte's symbol + "</w>" */
     int32_t bos, eos, pad, unk; /* special ids (unk = eos, as CLIPTokenizer) */
+    uint32_t pad_lit[64];       /* pad_token's code points when it is an added token of its own
+                                 * (SD 2.x: "!"), split out of the text like BOS/EOS */
+    size_t pad_lit_n;           /* 0: pad is BOS/EOS, nothing extra to split out */
     int32_t vocab_size;         /* largest id + 1 */
 };
 
@@ -472,6 +475,18 @@ int sdp_tokenizer_load(const char *dir, struct sdp_tokenizer **out, char *err, s
         snprintf(err, errcap, "%s: pad_token \"%s\" is not in vocab.json", dir, pad);
         goto fail;
     }
+    if (pad[0] && strcmp(pad, "<|startoftext|>") != 0 && strcmp(pad, "<|endoftext|>") != 0) {
+        /* transformers registers pad_token as a special added token: matched in the raw text */
+        size_t bad = 0, pn = strlen(pad);
+        long m = pn < sizeof t->pad_lit / sizeof *t->pad_lit
+                     ? utf8_decode((const unsigned char *)pad, pn, t->pad_lit, &bad) : -1;
+        if (m <= 0) {
+            snprintf(err, errcap, "%s: pad_token \"%s\" is not valid UTF-8 of at most %zu bytes", dir, pad,
+                     sizeof t->pad_lit / sizeof *t->pad_lit - 1);
+            goto fail;
+        }
+        t->pad_lit_n = (size_t)m;
+    }
     for (unsigned b = 0; b < 256; b++) {
         char s[16];
         size_t n = sdp_utf8_put(byte_char(b), s);
@@ -643,18 +658,23 @@ int sdp_tokenizer_encode(const struct sdp_tokenizer *t, const char *text, int64_
         return -1;
     }
     int rc = push(&out, t->bos);
-    /* literal special tokens are split out before normalization (added tokens) */
+    /* literal special tokens are split out before normalization (added tokens: BOS, EOS and a
+     * pad_token of its own, leftmost then longest first) */
     size_t start = 0;
     for (size_t i = 0; i < (size_t)m && !rc;) {
-        int s = match_lit(cps, (size_t)m, i, "<|startoftext|>") ? 15
-                : match_lit(cps, (size_t)m, i, "<|endoftext|>") ? 13 : 0;
+        size_t s = match_lit(cps, (size_t)m, i, "<|startoftext|>") ? 15
+                   : match_lit(cps, (size_t)m, i, "<|endoftext|>") ? 13 : 0;
+        int32_t id = s == 15 ? t->bos : t->eos;
+        if (t->pad_lit_n > s && i + t->pad_lit_n <= (size_t)m &&
+            memcmp(cps + i, t->pad_lit, t->pad_lit_n * sizeof *cps) == 0)
+            s = t->pad_lit_n, id = t->pad;
         if (!s) {
             i++;
             continue;
         }
         rc = encode_span(t, cps + start, i - start, &out);
-        if (!rc) rc = push(&out, s == 15 ? t->bos : t->eos);
-        i += (size_t)s;
+        if (!rc) rc = push(&out, id);
+        i += s;
         start = i;
     }
     if (!rc) rc = encode_span(t, cps + start, (size_t)m - start, &out);

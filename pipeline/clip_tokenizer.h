@@ -10,10 +10,13 @@
  * (what does not match, i.e. white space, is dropped), each piece mapped byte-wise through the
  * GPT-2 byte table, "</w>" appended to its last symbol, and merged by BPE rank (lowest rank first,
  * leftmost first among equal ranks). The ids are BOS, the piece ids, EOS, truncated so that EOS
- * stays at position max_len-1, then padded with the pad id.
+ * stays at position max_len-1, then padded with the pad id. A pad_token other than BOS/EOS (SD 2.x:
+ * "!", id 0) is a special token as well: split out of the raw text like them (so "wow!!" is
+ * wow</w> ! !) and used for the padding.
  *
  * Guarantees: identical ids to transformers.CLIPTokenizer(padding="max_length", truncation=True)
- * on tests/pipeline/tokenizer_cases.txt (1246 prompts). Loading errors name the file and line.
+ * on tests/pipeline/tokenizer_cases.txt (1277 prompts, pad = EOS) and tokenizer_cases_sd2.txt
+ * (the same prompts, pad "!"). Loading errors name the file and line.
  */
 #ifndef PIPELINE_CLIP_TOKENIZER_H
 #define PIPELINE_CLIP_TOKENIZER_H
@@ -24,7 +27,8 @@
 struct sdp_tokenizer;
 
 /* Loads DIR/vocab.json and DIR/merges.txt (+ DIR/tokenizer_config.json or
- * DIR/special_tokens_map.json when present: pad_token; default pad = "<|endoftext|>").
+ * DIR/special_tokens_map.json when present: pad_token; default pad = "<|endoftext|>"; a pad_token
+ * that is neither BOS nor EOS is also split out of prompts as a special token).
  * Returns 0, or -1 with a message naming the file (and line) in err: missing file, malformed
  * JSON, vocab entry that is not a non-negative integer id, a merges line that is not two
  * symbols of the vocab whose concatenation is in the vocab, missing <|startoftext|> or

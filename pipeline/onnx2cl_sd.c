@@ -70,7 +70,11 @@ static void usage(FILE *f)
         "                          when it is one of these, else euler)\n"
         "  --karras | --no-karras  Karras sigmas (euler, dpmpp_2m; default: scheduler_config.json)\n"
         "  --timestep-spacing S    linspace, leading, trailing (default: scheduler_config.json)\n"
-        "  --width W --height H    must match the compiled models (default: what they were compiled for)\n"
+        "  --prediction-type P     epsilon or v_prediction: what the UNet predicts (SD 2.x 512-base: epsilon,\n"
+        "                          768: v_prediction; default: scheduler_config.json, with -m the folder's\n"
+        "                          scheduler/, else arch.json's prediction_type)\n"
+        "  --width W --height H    must match the compiled models (default: what they were compiled for;\n"
+        "                          with -m: arch.json's default_size, e.g. 768x768 for SD 2.x)\n"
         "  --latents F.npy         initial noise [1,4,h,w] float32 instead of --seed's (tests)\n"
         "output:\n"
         "  -o, --output F.png      image (default out.png)\n"
@@ -211,6 +215,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--karras")) ov.karras = 1;
         else if (!strcmp(a, "--no-karras")) ov.karras = 0;
         else if (!strcmp(a, "--timestep-spacing")) ov.spacing = NEXT();
+        else if (!strcmp(a, "--prediction-type")) ov.prediction_type = NEXT();
         else if (!strcmp(a, "--width")) width = (int)parse_num(a, NEXT(), 8, 65536);
         else if (!strcmp(a, "--height")) height = (int)parse_num(a, NEXT(), 8, 65536);
         else if (!strcmp(a, "--latents")) latents_path = NEXT();
@@ -227,6 +232,8 @@ int main(int argc, char **argv)
         die(2, "--scheduler %s: not one of euler, euler_a, dpmpp_2m, ddim, lcm", sched_name);
     if (ov.spacing && strcmp(ov.spacing, "linspace") && strcmp(ov.spacing, "leading") && strcmp(ov.spacing, "trailing"))
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
+    if (ov.prediction_type && strcmp(ov.prediction_type, "epsilon") && strcmp(ov.prediction_type, "v_prediction"))
+        die(2, "--prediction-type %s: not epsilon or v_prediction", ov.prediction_type);
     /* file locations */
     static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX], p_vc[PATH_MAX];
     static char wpath[3][PATH_MAX];
@@ -349,6 +356,10 @@ int main(int argc, char **argv)
     struct sdp_pipeline p = {0};
     if (sdp_tokenizer_load(tok_dir, &p.tok, err, sizeof err)) die(1, "%s", err);
     if (sdp_sched_load(sched_cfg, kind, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);
+    if (p.sched->pred != SDP_PRED_EPSILON || ov.prediction_type)
+        fprintf(stderr, "%s: prediction type %s (%s)\n", prog,
+                p.sched->pred == SDP_PRED_V ? "v_prediction" : p.sched->pred == SDP_PRED_SAMPLE ? "sample" : "epsilon",
+                ov.prediction_type ? "--prediction-type" : sched_cfg);
     /* the prompt and the schedule are checked before any model is loaded */
     {
         int64_t ids[2];

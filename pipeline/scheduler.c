@@ -202,6 +202,7 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
     }
     if (check_unsupported(cfg, kind, path, err, errcap)) goto fail;
     if (ov && ov->spacing) spacing = ov->spacing;
+    if (ov && ov->prediction_type) pred = ov->prediction_type;
     if (ov && ov->karras >= 0) karras_on = ov->karras;
     if (n_train < 2 || n_train > 100000 || n_train != floor(n_train)) {
         snprintf(err, errcap, "%s: num_train_timesteps %g is not an integer in [2, 100000]", path, n_train);
@@ -213,7 +214,7 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
     else if (strcmp(pred, "sample") == 0 && kind != SDP_SCHED_EULER_A) s->pred = SDP_PRED_SAMPLE;
     else {
         snprintf(err, errcap, "%s: prediction_type \"%s\" is not supported by %s (epsilon, v_prediction%s)",
-                 path, pred, kind_names[kind], kind == SDP_SCHED_EULER_A ? "" : ", sample");
+                 ov && ov->prediction_type ? "--prediction-type" : path, pred, kind_names[kind], kind == SDP_SCHED_EULER_A ? "" : ", sample");
         goto fail;
     }
     if (strcmp(spacing, "linspace") == 0) s->spacing = SDP_SPACING_LINSPACE;

@@ -40,6 +40,7 @@ enum sdp_spacing { SDP_SPACING_LINSPACE, SDP_SPACING_LEADING, SDP_SPACING_TRAILI
 struct sdp_sched_overrides {
     int karras;                  /* use_karras_sigmas: -1, 0, 1 (euler, dpmpp_2m) */
     const char *spacing;         /* timestep_spacing: NULL, "linspace", "leading", "trailing" */
+    const char *prediction_type; /* NULL, "epsilon", "v_prediction", "sample" (SD 2.x 512 vs 768) */
 };
 
 struct sdp_scheduler {

@@ -561,7 +561,8 @@ static void weights_key(struct job *j)
     hash_hex(&h, j->wkey);
 }
 
-/* The scheduler config: the folder's own, else arch.json's "scheduler" as a diffusers config. */
+/* The scheduler config: the folder's own, else arch.json's "scheduler" as a diffusers config with
+ * arch.json's "prediction_type" added (onnx2cl-sd's --prediction-type overrides either). */
 static int scheduler_config(struct job *j, char *err, size_t errcap)
 {
     fmt(j->r->sched_cfg, PATH_MAX, "%s/scheduler/scheduler_config.json", j->o->ckpt);
@@ -586,6 +587,13 @@ static int scheduler_config(struct job *j, char *err, size_t errcap)
         }
         o += (size_t)fmt(text + o, sizeof text - o, "%s\"%s\": ", o > 1 ? ", " : "", sc->keys[i]);
         json_write(sc->items[i], text, sizeof text, &o);
+    }
+    /* the architecture's prediction type (SD 2.x: v_prediction, as diffusers' from_single_file
+     * assumes for a "v2" file without a config) unless the scheduler object names one */
+    const struct sdp_json *pt = sdp_json_get(j->arch, "prediction_type");
+    if (pt && pt->type == SDP_JSON_STRING && !sdp_json_get(sc, "prediction_type") && o < sizeof text) {
+        o += (size_t)fmt(text + o, sizeof text - o, "%s\"prediction_type\": ", o > 1 ? ", " : "");
+        json_write(pt, text, sizeof text, &o);
     }
     if (o >= sizeof text - 4) return fail(err, errcap, "%s/arch.json: \"scheduler\" too long", j->r->arch_path);
     fmt(text + o, sizeof text - o, "}\n");

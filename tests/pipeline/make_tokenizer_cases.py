@@ -13,7 +13,9 @@ What it does
 
 Output format (one case per line, tab separated):
   <prompt as hex of its UTF-8 bytes> \t <untruncated token count n incl. BOS/EOS> \t <the first
-  min(n, 77) ids, space separated>   (the rest of the 77 is pad = EOS for this vocab)
+  min(n, 77) ids, space separated>   (the rest of the 77 is the folder's pad id: EOS for SD 1.x,
+  "!" = 0 for SD 2.x, whose tokenizer_config.json has pad_token "!", which transformers also
+  splits out of the prompt as a special token)
 
 Assumes
   transformers (dev machine only; the test reads the committed file) and the folder made by
@@ -21,6 +23,8 @@ Assumes
 
 Usage
   python3 tests/pipeline/make_tokenizer_cases.py BPE_OUT/clip tests/pipeline/tokenizer_cases.txt
+  python3 tests/pipeline/make_tokenizer_cases.py models/arch/sd2/tokenizer \
+      tests/pipeline/tokenizer_cases_sd2.txt
 """
 
 import random
@@ -106,13 +110,23 @@ FIXED = [
 ]
 
 
+# "!" next to words, in runs, spaced, with other punctuation and special tokens: SD 2.x's pad
+# token, split out of the text before BPE (appended after the other lists, so that the earlier
+# lines of an SD 1.x file stay as they were).
+BANG = [
+    "!", "!!", "wow!!", "wow!!!", "hello ! world", "a!b", "hi!", "HELLO!", " ! ", "!?", "?!",
+    "!!?!!", "a ! ! b", "Hello!World", "wow!!!<|endoftext|>!", "!<|startoftext|>!", "(masterpiece:1.2)!",
+    "don't!", "it's!s", "!'s", "1!2!3", "café!", "東京!", "🙂!🙂", "！fullwidth！", "¡hola!", "‼ double",
+    "a photo of a cat!!!, highly detailed!!", "!" * 100, "wow! " * 30, "\t!\n!",
+]
+
+
 def main():
     folder, out = sys.argv[1], sys.argv[2]
     tok = CLIPTokenizer.from_pretrained(folder)
     rng = random.Random(12)
-    prompts = FIXED + [prompt(rng) for _ in range(1100)] + UNICODE + PUNCT
+    prompts = FIXED + [prompt(rng) for _ in range(1100)] + UNICODE + PUNCT + BANG
     eos = tok.eos_token_id
-    assert tok.pad_token_id == eos
     with open(out, "w") as f:
         for p in prompts:
             full = tok(p).input_ids
