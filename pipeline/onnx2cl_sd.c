@@ -46,6 +46,8 @@ static void usage(FILE *f)
         "  -m, --model CKPT        .safetensors file (single-file SD 1.x/2.x) or diffusers folder\n"
         "  --arch-dir DIR          installed architectures (DIR/<arch>/arch.json; default: share/onnx2cl/arch)\n"
         "  --lora F[:S]            LoRA file and scale (repeatable; needs an onnx2cl with --lora)\n"
+        "  --lora-dir DIR          where <lora:NAME:W> / <lora:NAME:TE:UNET> prompt tags find\n"
+        "                          NAME.safetensors (subfolders too; default $ONNX2CL_LORA_DIR)\n"
         "  --variant V             diffusers file variant to read (fp16)\n"
         "  --weights-dtype f16|f32 storage of the converted weights (default f32)\n"
         "  cache: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else ~/.cache/onnx2cl\n"
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL;
     struct sde_options eo = {0};
+    const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
     double cfg = 7.5, scaling = 0;
     int steps = 20, width = 0, height = 0, quiet = 0;
     uint64_t seed = 0;
@@ -192,7 +195,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--lora")) {
             if (eo.n_loras == SDE_MAX_LORAS) die(2, "--lora: at most %d", SDE_MAX_LORAS);
             eo.loras[eo.n_loras++] = NEXT();
-        }
+        } else if (!strcmp(a, "--lora-dir")) lora_dir = NEXT();
         else if (!strcmp(a, "--text-encoder")) te_so = NEXT();
         else if (!strcmp(a, "--unet")) unet_so = NEXT();
         else if (!strcmp(a, "--vae-decoder")) vae_so = NEXT();
@@ -227,6 +230,12 @@ int main(int argc, char **argv)
 #undef NEXT
     }
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
+    prompt_tagged = prompt;
+    { /* <lora:NAME:W> tags: removed from the prompt, merged as --lora after the flags (sd_lora_tags.c) */
+        char e[2048];
+        int rc = sde_lora_tags(&eo, lora_dir, &prompt, negative, e, sizeof e);
+        if (rc) die(rc == -2 ? 2 : 1, "%s", e);
+    }
     enum sdp_sched_kind kind = SDP_SCHED_EULER;
     if (sched_name && sdp_sched_kind_from_name(sched_name, &kind))
         die(2, "--scheduler %s: not one of euler, euler_a, dpmpp_2m, ddim, lcm", sched_name);
@@ -416,7 +425,7 @@ int main(int argc, char **argv)
     snprintf(params, sizeof params,
              "%s\nNegative prompt: %s\nSteps: %d, Sampler: %s%s%s%s, CFG scale: %g, Seed: %llu%s, Size: %dx%d, "
              "Scheduler config: %s, Generator: onnx2cl-sd %s",
-             prompt, negative, steps, sched_name, p.sched->karras ? " karras" : "",
+             prompt_tagged, negative, steps, sched_name, p.sched->karras ? " karras" : "",
              ov.spacing ? " " : "", ov.spacing ? ov.spacing : "",
              cfg, (unsigned long long)seed, latents_path ? " (latents from file)" : "", p.img_w, p.img_h, sched_cfg,
              ONNX2CL_VERSION);

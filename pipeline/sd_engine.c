@@ -350,6 +350,21 @@ struct job {
     char src[3][PATH_MAX];            /* per model: temporary component file given to onnx2cl, or "" */
 };
 
+/* LoRA i of o: its file and the text encoder's and UNet's scales ("FILE:S" as onnx2cl's --lora
+ * reads it: S after the last ':' when no '/' follows; lora_unet[i] overrides the UNet's). */
+static void lora_split(const struct sde_options *o, int i, char *file, size_t cap, double *te, double *unet)
+{
+    fmt(file, cap, "%s", o->loras[i]);
+    char *colon = strrchr(file, ':'), *e;
+    *te = 1.0;
+    if (colon && colon != file && !strchr(colon, '/')) {
+        double v = strtod(colon + 1, &e);
+        if (e != colon + 1 && !*e) *colon = 0, *te = v;
+    }
+    *unet = *te;
+    if (o->lora_unet[i]) *unet = strtod(o->lora_unet[i], NULL);
+}
+
 static const char *component_of_model(int m) { return m == 0 ? "text_encoder" : m == 1 ? "unet" : "vae"; }
 
 /* The --weights-from arguments for model m (writes the temporary component file when needed). */
@@ -367,7 +382,11 @@ static int weights_source(struct job *j, int m, char **argv, int *argc, char *er
             argv[(*argc)++] = (char *)j->o->variant;
         }
         for (int i = 0; i < j->o->n_loras; i++) {
-            fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
+            char file[PATH_MAX];
+            double te, unet;
+            lora_split(j->o, i, file, sizeof file, &te, &unet);
+            if (m == 0 || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
+            else fmt(lora_args[i], sizeof lora_args[i], "%s:%s", file, j->o->lora_unet[i]); /* UNet, VAE */
             argv[(*argc)++] = "--lora";
             argv[(*argc)++] = lora_args[i];
         }
@@ -543,18 +562,17 @@ static void weights_key(struct job *j)
                 last_file = v.file;
             }
         }
-    for (int i = 0; i < j->o->n_loras; i++) {
+    for (int i = 0; i < j->o->n_loras; i++) { /* in order (the merge adds in order); scales as numbers */
         char f[PATH_MAX];
-        fmt(f, sizeof f, "%s", j->o->loras[i]);
-        char *colon = strrchr(f, ':');
-        const char *scale = "1";
-        if (colon && colon != f && !strchr(colon, '/')) *colon = 0, scale = colon + 1;
+        double te, unet;
+        lora_split(j->o, i, f, sizeof f, &te, &unet);
         uint64_t sz = 0, mt = 0;
         file_stat(f, &sz, &mt);
         hash_str(&h, "lora");
         hash_u64(&h, sz);
         hash_u64(&h, mt);
-        hash_str(&h, scale);
+        hash_add(&h, &te, sizeof te);
+        hash_add(&h, &unet, sizeof unet);
     }
     hash_str(&h, j->o->weights_dtype ? j->o->weights_dtype : "default");
     hash_str(&h, j->compiler_id);
@@ -701,7 +719,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         size_t n = (size_t)fmt(text, sizeof text, "checkpoint\t%s\narchitecture\t%s\ncompiler\t%s\n", o->ckpt,
                                     r->arch, j.compiler_id);
         for (int i = 0; i < o->n_loras && n < sizeof text; i++)
-            n += (size_t)fmt(text + n, sizeof text - n, "lora\t%s\n", o->loras[i]);
+            n += (size_t)fmt(text + n, sizeof text - n, "lora\t%s%s%s\n", o->loras[i],
+                             o->lora_unet[i] ? "\tunet " : "", o->lora_unet[i] ? o->lora_unet[i] : "");
         fmt(p, sizeof p, "%s/source.txt", j.wdir);
         if (write_atomic(p, text, err, errcap)) goto out;
     }

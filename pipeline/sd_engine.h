@@ -51,7 +51,9 @@ struct sde_options {
     int width, height;         /* image size (0: arch.json default_size) */
     int batch;                 /* UNet batch: 2 (guidance in one run) or 1 */
     int n_loras;               /* LoRA files (need an onnx2cl with --lora) */
-    const char *loras[SDE_MAX_LORAS]; /* "FILE" or "FILE:SCALE" */
+    const char *loras[SDE_MAX_LORAS]; /* "FILE" or "FILE:SCALE" (SCALE: every model's, default 1) */
+    const char *lora_unet[SDE_MAX_LORAS]; /* the UNet's (and VAE's) scale when it differs from the
+                                             text encoder's (<lora:NAME:TE:UNET>), else NULL */
     int quiet;                 /* no progress lines */
 };
 
@@ -75,6 +77,24 @@ struct sde_result {
  * the message is about a flag: size not a multiple of the VAE factor, --lora unsupported).
  * r->tokenizer is "" when neither the folder nor the architecture has a tokenizer. */
 int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, size_t errcap);
+
+/* LoRA tags in the prompt, A1111's syntax (sd_lora_tags.c): every `<lora:NAME>`,
+ * `<lora:NAME:W>`, `<lora:NAME:TE:UNET>` (also te=W, unet=W) is removed from *prompt (which then
+ * points to a new string, owned by the process; unchanged when there is no tag) and NAME, found by
+ * sde_lora_find in lora_dir (NULL or "": $ONNX2CL_LORA_DIR), is appended to o->loras with its
+ * weights, after the --lora flags. Other `<TYPE:...>` tags are removed with a note on stderr; a
+ * `<lora:` tag in negative (may be NULL) stays text, with a note (A1111 parses the prompt only).
+ * Returns 0; -1 (exit 1: a name not found, ambiguous, a missing folder) or -2 (exit 2: a malformed
+ * tag, a name with '/' or "..", no folder given, tags without o->ckpt) with one message naming the
+ * tag and its character position. */
+int sde_lora_tags(struct sde_options *o, const char *lora_dir, const char **prompt, const char *negative,
+                  char *err, size_t errcap);
+
+/* The LoRA file of stem `name` under dir (recursively: dir/NAME.safetensors or dir/a/b/NAME.safetensors,
+ * as A1111 finds LoRAs by file stem) into path. Returns 0; -2 for a name that is not a plain file
+ * stem ('/', '\\', "." or ".."); -1 for no such file (naming name and dir; a pickle file of that stem
+ * is named as refused), two or more (naming two), or dir not a folder. */
+int sde_lora_find(const char *dir, const char *name, char *path, size_t cap, char *err, size_t errcap);
 
 /* The cache folder: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else $HOME/.cache/onnx2cl.
  * Returns 0, or -1 when none of these is set. */

@@ -12,17 +12,8 @@ tiny=$root/tests/pipeline/oneshot/tiny_sd15.safetensors
 rm -rf "$work"; mkdir -p "$work"
 export ONNX2CL_CACHE_DIR=$work/cache
 fails=0 n=0
-expect() { # expect NAME STATUS PATTERN -- ARGS...
-  local name=$1 want=$2 pat=$3; shift 4
-  n=$((n + 1))
-  "$sd" -p "a cat" -o "$work/$name.png" --width 32 --height 32 "$@" > "$work/$name.out" 2> "$work/$name.err"
-  local got=$?
-  if [ "$got" != "$want" ] || ! grep -q -- "$pat" "$work/$name.err"; then
-    echo "FAIL $name: exit $got (want $want), message: $(head -c 400 "$work/$name.err")"; fails=$((fails + 1)); return
-  fi
-  if [ -e "$work/$name.png" ]; then echo "FAIL $name: wrote a PNG"; fails=$((fails + 1)); return; fi
-  echo "ok $name: $(head -1 "$work/$name.err" | head -c 200)"
-}
+. "$(dirname "$0")/sd_expect.sh"
+expect() { sd_expect "$1" "$2" "$3" -- -p "a cat" "${@:5}"; } # expect NAME STATUS PATTERN -- ARGS...
 expect unknown_arch 1 "closest tiny_sd15 (7 keys equal" -- -m "$root/models/ckpt/sd1/sd1.safetensors"
 grep -q "conv_in.weight: dims \[8,4,3,3\], expected \[32,4,3,3\]" "$work/unknown_arch.err" ||
   { echo "FAIL unknown_arch: no key difference listed"; fails=$((fails + 1)); }
