@@ -23,6 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if O2S_THREADS
+#include <pthread.h>
+#include <unistd.h> /* sysconf */
+#endif
 
 #define MAX_UNKNOWN_LISTED 4
 
@@ -445,6 +449,65 @@ const struct o2s_lora_entry *o2s_lora_find(const struct o2s_lora *l, enum o2s_co
     return NULL;
 }
 
+/* The merge W[out, in] += f * up[out, r] @ down[r, in] as a blocked float32 product: for a block of
+ * JB columns, down's r x JB slice (<= 128 KB at r = 128) stays in cache while every output row
+ * accumulates sum_k up[o,k] * down[k, j] into a JB-float row (i-k-j order: the inner loop is a
+ * contiguous axpy the compiler vectorizes), then adds f times it to W. Float32 accumulation, as
+ * PyTorch's fuse_lora (a float32 matmul) does. Rows [o0, o1) only: threads split the rows. */
+#define MERGE_JB 256
+struct merge_job {
+    const float *up, *down;
+    float *w;
+    uint64_t in, r, o0, o1;
+    float f;
+};
+
+static void merge_rows(const struct merge_job *m)
+{
+    float acc[MERGE_JB];
+    for (uint64_t j0 = 0; j0 < m->in; j0 += MERGE_JB) {
+        uint64_t jn = m->in - j0 < MERGE_JB ? m->in - j0 : MERGE_JB;
+        for (uint64_t o = m->o0; o < m->o1; o++) {
+            for (uint64_t j = 0; j < jn; j++) acc[j] = 0;
+            const float *u = m->up + o * m->r;
+            uint64_t k = 0;
+            for (; k + 4 <= m->r; k += 4) { /* four rank terms per pass over acc */
+                const float u0 = u[k], u1 = u[k + 1], u2 = u[k + 2], u3 = u[k + 3];
+                const float *restrict d0 = m->down + k * m->in + j0, *restrict d1 = d0 + m->in;
+                const float *restrict d2 = d1 + m->in, *restrict d3 = d2 + m->in;
+                for (uint64_t j = 0; j < jn; j++) acc[j] += u0 * d0[j] + u1 * d1[j] + u2 * d2[j] + u3 * d3[j];
+            }
+            for (; k < m->r; k++) {
+                const float uk = u[k];
+                const float *restrict d = m->down + k * m->in + j0;
+                for (uint64_t j = 0; j < jn; j++) acc[j] += uk * d[j];
+            }
+            float *restrict wr = m->w + o * m->in + j0;
+            for (uint64_t j = 0; j < jn; j++) wr[j] += m->f * acc[j];
+        }
+    }
+}
+
+#if O2S_THREADS
+static void *merge_thread(void *arg)
+{
+    merge_rows(arg);
+    return NULL;
+}
+
+/* Threads for a merge of `macs` multiply-adds: 1 below 16 M (thread start-up would dominate),
+ * else the online processors, at most 16 ($O2S_THREADS overrides: 1 = serial). */
+static int merge_threads(uint64_t macs, uint64_t rows)
+{
+    const char *env = getenv("O2S_THREADS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (macs < (16u << 20) || n < 1) n = 1;
+    if (n > 16) n = 16;
+    if ((uint64_t)n > rows) n = (long)rows;
+    return (int)n;
+}
+#endif
+
 int o2s_lora_apply(const struct o2s_lora_entry *e, float scale, float *w)
 {
     uint64_t out = (uint64_t)e->up.dims[0], r = (uint64_t)e->rank;
@@ -457,13 +520,27 @@ int o2s_lora_apply(const struct o2s_lora_entry *e, float scale, float *w)
     }
     o2s_to_f32(&e->up, up);
     o2s_to_f32(&e->down, down);
-    const double f = (double)scale * (double)e->alpha / (double)r;
-    for (uint64_t o = 0; o < out; o++)
-        for (uint64_t j = 0; j < in; j++) {
-            double acc = 0;
-            for (uint64_t k = 0; k < r; k++) acc += (double)up[o * r + k] * down[k * in + j];
-            w[o * in + j] += (float)(f * acc);
-        }
+    struct merge_job all = {up, down, w, in, r, 0, out, (float)((double)scale * (double)e->alpha / (double)r)};
+    int nt = 1;
+#if O2S_THREADS
+    nt = merge_threads(out * r * in, out);
+    pthread_t tid[16];
+    struct merge_job jobs[16];
+    int started = 0;
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = all;
+        jobs[t].o0 = out * (uint64_t)t / (uint64_t)nt;
+        jobs[t].o1 = out * (uint64_t)(t + 1) / (uint64_t)nt;
+        if (t > 0 && pthread_create(&tid[t], NULL, merge_thread, &jobs[t]) == 0) started |= 1 << t;
+        else if (t > 0) merge_rows(&jobs[t]); /* no thread: this one does it */
+    }
+    if (nt > 1) {
+        merge_rows(&jobs[0]);
+        for (int t = 1; t < nt; t++)
+            if (started & (1 << t)) pthread_join(tid[t], NULL);
+    }
+#endif
+    if (nt == 1) merge_rows(&all);
     free(up);
     free(down);
     return 0;

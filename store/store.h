@@ -207,7 +207,10 @@ const struct o2s_lora_entry *o2s_lora_get(const struct o2s_lora *l, size_t i);
 const struct o2s_lora_entry *o2s_lora_find(const struct o2s_lora *l, enum o2s_component c,
                                            const char *key);
 /* w (the base weight as float32, o2s_elements of its view) += scale * alpha/rank * up @ down,
- * each element's sum over the rank accumulated in double. Returns 0, or -1 when out of memory. */
+ * a blocked float32 product (sums over the rank in float32, as PyTorch's fuse_lora), its rows split
+ * across threads when the product is large and the store was built with pthreads (O2S_THREADS=N in
+ * the environment overrides the count; 1: serial). The result does not depend on the thread
+ * count. Returns 0, or -1 when out of memory. */
 int o2s_lora_apply(const struct o2s_lora_entry *e, float scale, float *w);
 
 #ifdef __cplusplus
