@@ -49,7 +49,7 @@ static void usage(FILE *f)
         "  --lora-dir DIR          where <lora:NAME:W> / <lora:NAME:TE:UNET> prompt tags find\n"
         "                          NAME.safetensors (subfolders too; default $ONNX2CL_LORA_DIR)\n"
         "  --variant V             diffusers file variant to read (fp16)\n"
-        "  --weights-dtype f16|f32 storage of the converted weights (default f32)\n"
+        "  --weights-dtype f16|f32 storage of the converted weights (default f16: half the memory)\n"
         "  cache: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else ~/.cache/onnx2cl\n"
         "models (shared objects from onnx2cl's C output or descriptor files from onnx2cl -o F.o2d,\n"
         "each with NAME.weights beside it):\n"

@@ -447,7 +447,8 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     char pdir[PATH_MAX], shape[64];
     if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
     else fmt(shape, sizeof shape, "%dx%d-b%d", j->r->width, j->r->height, m == 1 ? j->o->batch : 1);
-    fmt(pdir, sizeof pdir, "%s/programs/%s/%s/%s-any-%s", j->cache, j->r->arch, name, shape, j->compiler_id);
+    fmt(pdir, sizeof pdir, "%s/programs/%s/%s/%s-any-%s-%s", j->cache, j->r->arch, name, shape,
+        sde_weights_dtype(j->o), j->compiler_id);
     fmt(j->r->program[m], PATH_MAX, "%s/model.o2d", pdir);
     fmt(j->r->weights[m], PATH_MAX, "%s/%s.weights", j->wdir, name);
     int have_p = is_file(j->r->program[m]), have_w = is_file(j->r->weights[m]);
@@ -467,10 +468,8 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     argv[argc++] = "--name-map";
     argv[argc++] = nmap;
     if (weights_source(j, m, argv, &argc, err, errcap)) return -1;
-    if (j->o->weights_dtype) {
-        argv[argc++] = "--weights-dtype";
-        argv[argc++] = (char *)j->o->weights_dtype;
-    }
+    argv[argc++] = "--weights-dtype";
+    argv[argc++] = (char *)sde_weights_dtype(j->o);
     shape_args(j, m, shapes, sizeof shapes, argv, &argc); /* symbolic dims: --weights-only needs them too */
     double t0 = now_s();
     if (!have_p) { /* program (and its weights file, kept when the cache has none) */
@@ -574,7 +573,7 @@ static void weights_key(struct job *j)
         hash_add(&h, &te, sizeof te);
         hash_add(&h, &unet, sizeof unet);
     }
-    hash_str(&h, j->o->weights_dtype ? j->o->weights_dtype : "default");
+    hash_str(&h, sde_weights_dtype(j->o));
     hash_str(&h, j->compiler_id);
     hash_hex(&h, j->wkey);
 }
@@ -692,7 +691,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         char p[PATH_MAX + 256], shape[64];
         if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
         else fmt(shape, sizeof shape, "%dx%d-b%d", r->width, r->height, m == 1 ? o->batch : 1);
-        fmt(p, sizeof p, "%s/programs/%s/%s/%s-any-%s/model.o2d", j.cache, r->arch, MODELS[m], shape, j.compiler_id);
+        fmt(p, sizeof p, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m], shape,
+            sde_weights_dtype(o), j.compiler_id);
         char w[PATH_MAX + 64];
         fmt(w, sizeof w, "%s/%s.weights", j.wdir, MODELS[m]);
         need |= !is_file(p) || !is_file(w);

@@ -47,7 +47,7 @@ struct sde_options {
     const char *cache_dir;     /* NULL: $ONNX2CL_CACHE_DIR, $XDG_CACHE_HOME/onnx2cl, ~/.cache/onnx2cl */
     const char *compiler;      /* onnx2cl executable (NULL: sde_find_compiler) */
     const char *variant;       /* diffusers file variant ("fp16") or NULL */
-    const char *weights_dtype; /* "f32", "f16" or NULL (onnx2cl's default: f32 for these graphs) */
+    const char *weights_dtype; /* "f32", "f16" or NULL (= "f16": sde_weights_dtype) */
     int width, height;         /* image size (0: arch.json default_size) */
     int batch;                 /* UNet batch: 2 (guidance in one run) or 1 */
     int n_loras;               /* LoRA files (need an onnx2cl with --lora) */
@@ -56,6 +56,15 @@ struct sde_options {
                                              text encoder's (<lora:NAME:TE:UNET>), else NULL */
     int quiet;                 /* no progress lines */
 };
+
+/* The storage of the converted weights for o: o->weights_dtype, else "f16" (IEEE half for the
+ * GEMM/conv/embedding weights, float32 arithmetic: half the memory of "f32"; onnx2cl
+ * --weights-dtype). Part of every program folder's name and of the weights cache key (a program
+ * reads one storage only). */
+static inline const char *sde_weights_dtype(const struct sde_options *o)
+{
+    return o->weights_dtype ? o->weights_dtype : "f16";
+}
 
 /* What it found or made. */
 struct sde_result {
