@@ -70,6 +70,22 @@ static bool fold_shape_op(struct ir_graph *g, uint32_t i)
     return true;
 }
 
+/* Evaluates node i on the host (ref_eval) and erases it, its outputs now constants with the
+ * provenance bits sdep / wdep (see the banner). False, changing nothing, when ref_eval declines. */
+static bool eval_erase(struct ir_graph *g, uint32_t i, bool sdep, bool wdep)
+{
+    if (!ref_eval(g, i)) return false;
+    const struct ir_node *n = &g->nodes[i];
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k] != IR_NONE) {
+            g->values[n->outputs[k]].producer = IR_NONE;
+            g->values[n->outputs[k]].shape_dep = sdep;
+            g->values[n->outputs[k]].weight_dep = wdep;
+        }
+    ir_node_erase(g, i);
+    return true;
+}
+
 bool infer_fold_node(struct ir_graph *g, uint32_t i)
 {
     struct ir_node *n;
@@ -111,16 +127,7 @@ bool infer_fold_node(struct ir_graph *g, uint32_t i)
         wdep = true;
     }
     if (sdep && wdep && !(ir_op_flags(n->op) & IR_F_SHAPEOP)) return false;
-    if (!ref_eval(g, i)) return false;
-    n = &g->nodes[i];
-    for (uint32_t k = 0; k < n->noutputs; k++)
-        if (n->outputs[k] != IR_NONE) {
-            g->values[n->outputs[k]].producer = IR_NONE;
-            g->values[n->outputs[k]].shape_dep = sdep;
-            g->values[n->outputs[k]].weight_dep = wdep;
-        }
-    ir_node_erase(g, i);
-    return true;
+    return eval_erase(g, i, sdep, wdep);
 }
 
 /* Evaluates the producers of value v (a parameter some node needs as a constant) on the host,
@@ -146,16 +153,7 @@ static bool fold_param(struct ir_graph *g, uint32_t v, int depth)
     }
     for (uint32_t k = 0; k < n->ninputs; k++)
         if (n->inputs[k] != IR_NONE) wdep |= ir_weight_dep(&g->values[n->inputs[k]]);
-    if (!ref_eval(g, p)) return false;
-    n = &g->nodes[p];
-    for (uint32_t k = 0; k < n->noutputs; k++)
-        if (n->outputs[k] != IR_NONE) {
-            g->values[n->outputs[k]].producer = IR_NONE;
-            g->values[n->outputs[k]].shape_dep = true;
-            g->values[n->outputs[k]].weight_dep = wdep;
-        }
-    ir_node_erase(g, p);
-    return true;
+    return eval_erase(g, p, true, wdep);
 }
 
 /* Makes the parameters of node i (ops.def IR_F_PARAMS) constants where their producers allow. */
