@@ -74,7 +74,13 @@ has folder_nocfg "compiling unet for 32x32-b1 (first use)"
 hasnt folder_nocfg "converting"
 run single_nocfg tiny_sd15.safetensors nocfg_4
 hasnt single_nocfg "compiling"
-# 5. the default storage, float16 weights (half the memory): its own programs and weights, the
+# 5. LoRA, both namings (tests/lora/tiny_peft = PEFT, tiny_kohya = the same factors in kohya
+#    naming): diffusers' image after load_lora_weights + fuse_lora(lora_scale=0.8)
+#    (oneshot/euler_4_lora-single.npy, models/make_oneshot_lora_refs.py; it differs from the
+#    image without the LoRA by 0.19, so the comparison cannot pass without the merge)
+run lora_peft tiny_sd15.safetensors euler_4_lora 1e-3 "--weights-dtype f32 --lora ../../lora/tiny_peft.safetensors:0.8"
+run lora_kohya tiny_sd15.safetensors euler_4_lora 1e-3 "--weights-dtype f32 --lora ../../lora/tiny_kohya.safetensors:0.8"
+# 6. the default storage, float16 weights (half the memory): its own programs and weights, the
 #    image within 5e-3 of diffusers' float32 one (measured 1.2e-3 on euler_4)
 run single_f16 tiny_sd15.safetensors euler_4 5e-3 ""
 has single_f16 "compiling unet for 32x32-b2 (first use)"
@@ -83,6 +89,6 @@ grep -q "3 compiled, 3 converted" "$work/single_f16.log" || bad "single_f16: not
 left=$(find "$ONNX2CL_CACHE_DIR" -name '.tmp*' | head -3)
 [ -z "$left" ] || bad "temporary files left in the cache: $left"
 n=$(find "$ONNX2CL_CACHE_DIR/weights" -name '*.weights' | wc -l)
-[ "$n" = 9 ] || bad "expected 9 weights files (2 checkpoints x 3 models in float32, 1 x 3 in float16), found $n"
+[ "$n" = 15 ] || bad "expected 15 weights files (3 models x (2 checkpoints + 2 LoRA sets) in float32, x 1 in float16), found $n"
 echo "oneshot: $fails failed"
 [ "$fails" = 0 ]
