@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 
-LAUNCH = re.compile(r'\{"(\w+)", \d, \{[\d, ]+\}, \{[\d, ]+\}, \d+, \d+,\s+"[^"]*",\s+"[^"]*", (\d)\}')
+LAUNCH = re.compile(r'\{"(\w+)", \d, \{[\d, ]+\}, \{[\d, ]+\}, \d+, \d+,\s+"[^"]*",\s+"[^"]*", (\d)(?:, [^{}]*)?\}')
 TILES = re.compile(r"_\d+x\d+x\d+_r\d+x\d+")
 
 
