@@ -2,10 +2,9 @@
  * weights (see sd_engine.h for the contract, docs/engine.md for the cache layout).
  *
  * Compiling is onnx2cl's job: this file only runs the onnx2cl executable (no C compiler, no
- * dlopen; the programs are .o2d descriptor files). Until onnx2cl reads store checkpoints itself
- * (`--weights-from CKPT --component C`, detected from its --help by "--lora"), the weights reach
- * it through a one-component safetensors file of canonical keys written from the store's views
- * (bytes as stored, no conversion) into the cache and removed after the compile.
+ * dlopen; the programs are .o2d descriptor files). onnx2cl reads the checkpoint itself, through
+ * the same store (`--weights-from CKPT --component C [--variant V] [--lora F:S]`): it ships from
+ * the same build as onnx2cl-sd.
  *
  * Platform seam: the POSIX calls (stat, mkdir, fork/exec/waitpid, getpid) are in the helpers
  * right below; the rest is ISO C.
@@ -97,16 +96,10 @@ static int writable_dir(const char *p)
     return access(p, W_OK | X_OK) == 0;
 }
 
-/* Runs argv (argv[0] a path); its stdout goes to our stderr, stdout_to (non-NULL): into that
- * buffer instead (cap bytes, NUL-terminated, rest dropped). Returns the exit status, or -1 when
- * it could not be started / was killed (message in err). */
-static int run_process(char *const argv[], char *stdout_to, size_t cap, char *err, size_t errcap)
+/* Runs argv (argv[0] a path) with its stdout sent to our stderr. Returns the exit status, or -1
+ * when it could not be started / was killed (message in err). */
+static int run_process(char *const argv[], char *err, size_t errcap)
 {
-    int fd[2] = {-1, -1};
-    if (stdout_to && pipe(fd) != 0) {
-        fmt(err, errcap, "pipe: %s", strerror(errno));
-        return -1;
-    }
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -115,33 +108,10 @@ static int run_process(char *const argv[], char *stdout_to, size_t cap, char *er
         return -1;
     }
     if (pid == 0) {
-        if (stdout_to) {
-            dup2(fd[1], 1);
-            dup2(fd[1], 2);
-            close(fd[0]);
-            close(fd[1]);
-        } else {
-            dup2(2, 1);
-        }
+        dup2(2, 1);
         execv(argv[0], argv);
         fprintf(stderr, "onnx2cl-sd: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
-    }
-    if (stdout_to) {
-        close(fd[1]);
-        size_t n = 0;
-        char tmp[4096];
-        for (ssize_t k; (k = read(fd[0], tmp, sizeof tmp)) != 0;) {
-            if (k < 0) {
-                if (errno == EINTR) continue;
-                break;
-            }
-            size_t c = (size_t)k < cap - 1 - n ? (size_t)k : cap - 1 - n;
-            memcpy(stdout_to + n, tmp, c);
-            n += c;
-        }
-        stdout_to[n] = 0;
-        close(fd[0]);
     }
     int st;
     while (waitpid(pid, &st, 0) < 0)
@@ -286,58 +256,6 @@ static void json_write(const struct sdp_json *v, char *b, size_t cap, size_t *o)
 #undef PUT
 }
 
-/* ---- weights source for onnx2cl ------------------------------------------------------------- */
-
-/* Writes component c of s as one safetensors file of canonical keys (bytes as stored). */
-static int write_component(const struct o2s_store *s, enum o2s_component c, const char *path, char *err,
-                           size_t errcap)
-{
-    size_t n = o2s_count(s, c);
-    size_t cap = 64 + n * 400, o = 0;
-    char *hdr = malloc(cap);
-    if (!hdr) return fail(err, errcap, "out of memory");
-    uint64_t off = 0;
-    o += (size_t)fmt(hdr + o, cap - o, "{");
-    for (size_t i = 0; i < n; i++) {
-        struct o2s_view v;
-        o2s_get(s, c, i, &v);
-        o += (size_t)fmt(hdr + o, cap - o, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", i ? "," : "", v.key,
-                              o2s_dtype_name(v.dtype));
-        for (int d = 0; d < v.rank; d++) o += (size_t)fmt(hdr + o, cap - o, "%s%lld", d ? "," : "", (long long)v.dims[d]);
-        o += (size_t)fmt(hdr + o, cap - o, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
-                              (unsigned long long)(off + v.bytes));
-        off += v.bytes;
-        if (o >= cap - 1) break;
-    }
-    if (o >= cap - 2) {
-        free(hdr);
-        return fail(err, errcap, "%s: header too long", path);
-    }
-    o += (size_t)fmt(hdr + o, cap - o, "}");
-    while (o % 8) hdr[o++] = ' ';
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        free(hdr);
-        return fail(err, errcap, "cannot write %s: %s", path, strerror(errno));
-    }
-    uint64_t len = o;
-    unsigned char le[8];
-    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(len >> (8 * i));
-    int bad = fwrite(le, 1, 8, f) != 8 || fwrite(hdr, 1, o, f) != o;
-    free(hdr);
-    for (size_t i = 0; i < n && !bad; i++) {
-        struct o2s_view v;
-        o2s_get(s, c, i, &v);
-        bad = fwrite(v.data, 1, v.bytes, f) != v.bytes;
-    }
-    bad |= fclose(f) != 0;
-    if (bad) {
-        remove(path);
-        return fail(err, errcap, "cannot write %s (disk full?)", path);
-    }
-    return 0;
-}
-
 /* ---- the engine ----------------------------------------------------------------------------- */
 
 struct job {
@@ -346,8 +264,6 @@ struct job {
     struct o2s_store *s;
     const struct sdp_json *arch;
     char compiler[PATH_MAX], cache[PATH_MAX], compiler_id[64], wkey[33], wdir[PATH_MAX];
-    int new_cli;                      /* onnx2cl reads store checkpoints itself (--component, --lora) */
-    char src[3][PATH_MAX];            /* per model: temporary component file given to onnx2cl, or "" */
 };
 
 /* LoRA i of o: its file and the text encoder's and UNet's scales ("FILE:S" as onnx2cl's --lora
@@ -367,50 +283,29 @@ static void lora_split(const struct sde_options *o, int i, char *file, size_t ca
 
 static const char *component_of_model(int m) { return m == 0 ? "text_encoder" : m == 1 ? "unet" : "vae"; }
 
-/* The --weights-from arguments for model m (writes the temporary component file when needed). */
-static int weights_source(struct job *j, int m, char **argv, int *argc, char *err, size_t errcap)
+/* The --weights-from arguments of onnx2cl for model m: the checkpoint, its component, the
+ * variant and the LoRAs (the UNet's scale for the UNet and the VAE, the text encoder's for it). */
+static void weights_source(struct job *j, int m, char **argv, int *argc)
 {
     const char *comp = component_of_model(m);
     static char lora_args[SDE_MAX_LORAS][PATH_MAX + 32];
-    if (j->new_cli) {
-        argv[(*argc)++] = "--weights-from";
-        argv[(*argc)++] = (char *)j->o->ckpt;
-        argv[(*argc)++] = "--component";
-        argv[(*argc)++] = (char *)comp;
-        if (j->o->variant) {
-            argv[(*argc)++] = "--variant";
-            argv[(*argc)++] = (char *)j->o->variant;
-        }
-        for (int i = 0; i < j->o->n_loras; i++) {
-            char file[PATH_MAX];
-            double te, unet;
-            lora_split(j->o, i, file, sizeof file, &te, &unet);
-            if (m == 0 || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
-            else fmt(lora_args[i], sizeof lora_args[i], "%s:%s", file, j->o->lora_unet[i]); /* UNet, VAE */
-            argv[(*argc)++] = "--lora";
-            argv[(*argc)++] = lora_args[i];
-        }
-        return 0;
-    }
-    if (!j->src[m][0]) {
-        fmt(j->src[m], sizeof j->src[m], "%s/.tmp-%ld-%s.safetensors", j->wdir, self_pid(), comp);
-        if (write_component(j->s, (enum o2s_component)o2s_component_from_name(comp), j->src[m], err, errcap)) {
-            j->src[m][0] = 0;
-            return -1;
-        }
-    }
     argv[(*argc)++] = "--weights-from";
-    argv[(*argc)++] = j->src[m];
-    return 0;
-}
-
-static void drop_sources(struct job *j)
-{
-    for (int m = 0; m < 3; m++)
-        if (j->src[m][0]) {
-            remove(j->src[m]);
-            j->src[m][0] = 0;
-        }
+    argv[(*argc)++] = (char *)j->o->ckpt;
+    argv[(*argc)++] = "--component";
+    argv[(*argc)++] = (char *)comp;
+    if (j->o->variant) {
+        argv[(*argc)++] = "--variant";
+        argv[(*argc)++] = (char *)j->o->variant;
+    }
+    for (int i = 0; i < j->o->n_loras; i++) {
+        char file[PATH_MAX];
+        double te, unet;
+        lora_split(j->o, i, file, sizeof file, &te, &unet);
+        if (m == 0 || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
+        else fmt(lora_args[i], sizeof lora_args[i], "%s:%s", file, j->o->lora_unet[i]); /* UNet, VAE */
+        argv[(*argc)++] = "--lora";
+        argv[(*argc)++] = lora_args[i];
+    }
 }
 
 /* The --shape arguments of model m. */
@@ -467,7 +362,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     argv[argc++] = graph;
     argv[argc++] = "--name-map";
     argv[argc++] = nmap;
-    if (weights_source(j, m, argv, &argc, err, errcap)) return -1;
+    weights_source(j, m, argv, &argc);
     argv[argc++] = "--weights-dtype";
     argv[argc++] = (char *)sde_weights_dtype(j->o);
     shape_args(j, m, shapes, sizeof shapes, argv, &argc); /* symbolic dims: --weights-only needs them too */
@@ -482,7 +377,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
         if (!j->o->quiet)
             fprintf(stderr, "onnx2cl-sd: compiling %s for %s (first use) ...\n", name,
                     m == 0 ? "any size" : shape);
-        int rc = run_process(argv, NULL, 0, err, errcap);
+        int rc = run_process(argv, err, errcap);
         char wtmp[PATH_MAX + 96];
         fmt(wtmp, sizeof wtmp, "%s/model.weights", tmpdir);
         if (rc == 0 && !have_w && o2r_rename_replace(wtmp, j->r->weights[m]) != 0) rc = -2;
@@ -511,7 +406,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     argv[argc++] = out;
     argv[argc] = NULL;
     if (!j->o->quiet) fprintf(stderr, "onnx2cl-sd: converting %s weights (first use of this checkpoint) ...\n", name);
-    int rc = run_process(argv, NULL, 0, err, errcap);
+    int rc = run_process(argv, err, errcap);
     if (rc == 0 && o2r_rename_replace(out, j->r->weights[m]) != 0) rc = -2;
     if (rc != 0) {
         remove(out);
@@ -681,7 +576,6 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     if (!o->quiet)
         fprintf(stderr, "onnx2cl-sd: %s: architecture %s (%s/arch.json: %zu keys and dims equal)\n", o->ckpt,
                 r->arch, am.dir, am.keys);
-    /* which onnx2cl interface: a store-reading one announces --lora */
     compiler_identity(&j);
     weights_key(&j);
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
@@ -698,14 +592,6 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         need |= !is_file(p) || !is_file(w);
     }
     if (need) {
-        char help[16384], e2[256];
-        char *hargv[] = {j.compiler, "--help", NULL};
-        if (run_process(hargv, help, sizeof help, e2, sizeof e2) == 0) j.new_cli = strstr(help, "--lora") != NULL;
-        if (o->n_loras && !j.new_cli) {
-            fail(err, errcap, "--lora: %s cannot merge LoRAs (no --lora in its --help)", j.compiler);
-            rc = -2;
-            goto out;
-        }
         if (mkdir_p(j.wdir) != 0 || !writable_dir(j.wdir)) {
             fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable folder",
                  j.wdir, strerror(errno ? errno : EACCES));
@@ -739,7 +625,6 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     if (!is_dir(o->ckpt) || !is_file(r->vae_cfg)) r->vae_cfg[0] = 0;
     rc = 0;
 out:
-    drop_sources(&j);
     sdp_json_free(arch);
     o2s_close(j.s);
     r->seconds = now_s() - t0;

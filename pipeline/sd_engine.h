@@ -83,7 +83,7 @@ struct sde_result {
 };
 
 /* Prepares the models of o->ckpt (see the header comment). Returns 0, or -1 with a message (-2:
- * the message is about a flag: size not a multiple of the VAE factor, --lora unsupported).
+ * the message is about a flag: size not a multiple of the VAE factor).
  * r->tokenizer is "" when neither the folder nor the architecture has a tokenizer. */
 int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, size_t errcap);
 
