@@ -150,6 +150,46 @@ static void check_outputs_vs_inputs(const char *const *oflag, const char *const 
     }
 }
 
+/* Whether output path out lies inside folder dir (after resolving links; the output's folder
+ * must exist, as check_output has made sure). */
+static int output_inside(const char *out, const char *dir)
+{
+    char od[PATH_MAX], ro[PATH_MAX], rd[PATH_MAX];
+    const char *slash = strrchr(out, '/');
+    snprintf(od, sizeof od, "%.*s", slash ? (int)(slash - out) + (slash == out) : 1, slash ? out : ".");
+    if (!realpath(od, ro) || !realpath(dir, rd)) return 0;
+    size_t n = strlen(rd);
+    return !strncmp(ro, rd, n) && (ro[n] == 0 || ro[n] == '/' || (n == 1 && rd[0] == '/'));
+}
+
+/* -m: refuses, before any work, an output that is the checkpoint, lies inside a checkpoint folder
+ * or the cache, or is one of the LoRA files (FILE of "FILE[:SCALE]"): exit 2 naming both. */
+static void check_outputs_vs_engine(const char *const *oflag, const char *const *opath, int no,
+                                    const struct sde_options *eo)
+{
+    char cache[PATH_MAX];
+    const int have_cache = eo->cache_dir ? (snprintf(cache, sizeof cache, "%s", eo->cache_dir), 1)
+                                         : sde_cache_dir(cache, sizeof cache) == 0;
+    for (int o = 0; o < no; o++) {
+        if (!opath[o]) continue;
+        if (o2r_path_same_file(opath[o], eo->ckpt))
+            die(2, "%s %s: is the checkpoint %s, which this run reads", oflag[o], opath[o], eo->ckpt);
+        if (output_inside(opath[o], eo->ckpt))
+            die(2, "%s %s: lies inside the checkpoint folder %s; write it elsewhere", oflag[o], opath[o], eo->ckpt);
+        if (have_cache && output_inside(opath[o], cache))
+            die(2, "%s %s: lies in the cache folder %s (the engine's own files); write it elsewhere", oflag[o],
+                opath[o], cache);
+        for (int i = 0; i < eo->n_loras; i++) {
+            char f[PATH_MAX];
+            snprintf(f, sizeof f, "%s", eo->loras[i]);
+            char *c = strrchr(f, ':');
+            if (c && c != f && !strchr(c, '/')) *c = 0; /* FILE:SCALE -> FILE */
+            if (o2r_path_same_file(opath[o], f) || o2r_path_same_file(opath[o], eo->loras[i]))
+                die(2, "%s %s: is the LoRA %s, which this run reads", oflag[o], opath[o], f);
+        }
+    }
+}
+
 /* Refuses an output path that cannot be written, before any work. */
 static void check_output(const char *flag, const char *path)
 {
@@ -256,6 +296,10 @@ int main(int argc, char **argv)
         if (save_image) check_output("--save-image", save_image);
         for (char *e = argv[0] ? (char *)eo.ckpt + strlen(eo.ckpt) : NULL; e && e > eo.ckpt + 1 && e[-1] == '/';)
             *--e = 0; /* "folder/" -> "folder" (messages, paths) */
+        {
+            const char *oflag[] = {"--output", "--save-image"}, *opath[] = {out, save_image};
+            check_outputs_vs_engine(oflag, opath, 2, &eo);
+        }
         eo.width = width;
         eo.height = height;
         eo.batch = cfg > 1 ? 2 : 1;

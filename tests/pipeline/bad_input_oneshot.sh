@@ -3,7 +3,8 @@
 # file or folder, and nothing written (no PNG, no cache entry): a checkpoint of no installed
 # architecture (the message names the closest and its first differences), a pickle .ckpt, a
 # missing file, a cache folder that cannot be written (under a regular file; also chmod 555 when
-# not root), -m together with --models, a size that is not a multiple of the VAE factor.
+# not root), -m together with --models, a size that is not a multiple of the VAE factor, an
+# output that would overwrite the checkpoint, a LoRA or a cache file.
 # Usage: bad_input_oneshot.sh ONNX2CL_SD WORK_DIR
 set -uo pipefail
 sd=$1 work=$2
@@ -31,6 +32,18 @@ fi
 expect with_models 2 "drop --models" -- -m "$tiny" --models "$work"
 expect odd_size 2 "multiples of 2" -- -m "$tiny" --width 33
 expect no_arch_dir 1 "no architecture installed" -- -m "$tiny" --arch-dir "$work"
+# an output that is an input of the engine (the checkpoint, a file of a checkpoint folder, a LoRA)
+# or lies in the cache: refused before any work, the input intact
+cp "$tiny" "$work/ck.safetensors"; cp "$root/tests/lora/tiny_peft.safetensors" "$work/l.safetensors"
+expect out_is_ckpt 2 "is the checkpoint $work/ck.safetensors" -- -m "$work/ck.safetensors" --save-image "$work/ck.safetensors"
+expect out_in_folder 2 "lies inside the checkpoint folder" -- -m "$root/tests/pipeline/oneshot/tiny_sd15" \
+  --save-image "$root/tests/pipeline/oneshot/tiny_sd15/unet/diffusion_pytorch_model.safetensors"
+expect out_is_lora 2 "is the LoRA $work/l.safetensors" -- -m "$tiny" --lora "$work/l.safetensors:0.8" \
+  --save-image "$work/l.safetensors"
+mkdir -p "$work/cache"
+expect out_in_cache 2 "lies in the cache folder" -- -m "$tiny" --save-image "$work/cache/x.npy"
+cmp -s "$tiny" "$work/ck.safetensors" && cmp -s "$root/tests/lora/tiny_peft.safetensors" "$work/l.safetensors" ||
+  { echo "FAIL: an input was changed"; fails=$((fails + 1)); }
 [ ! -e "$work/cache" ] || [ -z "$(find "$work/cache" -name '*.o2d' -o -name '*.weights')" ] ||
   { echo "FAIL: a refused run left cache entries"; fails=$((fails + 1)); }
 echo "$n cases, $fails failed"
