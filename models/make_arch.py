@@ -98,7 +98,11 @@ SD15_DEFAULTS = {"family": "sd1", "prediction_type": "epsilon", "default_size": 
                  "tokenizer": {"kind": "clip_bpe", "max_length": 77, "pad": "eos"},
                  "scheduler": {"kind": "pndm", "num_train_timesteps": 1000,
                                "beta_start": 0.00085, "beta_end": 0.012,
-                               "beta_schedule": "scaled_linear", "steps_offset": 1}}
+                               "beta_schedule": "scaled_linear", "steps_offset": 1,
+                               # runwayml/stable-diffusion-v1-5's scheduler_config.json: without
+                               # them diffusers' DDIM defaults (true) clip x0 and use alpha 1
+                               "clip_sample": False, "set_alpha_to_one": False,
+                               "skip_prk_steps": True}}
 # SD 2.x: what diffusers' from_single_file assumes for a "v2" file without a config (0.42
 # single_file_utils: v_prediction unless global_step == 875000, 768 px; the scheduler of
 # stabilityai/stable-diffusion-2-1: DDIM, clip_sample and set_alpha_to_one false). The 512 base
