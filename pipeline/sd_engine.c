@@ -16,7 +16,9 @@
 #include "platform.h" /* o2r_exe_path, o2r_rename_replace */
 #include "store.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +127,30 @@ static int run_process(char *const argv[], char *err, size_t errcap)
 }
 
 static long self_pid(void) { return (long)getpid(); }
+
+/* Removes the .tmp-<pid>-* folders of dir (a compile's model.o2d / model.weights) whose process
+ * no longer runs (killed mid-compile). */
+static void sweep_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, ".tmp-", 5)) continue;
+        long pid = strtol(e->d_name + 5, &end, 10);
+        if (end == e->d_name + 5 || *end != '-' || pid <= 0 || pid == self_pid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char p[PATH_MAX + 300];
+        static const char *const files[] = {"model.o2d", "model.weights"};
+        for (int i = 0; i < 2; i++) {
+            fmt(p, sizeof p, "%s/%s/%s", dir, e->d_name, files[i]);
+            remove(p);
+        }
+        fmt(p, sizeof p, "%s/%s", dir, e->d_name);
+        rmdir(p);
+    }
+    closedir(d);
+}
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -368,6 +394,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     shape_args(j, m, shapes, sizeof shapes, argv, &argc); /* symbolic dims: --weights-only needs them too */
     double t0 = now_s();
     if (!have_p) { /* program (and its weights file, kept when the cache has none) */
+        sweep_stale(parent);
         fmt(tmpdir, sizeof tmpdir, "%s/.tmp-%ld-%s", parent, self_pid(), strrchr(pdir, '/') + 1);
         if (mkdir_p(tmpdir) != 0) return fail(err, errcap, "cache folder %s: cannot be written (%s)", parent, strerror(errno));
         fmt(out, sizeof out, "%s/model.o2d", tmpdir);
@@ -392,7 +419,8 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
                             graph, j->o->ckpt, rc);
             return -1;
         }
-        rmdir(tmpdir); /* lost a race: another process renamed its copy first */
+        remove(out); /* lost a race: another process renamed its copy first */
+        rmdir(tmpdir);
         j->r->compiled++;
         if (!have_w) j->r->converted++;
         if (!j->o->quiet)
