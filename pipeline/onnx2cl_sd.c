@@ -68,8 +68,8 @@ static void usage(FILE *f)
         "  --steps N               inference steps (default 20)\n"
         "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
         "  --seed N                torch.Generator().manual_seed(N) noise (default 0)\n"
-        "  --scheduler NAME        euler, euler_a, dpmpp_2m, ddim, lcm (default: the config's _class_name\n"
-        "                          when it is one of these, else euler)\n"
+        "  --scheduler NAME        %s\n"
+        "                          (default: the config's _class_name when one of these ports it, else euler)\n"
         "  --karras | --no-karras  Karras sigmas (euler, dpmpp_2m; default: scheduler_config.json)\n"
         "  --timestep-spacing S    linspace, leading, trailing (default: scheduler_config.json)\n"
         "  --prediction-type P     epsilon or v_prediction: what the UNet predicts (SD 2.x 512-base: epsilon,\n"
@@ -83,7 +83,8 @@ static void usage(FILE *f)
         "  --save-image F.npy      also the float image [1,3,H,W] in [0,1] before 8-bit rounding\n"
         "  --device SPEC           OpenCL device (index or name part; default $ONNX2CL_DEVICE, a GPU, else first)\n"
         "  --quiet                 no per-step progress lines\n"
-        "SD-Turbo: --steps 1 --cfg 0 (its config: EulerDiscreteScheduler, trailing spacing)\n");
+        "SD-Turbo: --steps 1 --cfg 0 (its config: EulerDiscreteScheduler, trailing spacing)\n",
+        sdp_sched_names());
 }
 
 static void die(int code, const char *fmt, ...)
@@ -278,7 +279,7 @@ int main(int argc, char **argv)
     }
     enum sdp_sched_kind kind = SDP_SCHED_EULER;
     if (sched_name && sdp_sched_kind_from_name(sched_name, &kind))
-        die(2, "--scheduler %s: not one of euler, euler_a, dpmpp_2m, ddim, lcm", sched_name);
+        die(2, "--scheduler %s: not one of %s", sched_name, sdp_sched_names());
     if (ov.spacing && strcmp(ov.spacing, "linspace") && strcmp(ov.spacing, "leading") && strcmp(ov.spacing, "trailing"))
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
     if (ov.prediction_type && strcmp(ov.prediction_type, "epsilon") && strcmp(ov.prediction_type, "v_prediction"))
@@ -384,25 +385,20 @@ int main(int argc, char **argv)
         }
     }
     if (!sched_name) { /* the checkpoint's own class when it is one of ours */
-        static const char *const classes[][2] = {
-            {"EulerDiscreteScheduler", "euler"}, {"EulerAncestralDiscreteScheduler", "euler_a"},
-            {"DPMSolverMultistepScheduler", "dpmpp_2m"}, {"DDIMScheduler", "ddim"}, {"LCMScheduler", "lcm"}};
         struct sdp_json *j = sdp_json_parse_file(sched_cfg, err, sizeof err);
         if (!j) die(1, "%s", err);
         const struct sdp_json *cn = sdp_json_get(j, "_class_name");
         const char *cls = cn && cn->type == SDP_JSON_STRING ? cn->str : NULL;
-        sched_name = "euler";
-        for (int i = 0; i < 5 && cls; i++)
-            if (strcmp(cls, classes[i][0]) == 0) sched_name = classes[i][1];
+        kind = SDP_SCHED_EULER;
         if (!cls)
             fprintf(stderr, "%s: scheduler euler (%s names no _class_name)\n", prog, sched_cfg);
-        else if (strcmp(sched_name, "euler") == 0 && strcmp(cls, classes[0][0]))
+        else if (sdp_sched_kind_from_class(cls, &kind))
             fprintf(stderr, "%s: scheduler euler (%s: _class_name %s is not ported; --scheduler picks "
                     "another)\n", prog, sched_cfg, cls);
         else
-            fprintf(stderr, "%s: scheduler %s (%s: _class_name %s)\n", prog, sched_name, sched_cfg, cls);
+            fprintf(stderr, "%s: scheduler %s (%s: _class_name %s)\n", prog, sdp_sched_kind_name(kind), sched_cfg, cls);
+        sched_name = sdp_sched_kind_name(kind);
         sdp_json_free(j);
-        sdp_sched_kind_from_name(sched_name, &kind);
     }
     if (ov.karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M)
         die(2, "--karras: only euler and dpmpp_2m use Karras sigmas");

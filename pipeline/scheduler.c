@@ -15,10 +15,14 @@
 #include <string.h>
 
 static const char *const kind_names[] = {"euler", "euler_a", "dpmpp_2m", "ddim", "lcm"};
+/* The diffusers class each kind ports (same order as kind_names). */
+static const char *const kind_classes[] = {"EulerDiscreteScheduler", "EulerAncestralDiscreteScheduler",
+                                           "DPMSolverMultistepScheduler", "DDIMScheduler", "LCMScheduler"};
+#define N_KINDS ((int)(sizeof kind_names / sizeof *kind_names))
 
 int sdp_sched_kind_from_name(const char *name, enum sdp_sched_kind *out)
 {
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < N_KINDS; k++)
         if (strcmp(name, kind_names[k]) == 0) {
             *out = (enum sdp_sched_kind)k;
             return 0;
@@ -26,7 +30,29 @@ int sdp_sched_kind_from_name(const char *name, enum sdp_sched_kind *out)
     return -1;
 }
 
+int sdp_sched_kind_from_class(const char *cls, enum sdp_sched_kind *out)
+{
+    for (int k = 0; k < N_KINDS; k++)
+        if (strcmp(cls, kind_classes[k]) == 0) {
+            *out = (enum sdp_sched_kind)k;
+            return 0;
+        }
+    return -1;
+}
+
 const char *sdp_sched_kind_name(enum sdp_sched_kind k) { return kind_names[k]; }
+const char *sdp_sched_kind_class(enum sdp_sched_kind k) { return kind_classes[k]; }
+
+const char *sdp_sched_names(void)
+{
+    static char buf[1024];
+    if (!buf[0]) {
+        size_t o = 0;
+        for (int k = 0; k < N_KINDS && o < sizeof buf; k++)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", k ? ", " : "", kind_names[k]);
+    }
+    return buf;
+}
 
 /* torch.linspace(start, end, n, dtype=float32) on the CPU. */
 static void linspace_f32(float start, float end, int n, float *out)

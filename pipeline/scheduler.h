@@ -71,9 +71,16 @@ struct sdp_scheduler {
     int lower_order_nums;          /* updates done so far (capped at 2) */
 };
 
-/* Names accepted by sdp_sched_kind_from_name: "euler", "euler_a", "dpmpp_2m", "ddim", "lcm". */
+/* The kind of a scheduler name (sdp_sched_names lists them). Returns 0, or -1 for no such name. */
 int sdp_sched_kind_from_name(const char *name, enum sdp_sched_kind *out);
+/* The kind that ports diffusers class cls (a scheduler_config.json's _class_name, e.g.
+ * "EulerDiscreteScheduler"). Returns 0, or -1 when no kind ports it. */
+int sdp_sched_kind_from_class(const char *cls, enum sdp_sched_kind *out);
+/* The name of kind k (what sdp_sched_kind_from_name reads) and the diffusers class it ports. */
 const char *sdp_sched_kind_name(enum sdp_sched_kind k);
+const char *sdp_sched_kind_class(enum sdp_sched_kind k);
+/* Every accepted name, comma-separated ("euler, euler_a, ..."), for usage and error messages. */
+const char *sdp_sched_names(void);
 
 /* Reads scheduler_config.json at `path` and sets up the training schedule for `kind`. Returns 0,
  * or -1 with a message naming the file and key (missing file, malformed JSON, unknown

@@ -410,6 +410,14 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     float *emb = malloc(2 * per * sizeof *emb), *lat = malloc(nl * sizeof *lat);
     float *xin = malloc(nl * sizeof *xin), *eps = malloc(2 * nl * sizeof *eps);
     int rc = -1;
+#define CANCEL_POINT(where)                                                                                  \
+    do {                                                                                                     \
+        if (prm->cancel && *prm->cancel) {                                                                   \
+            snprintf(err, errcap, "cancelled %s", where);                                                    \
+            rc = SDP_CANCELLED;                                                                              \
+            goto done;                                                                                       \
+        }                                                                                                    \
+    } while (0)
     if (!emb || !lat || !xin || !eps || alloc_io(ud, uin, uout) || alloc_io(vd, vin, vout)) {
         snprintf(err, errcap, "out of memory");
         goto done;
@@ -417,6 +425,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     /* 1. text: [uncond, cond] with guidance, else [cond] */
     const char *prompts[2] = {prm->negative ? prm->negative : "", prm->prompt};
     int n_tokens_unused;
+    CANCEL_POINT("before the text encoder");
     if (cfg_on) {
         if (encode(p, prompts, 2, emb, &n_tokens_unused, tm, err, errcap)) goto done;
         /* the count reported is the prompt's: re-tokenize cheaply */
@@ -456,6 +465,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                 else if (ut->dtype == O2R_I64) ((int64_t *)uin[p->u_t])[k] = (int64_t)t;
                 else ((int32_t *)uin[p->u_t])[k] = (int32_t)t;
             }
+            CANCEL_POINT("before a UNet run");
             double t0 = now_s();
             if (run_model(&p->unet, (const void *const *)uin, uout, err, errcap)) goto done;
             tm->unet_total += now_s() - t0;
@@ -473,12 +483,21 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             goto done;
         }
         tm->scheduler += now_s() - ts0;
-        if (!prm->quiet) {
-            double el = now_s() - t_loop, per_step = el / (i + 1);
+        double el = now_s() - t_loop, per_step = el / (i + 1);
+        if (!prm->quiet)
             fprintf(stderr, "step %d/%d  t=%g  %.3f s/step  ETA %.1f s\n", i + 1, n, (double)t, per_step,
                     per_step * (n - i - 1));
+        if (prm->progress) {
+            struct sdp_progress pr = {.step = i + 1, .total = n, .elapsed = el, .eta = per_step * (n - i - 1),
+                                      .latents = lat, .lat_c = p->lat_c, .lat_h = p->lat_h, .lat_w = p->lat_w};
+            if (prm->progress(&pr, prm->progress_user)) {
+                snprintf(err, errcap, "cancelled by the progress callback after step %d of %d", i + 1, n);
+                rc = SDP_CANCELLED;
+                goto done;
+            }
         }
     }
+    CANCEL_POINT("before the VAE decoder");
     /* 4. decode */
     const struct o2r_io *vi = &vd->inputs[p->v_in], *vo = &vd->outputs[p->v_out];
     for (size_t k = 0; k < nl; k++) xin[k] = lat[k] / prm->scaling_factor;
@@ -496,6 +515,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     tm->total = now_s() - t_start;
     rc = 0;
 done:
+#undef CANCEL_POINT
     free_io(ud, uin, uout);
     free_io(vd, vin, vout);
     free(emb);

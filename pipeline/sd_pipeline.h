@@ -44,6 +44,23 @@ void sdp_model_close(struct sdp_model *m);
  * ".weights" (appended when the base name has none), into buf (cap bytes, truncated). */
 void sdp_model_weights_path(const char *so_path, char *buf, size_t cap);
 
+/* Progress of a generation, passed to sdp_params.progress after every denoising step. */
+struct sdp_progress {
+    int step;               /* steps done, 1..total */
+    int total;              /* steps of this generation (the scheduler's timesteps) */
+    double elapsed;         /* seconds since the denoising loop started (host wall clock) */
+    double eta;             /* estimated seconds left in the loop (elapsed / step * (total - step)) */
+    const float *latents;   /* the current latents [lat_c, lat_h, lat_w] float32: the scheduler's sample
+                               after this step (VAE input = latents / scaling_factor); valid during
+                               the call only */
+    int lat_c, lat_h, lat_w;
+};
+/* Returns 0 to go on, non-zero to cancel the generation (sdp_generate then returns SDP_CANCELLED). */
+typedef int (*sdp_progress_fn)(const struct sdp_progress *pr, void *user);
+
+/* sdp_generate's return value when the run was cancelled (progress callback or cancel flag). */
+#define SDP_CANCELLED (-2)
+
 /* Generation parameters. */
 struct sdp_params {
     const char *prompt;           /* UTF-8 */
@@ -54,6 +71,10 @@ struct sdp_params {
     const float *latents;         /* NULL, or initial noise [1,4,h,w] (before init_noise_sigma) */
     float scaling_factor;         /* VAE latent scaling factor (0.18215 for SD 1.x/2.x) */
     int quiet;                    /* no per-step progress lines */
+    sdp_progress_fn progress;     /* NULL, or called after every step (from the calling thread) */
+    void *progress_user;          /* passed to progress */
+    const volatile int *cancel;   /* NULL, or a flag another thread may set non-zero: checked before
+                                     every text encoder, UNet and VAE run */
 };
 
 /* Stage timings of the last run (seconds, host wall clock, every run synchronous). */
@@ -91,7 +112,8 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap);
 
 /* Runs txt2img. image receives img_c*img_h*img_w floats in [0, 1] (NCHW, batch 1). n_tokens
  * receives the untruncated token count of the prompt (> seq means it was truncated). Returns 0,
- * or -1 with a message. */
+ * SDP_CANCELLED (message "cancelled ...": prm->cancel set or the progress callback asked; image
+ * unset), or -1 with a message. The pipeline stays usable after either. */
 int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *image, int *n_tokens,
                  struct sdp_timings *tm, char *err, size_t errcap);
 
