@@ -20,6 +20,7 @@
 #include "platform.h" /* o2r_path_same_file, o2r_exe_path */
 #include "sd_engine.h"
 #include "sd_pipeline.h"
+#include "sd_serve.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -205,7 +206,8 @@ static void check_output(const char *flag, const char *path)
     if (access(dir, W_OK | X_OK) != 0) die(2, "%s %s: folder '%s' is not writable", flag, path, dir);
 }
 
-int main(int argc, char **argv)
+/* The one-shot CLI (everything but `serve`). */
+static int cli_main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
@@ -499,4 +501,10 @@ int main(int argc, char **argv)
     sdp_sched_free(p.sched);
     o2r_ctx_free(ctx);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "serve") == 0) return sd_serve_main(argc - 1, argv + 1);
+    return cli_main(argc, argv);
 }
