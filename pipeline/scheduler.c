@@ -633,3 +633,33 @@ int sdp_sched_step(struct sdp_scheduler *s, int i, const float *m, float *x, siz
     free(tmp);
     return 0;
 }
+
+int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0, const float *noise, float *out,
+                        size_t n)
+{
+    if (idx < 0 || idx >= s->n_steps) return -1;
+    switch (s->kind) {
+    case SDP_SCHED_EULER:
+    case SDP_SCHED_EULER_A: {
+        float sigma = s->sigmas[idx];
+        for (size_t k = 0; k < n; k++) out[k] = x0[k] + noise[k] * sigma;
+        return 0;
+    }
+    case SDP_SCHED_DPMPP_2M: {
+        float sigma = s->sigmas[idx], a_t, s_t;
+        dpm_alpha_sigma(sigma, &a_t, &s_t);
+        for (size_t k = 0; k < n; k++) out[k] = a_t * x0[k] + s_t * noise[k];
+        return 0;
+    }
+    case SDP_SCHED_DDIM:
+    case SDP_SCHED_LCM: {
+        int t = (int)s->timesteps[idx];
+        if (t < 0 || t >= s->n_train) return -1;
+        float a = s->alphas_cumprod[t], sa = sqrtf(a), sb = sqrtf(1.0f - a);
+        for (size_t k = 0; k < n; k++) out[k] = sa * x0[k] + sb * noise[k];
+        return 0;
+    }
+    default: /* kinds without a port of add_noise */
+        return -1;
+    }
+}
