@@ -12,6 +12,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$b/ci"
 extra=(); [ -n "$wheel" ] && extra+=(-DONNX_WHEEL_TESTDATA_DIR="$wheel")
 ci_step clang "$b/ci" configure cmake -S "$src" -B "$b" -DCMAKE_C_COMPILER="${CLANG:-clang}" \
+        -DCMAKE_CXX_COMPILER="${CLANGXX:-clang++}" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}"
 ci_step clang "$b/ci" build cmake --build "$b" -j"$(nproc)"
 ci_step clang "$b/ci" no-warnings bash -c "! grep -E 'warning:|error:' '$b/ci/build.log'"
