@@ -1,0 +1,686 @@
+/* sd_session.c — the session layer of libonnx2cl-sd (sd_session.h): one opened model set, many
+ * generations, one at a time (a mutex per session).
+ *
+ * Built on the pipeline (sd_pipeline.h: sdp_model_load, sdp_pipeline_check, sdp_generate) and the
+ * engine front (sd_engine.h: sde_prepare, sde_lora_tags) without changing either: the session owns
+ * the OpenCL context, the tokenizer and the three loaded models; a scheduler is made per request
+ * (the sampler is a request field). With a checkpoint, the loaded models are keyed by (size, UNet
+ * batch, LoRA set); a request with another key re-runs sde_prepare (a cache hit after the first
+ * time) and reloads the three models.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sd_session.h"
+
+#include "sd_engine.h"
+#include "sd_pipeline.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#ifndef ONNX2CL_VERSION
+#define ONNX2CL_VERSION "dev"
+#endif
+
+#define LORA_KEY_CAP (SDE_MAX_LORAS * (PATH_MAX + 80))
+
+struct sds_session {
+    pthread_mutex_t mu;
+    int engine;                     /* opened from a checkpoint */
+    /* owned copies of the options */
+    char *ckpt, *models_dir, *hf_dir, *arch_dir, *cache_dir, *compiler, *variant, *wdtype, *lora_dir, *device;
+    int quiet;
+    struct o2r_ctx *ctx;
+    struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
+    int loaded;                     /* p.te/unet/vae loaded */
+    int cur_w, cur_h, cur_batch;    /* the loaded set's key (engine) */
+    char *cur_loras;                /* its LoRA list ("FILE:TE|UNET;...") */
+    char tok_dir[PATH_MAX], sched_cfg[PATH_MAX], vae_cfg[PATH_MAX];
+    float scaling;
+    enum sdp_sched_kind default_kind;
+    char arch[256];
+    int def_w, def_h;
+};
+
+static int fail(char *err, size_t cap, int rc, const char *f, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t cap, int rc, const char *f, ...)
+{
+    if (err && cap) {
+        va_list ap;
+        va_start(ap, f);
+        vsnprintf(err, cap, f, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Reads a JSON file with cJSON. Returns the root or NULL with a message naming the file. */
+static cJSON *read_json(const char *path, char *err, size_t errcap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, errcap, 0, "%s: cannot read: %s", path, strerror(errno)), NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return fail(err, errcap, 0, "%s: out of memory", path), NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    buf[n] = 0;
+    cJSON *j = cJSON_ParseWithLength(buf, n);
+    if (!j) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = at && at >= buf && at <= buf + n ? (size_t)(at - buf) : 0;
+        fail(err, errcap, 0, "%s: malformed JSON near byte %zu", path, off);
+    }
+    free(buf);
+    return j;
+}
+
+/* The VAE scaling factor of a vae/config.json (absent file: dflt). */
+static int read_scaling(const char *path, float dflt, float *out, char *err, size_t errcap)
+{
+    *out = dflt;
+    if (!path || !path[0] || !is_file(path)) return 0;
+    cJSON *j = read_json(path, err, errcap);
+    if (!j) return SDS_ERROR;
+    const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor");
+    int rc = 0;
+    if (sf && !cJSON_IsNumber(sf)) rc = fail(err, errcap, SDS_ERROR, "%s: scaling_factor is not a number", path);
+    else if (sf) *out = (float)sf->valuedouble;
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* The scheduler kind of the config's _class_name (euler when it names none or one not ported). */
+static int read_default_kind(const char *path, enum sdp_sched_kind *kind, char *err, size_t errcap)
+{
+    *kind = SDP_SCHED_EULER;
+    cJSON *j = read_json(path, err, errcap);
+    if (!j) return SDS_ERROR;
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(j, "_class_name");
+    if (cJSON_IsString(cn) && sdp_sched_kind_from_class(cn->valuestring, kind)) *kind = SDP_SCHED_EULER;
+    cJSON_Delete(j);
+    return 0;
+}
+
+static void unload(struct sds_session *s)
+{
+    if (!s->loaded) return;
+    sdp_model_close(&s->p.te);
+    sdp_model_close(&s->p.unet);
+    sdp_model_close(&s->p.vae);
+    memset(&s->p.te, 0, sizeof s->p.te);
+    memset(&s->p.unet, 0, sizeof s->p.unet);
+    memset(&s->p.vae, 0, sizeof s->p.vae);
+    s->loaded = 0;
+    free(s->cur_loras);
+    s->cur_loras = NULL;
+}
+
+/* Loads the three models from their files and checks the set. */
+static int load_models(struct sds_session *s, const char *const so[3], const char *const w[3], char *err,
+                       size_t errcap)
+{
+    struct sdp_model *m[3] = {&s->p.te, &s->p.unet, &s->p.vae};
+    for (int i = 0; i < 3; i++)
+        if (sdp_model_load(s->ctx, so[i], w[i], m[i], err, errcap)) {
+            for (int k = 0; k < i; k++) sdp_model_close(m[k]);
+            for (int k = 0; k < 3; k++) memset(m[k], 0, sizeof *m[k]);
+            return SDS_ERROR;
+        }
+    s->loaded = 1;
+    if (sdp_pipeline_check(&s->p, err, errcap)) {
+        unload(s);
+        return SDS_ERROR;
+    }
+    return 0;
+}
+
+/* Engine: prepares and loads the set (w, h, batch, loras). A failed preparation keeps the loaded set;
+ * a failed load leaves none loaded (the next request prepares again). */
+static int engine_load(struct sds_session *s, int w, int h, int batch, int n_loras, const char *const *loras,
+                       const char *const *lora_unet, const char *key, int first, char *err, size_t errcap)
+{
+    struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
+                             .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
+                             .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet};
+    for (int i = 0; i < n_loras; i++) {
+        eo.loras[i] = loras[i];
+        eo.lora_unet[i] = lora_unet[i];
+    }
+    struct sde_result *er = calloc(1, sizeof *er);
+    if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
+    int rc = sde_prepare(&eo, er, err, errcap); /* a failure leaves the loaded set as it was */
+    if (rc) {
+        free(er);
+        return rc == -2 ? SDS_EINVAL : SDS_ERROR;
+    }
+    unload(s);
+    if (first) {
+        snprintf(s->arch, sizeof s->arch, "%s", er->arch);
+        if (!er->tokenizer[0]) {
+            fail(err, errcap, SDS_ERROR, "%s: no tokenizer (neither the folder's tokenizer/vocab.json nor %s/tokenizer/)",
+                 s->ckpt, er->arch_path);
+            free(er);
+            return SDS_ERROR;
+        }
+        snprintf(s->tok_dir, sizeof s->tok_dir, "%s", er->tokenizer);
+        snprintf(s->sched_cfg, sizeof s->sched_cfg, "%s", er->sched_cfg);
+        snprintf(s->vae_cfg, sizeof s->vae_cfg, "%s", er->vae_cfg);
+        if (read_scaling(er->vae_cfg, (float)er->scaling_factor, &s->scaling, err, errcap) ||
+            sdp_tokenizer_load(s->tok_dir, &s->p.tok, err, errcap)) {
+            free(er);
+            return SDS_ERROR;
+        }
+        s->def_w = er->width;
+        s->def_h = er->height;
+    }
+    const char *so[3] = {er->program[0], er->program[1], er->program[2]};
+    const char *wp[3] = {er->weights[0], er->weights[1], er->weights[2]};
+    rc = load_models(s, so, wp, err, errcap);
+    if (rc == 0) {
+        s->cur_w = s->p.img_w;
+        s->cur_h = s->p.img_h;
+        s->cur_batch = batch;
+        s->cur_loras = strdup(key ? key : "");
+        if (!s->cur_loras) {
+            unload(s);
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+        }
+    }
+    free(er);
+    return rc;
+}
+
+static int models_dir_open(struct sds_session *s, char *err, size_t errcap)
+{
+    static const char *const names[3] = {"text_encoder", "unet", "vae_decoder"};
+    char so[3][PATH_MAX];
+    for (int i = 0; i < 3; i++) {
+        snprintf(so[i], sizeof so[i], "%s/%s.so", s->models_dir, names[i]);
+        if (!is_file(so[i])) {
+            char o2d[PATH_MAX];
+            snprintf(o2d, sizeof o2d, "%s/%s.o2d", s->models_dir, names[i]);
+            if (is_file(o2d)) memcpy(so[i], o2d, sizeof o2d);
+        }
+    }
+    snprintf(s->tok_dir, sizeof s->tok_dir, "%s/tokenizer", s->hf_dir);
+    snprintf(s->sched_cfg, sizeof s->sched_cfg, "%s/scheduler/scheduler_config.json", s->hf_dir);
+    snprintf(s->vae_cfg, sizeof s->vae_cfg, "%s/vae/config.json", s->hf_dir);
+    if (read_scaling(s->vae_cfg, 0.18215f, &s->scaling, err, errcap) ||
+        sdp_tokenizer_load(s->tok_dir, &s->p.tok, err, errcap))
+        return SDS_ERROR;
+    const char *sp[3] = {so[0], so[1], so[2]}, *wp[3] = {NULL, NULL, NULL};
+    int rc = load_models(s, sp, wp, err, errcap);
+    if (rc) return rc;
+    s->cur_w = s->def_w = s->p.img_w;
+    s->cur_h = s->def_h = s->p.img_h;
+    s->cur_batch = s->p.u_batch;
+    return 0;
+}
+
+int sds_open(const struct sds_open_options *o, struct sds_session **out, char *err, size_t errcap)
+{
+    if (err && errcap) err[0] = 0;
+    *out = NULL;
+    if (!o) return fail(err, errcap, SDS_EINVAL, "sds_open: no options");
+    if (!!(o->checkpoint && *o->checkpoint) == !!(o->models_dir && *o->models_dir))
+        return fail(err, errcap, SDS_EINVAL, "sds_open: give a checkpoint or models_dir (one of them)");
+    if (o->models_dir && (!o->hf_dir || !*o->hf_dir))
+        return fail(err, errcap, SDS_EINVAL, "sds_open: models_dir %s needs hf_dir (tokenizer/, scheduler/)",
+                    o->models_dir);
+    if (o->weights_dtype && strcmp(o->weights_dtype, "f16") && strcmp(o->weights_dtype, "f32"))
+        return fail(err, errcap, SDS_EINVAL, "sds_open: weights_dtype %s: not f16 or f32", o->weights_dtype);
+    if (o->width < 0 || o->height < 0 || o->width > 16384 || o->height > 16384)
+        return fail(err, errcap, SDS_EINVAL, "sds_open: size %dx%d: out of [0, 16384]", o->width, o->height);
+    struct sds_session *s = calloc(1, sizeof *s);
+    if (!s) return fail(err, errcap, SDS_ERROR, "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    s->engine = o->checkpoint && *o->checkpoint;
+    s->ckpt = dup_or_null(o->checkpoint);
+    s->models_dir = dup_or_null(o->models_dir);
+    s->hf_dir = dup_or_null(o->hf_dir);
+    s->arch_dir = dup_or_null(o->arch_dir);
+    s->cache_dir = dup_or_null(o->cache_dir);
+    s->compiler = dup_or_null(o->compiler);
+    s->variant = dup_or_null(o->variant);
+    s->wdtype = dup_or_null(o->weights_dtype);
+    s->lora_dir = dup_or_null(o->lora_dir);
+    s->device = dup_or_null(o->device);
+    s->quiet = o->quiet;
+    if (s->ckpt) /* "folder/" -> "folder" */
+        for (size_t l = strlen(s->ckpt); l > 1 && s->ckpt[l - 1] == '/'; l--) s->ckpt[l - 1] = 0;
+    int rc;
+    if (o2r_ctx_create(s->device, &s->ctx) != O2R_OK) {
+        rc = fail(err, errcap, SDS_ERROR, "device: %s", o2r_ctx_last_error(NULL));
+        goto bad;
+    }
+    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, NULL, NULL, "", 1, err, errcap);
+    else rc = models_dir_open(s, err, errcap);
+    if (rc) goto bad;
+    if ((rc = read_default_kind(s->sched_cfg, &s->default_kind, err, errcap))) goto bad;
+    *out = s;
+    return 0;
+bad:
+    sds_close(s);
+    return rc;
+}
+
+void sds_close(struct sds_session *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    unload(s);
+    sdp_tokenizer_free(s->p.tok);
+    if (s->ctx) o2r_ctx_free(s->ctx);
+    char *owned[] = {s->ckpt, s->models_dir, s->hf_dir, s->arch_dir, s->cache_dir, s->compiler, s->variant,
+                     s->wdtype, s->lora_dir, s->device};
+    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+int sds_get_info(struct sds_session *s, struct sds_info *info)
+{
+    memset(info, 0, sizeof *info);
+    pthread_mutex_lock(&s->mu);
+    snprintf(info->arch, sizeof info->arch, "%s", s->arch);
+    snprintf(info->source, sizeof info->source, "%s", s->engine ? s->ckpt : s->models_dir);
+    info->width = s->cur_w;
+    info->height = s->cur_h;
+    info->default_width = s->def_w;
+    info->default_height = s->def_h;
+    info->fixed_size = !s->engine;
+    info->size_multiple = s->p.lat_w ? s->p.img_w / s->p.lat_w : 8;
+    snprintf(info->default_sampler, sizeof info->default_sampler, "%s", sdp_sched_kind_name(s->default_kind));
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+const char *sds_sampler_names(void) { return sdp_sched_names(); }
+
+struct progress_bridge {
+    sds_progress_fn fn;
+    void *user;
+};
+
+static int progress_cb(const struct sdp_progress *pr, void *user)
+{
+    const struct progress_bridge *b = user;
+    struct sds_progress q = {.step = pr->step, .total = pr->total, .elapsed = pr->elapsed, .eta = pr->eta,
+                             .latents = pr->latents, .lat_c = pr->lat_c, .lat_h = pr->lat_h, .lat_w = pr->lat_w};
+    return b->fn(&q, b->user);
+}
+
+/* Frees what sde_lora_tags allocated into o (entries from `from` on) and the cleaned prompt. */
+static void free_tags(struct sde_options *o, int from, const char *prompt, const char *orig)
+{
+    for (int i = from; i < o->n_loras; i++) {
+        free((char *)o->loras[i]);
+        free((char *)o->lora_unet[i]);
+        o->loras[i] = o->lora_unet[i] = NULL;
+    }
+    if (prompt != orig) free((char *)prompt);
+}
+
+int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
+                size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    if (err && errcap) err[0] = 0;
+    if (!s || !r) return fail(err, errcap, SDS_EINVAL, "sds_txt2img: no session or request");
+    if (!r->prompt) return fail(err, errcap, SDS_EINVAL, "prompt: missing");
+    const int steps = r->steps ? r->steps : 20;
+    if (steps < 1 || steps > 1000) return fail(err, errcap, SDS_EINVAL, "steps %d: not in [1, 1000]", r->steps);
+    if (!isfinite(r->cfg) || r->cfg < 0 || r->cfg > 100)
+        return fail(err, errcap, SDS_EINVAL, "cfg %g: not in [0, 100]", r->cfg);
+    if (r->width < 0 || r->height < 0 || r->width > 16384 || r->height > 16384)
+        return fail(err, errcap, SDS_EINVAL, "size %dx%d: out of [0, 16384]", r->width, r->height);
+    if (r->karras < -1 || r->karras > 1) return fail(err, errcap, SDS_EINVAL, "karras %d: not -1, 0 or 1", r->karras);
+    if (r->spacing && strcmp(r->spacing, "linspace") && strcmp(r->spacing, "leading") && strcmp(r->spacing, "trailing"))
+        return fail(err, errcap, SDS_EINVAL, "timestep spacing %s: not one of linspace, leading, trailing", r->spacing);
+    const char *negative = r->negative ? r->negative : "";
+    pthread_mutex_lock(&s->mu);
+    double t0 = now_s();
+    int rc = 0;
+    const char *prompt = r->prompt;
+    struct sde_options tags = {.ckpt = s->engine ? s->ckpt : NULL};
+    struct sdp_scheduler *sched = NULL;
+    float *image = NULL;
+    /* LoRA tags: removed from the prompt, their files found by stem in lora_dir */
+    {
+        char e[2048];
+        int trc = sde_lora_tags(&tags, s->lora_dir, &prompt, negative, e, sizeof e);
+        if (trc) {
+            rc = fail(err, errcap, SDS_EINVAL, "%s", e);
+            goto done;
+        }
+    }
+    enum sdp_sched_kind kind = s->default_kind;
+    if (r->sampler && *r->sampler && sdp_sched_kind_from_name(r->sampler, &kind)) {
+        rc = fail(err, errcap, SDS_EINVAL, "sampler %s: not one of %s", r->sampler, sdp_sched_names());
+        goto done;
+    }
+    if (r->karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M) {
+        rc = fail(err, errcap, SDS_EINVAL, "karras: only euler and dpmpp_2m use Karras sigmas (sampler %s)",
+                  sdp_sched_kind_name(kind));
+        goto done;
+    }
+    /* the models this request needs */
+    if (s->engine) {
+        int w = r->width ? r->width : s->cur_w ? s->cur_w : s->def_w;
+        int h = r->height ? r->height : s->cur_h ? s->cur_h : s->def_h;
+        int batch = r->cfg > 1 ? 2 : 1;
+        char *key = malloc(LORA_KEY_CAP);
+        if (!key) {
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+            goto done;
+        }
+        size_t kl = 0;
+        key[0] = 0;
+        for (int i = 0; i < tags.n_loras; i++)
+            kl += (size_t)snprintf(key + kl, LORA_KEY_CAP - kl, "%s|%s;", tags.loras[i],
+                                   tags.lora_unet[i] ? tags.lora_unet[i] : "");
+        if (!s->loaded || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || strcmp(key, s->cur_loras)) {
+            double tl = now_s();
+            rc = engine_load(s, w, h, batch, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
+            out->load_seconds = now_s() - tl;
+        }
+        free(key);
+        if (rc) goto done;
+    } else if ((r->width && r->width != s->p.img_w) || (r->height && r->height != s->p.img_h)) {
+        rc = fail(err, errcap, SDS_EINVAL, "size %dx%d: the compiled models (%s) make %dx%d only",
+                  r->width ? r->width : s->p.img_w, r->height ? r->height : s->p.img_h, s->models_dir, s->p.img_w,
+                  s->p.img_h);
+        goto done;
+    }
+    /* scheduler, prompt and schedule checked before any model runs */
+    struct sdp_sched_overrides ov = {.karras = r->karras == 0 ? -1 : r->karras == 1, .spacing = r->spacing};
+    if (sdp_sched_load(s->sched_cfg, kind, &ov, &sched, err, errcap)) {
+        rc = SDS_ERROR;
+        goto done;
+    }
+    {
+        int64_t ids[2];
+        int full;
+        char e[1024];
+        if (sdp_tokenizer_encode(s->p.tok, prompt, ids, 2, &full, e, sizeof e)) {
+            rc = fail(err, errcap, SDS_EINVAL, "prompt: %s", e);
+            goto done;
+        }
+        if (sdp_tokenizer_encode(s->p.tok, negative, ids, 2, &full, e, sizeof e)) {
+            rc = fail(err, errcap, SDS_EINVAL, "negative prompt: %s", e);
+            goto done;
+        }
+        if (sdp_sched_set_timesteps(sched, steps, e, sizeof e)) {
+            rc = fail(err, errcap, SDS_EINVAL, "%s", e);
+            goto done;
+        }
+    }
+    const size_t plane = (size_t)s->p.img_h * s->p.img_w;
+    image = malloc(plane * 3 * sizeof *image);
+    unsigned char *rgb = malloc(plane * 3);
+    if (!image || !rgb) {
+        free(rgb);
+        rc = fail(err, errcap, SDS_ERROR, "out of memory");
+        goto done;
+    }
+    struct progress_bridge br = {r->progress, r->progress_user};
+    struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
+                             .seed = r->seed, .scaling_factor = s->scaling, .quiet = 1,
+                             .progress = r->progress ? progress_cb : NULL, .progress_user = &br,
+                             .cancel = r->cancel};
+    struct sdp_timings tm;
+    s->p.sched = sched;
+    double tg = now_s();
+    int grc = sdp_generate(&s->p, &prm, image, &out->n_tokens, &tm, err, errcap);
+    s->p.sched = NULL;
+    if (grc) {
+        free(rgb);
+        rc = grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
+        goto done;
+    }
+    for (size_t y = 0; y < (size_t)s->p.img_h; y++)
+        for (size_t x = 0; x < (size_t)s->p.img_w; x++)
+            for (int c = 0; c < 3; c++) {
+                float v = nearbyintf(image[c * plane + y * s->p.img_w + x] * 255.0f); /* as png_write.c */
+                rgb[(y * s->p.img_w + x) * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+    snprintf(out->sampler, sizeof out->sampler, "%s%s", sdp_sched_kind_name(kind), sched->karras ? " karras" : "");
+    size_t pcap = strlen(r->prompt) + strlen(negative) + strlen(s->sched_cfg) + 512;
+    out->parameters = malloc(pcap);
+    if (!out->parameters) {
+        free(rgb);
+        rc = fail(err, errcap, SDS_ERROR, "out of memory");
+        goto done;
+    }
+    snprintf(out->parameters, pcap,
+             "%s\nNegative prompt: %s\nSteps: %d, Sampler: %s%s%s, CFG scale: %g, Seed: %llu, Size: %dx%d, "
+             "Scheduler config: %s, Generator: onnx2cl-sd %s",
+             r->prompt, negative, steps, out->sampler, r->spacing ? " " : "", r->spacing ? r->spacing : "", r->cfg,
+             (unsigned long long)r->seed, s->p.img_w, s->p.img_h, s->sched_cfg, ONNX2CL_VERSION);
+    out->width = s->p.img_w;
+    out->height = s->p.img_h;
+    out->chw = image;
+    out->rgb = rgb;
+    out->seconds = now_s() - tg;
+    image = NULL;
+done:
+    (void)t0;
+    free(image);
+    sdp_sched_free(sched);
+    free_tags(&tags, 0, prompt, r->prompt);
+    pthread_mutex_unlock(&s->mu);
+    if (rc) {
+        double ls = out->load_seconds;
+        sds_image_free(out);
+        out->load_seconds = ls;
+    }
+    return rc;
+}
+
+void sds_image_free(struct sds_image *im)
+{
+    if (!im) return;
+    free(im->chw);
+    free(im->rgb);
+    free(im->parameters);
+    memset(im, 0, sizeof *im);
+}
+
+/* ---- PNG in memory ---- */
+
+struct membuf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void on_png_error(png_structp png, png_const_charp msg)
+{
+    char *buf = png_get_error_ptr(png);
+    snprintf(buf, 256, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void on_png_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
+
+static void mem_write(png_structp png, png_bytep data, png_size_t len)
+{
+    struct membuf *b = png_get_io_ptr(png);
+    if (b->oom) return;
+    if (b->n + len > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->n + len) nc *= 2;
+        unsigned char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+}
+
+static void mem_flush(png_structp png) { (void)png; }
+
+int sds_png_encode(const unsigned char *rgb, int w, int h, const char *const *keys, const char *const *values,
+                   int n_text, unsigned char **png_out, size_t *len, char *err, size_t errcap)
+{
+    *png_out = NULL;
+    *len = 0;
+    if (w < 1 || h < 1) return fail(err, errcap, SDS_EINVAL, "PNG: size %dx%d", w, h);
+    char pngmsg[256] = "";
+    struct membuf b = {0};
+    png_textp text = calloc((size_t)(n_text > 0 ? n_text : 1), sizeof *text);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, pngmsg, on_png_error, on_png_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!text || !png || !info) {
+        if (png) png_destroy_write_struct(&png, info ? &info : NULL);
+        free(text);
+        return fail(err, errcap, SDS_ERROR, "PNG: out of memory");
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(text);
+        free(b.p);
+        return fail(err, errcap, SDS_ERROR, "PNG: libpng: %s", pngmsg);
+    }
+    png_set_write_fn(png, &b, mem_write, mem_flush);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    for (int i = 0; i < n_text; i++) {
+        text[i].compression = PNG_TEXT_COMPRESSION_NONE;
+        text[i].key = (png_charp)keys[i];
+        text[i].text = (png_charp)values[i];
+        text[i].text_length = strlen(values[i]);
+    }
+    if (n_text > 0) png_set_text(png, info, text, n_text);
+    png_write_info(png, info);
+    for (int y = 0; y < h; y++) png_write_row(png, (png_const_bytep)(rgb + (size_t)y * w * 3));
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    free(text);
+    if (b.oom) {
+        free(b.p);
+        return fail(err, errcap, SDS_ERROR, "PNG: out of memory");
+    }
+    *png_out = b.p;
+    *len = b.n;
+    return 0;
+}
+
+struct memread {
+    const unsigned char *p;
+    size_t n, off;
+};
+
+static void mem_read(png_structp png, png_bytep data, png_size_t len)
+{
+    struct memread *m = png_get_io_ptr(png);
+    if (len > m->n - m->off) png_error(png, "truncated PNG");
+    memcpy(data, m->p + m->off, len);
+    m->off += len;
+}
+
+int sds_png_text(const unsigned char *data, size_t len, char **keys, char **values, int cap, int *n_text, int *w,
+                 int *h, char *err, size_t errcap)
+{
+    *n_text = 0;
+    if (len < 8 || png_sig_cmp((png_const_bytep)data, 0, 8))
+        return fail(err, errcap, SDS_EINVAL, "not a PNG (no PNG signature)");
+    char pngmsg[256] = "";
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, pngmsg, on_png_error, on_png_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        if (png) png_destroy_read_struct(&png, info ? &info : NULL, NULL);
+        return fail(err, errcap, SDS_ERROR, "PNG: out of memory");
+    }
+    struct memread m = {data, len, 0};
+    volatile int got = 0;
+    if (setjmp(png_jmpbuf(png))) {
+        for (int i = 0; i < got; i++) free(keys[i]), free(values[i]);
+        *n_text = 0;
+        png_destroy_read_struct(&png, &info, NULL);
+        return fail(err, errcap, SDS_EINVAL, "PNG: %s", pngmsg);
+    }
+    png_set_read_fn(png, &m, mem_read);
+    png_set_user_limits(png, 1u << 16, 1u << 16);
+    png_read_info(png, info);
+    if (w) *w = (int)png_get_image_width(png, info);
+    if (h) *h = (int)png_get_image_height(png, info);
+    png_textp text = NULL;
+    int nt = 0;
+    png_get_text(png, info, &text, &nt);
+    for (int i = 0; i < nt && got < cap; i++) {
+        keys[got] = strdup(text[i].key ? text[i].key : "");
+        values[got] = strdup(text[i].text ? text[i].text : "");
+        if (!keys[got] || !values[got]) {
+            free(keys[got]);
+            free(values[got]);
+            break;
+        }
+        got++;
+    }
+    *n_text = got;
+    png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+}
+
+int sds_preview_rgb(const float *latents, int lat_c, int lat_h, int lat_w, unsigned char *rgb)
+{
+    /* A1111 modules/sd_vae_approx.py cheap_approximation, SD 1.x/2.x coefficients [latent c][rgb] */
+    static const float coef[4][3] = {
+        {0.298f, 0.207f, 0.208f}, {0.187f, 0.286f, 0.173f}, {-0.158f, 0.189f, 0.264f}, {-0.184f, -0.271f, -0.473f}};
+    if (lat_c != 4 || lat_h < 1 || lat_w < 1) return SDS_EINVAL;
+    const size_t plane = (size_t)lat_h * lat_w;
+    for (size_t i = 0; i < plane; i++)
+        for (int c = 0; c < 3; c++) {
+            float v = 0;
+            for (int k = 0; k < 4; k++) v += latents[k * plane + i] * coef[k][c];
+            v = (v * 0.5f + 0.5f) * 255.0f;
+            rgb[i * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
+        }
+    return 0;
+}

@@ -1,0 +1,185 @@
+/* sd_session.h — onnx2cl's Stable Diffusion library: open a model set once, generate many images.
+ *
+ * The one public header of libonnx2cl-sd (installed as <onnx2cl/sd_session.h>; CMake:
+ * find_package(onnx2cl CONFIG) + target_link_libraries(app onnx2cl::sd); pkg-config: onnx2cl-sd).
+ * `onnx2cl-sd` (the CLI's engine) and `onnx2cl-sd serve` (the HTTP server) sit on the same code.
+ *
+ *   struct sds_open_options o = {.checkpoint = "model.safetensors"};
+ *   struct sds_session *s;
+ *   char err[2048];
+ *   if (sds_open(&o, &s, err, sizeof err)) { fprintf(stderr, "%s\n", err); ... }
+ *   struct sds_request r = {.prompt = "a photo of a cat", .steps = 20, .cfg = 7.5, .seed = 1};
+ *   struct sds_image im;
+ *   if (sds_txt2img(s, &r, &im, err, sizeof err) == 0) { ... im.rgb ...; sds_image_free(&im); }
+ *   sds_close(s);
+ *
+ * Model sets. A session is opened from either
+ *   - a checkpoint (.safetensors single file or diffusers folder; `onnx2cl-sd -m`): its
+ *     architecture is found among the installed ones and the three models (text encoder, UNet,
+ *     VAE decoder) are compiled into the cache on first use (needs the onnx2cl executable; later
+ *     opens read the cache: no compile). The models loaded depend on (image size, UNet batch: 2
+ *     with guidance cfg > 1 else 1, LoRA set); a request that needs another combination re-prepares
+ *     and reloads them (a cache hit after the first time: the weight load alone; LoRA merges are
+ *     cached on disk per (checkpoint, LoRA set)). The session keeps one combination loaded: the
+ *     last one used.
+ *   - or compiled models (`onnx2cl-sd --models DIR --hf DIR`): DIR/{text_encoder,unet,vae_decoder}
+ *     .so or .o2d (+ .weights), a Hugging Face folder for the tokenizer, scheduler and VAE config.
+ *     Fixed size; no LoRA tags (their weights are merged at compile time).
+ *
+ * Threads. Every function may be called from any thread. One generation runs at a time per
+ * session: sds_txt2img holds the session's mutex for the whole run (a second caller waits). Open
+ * one session per device for parallel generation. Cancel from another thread with the flag of
+ * struct sds_request (checked before every text encoder, UNet and VAE run).
+ *
+ * Errors. Every function returns 0 or a negative code with a one-line message in err (errcap
+ * bytes, always NUL-terminated); nothing calls exit(). The codes: SDS_ERROR (files, device,
+ * models, memory: the caller cannot fix it by changing the request), SDS_EINVAL (the request or
+ * the options: a value out of range, a name that is not known, a size the models cannot do),
+ * SDS_CANCELLED (the cancel flag or the progress callback). The session stays usable after each.
+ *
+ * Notes on stderr: opening a checkpoint prints the engine's progress lines (compiling, converting)
+ * unless sds_open_options.quiet; LoRA tag notes (a tag in the negative prompt, unknown tag types)
+ * are printed on stderr as the CLI does.
+ */
+#ifndef ONNX2CL_SD_SESSION_H
+#define ONNX2CL_SD_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SDS_OK 0
+#define SDS_ERROR (-1)     /* files, device, models, memory */
+#define SDS_CANCELLED (-2) /* the cancel flag or the progress callback stopped the generation */
+#define SDS_EINVAL (-3)    /* a bad request or option (the message names the field and the limit) */
+
+/* An opened model set (opaque). */
+struct sds_session;
+
+/* How to open a session. Zeroed fields take the defaults. Give checkpoint, or models_dir +
+ * hf_dir. Strings are copied by sds_open. */
+struct sds_open_options {
+    const char *checkpoint;    /* .safetensors file or diffusers folder (engine: compiles into the cache) */
+    const char *models_dir;    /* compiled models: DIR/text_encoder.so|.o2d, unet, vae_decoder */
+    const char *hf_dir;        /* with models_dir: tokenizer/, scheduler/scheduler_config.json, vae/config.json */
+    const char *arch_dir;      /* checkpoint: installed architectures (NULL: share/onnx2cl/arch) */
+    const char *cache_dir;     /* checkpoint: NULL = $ONNX2CL_CACHE_DIR, $XDG_CACHE_HOME/onnx2cl, ~/.cache/onnx2cl */
+    const char *compiler;      /* checkpoint: the onnx2cl executable (NULL: beside this program, else the
+                                  build tree's) */
+    const char *variant;       /* checkpoint: diffusers file variant ("fp16") or NULL */
+    const char *weights_dtype; /* checkpoint: "f16" (default: half the memory) or "f32" */
+    const char *lora_dir;      /* where <lora:NAME:W> prompt tags find NAME.safetensors (subfolders too;
+                                  NULL: $ONNX2CL_LORA_DIR) */
+    const char *device;        /* OpenCL device: index or part of its name (NULL: $ONNX2CL_DEVICE, a GPU,
+                                  else the first) */
+    int width, height;         /* checkpoint: the size prepared at open (0: the architecture's default size) */
+    int quiet;                 /* 1: no engine progress lines on stderr */
+};
+
+/* Opens a model set: prepares (checkpoint) or finds (models_dir) the three models, loads them on
+ * the device with the tokenizer, checks that they fit together. With a checkpoint the models for
+ * cfg > 1 (UNet batch 2) at the given size are loaded. Returns SDS_OK and *out (free with
+ * sds_close), SDS_EINVAL (options: neither or both of checkpoint and models_dir, a size that is
+ * not a multiple of the VAE factor, ...) or SDS_ERROR (files, compile, device), with a message. */
+int sds_open(const struct sds_open_options *o, struct sds_session **out, char *err, size_t errcap);
+
+/* Frees the session and its device context. Waits for a running generation (set its cancel flag
+ * first to stop it early). NULL is a no-op. */
+void sds_close(struct sds_session *s);
+
+/* Facts about an opened session. */
+struct sds_info {
+    char arch[256];          /* architecture name ("tiny_sd15", "sd15", ...; "" for models_dir) */
+    char source[4096];       /* the checkpoint or models_dir it was opened from */
+    int width, height;       /* image size of the loaded models (pixels) */
+    int default_width, default_height; /* size prepared at open */
+    int fixed_size;          /* 1: compiled models (models_dir): only width x height */
+    int size_multiple;       /* width and height must be multiples of this (the VAE factor, 8) */
+    char default_sampler[32];/* the checkpoint's scheduler_config _class_name as a sampler name */
+};
+/* Fills *info. Returns SDS_OK. */
+int sds_get_info(struct sds_session *s, struct sds_info *info);
+
+/* Progress of a generation, after every denoising step (as struct sdp_progress). */
+struct sds_progress {
+    int step;             /* steps done, 1..total */
+    int total;            /* steps of this generation */
+    double elapsed;       /* seconds since the denoising loop started */
+    double eta;           /* estimated seconds left in the loop */
+    const float *latents; /* the current latents [lat_c, lat_h, lat_w] float32 (valid during the call only) */
+    int lat_c, lat_h, lat_w;
+};
+/* Returns 0 to go on, non-zero to cancel (sds_txt2img then returns SDS_CANCELLED). Called on the
+ * generating thread. */
+typedef int (*sds_progress_fn)(const struct sds_progress *pr, void *user);
+
+/* One txt2img request. Zeroed fields take the defaults noted. */
+struct sds_request {
+    const char *prompt;        /* UTF-8, required; <lora:NAME:W> / <lora:NAME:TE:UNET> tags as A1111
+                                  (checkpoint sessions only; removed from the text, merged into the weights) */
+    const char *negative;      /* UTF-8 or NULL (= "") */
+    int steps;                 /* denoising steps, >= 1 (0: 20) */
+    double cfg;                /* guidance scale; <= 1 turns guidance off (one UNet run per step) */
+    uint64_t seed;             /* torch.Generator().manual_seed(seed) noise, as diffusers */
+    const char *sampler;       /* scheduler name as sdp_sched_names() lists them ("euler", "euler_a",
+                                  "dpmpp_2m", "ddim", "lcm"), or NULL: the checkpoint's own class */
+    int karras;                /* Karras sigmas (euler, dpmpp_2m): 0 the config's, 1 on, -1 off */
+    const char *spacing;       /* timestep_spacing override ("linspace", "leading", "trailing") or NULL */
+    int width, height;         /* pixels (0: the session's current size) */
+    sds_progress_fn progress;  /* NULL, or called after every step */
+    void *progress_user;       /* passed to progress */
+    const volatile int *cancel;/* NULL, or a flag another thread sets non-zero to cancel */
+};
+
+/* A generated image. */
+struct sds_image {
+    int width, height;     /* pixels */
+    float *chw;            /* [3, height, width] float32 in [0, 1] (the VAE output / 2 + 0.5, clamped) */
+    unsigned char *rgb;    /* [height, width, 3] 8-bit RGB: chw * 255 rounded half to even, as the CLI's PNG */
+    char *parameters;      /* the generation parameters as text (the CLI's PNG "parameters" chunk) */
+    char sampler[32];      /* the sampler that ran (sdp_sched_names() spelling, " karras" appended when on) */
+    int n_tokens;          /* the prompt's token count with BOS/EOS (> 77: truncated, as diffusers) */
+    double seconds;        /* generation time (no model loading) */
+    double load_seconds;   /* time spent re-preparing / reloading models for this request (0: none) */
+};
+
+/* Runs txt2img on the session (waits for a generation already running on it). On SDS_OK *out
+ * holds the image (free with sds_image_free); on an error *out is zeroed. Returns SDS_EINVAL for
+ * the request (empty prompt, steps out of [1, 1000], a size the models cannot do, an unknown
+ * sampler, a malformed LoRA tag or an unknown LoRA name, LoRA tags on compiled models), SDS_CANCELLED
+ * when cancelled, SDS_ERROR otherwise; always with a message. */
+int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
+                size_t errcap);
+
+/* Frees what sds_txt2img put in *im (and zeroes it). NULL is a no-op. */
+void sds_image_free(struct sds_image *im);
+
+/* Encodes an 8-bit RGB image ([h, w, 3]) as a PNG in memory with n_text tEXt chunks keys[i] =
+ * values[i] (Latin-1 keys of 1-79 bytes). *png receives a malloc'd buffer of *len bytes (free()).
+ * Returns SDS_OK, or SDS_ERROR with a message. */
+int sds_png_encode(const unsigned char *rgb, int w, int h, const char *const *keys, const char *const *values,
+                   int n_text, unsigned char **png, size_t *len, char *err, size_t errcap);
+
+/* Reads a PNG from memory: its text chunks (tEXt, zTXt, iTXt) into keys/values (malloc'd strings,
+ * up to cap of them; free each and the arrays' entries with free()), the count in *n_text, and its
+ * size in *w, *h (NULL: not wanted). Returns SDS_OK, or SDS_EINVAL with a message for data that is
+ * not a PNG. */
+int sds_png_text(const unsigned char *png, size_t len, char **keys, char **values, int cap, int *n_text, int *w,
+                 int *h, char *err, size_t errcap);
+
+/* A cheap preview of latents ([4, lat_h, lat_w] float32, SD 1.x/2.x) as 8-bit RGB [lat_h, lat_w, 3]:
+ * the linear latent -> RGB map A1111 calls "Approx cheap" (x * 0.5 + 0.5, clamped). rgb holds
+ * lat_h * lat_w * 3 bytes. Returns SDS_OK, or SDS_EINVAL when lat_c is not 4. */
+int sds_preview_rgb(const float *latents, int lat_c, int lat_h, int lat_w, unsigned char *rgb);
+
+/* The sampler names sds_request.sampler accepts, comma-separated. */
+const char *sds_sampler_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
