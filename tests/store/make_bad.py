@@ -57,6 +57,13 @@ def main():
     with open(p("zip.safetensors"), "wb") as f:     # torch.save's zip container
         f.write(b"PK\x03\x04" + b"\0" * 64)
     write(p("unknown_arch.safetensors"), {"foo.weight": ("F32", [2], f32(1, 2))})
+    # LoRA files onnx2cl-sd refuses: LyCORIS LoHa factors, DoRA magnitudes (onnx2cl-ckpt info names them)
+    m = "lora_unet_down_blocks_0_attentions_0_proj_in"
+    write(p("loha.safetensors"), {m + ".hada_w1_a": ("F32", [2, 1], f32(1, 2)), m + ".hada_w1_b": ("F32", [1, 2], f32(1, 2)),
+                                  m + ".alpha": ("F32", [], f32(1))})
+    write(p("dora.safetensors"), {m + ".lora_down.weight": ("F32", [1, 2], f32(1, 2)),
+                                  m + ".lora_up.weight": ("F32", [2, 1], f32(1, 2)),
+                                  m + ".dora_scale": ("F32", [1, 2], f32(1, 2))})
     # a real (tiny) UNet: one key missing; one wrong shape; index with a path outside
     sd, _ = read(os.path.join(src, "sd1", "sd1_f16.safetensors"))
     unet = {k: v for k, v in sd.items() if k.startswith("model.diffusion_model.")}
