@@ -12,6 +12,8 @@
  */
 #include "store_internal.h"
 
+#include <dirent.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +171,21 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
     if (o2s_find(s, O2S_UNET, "add_embedding.linear_1.weight", &v) == 0)
         return o2s_fail(err, cap, "%s: unsupported architecture: the UNet has '%s' (SDXL-like "
                         "added conditioning); the store knows SD 1.x and 2.x", file, v.orig_key);
+    if (o2s_find(s, O2S_UNET, "conv_in.weight", &v) != 0 && s->format == O2S_FORMAT_DIFFUSERS) {
+        /* a folder: name its unet/ and what is there (a variant only, a pickle, nothing) */
+        char list[512] = "";
+        size_t n = 0;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/unet", s->path);
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d)) && n < sizeof list;)
+            if (e->d_name[0] != '.')
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", e->d_name);
+        if (d) closedir(d);
+        return o2s_fail(err, cap, "%s: diffusers folder without a UNet: %s/ %s%s (expected "
+                        "diffusion_pytorch_model.safetensors, or a variant's with --variant, e.g. fp16)",
+                        s->path, dir, d ? "holds " : "does not exist", d ? (n ? list : "nothing") : "");
+    }
     if (o2s_find(s, O2S_UNET, "conv_in.weight", &v) != 0) {
         char first[320] = "";
         size_t n = 0;

@@ -57,6 +57,13 @@ def main():
     with open(p("zip.safetensors"), "wb") as f:     # torch.save's zip container
         f.write(b"PK\x03\x04" + b"\0" * 64)
     write(p("unknown_arch.safetensors"), {"foo.weight": ("F32", [2], f32(1, 2))})
+    # a diffusers folder whose unet/ lost its weights (config.json only)
+    import shutil
+    shutil.rmtree(p("no_unet"), ignore_errors=True)
+    shutil.copytree(os.path.join(src, "sd1", "diffusers"), p("no_unet"))
+    for f in os.listdir(p("no_unet/unet")):
+        if f.endswith(".safetensors"):
+            os.remove(os.path.join(p("no_unet/unet"), f))
     # LoRA files onnx2cl-sd refuses: LyCORIS LoHa factors, DoRA magnitudes (onnx2cl-ckpt info names them)
     m = "lora_unet_down_blocks_0_attentions_0_proj_in"
     write(p("loha.safetensors"), {m + ".hada_w1_a": ("F32", [2, 1], f32(1, 2)), m + ".hada_w1_b": ("F32", [1, 2], f32(1, 2)),
