@@ -20,6 +20,8 @@ void sdp_rng_seed(struct sdp_rng *g, uint64_t seed)
     g->mti = 624;
     g->has_next_double = 0;
     g->next_double = 0;
+    g->images = NULL;
+    g->n_images = 0;
 }
 
 uint32_t sdp_rng_u32(struct sdp_rng *g)
@@ -144,6 +146,11 @@ static void normal_fill_16(float *d)
 
 void sdp_rng_randn(struct sdp_rng *g, float *out, size_t n)
 {
+    if (g->images && g->n_images > 0 && n % (size_t)g->n_images == 0) {
+        size_t per = n / (size_t)g->n_images;
+        for (int i = 0; i < g->n_images; i++) sdp_rng_randn(&g->images[i], out + (size_t)i * per, per);
+        return;
+    }
     if (n < 16) {
         for (size_t i = 0; i < n; i++) {
             double v;

@@ -30,13 +30,19 @@ struct sdp_rng {
     int mti;                 /* next index into mt */
     int has_next_double;     /* a cached second Box-Muller value is waiting */
     double next_double;      /* the cached value */
+    /* A batch of generators (diffusers' generator=[g0, g1, ...]): NULL, or n_images generators;
+     * then sdp_rng_randn of n values, n a multiple of n_images, fills image i's n / n_images
+     * values from images[i] (randn_tensor with a list of generators), and this one's own state
+     * is unused. sdp_rng_seed sets images to NULL. */
+    struct sdp_rng *images;
+    int n_images;
 };
 
 /* torch.Generator().manual_seed(seed). */
 void sdp_rng_seed(struct sdp_rng *g, uint64_t seed);
 /* One 32-bit output (torch's generator->random()). */
 uint32_t sdp_rng_u32(struct sdp_rng *g);
-/* torch.randn(n) with this generator, float32, written to out[0..n). */
+/* torch.randn(n) with this generator, float32, written to out[0..n) (a batch: see images). */
 void sdp_rng_randn(struct sdp_rng *g, float *out, size_t n);
 
 #endif
