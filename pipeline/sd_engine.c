@@ -34,7 +34,7 @@
 #define ONNX2CL_VERSION "dev"
 #endif
 
-static const char *const MODELS[3] = {"text_encoder", "unet", "vae_decoder"};
+static const char *const MODELS[4] = {"text_encoder", "unet", "vae_decoder", "vae_encoder"};
 
 /* snprintf (long paths are truncated, as the fixed PATH_MAX buffers must). */
 static int fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
@@ -307,7 +307,7 @@ static void lora_split(const struct sde_options *o, int i, char *file, size_t ca
     if (o->lora_unet[i]) *unet = strtod(o->lora_unet[i], NULL);
 }
 
-static const char *component_of_model(int m) { return m == 0 ? "text_encoder" : m == 1 ? "unet" : "vae"; }
+static const char *component_of_model(int m) { return m == 0 ? "text_encoder" : m == 1 ? "unet" : "vae"; } /* 2, 3: vae */
 
 /* The --weights-from arguments of onnx2cl for model m: the checkpoint, its component, the
  * variant and the LoRAs (the UNet's scale for the UNet and the VAE, the text encoder's for it). */
@@ -356,7 +356,8 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
     else if (m == 1) {
         ARG("sample=%d,%d,%d,%d", b, lc, lh, lw);
         ARG("encoder_hidden_states=%d,%d,%d", b, seq, hidden);
-    } else ARG("latent_sample=1,%d,%d,%d", lc, lh, lw);
+    } else if (m == 2) ARG("latent_sample=1,%d,%d,%d", lc, lh, lw);
+    else ARG("sample=1,3,%d,%d", j->r->height, j->r->width);
 #undef ARG
 }
 
@@ -607,8 +608,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     compiler_identity(&j);
     weights_key(&j);
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
-    int need = 0;
-    for (int m = 0; m < 3; m++) { /* anything to build? (the paths are set by prepare_model) */
+    int need = 0, n_models = o->vae_encoder ? 4 : 3;
+    for (int m = 0; m < n_models; m++) { /* anything to build? (the paths are set by prepare_model) */
         const struct sdp_json *tok = sdp_json_get(arch, "tokenizer");
         char p[PATH_MAX + 256], shape[64];
         if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
@@ -626,7 +627,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
-    for (int m = 0; m < 3; m++)
+    for (int m = 0; m < n_models; m++)
         if (prepare_model(&j, m, err, errcap)) goto out;
     if (r->converted) { /* what the weights were made from, for people looking at the cache */
         char text[PATH_MAX * 2], p[PATH_MAX + 32];

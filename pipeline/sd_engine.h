@@ -5,7 +5,7 @@
  * What sde_prepare does:
  *   1. opens the checkpoint with the store (o2s_open) and picks its architecture among
  *      ARCH_DIR/<arch>/arch.json (o2s_match_arch_dir: keys and dims);
- *   2. for text_encoder, unet, vae_decoder: the program
+ *   2. for text_encoder, unet, vae_decoder (and vae_encoder when o->vae_encoder): the program
  *        CACHE/programs/<arch>/<model>/<shape>-b<batch>-any-<compiler id>/model.o2d
  *      (shape: WxH, or tokens<N> for the text encoder; "any": the .o2d holds every kernel class,
  *      the runtime picks one at init) and the weights
@@ -55,6 +55,7 @@ struct sde_options {
     const char *lora_unet[SDE_MAX_LORAS]; /* the UNet's (and VAE's) scale when it differs from the
                                              text encoder's (<lora:NAME:TE:UNET>), else NULL */
     int quiet;                 /* no progress lines */
+    int vae_encoder;           /* also the VAE encoder (img2img/inpainting): program[3], weights[3] */
 };
 
 /* The storage of the converted weights for o: o->weights_dtype, else "f16" (IEEE half for the
@@ -70,8 +71,8 @@ static inline const char *sde_weights_dtype(const struct sde_options *o)
 struct sde_result {
     char arch[256];                 /* architecture name */
     char arch_path[PATH_MAX];       /* its folder */
-    char program[3][PATH_MAX];      /* text_encoder, unet, vae_decoder .o2d */
-    char weights[3][PATH_MAX];      /* their weights files */
+    char program[4][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) .o2d */
+    char weights[4][PATH_MAX];      /* their weights files */
     char tokenizer[PATH_MAX];       /* tokenizer folder (vocab.json + merges.txt) */
     char sched_cfg[PATH_MAX];       /* scheduler_config.json */
     char vae_cfg[PATH_MAX];         /* vae/config.json of a diffusers folder, or "" */
