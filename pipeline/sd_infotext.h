@@ -1,0 +1,52 @@
+/* sd_infotext.h — the PNG `parameters` text in AUTOMATIC1111's format ("infotext"), so that its
+ * "PNG info" tab and parse_generation_parameters read a generation back, and A1111's short model
+ * hash.
+ *
+ * Format written (one image):
+ *   PROMPT
+ *   Negative prompt: NEGATIVE                      (line omitted when NEGATIVE is "")
+ *   Steps: 20, Sampler: Euler a, Schedule type: Karras, CFG scale: 7, Seed: 1, Size: 512x512,
+ *   Model hash: 0123456789, Model: name, Denoising strength: 0.75, Mask blur: 0, Version: onnx2cl-sd X
+ * (the last line one line; keys absent when unknown: Schedule type only for Karras sigmas, Model
+ * hash only for a single-file checkpoint, Denoising strength / Mask blur only for img2img /
+ * inpainting). A value holding ',', ':' or a newline is written as a JSON string (A1111's
+ * quote()). No local paths: Model is the checkpoint's file or folder name without .safetensors.
+ */
+#ifndef PIPELINE_SD_INFOTEXT_H
+#define PIPELINE_SD_INFOTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sdp_infotext {
+    const char *prompt, *negative;
+    int steps;
+    const char *sampler;        /* A1111 name ("Euler a"; sdp_a1111_sampler) */
+    int karras;                 /* Schedule type: Karras */
+    double cfg;
+    uint64_t seed;
+    int width, height;
+    const char *model_hash;     /* 10 hex or NULL/"" */
+    const char *model;          /* name or NULL/"" */
+    double strength;            /* < 0: txt2img */
+    int inpaint;                /* Mask blur: 0 */
+    const char *extra;          /* NULL, or more "Key: value" pairs appended before Version */
+    const char *version;        /* "onnx2cl-sd X" */
+};
+
+/* Writes the parameters text into buf (truncated to cap). */
+void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap);
+
+/* A1111's sampler name of a scheduler kind name ("euler_a" -> "Euler a"); kind name itself when
+ * A1111 has none. */
+const char *sdp_a1111_sampler(const char *kind_name);
+
+/* SHA-256 of a file as 64 hex digits + NUL. Returns 0, or -1 (errno set) when unreadable. */
+int sdp_sha256_file(const char *path, char hex[65]);
+
+/* A1111's short model hash (the first 10 hex digits of the file's SHA-256) of a checkpoint file,
+ * cached in cache_dir/model_hashes.tsv (path, size, mtime, sha256: a file changed in place is
+ * hashed again). cache_dir NULL: not cached. Returns 0, or -1 (not a regular file, unreadable). */
+int sdp_model_hash(const char *ckpt, const char *cache_dir, char out[11]);
+
+#endif
