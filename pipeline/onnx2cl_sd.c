@@ -19,6 +19,7 @@
 #include "scheduler.h"
 #include "platform.h" /* o2r_path_same_file, o2r_exe_path */
 #include "sd_engine.h"
+#include "sd_infotext.h"
 #include "sd_pipeline.h"
 #include "sd_serve.h"
 
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +70,19 @@ static void usage(FILE *f)
         "  -n, --negative-prompt TEXT\n"
         "  --steps N               inference steps (default 20)\n"
         "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
-        "  --seed N                torch.Generator().manual_seed(N) noise (default 0)\n"
+        "  --seed N                torch.Generator().manual_seed(N) noise (default 0); -1: a random seed\n"
+        "                          (written to stderr and the metadata)\n"
+        "  --batch-size N          N images per UNet run (UNet compiled for 2N with guidance, else N;\n"
+        "                          default 1); image i gets seed + i (A1111's rule)\n"
+        "  --batch-count K         K batches one after another (A1111's n_iter; default 1): images\n"
+        "                          seed, seed+1, ..., seed+K*N-1\n"
+        "img2img / inpainting (StableDiffusionImg2ImgPipeline / StableDiffusionInpaintPipeline):\n"
+        "  --init-image F.png      8-bit RGB PNG of exactly the output size (no resize; with -m and no\n"
+        "                          --width/--height the image's size is the output size)\n"
+        "  --strength S            denoising strength in (0, 1] (default 0.75); int(steps*S) steps run\n"
+        "  --mask F.png            inpainting mask, 8-bit gray or RGB (to gray as PIL's convert(\"L\")),\n"
+        "                          the init image's size: white (>= 128) is repainted, black kept; no blur\n"
+        "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
         "  --scheduler NAME        %s\n"
         "                          (default: the config's _class_name when one of these ports it, else euler)\n"
         "  --karras | --no-karras  Karras sigmas (euler, dpmpp_2m; default: scheduler_config.json)\n"
@@ -80,8 +94,9 @@ static void usage(FILE *f)
         "                          with -m: arch.json's default_size, e.g. 768x768 for SD 2.x)\n"
         "  --latents F.npy         initial noise [1,4,h,w] float32 instead of --seed's (tests)\n"
         "output:\n"
-        "  -o, --output F.png      image (default out.png)\n"
-        "  --save-image F.npy      also the float image [1,3,H,W] in [0,1] before 8-bit rounding\n"
+        "  -o, --output F.png      image (default out.png); more images: F.png, F-1.png, F-2.png, ...\n"
+        "                          (image k of the run: batch k / N, position k %% N)\n"
+        "  --save-image F.npy      also every float image of the run [K*N,3,H,W] in [0,1] before 8-bit rounding\n"
         "  --device SPEC           OpenCL device (index or name part; default $ONNX2CL_DEVICE, a GPU, else first)\n"
         "  --quiet                 no per-step progress lines\n"
         "SD-Turbo: --steps 1 --cfg 0 (its config: EulerDiscreteScheduler, trailing spacing)\n",
@@ -206,12 +221,31 @@ static void check_output(const char *flag, const char *path)
     if (access(dir, W_OK | X_OK) != 0) die(2, "%s %s: folder '%s' is not writable", flag, path, dir);
 }
 
+/* -m CKPT: the Model name of the metadata (the file's or folder's base name without
+ * .safetensors: no local path) and A1111's short hash of a single file (cached in the cache
+ * folder; "" for a folder or an unreadable file). */
+static void model_label(const struct sde_options *eo, char *name, size_t cap, char hash[16])
+{
+    const char *b = strrchr(eo->ckpt, '/');
+    b = b ? b + 1 : eo->ckpt;
+    size_t n = strlen(b);
+    if (n > 12 && strcmp(b + n - 12, ".safetensors") == 0) n -= 12;
+    snprintf(name, cap, "%.*s", (int)n, b);
+    char cache[PATH_MAX];
+    const char *cd = eo->cache_dir ? eo->cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
+    hash[0] = 0;
+    if (sdp_model_hash(eo->ckpt, cd, hash)) hash[0] = 0;
+}
+
 /* The one-shot CLI (everything but `serve`). */
 static int cli_main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL;
+    const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
+    double strength = -1;
+    int batch = 1, batch_count = 1, random_seed = 0;
     struct sde_options eo = {0};
     const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
     double cfg = 7.5, scaling = 0;
@@ -254,8 +288,30 @@ static int cli_main(int argc, char **argv)
             const char *v = NEXT();
             char *e;
             errno = 0;
-            seed = strtoull(v, &e, 10);
-            if (e == v || *e || errno || v[0] == '-') die(2, "--seed %s: expected an integer in [0, 2^64)", v);
+            random_seed = strcmp(v, "-1") == 0;
+            seed = random_seed ? 0 : strtoull(v, &e, 10);
+            if (!random_seed && (e == v || *e || errno || v[0] == '-'))
+                die(2, "--seed %s: expected an integer in [0, 2^64), or -1 for a random seed", v);
+        }
+        else if (!strcmp(a, "--batch-size")) {
+            const char *v = NEXT();
+            batch = (int)parse_num(a, v, 1, 32);
+            if (batch != atof(v)) die(2, "--batch-size %s: expected an integer in [1, 32]", v);
+        } else if (!strcmp(a, "--batch-count")) {
+            const char *v = NEXT();
+            batch_count = (int)parse_num(a, v, 1, 10000);
+            if (batch_count != atof(v)) die(2, "--batch-count %s: expected an integer in [1, 10000]", v);
+        }
+        else if (!strcmp(a, "--init-image")) init_path = NEXT();
+        else if (!strcmp(a, "--mask")) mask_path = NEXT();
+        else if (!strcmp(a, "--vae-encoder")) venc_so = NEXT();
+        else if (!strcmp(a, "--strength")) {
+            const char *v = NEXT();
+            char *e;
+            errno = 0;
+            strength = strtod(v, &e);
+            if (e == v || *e || errno || !(strength > 0 && strength <= 1))
+                die(2, "--strength %s: expected a number in (0, 1]", v);
         }
         else if (!strcmp(a, "--scheduler")) sched_name = NEXT();
         else if (!strcmp(a, "--karras")) ov.karras = 1;
@@ -286,33 +342,110 @@ static int cli_main(int argc, char **argv)
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
     if (ov.prediction_type && strcmp(ov.prediction_type, "epsilon") && strcmp(ov.prediction_type, "v_prediction"))
         die(2, "--prediction-type %s: not epsilon or v_prediction", ov.prediction_type);
-    /* file locations */
-    static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX], p_vc[PATH_MAX];
-    static char wpath[3][PATH_MAX];
-    static struct sde_result er;
+    /* img2img / inpainting inputs: read and checked before any work */
+    if (mask_path && !init_path) die(2, "--mask %s: needs --init-image (the image to inpaint)", mask_path);
+    if (strength >= 0 && !init_path) die(2, "--strength: needs --init-image (img2img or inpainting)");
+    if (strength < 0) strength = 0.75; /* A1111's default denoising strength */
+    unsigned char *init_pix = NULL, *mask_pix = NULL;
+    int init_w = 0, init_h = 0;
+    float *init_img = NULL, *mask_img = NULL;
     char err[2048];
-    if (eo.ckpt) { /* -m: the engine finds or builds the three models in the cache */
-        if (models || te_so || unet_so || vae_so || hf)
+    if (init_path) {
+        int ch;
+        int rc = sdp_png_read(init_path, &init_pix, &init_w, &init_h, &ch, err, sizeof err);
+        if (rc) die(rc == -2 ? 2 : 1, "--init-image %s", err);
+        if (ch != 3)
+            die(2, "--init-image %s: an 8-bit grayscale PNG; expected 8-bit RGB (as the VAE takes three channels)",
+                init_path);
+        if ((width && width != init_w) || (height && height != init_h))
+            die(2, "--init-image %s: %dx%d, but the output is %dx%d (--width/--height): give an image of the output "
+                "size (onnx2cl-sd does not resize)", init_path, init_w, init_h, width ? width : init_w,
+                height ? height : init_h);
+        if (eo.ckpt && !width && !height) width = init_w, height = init_h; /* diffusers: the image's size */
+        size_t np = (size_t)init_w * init_h;
+        if (!(init_img = malloc(3 * np * sizeof *init_img))) die(1, "out of memory");
+        for (size_t k = 0; k < np; k++) /* HWC bytes -> CHW float / 255 (pil_to_numpy) */
+            for (int c = 0; c < 3; c++) init_img[c * np + k] = (float)init_pix[k * 3 + c] / 255.0f;
+        if (sdp_img2img_t_start(steps, strength) >= steps)
+            die(2, "--strength %g --steps %d: int(%d * %g) = 0 denoising steps (diffusers refuses it too); raise "
+                "--strength or --steps", strength, steps, steps, strength);
+    }
+    if (mask_path) {
+        int mw, mh, ch;
+        int rc = sdp_png_read(mask_path, &mask_pix, &mw, &mh, &ch, err, sizeof err);
+        if (rc) die(rc == -2 ? 2 : 1, "--mask %s", err);
+        if (mw != init_w || mh != init_h)
+            die(2, "--mask %s: %dx%d, but --init-image %s is %dx%d: give a mask of the image's size", mask_path, mw,
+                mh, init_path, init_w, init_h);
+        size_t np = (size_t)mw * mh, white = 0;
+        if (!(mask_img = malloc(np * sizeof *mask_img))) die(1, "out of memory");
+        for (size_t k = 0; k < np; k++) {
+            unsigned L = ch == 1 ? mask_pix[k] /* PIL convert("L"): ITU-R 601-2 luma, integer rounding */
+                                 : (mask_pix[3 * k] * 19595u + mask_pix[3 * k + 1] * 38470u + mask_pix[3 * k + 2] * 7471u +
+                                    0x8000u) >> 16;
+            mask_img[k] = (float)L / 255.0f;
+            white += mask_img[k] >= 0.5f;
+        }
+        if (white == 0) die(2, "--mask %s: all black (no pixel >= 128): nothing would be repainted", mask_path);
+        if (white == np)
+            die(2, "--mask %s: all white: every pixel would be repainted (use --init-image without --mask)", mask_path);
+    }
+    free(init_pix);
+    free(mask_pix);
+    if (random_seed) { /* A1111: random.randrange(4294967294) */
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) die(1, "--seed -1: getrandom: %s", strerror(errno));
+        seed = r % 4294967294u;
+        fprintf(stderr, "%s: seed %llu (random)\n", prog, (unsigned long long)seed);
+    }
+    /* outputs: OUT, OUT-1, OUT-2, ... (one per image of the run) */
+    const int n_images = batch * batch_count;
+    char **outs = calloc((size_t)n_images, sizeof *outs);
+    if (!outs) die(1, "out of memory");
+    for (int k = 0; k < n_images; k++) {
+        outs[k] = malloc(strlen(out) + 16);
+        if (!outs[k]) die(1, "out of memory");
+        const char *slash = strrchr(out, '/'), *dot = strrchr(out, '.');
+        if (k == 0 || !dot || (slash && dot < slash) || dot == (slash ? slash + 1 : out))
+            sprintf(outs[k], k ? "%s-%d" : "%s", out, k);
+        else
+            sprintf(outs[k], "%.*s-%d%s", (int)(dot - out), out, k, dot);
+    }
+    const char **oflag = calloc((size_t)n_images + 1, sizeof *oflag), **opath = calloc((size_t)n_images + 1, sizeof *opath);
+    if (!oflag || !opath) die(1, "out of memory");
+    for (int k = 0; k < n_images; k++) oflag[k] = "--output", opath[k] = outs[k];
+    oflag[n_images] = "--save-image", opath[n_images] = save_image;
+    /* file locations */
+    static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_ve[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX],
+        p_vc[PATH_MAX];
+    static char wpath[4][PATH_MAX];
+    static struct sde_result er;
+    if (eo.ckpt) { /* -m: the engine finds or builds the models in the cache */
+        if (models || te_so || unet_so || vae_so || venc_so || hf)
             die(2, "-m %s: the models come from the checkpoint; drop --models, --hf, --text-encoder, --unet, "
-                "--vae-decoder", eo.ckpt);
-        check_output("--output", out);
-        if (save_image) check_output("--save-image", save_image);
+                "--vae-decoder, --vae-encoder", eo.ckpt);
+        for (int k = 0; k <= n_images; k++)
+            if (opath[k]) check_output(oflag[k], opath[k]);
         for (char *e = argv[0] ? (char *)eo.ckpt + strlen(eo.ckpt) : NULL; e && e > eo.ckpt + 1 && e[-1] == '/';)
             *--e = 0; /* "folder/" -> "folder" (messages, paths) */
-        {
-            const char *oflag[] = {"--output", "--save-image"}, *opath[] = {out, save_image};
-            check_outputs_vs_engine(oflag, opath, 2, &eo);
+        check_outputs_vs_engine(oflag, opath, n_images + 1, &eo);
+        { /* the user's own inputs, before anything is compiled */
+            const char *in[] = {init_path, mask_path, latents_path};
+            const char *what[] = {"the --init-image", "the --mask", "the --latents file"};
+            check_outputs_vs_inputs(oflag, opath, n_images + 1, in, what, 3);
         }
         eo.width = width;
         eo.height = height;
-        eo.batch = cfg > 1 ? 2 : 1;
+        eo.batch = cfg > 1 ? 2 * batch : batch;
+        eo.vae_encoder = init_path != NULL;
         eo.quiet = 0;
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
         te_so = er.program[0];
         unet_so = er.program[1];
         vae_so = er.program[2];
-        for (int i = 0; i < 3; i++) snprintf(wpath[i], sizeof wpath[i], "%s", er.weights[i]);
+        if (init_path) venc_so = er.program[3];
+        for (int i = 0; i < 4; i++) snprintf(wpath[i], sizeof wpath[i], "%s", er.weights[i]);
         if (!tok_dir) {
             if (!er.tokenizer[0])
                 die(1, "-m %s: no tokenizer (neither the folder's tokenizer/vocab.json nor %s/tokenizer/): "
@@ -323,13 +456,16 @@ static int cli_main(int argc, char **argv)
         if (scaling == 0 && er.vae_cfg[0]) snprintf(p_vc, sizeof p_vc, "%s", er.vae_cfg);
         else if (scaling == 0) scaling = er.scaling_factor;
     }
-    if (!te_so || !unet_so || !vae_so) {
-        if (!models) die(2, "give --models DIR (or all of --text-encoder, --unet, --vae-decoder)");
+    if (!te_so || !unet_so || !vae_so || (init_path && !venc_so)) {
+        if (!models)
+            die(2, "give --models DIR (or all of --text-encoder, --unet, --vae-decoder%s)",
+                init_path ? ", --vae-encoder" : "");
         snprintf(p_te, sizeof p_te, "%s/text_encoder.so", models);
         snprintf(p_un, sizeof p_un, "%s/unet.so", models);
         snprintf(p_va, sizeof p_va, "%s/vae_decoder.so", models);
-        char *ps[3] = {p_te, p_un, p_va}; /* no .so but a .o2d: the descriptor file */
-        for (int i = 0; i < 3; i++)
+        snprintf(p_ve, sizeof p_ve, "%s/vae_encoder.so", models);
+        char *ps[4] = {p_te, p_un, p_va, p_ve}; /* no .so but a .o2d: the descriptor file */
+        for (int i = 0; i < 4; i++)
             if (!file_exists(ps[i]) && strlen(ps[i]) + 2 < PATH_MAX) {
                 size_t l = strlen(ps[i]);
                 memcpy(ps[i] + l - 3, ".o2d", 5);
@@ -338,7 +474,9 @@ static int cli_main(int argc, char **argv)
         if (!te_so) te_so = p_te;
         if (!unet_so) unet_so = p_un;
         if (!vae_so) vae_so = p_va;
+        if (init_path && !venc_so) venc_so = p_ve;
     }
+    if (!init_path) venc_so = NULL;
     if (!tok_dir) {
         if (!hf) die(2, "give --hf CHECKPOINT_DIR or --tokenizer DIR");
         snprintf(p_tok, sizeof p_tok, "%s/tokenizer", hf);
@@ -349,29 +487,30 @@ static int cli_main(int argc, char **argv)
         snprintf(p_sc, sizeof p_sc, "%s/scheduler/scheduler_config.json", hf);
         sched_cfg = p_sc;
     }
-    check_output("--output", out);
-    if (save_image) check_output("--save-image", save_image);
+    for (int k = 0; k <= n_images; k++)
+        if (opath[k]) check_output(oflag[k], opath[k]);
     if (scaling == 0 && hf) snprintf(p_vc, sizeof p_vc, "%s/vae/config.json", hf);
     const char *vae_cfg = p_vc[0] ? p_vc : NULL;
     { /* no output may be a file this run reads, nor another output */
-        static char w[3][PATH_MAX], tf[4][PATH_MAX + 32], exe[PATH_MAX];
-        const char *sos[3] = {te_so, unet_so, vae_so};
-        for (int i = 0; i < 3; i++)
+        static char w[4][PATH_MAX], tf[4][PATH_MAX + 32], exe[PATH_MAX];
+        const char *sos[4] = {te_so, unet_so, vae_so, venc_so};
+        for (int i = 0; i < 4; i++)
             if (wpath[i][0]) memcpy(w[i], wpath[i], sizeof w[i]);
-            else sdp_model_weights_path(sos[i], w[i], sizeof w[i]);
+            else if (sos[i]) sdp_model_weights_path(sos[i], w[i], sizeof w[i]);
         static const char *const tok_files[4] = {"vocab.json", "merges.txt", "tokenizer_config.json",
                                                  "special_tokens_map.json"};
         for (int i = 0; i < 4; i++) snprintf(tf[i], sizeof tf[i], "%s/%s", tok_dir, tok_files[i]);
         const char *in[] = {te_so, w[0], unet_so, w[1], vae_so, w[2], tf[0], tf[1], tf[2], tf[3], sched_cfg,
-                            p_vc[0] ? p_vc : NULL, latents_path, o2r_exe_path(exe, sizeof exe) ? exe : NULL};
+                            p_vc[0] ? p_vc : NULL, latents_path, o2r_exe_path(exe, sizeof exe) ? exe : NULL,
+                            init_path, mask_path, venc_so, venc_so ? w[3] : NULL};
         const char *what[] = {"the text encoder's shared object", "the text encoder's weights file",
                               "the UNet's shared object", "the UNet's weights file", "the VAE decoder's shared object",
                               "the VAE decoder's weights file", "the tokenizer's vocab.json",
                               "the tokenizer's merges.txt", "the tokenizer's tokenizer_config.json",
                               "the tokenizer's special_tokens_map.json", "the scheduler config",
-                              "the VAE config", "the --latents file", "this executable"};
-        const char *oflag[] = {"--output", "--save-image"}, *opath[] = {out, save_image};
-        check_outputs_vs_inputs(oflag, opath, 2, in, what, (int)(sizeof in / sizeof *in));
+                              "the VAE config", "the --latents file", "this executable", "the --init-image",
+                              "the --mask", "the VAE encoder's shared object", "the VAE encoder's weights file"};
+        check_outputs_vs_inputs(oflag, opath, n_images + 1, in, what, (int)(sizeof in / sizeof *in));
     }
     if (scaling == 0) {
         scaling = 0.18215;
@@ -412,20 +551,25 @@ static int cli_main(int argc, char **argv)
                 p.sched->pred == SDP_PRED_V ? "v_prediction" : p.sched->pred == SDP_PRED_SAMPLE ? "sample" : "epsilon",
                 ov.prediction_type ? "--prediction-type" : sched_cfg);
     /* the prompt and the schedule are checked before any model is loaded */
+    int neg_tokens = 0;
     {
         int64_t ids[2];
         int full;
         if (sdp_tokenizer_encode(p.tok, prompt, ids, 2, &full, err, sizeof err)) die(2, "--prompt: %s", err);
-        if (sdp_tokenizer_encode(p.tok, negative, ids, 2, &full, err, sizeof err))
+        if (sdp_tokenizer_encode(p.tok, negative, ids, 2, &neg_tokens, err, sizeof err))
             die(2, "--negative-prompt: %s", err);
         if (sdp_sched_set_timesteps(p.sched, steps, err, sizeof err)) die(2, "%s", err);
+        if (init_path && sdp_sched_add_noise(p.sched, 0, NULL, NULL, NULL, 0))
+            die(2, "--init-image: scheduler %s has no img2img here (add_noise): use euler, euler_a, dpmpp_2m, ddim "
+                "or lcm", sched_name);
     }
     struct o2r_ctx *ctx;
     double t0 = now_s();
     if (o2r_ctx_create(device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
     if (sdp_model_load(ctx, te_so, wpath[0][0] ? wpath[0] : NULL, &p.te, err, sizeof err) ||
         sdp_model_load(ctx, unet_so, wpath[1][0] ? wpath[1] : NULL, &p.unet, err, sizeof err) ||
-        sdp_model_load(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, &p.vae, err, sizeof err))
+        sdp_model_load(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, &p.vae, err, sizeof err) ||
+        (venc_so && sdp_model_load(ctx, venc_so, wpath[3][0] ? wpath[3] : NULL, &p.venc, err, sizeof err)))
         die(1, "%s", err);
     double t_load = now_s() - t0;
     if (sdp_pipeline_check(&p, err, sizeof err)) die(1, "%s", err);
@@ -436,67 +580,105 @@ static int cli_main(int argc, char **argv)
             "(f = %d here)", width ? width : p.img_w, height ? height : p.img_h, p.img_w, p.img_h, p.u_batch,
             p.lat_c, p.lat_h, p.lat_w, p.img_w, p.img_h, p.lat_c, p.seq, p.hidden, p.lat_c,
             p.img_w / (p.lat_w ? p.lat_w : 1));
+    if (init_path && (init_w != p.img_w || init_h != p.img_h))
+        die(2, "--init-image %s: %dx%d, but the models make %dx%d images: give an image of that size (onnx2cl-sd "
+            "does not resize)", init_path, init_w, init_h, p.img_w, p.img_h);
     float *latents = NULL;
     size_t nl = (size_t)p.lat_c * p.lat_h * p.lat_w;
     if (latents_path) {
         struct o2r_tensor t;
         if (o2r_tensor_read(latents_path, &t, err, sizeof err) != O2R_OK) die(1, "--latents: %s", err);
-        if (t.dtype != O2R_F32 || t.nbytes != nl * 4)
-            die(1, "--latents %s: expected float32 [1,%d,%d,%d] (%zu values), got %s with %llu bytes", latents_path,
-                p.lat_c, p.lat_h, p.lat_w, nl, o2r_dtype_name(t.dtype), (unsigned long long)t.nbytes);
+        if (t.dtype != O2R_F32 || t.nbytes != (size_t)batch * nl * 4)
+            die(1, "--latents %s: expected float32 [%d,%d,%d,%d] (%zu values), got %s with %llu bytes", latents_path,
+                batch, p.lat_c, p.lat_h, p.lat_w, (size_t)batch * nl, o2r_dtype_name(t.dtype),
+                (unsigned long long)t.nbytes);
         latents = t.data;
     }
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)cfg,
-                             .seed = seed, .latents = latents, .scaling_factor = (float)scaling, .quiet = quiet};
+                             .seed = seed, .batch = batch, .latents = latents, .init_image = init_img,
+                             .strength = strength, .mask = mask_img, .scaling_factor = (float)scaling,
+                             .quiet = quiet};
     size_t ni = (size_t)3 * p.img_h * p.img_w;
-    float *image = malloc(ni * sizeof *image);
+    float *image = malloc((save_image ? (size_t)n_images : (size_t)batch) * ni * sizeof *image);
     if (!image) die(1, "out of memory");
-    struct sdp_timings tm;
+    struct sdp_timings tm, tsum = {0};
     int n_tokens = 0;
-    if (sdp_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err)) die(1, "%s", err);
-    if (n_tokens > p.seq)
-        fprintf(stderr, "%s: note: the prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
-                "the last %d were dropped (as diffusers truncates)\n", prog, n_tokens, p.seq, n_tokens - p.seq);
+    char model_name[256] = "", model_hash[16] = "";
+    if (eo.ckpt) model_label(&eo, model_name, sizeof model_name, model_hash);
+    for (int it = 0; it < batch_count; it++) {
+        float *img = image + (save_image ? (size_t)it * batch * ni : 0);
+        prm.seed = seed + (uint64_t)it * (uint64_t)batch;
+        if (batch_count > 1 && !quiet) fprintf(stderr, "%s: batch %d/%d\n", prog, it + 1, batch_count);
+        if (sdp_generate(&p, &prm, img, &n_tokens, &tm, err, sizeof err)) die(1, "%s", err);
+        tsum.text_encoder += tm.text_encoder, tsum.text_runs += tm.text_runs, tsum.unet_total += tm.unet_total;
+        tsum.unet_runs += tm.unet_runs, tsum.scheduler += tm.scheduler, tsum.vae += tm.vae;
+        tsum.vae_encoder += tm.vae_encoder, tsum.total += tm.total;
+        if (it == 0 && n_tokens > p.seq)
+            fprintf(stderr, "%s: note: the prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
+                    "the last %d were dropped (as diffusers truncates)\n", prog, n_tokens, p.seq, n_tokens - p.seq);
+        if (it == 0 && cfg > 1 && neg_tokens > p.seq)
+            fprintf(stderr, "%s: note: the negative prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
+                    "the last %d were dropped (as diffusers truncates)\n", prog, neg_tokens, p.seq,
+                    neg_tokens - p.seq);
+        for (int b = 0; b < batch; b++) {
+            int k = it * batch + b;
+            char params[8192];
+            struct sdp_infotext itx = {.prompt = prompt_tagged, .negative = cfg > 1 ? negative : "", .steps = steps,
+                                       .sampler = sdp_a1111_sampler(sched_name), .karras = p.sched->karras,
+                                       .cfg = cfg, .seed = seed + (uint64_t)k, .width = p.img_w, .height = p.img_h,
+                                       .model_hash = model_hash, .model = model_name,
+                                       .strength = init_path ? strength : -1, .inpaint = mask_path != NULL,
+                                       .extra = latents_path ? "Latents: from file" : NULL,
+                                       .version = "onnx2cl-sd " ONNX2CL_VERSION};
+            sdp_infotext(&itx, params, sizeof params);
+            const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
+            if (sdp_png_write(outs[k], img + (size_t)b * ni, p.img_h, p.img_w, keys, vals, 2, err, sizeof err))
+                die(1, "%s", err);
+        }
+    }
     /* outputs */
     if (save_image) {
-        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {1, 3, p.img_h, p.img_w}, .data = image,
-                               .nbytes = ni * 4};
+        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {n_images, 3, p.img_h, p.img_w}, .data = image,
+                               .nbytes = (size_t)n_images * ni * 4};
         if (o2r_tensor_write_npy(save_image, &t, err, sizeof err) != O2R_OK) die(1, "--save-image: %s", err);
     }
-    char params[8192];
-    snprintf(params, sizeof params,
-             "%s\nNegative prompt: %s\nSteps: %d, Sampler: %s%s%s%s, CFG scale: %g, Seed: %llu%s, Size: %dx%d, "
-             "Scheduler config: %s, Generator: onnx2cl-sd %s",
-             prompt_tagged, negative, steps, sched_name, p.sched->karras ? " karras" : "",
-             ov.spacing ? " " : "", ov.spacing ? ov.spacing : "",
-             cfg, (unsigned long long)seed, latents_path ? " (latents from file)" : "", p.img_w, p.img_h, sched_cfg,
-             ONNX2CL_VERSION);
-    const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-    if (sdp_png_write(out, image, p.img_h, p.img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
     /* timings */
     int n = p.sched->n_steps;
+    int n_run = init_path ? n - sdp_img2img_t_start(steps, strength) : n;
+    if (n_images > 1) fprintf(stderr, "%s: wrote %s ... %s (%d images, seeds %llu ... %llu)\n", prog, outs[0],
+                              outs[n_images - 1], n_images, (unsigned long long)seed,
+                              (unsigned long long)(seed + (uint64_t)n_images - 1));
     fprintf(stderr,
             "%s: wrote %s (%dx%d)\n"
             "timings on %s:\n"
             "  stage              runs   total s   per run s\n"
             "  checkpoint/cache      %d  %8.3f              (-m: %d compiled, %d converted)\n"
-            "  load models           3  %8.3f\n"
+            "  load models        %4d  %8.3f\n"
             "  text encoder       %4d  %8.3f  %10.4f\n"
+            "  vae encoder        %4d  %8.3f\n"
             "  unet               %4d  %8.3f  %10.4f\n"
             "  unet per step      %4d            %10.4f\n"
             "  scheduler (host)   %4d  %8.3f\n"
-            "  vae decoder           1  %8.3f  %10.4f\n"
+            "  vae decoder        %4d  %8.3f  %10.4f\n"
             "  total (no load)          %8.3f\n",
-            prog, out, p.img_w, p.img_h, o2r_ctx_device_name(ctx), eo.ckpt ? 1 : 0, er.seconds, er.compiled,
-            er.converted, t_load, tm.text_runs, tm.text_encoder,
-            tm.text_runs ? tm.text_encoder / tm.text_runs : 0, tm.unet_runs, tm.unet_total,
-            tm.unet_runs ? tm.unet_total / tm.unet_runs : 0, n, n ? tm.unet_total / n : 0, n, tm.scheduler, tm.vae,
-            tm.vae, tm.total);
+            prog, outs[0], p.img_w, p.img_h, o2r_ctx_device_name(ctx), eo.ckpt ? 1 : 0, er.seconds, er.compiled,
+            er.converted, venc_so ? 4 : 3, t_load, tsum.text_runs, tsum.text_encoder,
+            tsum.text_runs ? tsum.text_encoder / tsum.text_runs : 0, init_path ? batch_count : 0, tsum.vae_encoder,
+            tsum.unet_runs, tsum.unet_total, tsum.unet_runs ? tsum.unet_total / tsum.unet_runs : 0,
+            n_run * batch_count, n_run ? tsum.unet_total / (n_run * batch_count) : 0, n_run * batch_count,
+            tsum.scheduler, n_images, tsum.vae, tsum.vae / n_images, tsum.total);
     free(image);
     free(latents);
+    free(init_img);
+    free(mask_img);
+    for (int k = 0; k < n_images; k++) free(outs[k]);
+    free(outs);
+    free(oflag);
+    free(opath);
     sdp_model_close(&p.te);
     sdp_model_close(&p.unet);
     sdp_model_close(&p.vae);
+    sdp_model_close(&p.venc);
     sdp_tokenizer_free(p.tok);
     sdp_sched_free(p.sched);
     o2r_ctx_free(ctx);

@@ -210,6 +210,14 @@ int sde_lora_tags(struct sde_options *o, const char *lora_dir, const char **prom
     char *clean = NULL;
     for (size_t i = 0; i < n; i++) {
         size_t len = s[i] == '<' ? tag_at(s + i, &type, &tl, &args, &al) : 0;
+        if (!len && strncmp(s + i, "<lora:", 6) == 0) { /* A1111 would leave it as text: a typo, surely */
+            size_t chars = 1;
+            for (size_t k = 0; k < i; k++) chars += ((unsigned char)s[k] & 0xc0) != 0x80;
+            int closed = strchr(s + i, '>') != NULL;
+            free(clean);
+            return fail(err, errcap, -2, "--prompt: %.40s%s (character %zu): %s (write <lora:NAME:WEIGHT>)", s + i,
+                        strlen(s + i) > 40 ? "..." : "", chars, closed ? "no LoRA name" : "'<lora:' without its closing '>'");
+        }
         if (!len) {
             if (clean) clean[o_len++] = s[i];
             continue;

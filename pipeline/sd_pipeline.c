@@ -288,12 +288,12 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
         ue->dims[0] != us->dims[0] || (numel(ut) != 1 && (int64_t)numel(ut) != us->dims[0]) ||
         (ut->dtype != O2R_F32 && ut->dtype != O2R_I64 && ut->dtype != O2R_I32 && ut->dtype != O2R_F16) ||
         uo->rank != 4 || !is_float(uo->dtype) || memcmp(uo->dims, us->dims, 4 * sizeof uo->dims[0]) ||
-        p->u_batch < 1 || p->u_batch > 2) {
+        p->u_batch < 1 || p->u_batch > 64) {
         char b[256], c[256];
         shape_str(us, a, sizeof a);
         shape_str(ut, b, sizeof b);
         shape_str(ue, c, sizeof c);
-        snprintf(err, errcap, "%s: does not look like a UNet: inputs %s, %s, %s (expected %s, batch 1 or 2, "
+        snprintf(err, errcap, "%s: does not look like a UNet: inputs %s, %s, %s (expected %s, batch 1 to 64, "
                  "and one output shaped like sample)", p->unet.path, a, b, c, want);
         return -1;
     }
@@ -328,6 +328,24 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
     p->img_c = 3;
     p->img_h = (int)vo->dims[2];
     p->img_w = (int)vo->dims[3];
+    /* VAE encoder (img2img/inpainting): [1,3,H,W] -> [1,2C,h,w] (mean || logvar) */
+    if (p->venc.desc) {
+        const struct o2r_model_desc *ve = p->venc.desc;
+        const struct o2r_io *ei = ve->n_inputs == 1 ? &ve->inputs[0] : NULL, *eo = ve->n_outputs ? &ve->outputs[0] : NULL;
+        if (!ei || !eo || ei->rank != 4 || !is_float(ei->dtype) || ei->dims[0] != 1 || ei->dims[1] != 3 ||
+            ei->dims[2] != p->img_h || ei->dims[3] != p->img_w || eo->rank != 4 || !is_float(eo->dtype) ||
+            eo->dims[0] != 1 || eo->dims[1] != 2 * p->lat_c || eo->dims[2] != p->lat_h || eo->dims[3] != p->lat_w) {
+            char b[256] = "", c[256] = "";
+            if (ei) shape_str(ei, b, sizeof b);
+            if (eo) shape_str(eo, c, sizeof c);
+            snprintf(err, errcap, "%s: VAE encoder %s -> %s does not fit: expected [1,3,%d,%d] -> [1,%d,%d,%d] "
+                     "(mean and log-variance of the UNet's latents)", p->venc.path, b, c, p->img_h, p->img_w,
+                     2 * p->lat_c, p->lat_h, p->lat_w);
+            return -1;
+        }
+        p->e_in = 0;
+        p->e_out = 0;
+    }
     return 0;
 }
 
@@ -397,18 +415,64 @@ done:
     return rc;
 }
 
+int sdp_img2img_t_start(int steps, double strength)
+{
+    double prod = steps * strength; /* Python: int(num_inference_steps * strength), a double */
+    int init = prod >= steps ? steps : prod <= 0 ? 0 : (int)prod;
+    return steps - init;
+}
+
+/* Runs the VAE encoder on the init image [3,H,W] in [0,1] (2x - 1 first, as VaeImageProcessor
+ * normalizes) and leaves mean and std = exp(0.5 * clamp(logvar, -30, 20)) of the latent
+ * distribution in mean[nl], std[nl]. */
+static int vae_encode(struct sdp_pipeline *p, const float *img, float *mean, float *stdv, struct sdp_timings *tm,
+                      char *err, size_t errcap)
+{
+    const struct o2r_model_desc *d = p->venc.desc;
+    void *in[MAXIO] = {0}, *out[MAXIO] = {0};
+    size_t ni = (size_t)3 * p->img_h * p->img_w, nl = (size_t)p->lat_c * p->lat_h * p->lat_w;
+    float *x = malloc(ni * sizeof *x), *par = malloc(2 * nl * sizeof *par);
+    int rc = -1;
+    if (!x || !par || d->n_inputs > MAXIO || d->n_outputs > MAXIO || alloc_io(d, in, out)) {
+        snprintf(err, errcap, "%s: out of memory", p->venc.path);
+        goto done;
+    }
+    for (size_t k = 0; k < ni; k++) x[k] = 2.0f * img[k] - 1.0f;
+    put_floats(in[p->e_in], d->inputs[p->e_in].dtype, x, ni);
+    double t0 = now_s();
+    if (run_model(&p->venc, (const void *const *)in, out, err, errcap)) goto done;
+    tm->vae_encoder += now_s() - t0;
+    get_floats(par, d->outputs[p->e_out].dtype, out[p->e_out], 2 * nl);
+    for (size_t k = 0; k < nl; k++) {
+        float lv = par[nl + k];
+        lv = lv < -30.0f ? -30.0f : lv > 20.0f ? 20.0f : lv;
+        mean[k] = par[k];
+        stdv[k] = expf(0.5f * lv);
+    }
+    rc = 0;
+done:
+    free_io(d, in, out);
+    free(x);
+    free(par);
+    return rc;
+}
+
 int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *image, int *n_tokens,
                  struct sdp_timings *tm, char *err, size_t errcap)
 {
     memset(tm, 0, sizeof *tm);
-    double t_start = now_s();
-    int cfg_on = prm->cfg > 1.0f;
+    double t_start_s = now_s();
+    const int B = prm->batch > 0 ? prm->batch : 1;
+    const int cfg_on = prm->cfg > 1.0f, img2img = prm->init_image != NULL, inpaint = img2img && prm->mask;
+    const int R = cfg_on ? 2 * B : B; /* UNet rows per step: [uncond x B; cond x B] or [cond x B] */
     size_t per = (size_t)p->seq * p->hidden;
-    size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w;
+    size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nt = (size_t)B * nl;
     const struct o2r_model_desc *ud = p->unet.desc, *vd = p->vae.desc;
     void *uin[MAXIO] = {0}, *uout[MAXIO] = {0}, *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
-    float *emb = malloc(2 * per * sizeof *emb), *lat = malloc(nl * sizeof *lat);
-    float *xin = malloc(nl * sizeof *xin), *eps = malloc(2 * nl * sizeof *eps);
+    float *emb = malloc(2 * per * sizeof *emb), *lat = malloc(nt * sizeof *lat);
+    float *xin = malloc(nt * sizeof *xin), *eps = malloc((size_t)R * nl * sizeof *eps);
+    float *noise = NULL, *ilat = NULL, *mlat = NULL, *tmp = NULL;
+    struct sdp_rng *gens = malloc((size_t)B * sizeof *gens), rng;
     int rc = -1;
 #define CANCEL_POINT(where)                                                                                  \
     do {                                                                                                     \
@@ -418,9 +482,27 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             goto done;                                                                                       \
         }                                                                                                    \
     } while (0)
-    if (!emb || !lat || !xin || !eps || alloc_io(ud, uin, uout) || alloc_io(vd, vin, vout)) {
+    if (!emb || !lat || !xin || !eps || !gens || alloc_io(ud, uin, uout) || alloc_io(vd, vin, vout)) {
         snprintf(err, errcap, "out of memory");
         goto done;
+    }
+    if (img2img) {
+        if (!p->venc.desc) {
+            snprintf(err, errcap, "img2img/inpainting needs the VAE encoder (none loaded)");
+            goto done;
+        }
+        if (!(prm->strength > 0.0 && prm->strength <= 1.0)) {
+            snprintf(err, errcap, "strength %g: expected a number in (0, 1]", prm->strength);
+            goto done;
+        }
+        noise = malloc(nt * sizeof *noise);
+        ilat = malloc(nt * sizeof *ilat);
+        tmp = malloc((nt + 3 * nl) * sizeof *tmp); /* mean, std, sample; or add_noise of nt */
+        mlat = malloc(nl * sizeof *mlat);
+        if (!noise || !ilat || !tmp || !mlat) {
+            snprintf(err, errcap, "out of memory");
+            goto done;
+        }
     }
     /* 1. text: [uncond, cond] with guidance, else [cond] */
     const char *prompts[2] = {prm->negative ? prm->negative : "", prm->prompt};
@@ -434,30 +516,79 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     } else {
         if (encode(p, prompts + 1, 1, emb + per, n_tokens, tm, err, errcap)) goto done;
     }
-    /* 2. schedule and initial noise */
+    /* 2. schedule, generators (image i: seed + i) */
     if (sdp_sched_set_timesteps(p->sched, prm->steps, err, errcap)) goto done;
-    struct sdp_rng rng;
+    int n = p->sched->n_steps, t0i = 0;
+    for (int i = 0; i < B; i++) sdp_rng_seed(&gens[i], prm->seed + (uint64_t)i);
     sdp_rng_seed(&rng, prm->seed);
-    if (prm->latents) memcpy(lat, prm->latents, nl * sizeof *lat);
-    else sdp_rng_randn(&rng, lat, nl);
-    for (size_t k = 0; k < nl; k++) lat[k] = lat[k] * p->sched->init_noise_sigma;
-    /* 3. denoising loop */
+    rng.images = gens;
+    rng.n_images = B;
+    if (img2img) { /* get_timesteps: the loop starts at t_start, the scheduler's begin index */
+        t0i = sdp_img2img_t_start(prm->steps, prm->strength);
+        if (n - t0i < 1) {
+            snprintf(err, errcap, "strength %g with %d steps: int(%d * %g) = 0 denoising steps (diffusers "
+                     "refuses it too); raise the strength or the steps", prm->strength, prm->steps, prm->steps,
+                     prm->strength);
+            goto done;
+        }
+        p->sched->first_index = 0;
+        if (sdp_sched_add_noise(p->sched, t0i, ilat, ilat, tmp, 0)) {
+            snprintf(err, errcap, "img2img/inpainting: scheduler %s has no add_noise here (use euler, euler_a, "
+                     "dpmpp_2m, ddim or lcm)", sdp_sched_kind_name(p->sched->kind));
+            goto done;
+        }
+    }
+    /* 3. initial latents */
+    if (!img2img) {
+        if (prm->latents) memcpy(lat, prm->latents, nt * sizeof *lat);
+        else sdp_rng_randn(&rng, lat, nt);
+        for (size_t k = 0; k < nt; k++) lat[k] = lat[k] * p->sched->init_noise_sigma;
+    } else {
+        float *mean = tmp, *stdv = tmp + nl, *smp = tmp + 2 * nl;
+        CANCEL_POINT("before the VAE encoder");
+        if (vae_encode(p, prm->init_image, mean, stdv, tm, err, errcap)) goto done;
+        /* latent_dist.sample(generator): img2img encodes the image once per generator, the
+         * inpainting pipeline once with generator[0] (its one image, repeated) */
+        for (int i = 0; i < (inpaint ? 1 : B); i++) {
+            sdp_rng_randn(&gens[i], smp, nl);
+            for (size_t k = 0; k < nl; k++) ilat[i * nl + k] = prm->scaling_factor * (mean[k] + stdv[k] * smp[k]);
+        }
+        if (inpaint)
+            for (int i = 1; i < B; i++) memcpy(ilat + i * nl, ilat, nl * sizeof *ilat);
+        if (prm->latents) memcpy(noise, prm->latents, nt * sizeof *noise);
+        else sdp_rng_randn(&rng, noise, nt);
+        if (inpaint && prm->strength == 1.0) { /* is_strength_max: pure noise */
+            for (size_t k = 0; k < nt; k++) lat[k] = noise[k] * p->sched->init_noise_sigma;
+        } else {
+            sdp_sched_add_noise(p->sched, t0i, ilat, noise, lat, nt);
+        }
+        if (inpaint) {
+            sdp_rng_randn(&gens[0], smp, nl); /* diffusers encodes the masked image with generator[0] */
+            int fy = p->img_h / p->lat_h, fx = p->img_w / p->lat_w; /* F.interpolate nearest: mask[f y][f x] */
+            for (int y = 0; y < p->lat_h; y++)
+                for (int x = 0; x < p->lat_w; x++) {
+                    float m = prm->mask[(size_t)y * fy * p->img_w + (size_t)x * fx];
+                    for (int c = 0; c < p->lat_c; c++)
+                        mlat[((size_t)c * p->lat_h + y) * p->lat_w + x] = m < 0.5f ? 0.0f : 1.0f;
+                }
+        }
+    }
+    /* 4. denoising loop */
     const struct o2r_io *us = &ud->inputs[p->u_sample], *ut = &ud->inputs[p->u_t],
                         *ue = &ud->inputs[p->u_ehs], *uo = &ud->outputs[p->u_out];
     size_t esz = o2r_dtype_size(us->dtype), osz = o2r_dtype_size(uo->dtype), hsz = o2r_dtype_size(ue->dtype);
-    int n = p->sched->n_steps;
     double t_loop = now_s();
-    for (int i = 0; i < n; i++) {
+    for (int i = t0i; i < n; i++) {
         double ts0 = now_s();
         float t = sdp_sched_timestep(p->sched, i);
-        sdp_sched_scale_input(p->sched, i, lat, xin, nl);
+        sdp_sched_scale_input(p->sched, i, lat, xin, nt);
         tm->scheduler += now_s() - ts0;
-        int n_branch = cfg_on ? 2 : 1, first = cfg_on ? 0 : 1; /* emb rows: 0 uncond, 1 cond */
-        for (int r = 0; r < n_branch; r += p->u_batch) {
+        for (int r0 = 0; r0 < R; r0 += p->u_batch) {
             for (int b = 0; b < p->u_batch; b++) {
-                int row = first + (r + b < n_branch ? r + b : r);
-                put_floats((char *)uin[p->u_sample] + (size_t)b * nl * esz, us->dtype, xin, nl);
-                put_floats((char *)uin[p->u_ehs] + (size_t)b * per * hsz, ue->dtype, emb + (size_t)row * per, per);
+                int r = r0 + b < R ? r0 + b : r0;          /* a last partial run repeats its first row */
+                int erow = cfg_on ? (r < B ? 0 : 1) : 1;  /* emb rows: 0 uncond, 1 cond */
+                put_floats((char *)uin[p->u_sample] + (size_t)b * nl * esz, us->dtype, xin + (size_t)(r % B) * nl, nl);
+                put_floats((char *)uin[p->u_ehs] + (size_t)b * per * hsz, ue->dtype, emb + (size_t)erow * per, per);
             }
             for (uint64_t k = 0; k < numel(ut); k++) {
                 if (ut->dtype == O2R_F32) ((float *)uin[p->u_t])[k] = t;
@@ -466,53 +597,72 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                 else ((int32_t *)uin[p->u_t])[k] = (int32_t)t;
             }
             CANCEL_POINT("before a UNet run");
-            double t0 = now_s();
+            double tu = now_s();
             if (run_model(&p->unet, (const void *const *)uin, uout, err, errcap)) goto done;
-            tm->unet_total += now_s() - t0;
+            tm->unet_total += now_s() - tu;
             tm->unet_runs++;
-            for (int b = 0; b < p->u_batch && r + b < n_branch; b++)
-                get_floats(eps + (size_t)(r + b) * nl, uo->dtype, (const char *)uout[p->u_out] + (size_t)b * nl * osz, nl);
+            for (int b = 0; b < p->u_batch && r0 + b < R; b++)
+                get_floats(eps + (size_t)(r0 + b) * nl, uo->dtype, (const char *)uout[p->u_out] + (size_t)b * nl * osz, nl);
         }
         ts0 = now_s();
-        if (cfg_on) {
+        if (cfg_on) { /* noise_pred_uncond + guidance_scale * (noise_pred_text - noise_pred_uncond) */
             float g = prm->cfg;
-            for (size_t k = 0; k < nl; k++) eps[k] = eps[k] + g * (eps[nl + k] - eps[k]);
+            for (size_t k = 0; k < nt; k++) eps[k] = eps[k] + g * (eps[nt + k] - eps[k]);
         }
-        if (sdp_sched_step(p->sched, i, eps, lat, nl, &rng)) {
+        if (sdp_sched_step(p->sched, i, eps, lat, nt, &rng)) {
             snprintf(err, errcap, "scheduler: out of memory");
             goto done;
         }
+        if (inpaint) { /* latents = (1 - init_mask) * init_latents_proper + init_mask * latents */
+            const float *proper = ilat;
+            if (i + 1 < n) {
+                sdp_sched_add_noise(p->sched, i + 1, ilat, noise, tmp, nt);
+                proper = tmp;
+            }
+            for (int b = 0; b < B; b++)
+                for (size_t k = 0; k < nl; k++) {
+                    float m = mlat[k];
+                    lat[b * nl + k] = (1.0f - m) * proper[b * nl + k] + m * lat[b * nl + k];
+                }
+        }
         tm->scheduler += now_s() - ts0;
-        double el = now_s() - t_loop, per_step = el / (i + 1);
+        int done_steps = i - t0i + 1, total = n - t0i;
+        double el = now_s() - t_loop, per_step = el / done_steps;
         if (!prm->quiet)
-            fprintf(stderr, "step %d/%d  t=%g  %.3f s/step  ETA %.1f s\n", i + 1, n, (double)t, per_step,
-                    per_step * (n - i - 1));
+            fprintf(stderr, "step %d/%d  t=%g  %.3f s/step  ETA %.1f s\n", done_steps, total, (double)t, per_step,
+                    per_step * (total - done_steps));
         if (prm->progress) {
-            struct sdp_progress pr = {.step = i + 1, .total = n, .elapsed = el, .eta = per_step * (n - i - 1),
-                                      .latents = lat, .lat_c = p->lat_c, .lat_h = p->lat_h, .lat_w = p->lat_w};
+            struct sdp_progress pr = {.step = done_steps, .total = total, .elapsed = el,
+                                      .eta = per_step * (total - done_steps), .latents = lat, .lat_c = p->lat_c,
+                                      .lat_h = p->lat_h, .lat_w = p->lat_w, .batch = B};
             if (prm->progress(&pr, prm->progress_user)) {
-                snprintf(err, errcap, "cancelled by the progress callback after step %d of %d", i + 1, n);
+                snprintf(err, errcap, "cancelled by the progress callback after step %d of %d", done_steps, total);
                 rc = SDP_CANCELLED;
                 goto done;
             }
         }
     }
-    CANCEL_POINT("before the VAE decoder");
-    /* 4. decode */
+    /* 5. decode, in runs of the decoder's batch */
     const struct o2r_io *vi = &vd->inputs[p->v_in], *vo = &vd->outputs[p->v_out];
-    for (size_t k = 0; k < nl; k++) xin[k] = lat[k] / prm->scaling_factor;
-    for (int64_t b = 0; b < vi->dims[0]; b++)
-        put_floats((char *)vin[p->v_in] + (size_t)b * nl * o2r_dtype_size(vi->dtype), vi->dtype, xin, nl);
-    double t0 = now_s();
-    if (run_model(&p->vae, (const void *const *)vin, vout, err, errcap)) goto done;
-    tm->vae = now_s() - t0;
-    size_t ni = (size_t)3 * p->img_h * p->img_w;
-    get_floats(image, vo->dtype, vout[p->v_out], ni);
-    for (size_t k = 0; k < ni; k++) {
+    for (size_t k = 0; k < nt; k++) xin[k] = lat[k] / prm->scaling_factor;
+    size_t ni = (size_t)3 * p->img_h * p->img_w, vsz = o2r_dtype_size(vi->dtype), vosz = o2r_dtype_size(vo->dtype);
+    int vb = (int)vi->dims[0];
+    for (int i0 = 0; i0 < B; i0 += vb) {
+        for (int b = 0; b < vb; b++)
+            put_floats((char *)vin[p->v_in] + (size_t)b * nl * vsz, vi->dtype,
+                       xin + (size_t)(i0 + b < B ? i0 + b : i0) * nl, nl);
+        CANCEL_POINT("before the VAE decoder");
+        double tv = now_s();
+        if (run_model(&p->vae, (const void *const *)vin, vout, err, errcap)) goto done;
+        tm->vae += now_s() - tv;
+        for (int b = 0; b < vb && i0 + b < B; b++)
+            get_floats(image + (size_t)(i0 + b) * ni, vo->dtype, (const char *)vout[p->v_out] + (size_t)b * ni * vosz, ni);
+    }
+    for (size_t k = 0; k < (size_t)B * ni; k++) {
         float v = image[k] / 2.0f + 0.5f;
         image[k] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
     }
-    tm->total = now_s() - t_start;
+    tm->total = now_s() - t_start_s;
     rc = 0;
 done:
 #undef CANCEL_POINT
@@ -522,5 +672,10 @@ done:
     free(lat);
     free(xin);
     free(eps);
+    free(noise);
+    free(ilat);
+    free(mlat);
+    free(tmp);
+    free(gens);
     return rc;
 }

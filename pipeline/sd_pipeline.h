@@ -1,13 +1,27 @@
-/* sd_pipeline.h — Stable Diffusion txt2img around three models compiled by onnx2cl (text encoder,
- * UNet, VAE decoder), loaded at run time as shared objects through the generated API only
- * (<name>_desc() + the runtime's o2r_model_init/_run/_free of runtime/onnx2cl_rt.h).
+/* sd_pipeline.h — Stable Diffusion txt2img, img2img and inpainting around models compiled by
+ * onnx2cl (text encoder, UNet, VAE decoder, and the VAE encoder for img2img/inpainting), loaded at
+ * run time as shared objects or descriptor files through the generated API only (<name>_desc() +
+ * the runtime's o2r_model_init/_run/_free of runtime/onnx2cl_rt.h).
  *
- * What a run does (as diffusers' StableDiffusionPipeline 0.42 does it, guidance_rescale 0):
- *   tokenize prompt (and negative prompt when cfg > 1) -> text encoder -> last_hidden_state;
- *   latents = randn(seed) (or given) * init_noise_sigma; for each timestep: scale_model_input,
- *   UNet on [uncond; cond] (one batch-2 run if the UNet was compiled for batch 2, else two runs),
- *   noise = uncond + cfg * (cond - uncond), scheduler step; image = VAE(latents / scaling_factor),
- *   then image / 2 + 0.5 clamped to [0, 1] (NCHW float32).
+ * What a run does (as diffusers 0.42 does it, guidance_rescale 0, generator=[torch.Generator()
+ * .manual_seed(seed + i) for i in range(batch)]):
+ *   txt2img (StableDiffusionPipeline): tokenize prompt (and negative prompt when cfg > 1) -> text
+ *   encoder -> last_hidden_state; latents = randn (each image from its own generator) *
+ *   init_noise_sigma; for each timestep: scale_model_input, UNet on [uncond x batch; cond x batch]
+ *   in runs of the UNet's compiled batch, noise = uncond + cfg * (cond - uncond), scheduler step;
+ *   image = VAE(latents / scaling_factor) per image, then image / 2 + 0.5 clamped to [0, 1].
+ *   img2img (StableDiffusionImg2ImgPipeline): the init image 2x - 1 -> VAE encoder -> mean ||
+ *   logvar; per image i: latent_dist.sample(generator[i]) = mean + exp(0.5 clamp(logvar, -30, 20))
+ *   * randn, times scaling_factor; timesteps cut by strength (t_start = steps - min(int(steps *
+ *   strength), steps), the scheduler's begin index = t_start); noise = randn per image;
+ *   latents = scheduler.add_noise(init_latents, noise, timesteps[t_start]); the loop from t_start.
+ *   inpainting with a 4-channel UNet (StableDiffusionInpaintPipeline): mask binarized at 0.5
+ *   (>= 0.5 repaint), nearest-downsampled to the latents (mask[8y][8x]); image latents sampled
+ *   once with generator[0] (the pipeline encodes the one init image); noise per image; strength 1:
+ *   latents = noise * init_noise_sigma, else add_noise as img2img; then generator[0] draws once
+ *   more (diffusers encodes the masked image, unused by a 4-channel UNet); after every step
+ *   latents = (1 - mask) * add_noise(image_latents, noise, timesteps[i + 1]) + mask * latents
+ *   (image_latents unnoised after the last step).
  * Guarantees: every shape, dtype and name is checked before the first run, with messages that
  * name the file or flag; float16 model inputs/outputs are converted on the host.
  */
@@ -54,6 +68,7 @@ struct sdp_progress {
                                after this step (VAE input = latents / scaling_factor); valid during
                                the call only */
     int lat_c, lat_h, lat_w;
+    int batch;              /* images in latents: [batch, lat_c, lat_h, lat_w] */
 };
 /* Returns 0 to go on, non-zero to cancel the generation (sdp_generate then returns SDP_CANCELLED). */
 typedef int (*sdp_progress_fn)(const struct sdp_progress *pr, void *user);
@@ -67,8 +82,14 @@ struct sdp_params {
     const char *negative;         /* UTF-8, "" = none */
     int steps;                    /* inference steps */
     float cfg;                    /* guidance scale; <= 1 disables classifier-free guidance */
-    uint64_t seed;                /* torch.Generator().manual_seed(seed) */
-    const float *latents;         /* NULL, or initial noise [1,4,h,w] (before init_noise_sigma) */
+    uint64_t seed;                /* image i: torch.Generator().manual_seed(seed + i) (A1111's seeds) */
+    int batch;                    /* images of this generation (0 = 1) */
+    const float *latents;         /* NULL, or initial noise [batch,4,h,w] (before init_noise_sigma) */
+    const float *init_image;      /* NULL (txt2img), or img2img/inpainting's image [3,H,W] in [0,1]
+                                     (8-bit value / 255); needs the VAE encoder (p->venc) */
+    double strength;              /* img2img/inpainting: in (0, 1]; steps * strength >= 1 */
+    const float *mask;            /* NULL, or inpainting's mask [H,W] in [0,1] (>= 0.5: repaint);
+                                     needs init_image */
     float scaling_factor;         /* VAE latent scaling factor (0.18215 for SD 1.x/2.x) */
     int quiet;                    /* no per-step progress lines */
     sdp_progress_fn progress;     /* NULL, or called after every step (from the calling thread) */
@@ -84,13 +105,15 @@ struct sdp_timings {
     double unet_total;     /* all UNet runs */
     int unet_runs;         /* number of UNet runs */
     double scheduler;      /* scheduler arithmetic on the host */
-    double vae;            /* VAE decoder */
+    double vae;            /* VAE decoder (all images) */
+    double vae_encoder;    /* VAE encoder (img2img/inpainting) */
     double total;          /* the whole generation (not model loading) */
 };
 
 /* The three models, the tokenizer and the scheduler of one pipeline. */
 struct sdp_pipeline {
     struct sdp_model te, unet, vae;          /* loaded models */
+    struct sdp_model venc;                   /* VAE encoder (img2img/inpainting), or desc NULL */
     struct sdp_tokenizer *tok;               /* CLIP tokenizer */
     struct sdp_scheduler *sched;             /* scheduler (set_timesteps done by sdp_generate) */
     /* discovered from the models' descriptors */
@@ -100,22 +123,38 @@ struct sdp_pipeline {
     int u_batch, lat_c, lat_h, lat_w;        /* UNet sample dims */
     int v_in, v_out;                         /* VAE input/output index */
     int img_c, img_h, img_w;                 /* VAE output dims */
+    int e_in, e_out;                         /* VAE encoder input/output index (venc loaded) */
 };
 
 /* Checks that the loaded models fit together (a UNet whose inputs look like a UNet: sample
  * [B,C,h,w] float, timestep of 1 or B elements, encoder_hidden_states [B,S,D] float with S and D
  * the text encoder's; a text encoder with int32/int64 ids [b,S] and a [b,S,D] output; a VAE
- * decoder taking [1,C,h,w] or [B,C,h,w]; with p->tok loaded, a tokenizer whose largest id is a
+ * decoder taking [1,C,h,w] or [B,C,h,w]; a VAE encoder when loaded: [1,3,H,W] -> [1,2C,h,w]
+ * (mean || logvar); with p->tok loaded, a tokenizer whose largest id is a
  * row of the text encoder's token embedding table) and fills the index/shape fields. Returns 0,
  * or -1 with a message naming the model file and what does not fit. */
 int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap);
 
-/* Runs txt2img. image receives img_c*img_h*img_w floats in [0, 1] (NCHW, batch 1). n_tokens
- * receives the untruncated token count of the prompt (> seq means it was truncated). Returns 0,
+/* Runs txt2img, img2img (prm->init_image) or inpainting (prm->init_image + prm->mask). image
+ * receives batch*img_c*img_h*img_w floats in [0, 1] (NCHW). n_tokens receives the untruncated
+ * token count of the prompt (> seq means it was truncated). Returns 0,
  * SDP_CANCELLED (message "cancelled ...": prm->cancel set or the progress callback asked; image
  * unset), or -1 with a message. The pipeline stays usable after either. */
 int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *image, int *n_tokens,
                  struct sdp_timings *tm, char *err, size_t errcap);
+
+/* img2img/inpainting's first step: t_start = steps - min(int(steps * strength), steps) (diffusers'
+ * get_timesteps, strength as a double); the denoising steps run are steps - t_start (< 1: the
+ * strength is too small for the steps). */
+int sdp_img2img_t_start(int steps, double strength);
+
+/* Reads an 8-bit PNG (libpng, png_read.c) into *pix (malloc'd, h*w*channels bytes, rows top to
+ * bottom) with its channels: 1 (8-bit gray) or 3 (8-bit RGB). Other modes (RGBA, gray+alpha,
+ * 16-bit, palette, 1/2/4-bit gray) are refused naming the mode; so is a file that is not a PNG or
+ * is cut short or corrupt. Returns 0; -1 (no such file, not a PNG, corrupt) or -2 (another mode)
+ * with a message naming the file. */
+int sdp_png_read(const char *path, unsigned char **pix, int *w, int *h, int *channels, char *err,
+                 size_t errcap);
 
 /* Writes an 8-bit RGB PNG (libpng) of a [3,h,w] float image in [0, 1] (values * 255 rounded half
  * to even, as diffusers' numpy_to_pil), with tEXt chunks key[i] = value[i]. Atomic: a temporary

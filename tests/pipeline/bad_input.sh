@@ -76,12 +76,22 @@ expect 2 "--karras: only euler and dpmpp_2m" "$o" -- "${base[@]}" -p cat --sched
 expect 2 "--steps 0: expected a number" "$o" -- "${base[@]}" -p cat --steps 0
 expect 2 "--steps 60: LCM allows at most original_inference_steps = 50" "$o" -- "${base[@]}" -p cat --scheduler lcm --steps 60
 expect 2 "--prompt: prompt is not valid UTF-8 \(byte 1\)" "$o" -- "${base[@]}" -p $'a\xff'
-expect 2 "--seed -1: expected an integer" "$o" -- "${base[@]}" -p cat --seed -1
+expect 2 "--seed -2: expected an integer in \[0, 2\^64\), or -1" "$o" -- "${base[@]}" -p cat --seed -2
+# --seed -1: a random seed (A1111: randrange(4294967294)), on stderr and in the PNG's metadata
+rs=$("$sd" "${base[@]}" -p cat --seed -1 -o "$o" 2>&1 | sed -n 's/^onnx2cl-sd: seed \([0-9]*\) (random)$/\1/p')
+n=$((n + 1))
+if [ -z "$rs" ] || ! "${PYTHON3:-python3}" "$here/check_infotext.py" "$o" "Seed=$rs" >/dev/null; then
+  echo "FAIL --seed -1: seed '$rs' not on stderr or not the metadata's"; fails=$((fails + 1))
+else echo "ok   --seed -1: seed $rs in the metadata"; fi
+rm -f "$o"
 expect 2 "--prompt is required" "$o" -- "${base[@]}"
 expect 2 "unknown option '--frobnicate'" "$o" -- "${base[@]}" -p cat --frobnicate
 expect 1 "^onnx2cl-sd: --latents: $t/sched_badpred.json: not a valid" "$o" -- "${base[@]}" -p cat --latents "$t/sched_badpred.json"
 long=$(for i in $(seq 1 120); do printf 'word%d ' "$i"; done)
 expect 0 "note: the prompt is [0-9]+ tokens with BOS/EOS; the text encoder takes 77: the last [0-9]+ were dropped" "$o" -- "${base[@]}" -p "$long"
+rm -f "$o"
+expect 0 "note: the negative prompt is [0-9]+ tokens with BOS/EOS; the text encoder takes 77: the last [0-9]+ were dropped" "$o" -- "${base[@]}" -p cat -n "$long"
+rm -f "$o"
 # Outputs over inputs: an output that is a file the run reads (a model's .so or .weights, a
 # tokenizer/scheduler/VAE config file, --latents), also through a hard or symbolic link, or two
 # outputs naming one file: exit 2 before any work, the flag, the path and the input named, and

@@ -4,7 +4,10 @@
 # architecture (the message names the closest and its first differences), a pickle .ckpt, a
 # missing file, a cache folder that cannot be written (under a regular file; also chmod 555 when
 # not root), -m together with --models, a size that is not a multiple of the VAE factor, an
-# output that would overwrite the checkpoint, a LoRA or a cache file.
+# output that would overwrite the checkpoint, a LoRA or a cache file; img2img/inpainting/batch
+# flags: missing, non-PNG, truncated, RGBA/palette/16-bit/gray init images, another size, strength
+# outside (0, 1] or too small for the steps, masks alone, of another size, all black or white,
+# --batch-size 0, an unclosed <lora: tag.
 # Usage: bad_input_oneshot.sh ONNX2CL_SD WORK_DIR
 set -uo pipefail
 sd=$1 work=$2
@@ -42,6 +45,36 @@ expect out_is_lora 2 "is the LoRA $work/l.safetensors" -- -m "$tiny" --lora "$wo
   --save-image "$work/l.safetensors"
 mkdir -p "$work/cache"
 expect out_in_cache 2 "lies in the cache folder" -- -m "$tiny" --save-image "$work/cache/x.npy"
+# img2img / inpainting / batches (issue 21): refused before anything is compiled, naming the flag
+im=$root/tests/pipeline/img2img
+printf 'not a png at all' > "$work/text.png"
+head -c 120 "$im/init.png" > "$work/cut.png"
+expect init_missing 1 "init-image $work/none.png: No such file" -- -m "$tiny" --init-image "$work/none.png"
+expect init_not_png 1 "init-image $work/text.png: not a PNG file" -- -m "$tiny" --init-image "$work/text.png"
+expect init_cut 1 "init-image $work/cut.png: corrupt or truncated PNG" -- -m "$tiny" --init-image "$work/cut.png"
+expect init_rgba 2 "PNG mode RGBA 8-bit: expected 8-bit RGB" -- -m "$tiny" --init-image "$im/bad_rgba.png"
+expect init_palette 2 "PNG mode palette 8-bit" -- -m "$tiny" --init-image "$im/bad_palette.png"
+expect init_16bit 2 "PNG mode grayscale 16-bit" -- -m "$tiny" --init-image "$im/bad_gray16.png"
+expect init_gray 2 "an 8-bit grayscale PNG; expected 8-bit RGB" -- -m "$tiny" --init-image "$im/bad_gray.png"
+expect init_size 2 "bad_size48.png: 48x48, but the output is 32x32" -- -m "$tiny" --init-image "$im/bad_size48.png"
+expect strength_big 2 "strength 1.5: expected a number in (0, 1]" -- -m "$tiny" --init-image "$im/init.png" --strength 1.5
+expect strength_zero 2 "strength 0: expected a number in (0, 1]" -- -m "$tiny" --init-image "$im/init.png" --strength 0
+expect strength_few 2 "int(4 \* 0.2) = 0 denoising steps" -- -m "$tiny" --init-image "$im/init.png" --strength 0.2 --steps 4
+expect strength_alone 2 "strength: needs --init-image" -- -m "$tiny" --strength 0.5
+expect mask_alone 2 "mask $im/mask_rect.png: needs --init-image" -- -m "$tiny" --mask "$im/mask_rect.png"
+expect mask_size 2 "mask $im/bad_size48.png: 48x48, but --init-image" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/bad_size48.png"
+expect mask_black 2 "all black" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_black.png"
+expect mask_white 2 "all white" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_white.png"
+expect mask_rgba 2 "mask $im/bad_rgba.png: PNG mode RGBA" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/bad_rgba.png"
+expect batch_zero 2 "batch-size 0: expected" -- -m "$tiny" --batch-size 0
+expect batch_frac 2 "batch-size 1.5: expected an integer" -- -m "$tiny" --batch-size 1.5
+expect count_zero 2 "batch-count 0: expected" -- -m "$tiny" --batch-count 0
+expect seed_neg 2 "seed -2: expected an integer" -- -m "$tiny" --seed -2
+expect lora_open 2 "character 7): '<lora:' without its closing '>'" -- -m "$tiny" -p "a cat <lora:tiny_peft:0.8"
+expect lora_empty 2 "no LoRA name" -- -m "$tiny" -p "a cat <lora:>"
+# a batch's later output that is an input: refused before any work
+cp "$im/init.png" "$work/x-1.png"
+expect out_batch_input 2 "is the --init-image" -- -m "$tiny" --init-image "$work/x-1.png" --batch-size 2 -o "$work/x.png"
 cmp -s "$tiny" "$work/ck.safetensors" && cmp -s "$root/tests/lora/tiny_peft.safetensors" "$work/l.safetensors" ||
   { echo "FAIL: an input was changed"; fails=$((fails + 1)); }
 [ ! -e "$work/cache" ] || [ -z "$(find "$work/cache" -name '*.o2d' -o -name '*.weights')" ] ||

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""make_img2img_refs.py — references of batches, img2img and inpainting (issue 21) made by
+diffusers' own pipelines on the tiny SD 1.5 checkpoint of tests/pipeline/oneshot/tiny_sd15.
+
+What it does
+  Writes into tests/pipeline/img2img/:
+    init.png                 32x32 8-bit RGB init image (drawn here, deterministic)
+    mask_*.png               32x32 masks: rect (gray), circle (gray), half (RGB, PIL's convert("L")
+                             decides), odd (gray rectangle on non-multiple-of-8 edges); black, white
+    bad_*.png                refused inputs: RGBA, palette, gray (as an init image), 16-bit gray,
+                             48x48
+    <case>.npy               float32 [N,3,32,32] in [0,1] (output_type="np", NCHW)
+    cases.txt                case <TAB> onnx2cl-sd flags (run_img2img.sh adds -m, prompts, size,
+                             outputs)
+  Each case runs StableDiffusionPipeline / StableDiffusionImg2ImgPipeline /
+  StableDiffusionInpaintPipeline.from_pretrained(tiny_sd15) with the scheduler class of the case
+  built from the folder's scheduler config, prompt/negative below, 32x32, and
+  generator=[torch.Generator().manual_seed(seed + i) for i in range(N)] (one generator per image:
+  A1111's seeds seed, seed+1, ...; onnx2cl-sd's --batch-size N --seed S). The init image and masks
+  are given as the PIL images of the committed PNG files (what onnx2cl-sd reads).
+
+Assumes
+  torch, diffusers 0.42, numpy, PIL (dev machine only; the test reads the committed files).
+
+Usage
+  python3 tests/pipeline/make_img2img_refs.py [--out tests/pipeline/img2img]
+"""
+import argparse
+import os
+
+import numpy as np
+import torch
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CKPT = os.path.join(HERE, "oneshot", "tiny_sd15")
+PROMPT = "a photo of an astronaut riding a horse on mars, highly detailed"
+NEGATIVE = "blurry, low quality"
+SEED = 42
+SCHED = {"euler": "EulerDiscreteScheduler", "euler_a": "EulerAncestralDiscreteScheduler",
+         "ddim": "DDIMScheduler", "dpmpp_2m": "DPMSolverMultistepScheduler"}
+# name, mode (txt2img/img2img/inpaint), scheduler, steps, cfg, batch, strength, mask
+CASES = [
+    ("b2_euler_a_4", "txt2img", "euler_a", 4, 7.5, 2, None, None),
+    ("b2_nocfg_dpmpp_4", "txt2img", "dpmpp_2m", 4, 1.0, 2, None, None),
+    ("i2i_euler_075_4", "img2img", "euler", 4, 7.5, 1, 0.75, None),
+    ("i2i_euler_a_03_20", "img2img", "euler_a", 20, 7.5, 1, 0.3, None),
+    ("i2i_ddim_1_4", "img2img", "ddim", 4, 7.5, 1, 1.0, None),
+    ("i2i_dpmpp_05_10", "img2img", "dpmpp_2m", 10, 7.5, 1, 0.5, None),
+    ("i2i_b2_euler_a_075_4", "img2img", "euler_a", 4, 7.5, 2, 0.75, None),
+    ("i2i_b2_nocfg_ddim_06_5", "img2img", "ddim", 5, 1.0, 2, 0.6, None),
+    ("inp_rect_euler_1_4", "inpaint", "euler", 4, 7.5, 1, 1.0, "rect"),
+    ("inp_circle_euler_a_075_4", "inpaint", "euler_a", 4, 7.5, 1, 0.75, "circle"),
+    ("inp_half_ddim_05_10", "inpaint", "ddim", 10, 7.5, 1, 0.5, "half"),
+    ("inp_odd_dpmpp_075_6", "inpaint", "dpmpp_2m", 6, 7.5, 1, 0.75, "odd"),
+    ("inp_b2_rect_euler_a_1_4", "inpaint", "euler_a", 4, 7.5, 2, 1.0, "rect"),
+    ("inp_b2_nocfg_circle_euler_08_4", "inpaint", "euler", 4, 1.0, 2, 0.8, "circle"),
+]
+
+
+def make_images(out):
+    y, x = np.mgrid[0:32, 0:32]
+    img = np.stack([x * 8, y * 8, (x + y) * 4], -1).astype(np.float64)
+    img[(x - 20) ** 2 + (y - 12) ** 2 < 36] = [250, 240, 20]     # a yellow disc
+    img[20:28, 4:14] = [30, 60, 200]                                  # a blue block
+    Image.fromarray(np.clip(img, 0, 255).astype(np.uint8), "RGB").save(os.path.join(out, "init.png"))
+    rect = np.zeros((32, 32), np.uint8)
+    rect[8:24, 8:24] = 255
+    circle = (((x - 16) ** 2 + (y - 16) ** 2) < 100).astype(np.uint8) * 255
+    half = np.zeros((32, 32, 3), np.uint8)
+    half[:, :16] = [200, 90, 40]      # luma 113: below 128, kept (L of RGB decides, not a channel)
+    half[:, 16:] = [90, 200, 100]     # luma 155: repainted
+    odd = np.zeros((32, 32), np.uint8)
+    odd[5:21, 3:29] = 255             # edges off the 8-pixel grid: nearest downsampling decides
+    Image.fromarray(rect, "L").save(os.path.join(out, "mask_rect.png"))
+    Image.fromarray(circle.astype(np.uint8), "L").save(os.path.join(out, "mask_circle.png"))
+    Image.fromarray(half, "RGB").save(os.path.join(out, "mask_half.png"))
+    Image.fromarray(odd, "L").save(os.path.join(out, "mask_odd.png"))
+    # refusals (bad_input_oneshot.sh): other modes and sizes, masks with nothing or everything to repaint
+    base = Image.open(os.path.join(out, "init.png"))
+    base.convert("RGBA").save(os.path.join(out, "bad_rgba.png"))
+    base.convert("P").save(os.path.join(out, "bad_palette.png"))
+    base.convert("L").save(os.path.join(out, "bad_gray.png"))
+    Image.fromarray(rect.astype(np.uint16) * 257).save(os.path.join(out, "bad_gray16.png"))
+    base.resize((48, 48)).save(os.path.join(out, "bad_size48.png"))
+    Image.fromarray(np.zeros((32, 32), np.uint8), "L").save(os.path.join(out, "mask_black.png"))
+    Image.fromarray(np.full((32, 32), 255, np.uint8), "L").save(os.path.join(out, "mask_white.png"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(HERE, "img2img"))
+    a = ap.parse_args()
+    import diffusers
+    from diffusers import (StableDiffusionImg2ImgPipeline, StableDiffusionInpaintPipeline,
+                           StableDiffusionPipeline)
+    os.makedirs(a.out, exist_ok=True)
+    make_images(a.out)
+    init = Image.open(os.path.join(a.out, "init.png"))
+    pipes = {"txt2img": StableDiffusionPipeline, "img2img": StableDiffusionImg2ImgPipeline,
+             "inpaint": StableDiffusionInpaintPipeline}
+    loaded = {k: v.from_pretrained(CKPT, safety_checker=None, requires_safety_checker=False)
+              for k, v in pipes.items()}
+    lines = ["# case\tonnx2cl-sd flags (run_img2img.sh adds -m, prompts, size, outputs)",
+             f"# prompt: {PROMPT}", f"# negative: {NEGATIVE}"]
+    for name, mode, sched, steps, cfg, n, strength, mask in CASES:
+        pipe = loaded[mode]
+        pipe.scheduler = getattr(diffusers, SCHED[sched]).from_config(pipe.scheduler.config)
+        pipe.set_progress_bar_config(disable=True)
+        gens = [torch.Generator().manual_seed(SEED + i) for i in range(n)]
+        kw = dict(negative_prompt=NEGATIVE if cfg > 1 else None, num_inference_steps=steps,
+                  guidance_scale=cfg, generator=gens, num_images_per_prompt=n, output_type="np")
+        flags = f"--scheduler {sched} --steps {steps} --cfg {cfg} --seed {SEED}"
+        if n > 1:
+            flags += f" --batch-size {n}"
+        if mode == "txt2img":
+            kw.update(height=32, width=32)
+        else:
+            kw.update(image=init, strength=strength)
+            flags += f" --init-image init.png --strength {strength}"
+        if mode == "inpaint":
+            kw.update(mask_image=Image.open(os.path.join(a.out, f"mask_{mask}.png")), height=32, width=32)
+            flags += f" --mask mask_{mask}.png"
+        with torch.no_grad():
+            img = pipe(PROMPT, **kw).images
+        img = np.ascontiguousarray(img.transpose(0, 3, 1, 2)).astype(np.float32)
+        np.save(os.path.join(a.out, f"{name}.npy"), img)
+        lines.append(f"{name}\t{flags}")
+        print(f"{name}: {img.shape} mean {img.mean():.4f} std {img.std():.4f}")
+    with open(os.path.join(a.out, "cases.txt"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/bin/bash
+# run_img2img.sh — batches, img2img and inpainting of onnx2cl-sd against diffusers'
+# StableDiffusionPipeline / StableDiffusionImg2ImgPipeline / StableDiffusionInpaintPipeline on the
+# tiny SD 1.5 diffusers folder tests/pipeline/oneshot/tiny_sd15 (refs: img2img/<case>.npy,
+# tests/pipeline/make_img2img_refs.py, generator=[Generator().manual_seed(42 + i)]): max
+# |got - ref| <= 1e-3 on the float image in [0,1] (float32 weights storage).
+#   GROUP batch:   --batch-size 2 with and without guidance; --batch-count 2 (batch size 1) gives
+#                  the --batch-size 2 images (seeds 42, 43); outputs out.png, out-1.png
+#   GROUP img2img: strengths 0.3/0.5/0.6/0.75/1.0, euler/euler_a/ddim/dpmpp_2m, 4-20 steps,
+#                  batch 1 and 2, with and without guidance
+#   GROUP inpaint: rect/circle/RGB/off-grid masks, strengths 0.5-1.0, batch 1 and 2
+# The programs (text encoder, UNet b2 and b4, VAE decoder and encoder) compile into WORK_DIR's
+# cache on the first run.
+#
+# Usage: run_img2img.sh ONNX2CL_SD O2C_COMPARE WORK_DIR GROUP [PYTHON3]
+set -euo pipefail
+sd=$1 compare=$2 work=$3 group=$4 py=${5:-python3}
+here=$(cd "$(dirname "$0")" && pwd)
+d=$here/img2img
+ckpt=$here/oneshot/tiny_sd15
+export ONNX2CL_CACHE_DIR=$work/cache
+mkdir -p "$work/$group"
+out=$work/$group
+rm -f "$out"/*.png "$out"/*.npy "$out"/*.log
+prompt=$(sed -n 's/^# prompt: //p' "$d/cases.txt")
+negative=$(sed -n 's/^# negative: //p' "$d/cases.txt")
+fails=0
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+run() { # run TAG CASE [EXTRA FLAGS]: the case's flags, compared with img2img/CASE.npy
+  local tag=$1 name=$2 extra=${3-} flags
+  flags="$(awk -F'\t' -v n="$name" '$1 == n {print $2}' "$d/cases.txt") $extra"
+  [ -n "$flags" ] || { bad "$tag: no case $name"; return; }
+  # shellcheck disable=SC2086
+  if ! (cd "$d" && "$sd" -m "$ckpt" -p "$prompt" -n "$negative" --width 32 --height 32 --quiet \
+        --weights-dtype f32 -o "$out/$tag.png" --save-image "$out/$tag.npy" $flags) 2> "$out/$tag.log"; then
+    bad "$tag: onnx2cl-sd exited non-zero"; cat "$out/$tag.log"; return
+  fi
+  if "$compare" "$out/$tag.npy" "$d/$name.npy" 1e-3 0 > "$out/$tag.cmp" 2>&1; then
+    printf '%-32s %s\n' "$tag" "$(head -c 150 "$out/$tag.cmp")"
+  else
+    bad "$tag: $(cat "$out/$tag.cmp")"
+  fi
+}
+case $group in
+batch)
+  run b2_euler_a_4 b2_euler_a_4
+  for f in b2_euler_a_4.png b2_euler_a_4-1.png; do [ -f "$out/$f" ] || bad "no $f written"; done
+  [ ! -e "$out/b2_euler_a_4-2.png" ] || bad "a third image written for --batch-size 2"
+  # the same two images one after the other (A1111's n_iter): UNet batch 2 (guidance), seeds 42, 43
+  run count2_euler_a_4 b2_euler_a_4 "--batch-size 1 --batch-count 2"
+  run b2_nocfg_dpmpp_4 b2_nocfg_dpmpp_4
+  # the metadata reads back with A1111's parser (seed of each image, sampler, size, model)
+  "$py" "$here/check_infotext.py" "$out/b2_euler_a_4.png" "Seed=42" "Sampler=Euler a" "Size-1=32" \
+    "Model=tiny_sd15" "Steps=4" "CFG scale=7.5" "Prompt=$prompt" "Negative prompt=$negative" || bad "infotext b2_euler_a_4.png"
+  "$py" "$here/check_infotext.py" "$out/b2_euler_a_4-1.png" "Seed=43" || bad "infotext b2_euler_a_4-1.png"
+  "$py" "$here/check_infotext.py" "$out/count2_euler_a_4-1.png" "Seed=43" || bad "infotext count2_euler_a_4-1.png"
+  ;;
+img2img)
+  for c in i2i_euler_075_4 i2i_euler_a_03_20 i2i_ddim_1_4 i2i_dpmpp_05_10 i2i_b2_euler_a_075_4 i2i_b2_nocfg_ddim_06_5; do
+    run "$c" "$c"
+  done
+  "$py" "$here/check_infotext.py" "$out/i2i_euler_a_03_20.png" "Denoising strength=0.3" "Steps=20" \
+    "Sampler=Euler a" || bad "infotext i2i_euler_a_03_20.png"
+  ;;
+inpaint)
+  for c in inp_rect_euler_1_4 inp_circle_euler_a_075_4 inp_half_ddim_05_10 inp_odd_dpmpp_075_6 \
+           inp_b2_rect_euler_a_1_4 inp_b2_nocfg_circle_euler_08_4; do
+    run "$c" "$c"
+  done
+  "$py" "$here/check_infotext.py" "$out/inp_half_ddim_05_10.png" "Denoising strength=0.5" "Mask blur=0" \
+    "Sampler=DDIM" || bad "infotext inp_half_ddim_05_10.png"
+  ;;
+*) echo "unknown group $group"; exit 2 ;;
+esac
+echo "img2img $group: $fails failed"
+[ "$fails" = 0 ]
