@@ -15,7 +15,6 @@
  * file the run reads, or another output, is refused before any work.
  */
 #include "clip_tokenizer.h"
-#include "json.h"
 #include "scheduler.h"
 #include "platform.h" /* o2r_path_same_file, o2r_exe_path */
 #include "sd_engine.h"
@@ -23,6 +22,7 @@
 #include "sd_pipeline.h"
 #include "sd_serve.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -516,20 +516,20 @@ static int cli_main(int argc, char **argv)
         scaling = 0.18215;
         if (vae_cfg) {
             if (file_exists(p_vc)) {
-                struct sdp_json *j = sdp_json_parse_file(p_vc, err, sizeof err);
+                cJSON *j = sde_json_file(p_vc, err, sizeof err);
                 if (!j) die(1, "%s", err);
-                const struct sdp_json *sf = sdp_json_get(j, "scaling_factor");
-                if (sf && sf->type != SDP_JSON_NUMBER) die(1, "%s: scaling_factor is not a number", p_vc);
-                if (sf) scaling = sf->num;
-                sdp_json_free(j);
+                const cJSON *sf = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "scaling_factor") : NULL;
+                if (sf && !cJSON_IsNumber(sf)) die(1, "%s: scaling_factor is not a number", p_vc);
+                if (sf) scaling = sf->valuedouble;
+                cJSON_Delete(j);
             }
         }
     }
     if (!sched_name) { /* the checkpoint's own class when it is one of ours */
-        struct sdp_json *j = sdp_json_parse_file(sched_cfg, err, sizeof err);
+        cJSON *j = sde_json_file(sched_cfg, err, sizeof err);
         if (!j) die(1, "%s", err);
-        const struct sdp_json *cn = sdp_json_get(j, "_class_name");
-        const char *cls = cn && cn->type == SDP_JSON_STRING ? cn->str : NULL;
+        const cJSON *cn = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "_class_name") : NULL;
+        const char *cls = cJSON_IsString(cn) ? cn->valuestring : NULL;
         kind = SDP_SCHED_EULER;
         if (!cls)
             fprintf(stderr, "%s: scheduler euler (%s names no _class_name)\n", prog, sched_cfg);
@@ -539,7 +539,7 @@ static int cli_main(int argc, char **argv)
         else
             fprintf(stderr, "%s: scheduler %s (%s: _class_name %s)\n", prog, sdp_sched_kind_name(kind), sched_cfg, cls);
         sched_name = sdp_sched_kind_name(kind);
-        sdp_json_free(j);
+        cJSON_Delete(j);
     }
     if (ov.karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M)
         die(2, "--karras: only euler and dpmpp_2m use Karras sigmas");

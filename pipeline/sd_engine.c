@@ -12,9 +12,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sd_engine.h"
 
-#include "json.h"
 #include "platform.h" /* o2r_exe_path, o2r_rename_replace */
 #include "store.h"
+
+#include <cjson/cJSON.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -235,11 +236,80 @@ int sde_find_compiler(char *buf, size_t cap)
     return -1;
 }
 
-/* Number of arch.json field `name` (a number), else dflt. */
-static double jnum(const struct sdp_json *o, const char *name, double dflt)
+/* Member `name` of object o (NULL when o is not an object or has none). */
+static const cJSON *jget(const cJSON *o, const char *name)
 {
-    const struct sdp_json *v = sdp_json_get(o, name);
-    return v && v->type == SDP_JSON_NUMBER ? v->num : dflt;
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
+}
+
+/* Number of arch.json field `name` (a number), else dflt. */
+static double jnum(const cJSON *o, const char *name, double dflt)
+{
+    const cJSON *v = jget(o, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* Elements of a JSON array (0 for anything else). */
+static int jlen(const cJSON *a) { return cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0; }
+
+cJSON *sde_json_file(const char *path, char *err, size_t errcap)
+{
+    int odd; /* a FIFO without a writer is refused, never waited on */
+    FILE *f = o2r_fopen_regular(path, &odd);
+    if (!f)
+        return fail(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ", odd ? "" : strerror(errno)),
+               NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *nb = realloc(buf, (cap *= 2) + 1);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (!buf || rerr) {
+        free(buf);
+        return fail(err, errcap, "%s: %s", path, buf ? "read error" : "out of memory"), NULL;
+    }
+    buf[n] = 0;
+    /* Python's json.dump writes Infinity, -Infinity and NaN (diffusers: lambda_min_clipped):
+     * outside strings, Infinity becomes 1e999 (cJSON reads inf), NaN becomes null */
+    char *fixed = malloc(2 * n + 1);
+    if (fixed) {
+        size_t o = 0;
+        for (size_t i = 0, in_str = 0; i < n; i++) {
+            char c = buf[i];
+            if (in_str) {
+                if (c == '\\' && i + 1 < n) fixed[o++] = c, c = buf[++i];
+                else if (c == '"') in_str = 0;
+            } else if (c == '"') {
+                in_str = 1;
+            } else if (!strncmp(buf + i, "Infinity", 8)) {
+                memcpy(fixed + o, "1e999", 5), o += 5, i += 7;
+                continue;
+            } else if (!strncmp(buf + i, "NaN", 3)) {
+                memcpy(fixed + o, "null", 4), o += 4, i += 2;
+                continue;
+            }
+            fixed[o++] = c;
+        }
+        fixed[o] = 0;
+        free(buf);
+        buf = fixed;
+        n = o;
+    }
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(buf, &end, 1);
+    if (!j) {
+        size_t at = end && end >= buf ? (size_t)(end - buf) : 0, line = 1;
+        for (size_t i = 0; i < at && i < n; i++) line += buf[i] == '\n';
+        fail(err, errcap, "%s: not valid JSON (line %zu, byte %zu)", path, line, at);
+    }
+    free(buf);
+    return j;
 }
 
 /* Writes text to path atomically (temporary in the same folder, renamed). */
@@ -260,24 +330,22 @@ static int write_atomic(const char *path, const char *text, char *err, size_t er
 }
 
 /* JSON text of a flat value (numbers, strings, booleans, null, arrays of those). */
-static void json_write(const struct sdp_json *v, char *b, size_t cap, size_t *o)
+static void json_write(const cJSON *v, char *b, size_t cap, size_t *o)
 {
 #define PUT(...) (*o += (size_t)fmt(b + *o, *o < cap ? cap - *o : 0, __VA_ARGS__), *o = *o < cap ? *o : cap)
-    switch (v->type) {
-    case SDP_JSON_NULL: PUT("null"); break;
-    case SDP_JSON_BOOL: PUT("%s", v->num ? "true" : "false"); break;
-    case SDP_JSON_NUMBER: PUT("%.17g", v->num); break;
-    case SDP_JSON_STRING: PUT("\"%s\"", v->str); break;
-    case SDP_JSON_ARRAY:
-    case SDP_JSON_OBJECT:
-        PUT("%c", v->type == SDP_JSON_ARRAY ? '[' : '{');
-        for (size_t i = 0; i < v->n; i++) {
+    if (cJSON_IsNull(v)) PUT("null");
+    else if (cJSON_IsBool(v)) PUT("%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNumber(v)) PUT("%.17g", v->valuedouble);
+    else if (cJSON_IsString(v)) PUT("\"%s\"", v->valuestring);
+    else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+        PUT("%c", cJSON_IsArray(v) ? '[' : '{');
+        int i = 0;
+        for (const cJSON *it = v->child; it; it = it->next, i++) {
             if (i) PUT(", ");
-            if (v->type == SDP_JSON_OBJECT) PUT("\"%s\": ", v->keys[i]);
-            json_write(v->items[i], b, cap, o);
+            if (cJSON_IsObject(v)) PUT("\"%s\": ", it->string);
+            json_write(it, b, cap, o);
         }
-        PUT("%c", v->type == SDP_JSON_ARRAY ? ']' : '}');
-        break;
+        PUT("%c", cJSON_IsArray(v) ? ']' : '}');
     }
 #undef PUT
 }
@@ -288,7 +356,7 @@ struct job {
     const struct sde_options *o;
     struct sde_result *r;
     struct o2s_store *s;
-    const struct sdp_json *arch;
+    const cJSON *arch;
     char compiler[PATH_MAX], cache[PATH_MAX], compiler_id[64], wkey[33], wdir[PATH_MAX];
 };
 
@@ -337,11 +405,11 @@ static void weights_source(struct job *j, int m, char **argv, int *argc)
 /* The --shape arguments of model m. */
 static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv, int *argc)
 {
-    const struct sdp_json *cfg = sdp_json_get(j->arch, "configs");
-    const struct sdp_json *u = sdp_json_get(cfg, "unet"), *v = sdp_json_get(cfg, "vae");
-    const struct sdp_json *t = sdp_json_get(cfg, "text_encoder"), *tok = sdp_json_get(j->arch, "tokenizer");
-    const struct sdp_json *boc = sdp_json_get(v, "block_out_channels");
-    int f = 1 << (boc && boc->type == SDP_JSON_ARRAY && boc->n ? (int)boc->n - 1 : 3);
+    const cJSON *cfg = jget(j->arch, "configs");
+    const cJSON *u = jget(cfg, "unet"), *v = jget(cfg, "vae");
+    const cJSON *t = jget(cfg, "text_encoder"), *tok = jget(j->arch, "tokenizer");
+    const cJSON *boc = jget(v, "block_out_channels");
+    int f = 1 << (jlen(boc) ? jlen(boc) - 1 : 3);
     int lc = (int)jnum(u, "in_channels", 4), seq = (int)jnum(tok, "max_length", 77);
     int hidden = (int)jnum(t, "hidden_size", 768);
     int lh = j->r->height / f, lw = j->r->width / f, b = j->o->batch;
@@ -365,7 +433,7 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
 static int prepare_model(struct job *j, int m, char *err, size_t errcap)
 {
     const char *name = MODELS[m];
-    const struct sdp_json *tok = sdp_json_get(j->arch, "tokenizer");
+    const cJSON *tok = jget(j->arch, "tokenizer");
     char pdir[PATH_MAX], shape[64];
     if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
     else fmt(shape, sizeof shape, "%dx%d-b%d", j->r->width, j->r->height, m == 1 ? j->o->batch : 1);
@@ -511,28 +579,28 @@ static int scheduler_config(struct job *j, char *err, size_t errcap)
     static const char *const classes[][2] = {
         {"pndm", "PNDMScheduler"}, {"euler", "EulerDiscreteScheduler"}, {"euler_a", "EulerAncestralDiscreteScheduler"},
         {"dpmpp_2m", "DPMSolverMultistepScheduler"}, {"ddim", "DDIMScheduler"}, {"lcm", "LCMScheduler"}};
-    const struct sdp_json *sc = sdp_json_get(j->arch, "scheduler");
-    if (!sc || sc->type != SDP_JSON_OBJECT)
+    const cJSON *sc = jget(j->arch, "scheduler");
+    if (!cJSON_IsObject(sc))
         return fail(err, errcap, "%s/arch.json: no \"scheduler\" object", j->r->arch_path);
     char text[8192];
     size_t o = 0;
     o += (size_t)fmt(text, sizeof text, "{");
-    for (size_t i = 0; i < sc->n && o < sizeof text; i++) {
-        if (strcmp(sc->keys[i], "kind") == 0) {
+    int i = 0;
+    for (const cJSON *it = sc->child; it && o < sizeof text; it = it->next, i++) {
+        if (strcmp(it->string, "kind") == 0) {
             const char *cls = NULL;
             for (size_t k = 0; k < sizeof classes / sizeof *classes; k++)
-                if (sc->items[i]->type == SDP_JSON_STRING && strcmp(sc->items[i]->str, classes[k][0]) == 0)
-                    cls = classes[k][1];
+                if (cJSON_IsString(it) && strcmp(it->valuestring, classes[k][0]) == 0) cls = classes[k][1];
             if (cls) o += (size_t)fmt(text + o, sizeof text - o, "%s\"_class_name\": \"%s\"", i ? ", " : "", cls);
             continue;
         }
-        o += (size_t)fmt(text + o, sizeof text - o, "%s\"%s\": ", o > 1 ? ", " : "", sc->keys[i]);
-        json_write(sc->items[i], text, sizeof text, &o);
+        o += (size_t)fmt(text + o, sizeof text - o, "%s\"%s\": ", o > 1 ? ", " : "", it->string);
+        json_write(it, text, sizeof text, &o);
     }
     /* the architecture's prediction type (SD 2.x: v_prediction, as diffusers' from_single_file
      * assumes for a "v2" file without a config) unless the scheduler object names one */
-    const struct sdp_json *pt = sdp_json_get(j->arch, "prediction_type");
-    if (pt && pt->type == SDP_JSON_STRING && !sdp_json_get(sc, "prediction_type") && o < sizeof text) {
+    const cJSON *pt = jget(j->arch, "prediction_type");
+    if (cJSON_IsString(pt) && !jget(sc, "prediction_type") && o < sizeof text) {
         o += (size_t)fmt(text + o, sizeof text - o, "%s\"prediction_type\": ", o > 1 ? ", " : "");
         json_write(pt, text, sizeof text, &o);
     }
@@ -559,7 +627,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     double t0 = now_s();
     memset(r, 0, sizeof *r);
     struct job j = {.o = o, .r = r};
-    struct sdp_json *arch = NULL;
+    cJSON *arch = NULL;
     int rc = -1;
     char arch_dir[PATH_MAX];
     if (!o->ckpt) return fail(err, errcap, "no checkpoint given");
@@ -583,17 +651,15 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     fmt(r->arch_path, sizeof r->arch_path, "%s", am.dir);
     char path[PATH_MAX + 32];
     fmt(path, sizeof path, "%s/arch.json", am.dir);
-    if (!(arch = sdp_json_parse_file(path, err, errcap))) goto out;
+    if (!(arch = sde_json_file(path, err, errcap))) goto out;
     j.arch = arch;
-    const struct sdp_json *ds = sdp_json_get(arch, "default_size");
-    r->width = o->width ? o->width
-                        : ds && ds->type == SDP_JSON_ARRAY && ds->n == 2 ? (int)ds->items[0]->num : 512;
-    r->height = o->height ? o->height
-                          : ds && ds->type == SDP_JSON_ARRAY && ds->n == 2 ? (int)ds->items[1]->num : 512;
+    const cJSON *ds = jget(arch, "default_size");
+    r->width = o->width ? o->width : jlen(ds) == 2 ? (int)cJSON_GetArrayItem(ds, 0)->valuedouble : 512;
+    r->height = o->height ? o->height : jlen(ds) == 2 ? (int)cJSON_GetArrayItem(ds, 1)->valuedouble : 512;
     {
-        const struct sdp_json *v = sdp_json_get(sdp_json_get(arch, "configs"), "vae");
-        const struct sdp_json *boc = sdp_json_get(v, "block_out_channels");
-        int f = 1 << (boc && boc->type == SDP_JSON_ARRAY && boc->n ? (int)boc->n - 1 : 3);
+        const cJSON *v = jget(jget(arch, "configs"), "vae");
+        const cJSON *boc = jget(v, "block_out_channels");
+        int f = 1 << (jlen(boc) ? jlen(boc) - 1 : 3);
         if (r->width % f || r->height % f || r->width < f || r->height < f) {
             fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d", r->width, r->height,
                  r->arch, f);
@@ -610,7 +676,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
     int need = 0, n_models = o->vae_encoder ? 4 : 3;
     for (int m = 0; m < n_models; m++) { /* anything to build? (the paths are set by prepare_model) */
-        const struct sdp_json *tok = sdp_json_get(arch, "tokenizer");
+        const cJSON *tok = jget(arch, "tokenizer");
         char p[PATH_MAX + 256], shape[64];
         if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
         else fmt(shape, sizeof shape, "%dx%d-b%d", r->width, r->height, m == 1 ? o->batch : 1);
@@ -654,7 +720,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     if (!is_dir(o->ckpt) || !is_file(r->vae_cfg)) r->vae_cfg[0] = 0;
     rc = 0;
 out:
-    sdp_json_free(arch);
+    cJSON_Delete(arch);
     o2s_close(j.s);
     r->seconds = now_s() - t0;
     return rc;
