@@ -32,6 +32,8 @@ Architectures
              dim 64, OpenCLIP ViT-H text encoder (transformers CLIPTextModel form, gelu, 23
              layers as the pipeline uses it: penultimate layer), v-prediction at 768
   tiny_sd2   sd2 shrunk as export_family's sd21_unet (the text encoder: 2 layers, gelu)
+  tiny_sd15_inpaint  tiny_sd15 with a 9-channel inpainting UNet (latents + mask + masked-image
+             latents, as runwayml/stable-diffusion-inpainting): the tests' inpainting checkpoint
 
 Assumes
   torch, diffusers, transformers, onnx (dev machine only; CI never runs it). The graphs contain
@@ -119,6 +121,11 @@ ARCHS = {
                       default_size=[128, 128]),
     "sd15": dict(SD15_DEFAULTS, size="full", unet=export_sd.UNET_FULL, vae=export_sd.VAE_FULL,
                  text_encoder=export_sd.CLIP_FULL),
+    # an inpainting UNet (runwayml/stable-diffusion-inpainting's layout: in_channels 9 = latents,
+    # mask, masked-image latents) around tiny_sd15's other models
+    "tiny_sd15_inpaint": dict(SD15_DEFAULTS, size="tiny", unet=dict(export_sd.UNET_TINY, in_channels=9),
+                              vae=export_sd.VAE_TINY, text_encoder=export_sd.CLIP_TINY,
+                              default_size=[128, 128]),
     "tiny_sd2": dict(SD2_DEFAULTS, size="tiny", unet=UNET_TINY_SD2, vae=export_sd.VAE_TINY,
                      text_encoder=CLIP_TINY_SD2, default_size=[128, 128]),
     "sd2": dict(SD2_DEFAULTS, size="full", unet=UNET_SD2, vae=export_sd.VAE_FULL,
@@ -143,7 +150,7 @@ def build(arch, model, seed):
         cfg = a["unet"]
         m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
         h = 16 if a["size"] == "tiny" else cfg["sample_size"]
-        ins = {"sample": torch.randn(1, 4, h, h), "timestep": torch.tensor([981.0]),
+        ins = {"sample": torch.randn(1, cfg.get("in_channels", 4), h, h), "timestep": torch.tensor([981.0]),
                "encoder_hidden_states": torch.randn(1, 77, cfg["cross_attention_dim"])}
         dyn = {"sample": {0: "batch", 2: "height", 3: "width"},
                "encoder_hidden_states": {0: "batch", 1: "sequence"},

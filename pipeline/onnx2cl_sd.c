@@ -580,6 +580,9 @@ static int cli_main(int argc, char **argv)
             "(f = %d here)", width ? width : p.img_w, height ? height : p.img_h, p.img_w, p.img_h, p.u_batch,
             p.lat_c, p.lat_h, p.lat_w, p.img_w, p.img_h, p.lat_c, p.seq, p.hidden, p.lat_c,
             p.img_w / (p.lat_w ? p.lat_w : 1));
+    if (p.unet_in_c != p.lat_c && !mask_path)
+        die(2, "%s: an inpainting UNet (%d input channels: latents, mask, masked image): give --init-image and "
+            "--mask", eo.ckpt ? eo.ckpt : unet_so, p.unet_in_c);
     if (init_path && (init_w != p.img_w || init_h != p.img_h))
         die(2, "--init-image %s: %dx%d, but the models make %dx%d images: give an image of that size (onnx2cl-sd "
             "does not resize)", init_path, init_w, init_h, p.img_w, p.img_h);

@@ -424,7 +424,8 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
     else if (m == 1) {
         ARG("sample=%d,%d,%d,%d", b, lc, lh, lw);
         ARG("encoder_hidden_states=%d,%d,%d", b, seq, hidden);
-    } else if (m == 2) ARG("latent_sample=1,%d,%d,%d", lc, lh, lw);
+    } else if (m == 2) ARG("latent_sample=1,%d,%d,%d", (int)jnum(v, "latent_channels", 4), lh, lw); /* not the
+                                                              UNet's in_channels: 9 for an inpainting UNet */
     else ARG("sample=1,3,%d,%d", j->r->height, j->r->width);
 #undef ARG
 }

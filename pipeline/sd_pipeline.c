@@ -287,14 +287,16 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
     if (us->rank != 4 || !is_float(us->dtype) || ue->rank != 3 || !is_float(ue->dtype) ||
         ue->dims[0] != us->dims[0] || (numel(ut) != 1 && (int64_t)numel(ut) != us->dims[0]) ||
         (ut->dtype != O2R_F32 && ut->dtype != O2R_I64 && ut->dtype != O2R_I32 && ut->dtype != O2R_F16) ||
-        uo->rank != 4 || !is_float(uo->dtype) || memcmp(uo->dims, us->dims, 4 * sizeof uo->dims[0]) ||
+        uo->rank != 4 || !is_float(uo->dtype) || uo->dims[0] != us->dims[0] || uo->dims[2] != us->dims[2] ||
+        uo->dims[3] != us->dims[3] || (uo->dims[1] != us->dims[1] && us->dims[1] != 2 * uo->dims[1] + 1) ||
         p->u_batch < 1 || p->u_batch > 64) {
         char b[256], c[256];
         shape_str(us, a, sizeof a);
         shape_str(ut, b, sizeof b);
         shape_str(ue, c, sizeof c);
         snprintf(err, errcap, "%s: does not look like a UNet: inputs %s, %s, %s (expected %s, batch 1 to 64, "
-                 "and one output shaped like sample)", p->unet.path, a, b, c, want);
+                 "and one output shaped like sample, or with (C - 1) / 2 channels for an inpainting UNet)", p->unet.path, a, b, c,
+                 want);
         return -1;
     }
     if (ue->dims[1] != p->seq || ue->dims[2] != p->hidden) {
@@ -303,7 +305,8 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
                  "[*,%d,%d] (%s)", p->unet.path, a, p->seq, p->hidden, p->te.path);
         return -1;
     }
-    p->lat_c = (int)us->dims[1];
+    p->lat_c = (int)uo->dims[1];
+    p->unet_in_c = (int)us->dims[1];
     p->lat_h = (int)us->dims[2];
     p->lat_w = (int)us->dims[3];
     /* VAE decoder: [1 or B, C, h, w] -> [same, 3, H, W] */
@@ -423,10 +426,10 @@ int sdp_img2img_t_start(int steps, double strength)
 }
 
 /* Runs the VAE encoder on the init image [3,H,W] in [0,1] (2x - 1 first, as VaeImageProcessor
- * normalizes) and leaves mean and std = exp(0.5 * clamp(logvar, -30, 20)) of the latent
+ * normalizes; with mask [H,W], the pixels of mask >= 0.5 then zeroed) and leaves mean and std = exp(0.5 * clamp(logvar, -30, 20)) of the latent
  * distribution in mean[nl], std[nl]. */
-static int vae_encode(struct sdp_pipeline *p, const float *img, float *mean, float *stdv, struct sdp_timings *tm,
-                      char *err, size_t errcap)
+static int vae_encode(struct sdp_pipeline *p, const float *img, const float *mask, float *mean, float *stdv,
+                      struct sdp_timings *tm, char *err, size_t errcap)
 {
     const struct o2r_model_desc *d = p->venc.desc;
     void *in[MAXIO] = {0}, *out[MAXIO] = {0};
@@ -437,7 +440,10 @@ static int vae_encode(struct sdp_pipeline *p, const float *img, float *mean, flo
         snprintf(err, errcap, "%s: out of memory", p->venc.path);
         goto done;
     }
+    size_t np = (size_t)p->img_h * p->img_w;
     for (size_t k = 0; k < ni; k++) x[k] = 2.0f * img[k] - 1.0f;
+    if (mask) /* the masked image: init_image * (mask_condition < 0.5) */
+        for (size_t k = 0; k < ni; k++) x[k] = x[k] * (mask[k % np] < 0.5f ? 1.0f : 0.0f);
     put_floats(in[p->e_in], d->inputs[p->e_in].dtype, x, ni);
     double t0 = now_s();
     if (run_model(&p->venc, (const void *const *)in, out, err, errcap)) goto done;
@@ -464,14 +470,15 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     double t_start_s = now_s();
     const int B = prm->batch > 0 ? prm->batch : 1;
     const int cfg_on = prm->cfg > 1.0f, img2img = prm->init_image != NULL, inpaint = img2img && prm->mask;
+    const int inpaint9 = p->unet_in_c == 2 * p->lat_c + 1; /* UNet input: latents, mask, masked-image latents */
     const int R = cfg_on ? 2 * B : B; /* UNet rows per step: [uncond x B; cond x B] or [cond x B] */
     size_t per = (size_t)p->seq * p->hidden;
-    size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nt = (size_t)B * nl;
+    size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nt = (size_t)B * nl, hw = (size_t)p->lat_h * p->lat_w;
     const struct o2r_model_desc *ud = p->unet.desc, *vd = p->vae.desc;
     void *uin[MAXIO] = {0}, *uout[MAXIO] = {0}, *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
     float *emb = malloc(2 * per * sizeof *emb), *lat = malloc(nt * sizeof *lat);
     float *xin = malloc(nt * sizeof *xin), *eps = malloc((size_t)R * nl * sizeof *eps);
-    float *noise = NULL, *ilat = NULL, *mlat = NULL, *tmp = NULL;
+    float *noise = NULL, *ilat = NULL, *mlat = NULL, *tmp = NULL, *milat = NULL;
     struct sdp_rng *gens = malloc((size_t)B * sizeof *gens), rng;
     int rc = -1;
 #define CANCEL_POINT(where)                                                                                  \
@@ -484,6 +491,11 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     } while (0)
     if (!emb || !lat || !xin || !eps || !gens || alloc_io(ud, uin, uout) || alloc_io(vd, vin, vout)) {
         snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    if (inpaint9 && !inpaint) {
+        snprintf(err, errcap, "%s: an inpainting UNet (%d input channels: latents, mask, masked image): give an "
+                 "init image and a mask", p->unet.path, p->unet_in_c);
         goto done;
     }
     if (img2img) {
@@ -499,7 +511,8 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         ilat = malloc(nt * sizeof *ilat);
         tmp = malloc((nt + 3 * nl) * sizeof *tmp); /* mean, std, sample; or add_noise of nt */
         mlat = malloc(nl * sizeof *mlat);
-        if (!noise || !ilat || !tmp || !mlat) {
+        milat = malloc(nl * sizeof *milat);
+        if (!noise || !ilat || !tmp || !mlat || !milat) {
             snprintf(err, errcap, "out of memory");
             goto done;
         }
@@ -545,16 +558,19 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         for (size_t k = 0; k < nt; k++) lat[k] = lat[k] * p->sched->init_noise_sigma;
     } else {
         float *mean = tmp, *stdv = tmp + nl, *smp = tmp + 2 * nl;
-        CANCEL_POINT("before the VAE encoder");
-        if (vae_encode(p, prm->init_image, mean, stdv, tm, err, errcap)) goto done;
-        /* latent_dist.sample(generator): img2img encodes the image once per generator, the
-         * inpainting pipeline once with generator[0] (its one image, repeated) */
-        for (int i = 0; i < (inpaint ? 1 : B); i++) {
-            sdp_rng_randn(&gens[i], smp, nl);
-            for (size_t k = 0; k < nl; k++) ilat[i * nl + k] = prm->scaling_factor * (mean[k] + stdv[k] * smp[k]);
+        /* a 9-channel inpainting UNet's pipeline encodes the image only when strength < 1 */
+        if (!inpaint9 || prm->strength < 1.0) {
+            CANCEL_POINT("before the VAE encoder");
+            if (vae_encode(p, prm->init_image, NULL, mean, stdv, tm, err, errcap)) goto done;
+            /* latent_dist.sample(generator): img2img encodes the image once per generator, the
+             * inpainting pipeline once with generator[0] (its one image, repeated) */
+            for (int i = 0; i < (inpaint ? 1 : B); i++) {
+                sdp_rng_randn(&gens[i], smp, nl);
+                for (size_t k = 0; k < nl; k++) ilat[i * nl + k] = prm->scaling_factor * (mean[k] + stdv[k] * smp[k]);
+            }
+            if (inpaint)
+                for (int i = 1; i < B; i++) memcpy(ilat + i * nl, ilat, nl * sizeof *ilat);
         }
-        if (inpaint)
-            for (int i = 1; i < B; i++) memcpy(ilat + i * nl, ilat, nl * sizeof *ilat);
         if (prm->latents) memcpy(noise, prm->latents, nt * sizeof *noise);
         else sdp_rng_randn(&rng, noise, nt);
         if (inpaint && prm->strength == 1.0) { /* is_strength_max: pure noise */
@@ -562,8 +578,15 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         } else {
             sdp_sched_add_noise(p->sched, t0i, ilat, noise, lat, nt);
         }
-        if (inpaint) {
-            sdp_rng_randn(&gens[0], smp, nl); /* diffusers encodes the masked image with generator[0] */
+        if (inpaint) { /* prepare_mask_latents: the masked image encoded, sampled with generator[0] */
+            if (inpaint9) {
+                CANCEL_POINT("before the VAE encoder");
+                if (vae_encode(p, prm->init_image, prm->mask, mean, stdv, tm, err, errcap)) goto done;
+                sdp_rng_randn(&gens[0], smp, nl);
+                for (size_t k = 0; k < nl; k++) milat[k] = prm->scaling_factor * (mean[k] + stdv[k] * smp[k]);
+            } else {
+                sdp_rng_randn(&gens[0], smp, nl); /* drawn, unused by a 4-channel UNet */
+            }
             int fy = p->img_h / p->lat_h, fx = p->img_w / p->lat_w; /* F.interpolate nearest: mask[f y][f x] */
             for (int y = 0; y < p->lat_h; y++)
                 for (int x = 0; x < p->lat_w; x++) {
@@ -577,6 +600,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     const struct o2r_io *us = &ud->inputs[p->u_sample], *ut = &ud->inputs[p->u_t],
                         *ue = &ud->inputs[p->u_ehs], *uo = &ud->outputs[p->u_out];
     size_t esz = o2r_dtype_size(us->dtype), osz = o2r_dtype_size(uo->dtype), hsz = o2r_dtype_size(ue->dtype);
+    size_t nu = (size_t)p->unet_in_c * hw; /* one row of the UNet's sample input */
     double t_loop = now_s();
     for (int i = t0i; i < n; i++) {
         double ts0 = now_s();
@@ -587,7 +611,12 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             for (int b = 0; b < p->u_batch; b++) {
                 int r = r0 + b < R ? r0 + b : r0;          /* a last partial run repeats its first row */
                 int erow = cfg_on ? (r < B ? 0 : 1) : 1;  /* emb rows: 0 uncond, 1 cond */
-                put_floats((char *)uin[p->u_sample] + (size_t)b * nl * esz, us->dtype, xin + (size_t)(r % B) * nl, nl);
+                char *row = (char *)uin[p->u_sample] + (size_t)b * nu * esz;
+                put_floats(row, us->dtype, xin + (size_t)(r % B) * nl, nl);
+                if (inpaint9) { /* torch.cat([latent_model_input, mask, masked_image_latents], dim=1) */
+                    put_floats(row + nl * esz, us->dtype, mlat, hw);
+                    put_floats(row + (nl + hw) * esz, us->dtype, milat, nl);
+                }
                 put_floats((char *)uin[p->u_ehs] + (size_t)b * per * hsz, ue->dtype, emb + (size_t)erow * per, per);
             }
             for (uint64_t k = 0; k < numel(ut); k++) {
@@ -613,7 +642,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             snprintf(err, errcap, "scheduler: out of memory");
             goto done;
         }
-        if (inpaint) { /* latents = (1 - init_mask) * init_latents_proper + init_mask * latents */
+        if (inpaint && !inpaint9) { /* latents = (1 - init_mask) * init_latents_proper + init_mask * latents */
             const float *proper = ilat;
             if (i + 1 < n) {
                 sdp_sched_add_noise(p->sched, i + 1, ilat, noise, tmp, nt);
@@ -675,6 +704,7 @@ done:
     free(noise);
     free(ilat);
     free(mlat);
+    free(milat);
     free(tmp);
     free(gens);
     return rc;

@@ -22,6 +22,10 @@
  *   more (diffusers encodes the masked image, unused by a 4-channel UNet); after every step
  *   latents = (1 - mask) * add_noise(image_latents, noise, timesteps[i + 1]) + mask * latents
  *   (image_latents unnoised after the last step).
+ *   inpainting with a 9-channel UNet (2C + 1 input channels): the image encoded (generator[0]) only
+ *   when strength < 1, noise per image, the masked image (init 2x - 1, zero where mask >= 0.5)
+ *   encoded and sampled with generator[0]; the UNet's input per row is [scaled latents, mask
+ *   (1 channel), masked-image latents]; no blending.
  * Guarantees: every shape, dtype and name is checked before the first run, with messages that
  * name the file or flag; float16 model inputs/outputs are converted on the host.
  */
@@ -120,7 +124,9 @@ struct sdp_pipeline {
     int te_ids, te_out;                      /* text encoder: input index, last_hidden_state index */
     int te_batch, seq, hidden;               /* text encoder batch, sequence length, hidden size */
     int u_sample, u_t, u_ehs, u_out;         /* UNet input/output indices */
-    int u_batch, lat_c, lat_h, lat_w;        /* UNet sample dims */
+    int u_batch, lat_c, lat_h, lat_w;        /* UNet batch, latent dims (the UNet's output) */
+    int unet_in_c;                           /* UNet sample channels: lat_c, or 2 lat_c + 1 for an
+                                                inpainting UNet (latents, mask, masked-image latents) */
     int v_in, v_out;                         /* VAE input/output index */
     int img_c, img_h, img_w;                 /* VAE output dims */
     int e_in, e_out;                         /* VAE encoder input/output index (venc loaded) */

@@ -9,7 +9,9 @@ What it does
                              decides), odd (gray rectangle on non-multiple-of-8 edges); black, white
     bad_*.png                refused inputs: RGBA, palette, gray (as an init image), 16-bit gray,
                              48x48
-    <case>.npy               float32 [N,3,32,32] in [0,1] (output_type="np", NCHW)
+    <case>.npy               float32 [N,3,32,32] in [0,1] (output_type="np", NCHW); inp9_*: the
+                             9-channel inpainting UNet of make_inpaint_ckpt.py (the same bytes the
+                             test builds)
     cases.txt                case <TAB> onnx2cl-sd flags (run_img2img.sh adds -m, prompts, size,
                              outputs)
   Each case runs StableDiffusionPipeline / StableDiffusionImg2ImgPipeline /
@@ -27,6 +29,9 @@ Usage
 """
 import argparse
 import os
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -55,6 +60,11 @@ CASES = [
     ("inp_odd_dpmpp_075_6", "inpaint", "dpmpp_2m", 6, 7.5, 1, 0.75, "odd"),
     ("inp_b2_rect_euler_a_1_4", "inpaint", "euler_a", 4, 7.5, 2, 1.0, "rect"),
     ("inp_b2_nocfg_circle_euler_08_4", "inpaint", "euler", 4, 1.0, 2, 0.8, "circle"),
+    # the 9-channel inpainting UNet (make_inpaint_ckpt.py: architecture tiny_sd15_inpaint)
+    ("inp9_rect_euler_075_4", "inpaint9", "euler", 4, 7.5, 1, 0.75, "rect"),
+    ("inp9_circle_euler_a_1_4", "inpaint9", "euler_a", 4, 7.5, 1, 1.0, "circle"),
+    ("inp9_b2_half_ddim_1_5", "inpaint9", "ddim", 5, 7.5, 2, 1.0, "half"),
+    ("inp9_b2_nocfg_odd_dpmpp_06_6", "inpaint9", "dpmpp_2m", 6, 1.0, 2, 0.6, "odd"),
 ]
 
 
@@ -101,6 +111,12 @@ def main():
              "inpaint": StableDiffusionInpaintPipeline}
     loaded = {k: v.from_pretrained(CKPT, safety_checker=None, requires_safety_checker=False)
               for k, v in pipes.items()}
+    tmp = tempfile.mkdtemp()
+    ck9 = os.path.join(tmp, "tiny_inpaint")
+    subprocess.run([sys.executable, os.path.join(HERE, "make_inpaint_ckpt.py"), CKPT, ck9], check=True)
+    loaded["inpaint9"] = StableDiffusionInpaintPipeline.from_pretrained(
+        ck9, safety_checker=None, requires_safety_checker=False)
+    assert loaded["inpaint9"].unet.config.in_channels == 9
     lines = ["# case\tonnx2cl-sd flags (run_img2img.sh adds -m, prompts, size, outputs)",
              f"# prompt: {PROMPT}", f"# negative: {NEGATIVE}"]
     for name, mode, sched, steps, cfg, n, strength, mask in CASES:
@@ -118,7 +134,7 @@ def main():
         else:
             kw.update(image=init, strength=strength)
             flags += f" --init-image init.png --strength {strength}"
-        if mode == "inpaint":
+        if mode in ("inpaint", "inpaint9"):
             kw.update(mask_image=Image.open(os.path.join(a.out, f"mask_{mask}.png")), height=32, width=32)
             flags += f" --mask mask_{mask}.png"
         with torch.no_grad():

@@ -9,6 +9,9 @@
 #   GROUP img2img: strengths 0.3/0.5/0.6/0.75/1.0, euler/euler_a/ddim/dpmpp_2m, 4-20 steps,
 #                  batch 1 and 2, with and without guidance
 #   GROUP inpaint: rect/circle/RGB/off-grid masks, strengths 0.5-1.0, batch 1 and 2
+#   GROUP inpaint9: the 9-channel inpainting UNet (architecture tiny_sd15_inpaint; the checkpoint
+#                  made here by make_inpaint_ckpt.py from tiny_sd15, as the refs were): strengths
+#                  0.6-1.0, batch 1 and 2, with and without guidance; without --mask it is refused
 # The programs (text encoder, UNet b2 and b4, VAE decoder and encoder) compile into WORK_DIR's
 # cache on the first run.
 #
@@ -31,7 +34,7 @@ run() { # run TAG CASE [EXTRA FLAGS]: the case's flags, compared with img2img/CA
   flags="$(awk -F'\t' -v n="$name" '$1 == n {print $2}' "$d/cases.txt") $extra"
   [ -n "$flags" ] || { bad "$tag: no case $name"; return; }
   # shellcheck disable=SC2086
-  if ! (cd "$d" && "$sd" -m "$ckpt" -p "$prompt" -n "$negative" --width 32 --height 32 --quiet \
+  if ! (cd "$d" && "$sd" -m "${ck:-$ckpt}" -p "$prompt" -n "$negative" --width 32 --height 32 --quiet \
         --weights-dtype f32 -o "$out/$tag.png" --save-image "$out/$tag.npy" $flags) 2> "$out/$tag.log"; then
     bad "$tag: onnx2cl-sd exited non-zero"; cat "$out/$tag.log"; return
   fi
@@ -69,6 +72,19 @@ inpaint)
   done
   "$py" "$here/check_infotext.py" "$out/inp_half_ddim_05_10.png" "Denoising strength=0.5" "Mask blur=0" \
     "Sampler=DDIM" || bad "infotext inp_half_ddim_05_10.png"
+  ;;
+inpaint9)
+  "$py" "$here/make_inpaint_ckpt.py" "$ckpt" "$work/tiny_inpaint"
+  ck=$work/tiny_inpaint
+  for c in inp9_rect_euler_075_4 inp9_circle_euler_a_1_4 inp9_b2_half_ddim_1_5 inp9_b2_nocfg_odd_dpmpp_06_6; do
+    run "$c" "$c"
+  done
+  grep -q "architecture tiny_sd15_inpaint" "$out/inp9_rect_euler_075_4.log" 2>/dev/null ||
+    grep -q "tiny_sd15_inpaint" "$out"/*.log || bad "the inpainting checkpoint was not recognized as tiny_sd15_inpaint"
+  if (cd "$d" && "$sd" -m "$ck" -p x --width 32 --height 32 --quiet --init-image init.png -o "$out/nomask.png") \
+       > "$out/nomask.log" 2>&1; then bad "an inpainting UNet without --mask ran"
+  else grep -q "an inpainting UNet (9 input channels" "$out/nomask.log" || bad "nomask: $(cat "$out/nomask.log")"; fi
+  [ ! -e "$out/nomask.png" ] || bad "nomask: wrote a PNG"
   ;;
 *) echo "unknown group $group"; exit 2 ;;
 esac
