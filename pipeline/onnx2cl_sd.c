@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -329,6 +330,13 @@ static int cli_main(int argc, char **argv)
 #undef NEXT
     }
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
+    { /* only PNG is written: another image format's name is refused, not silently given a PNG */
+        static const char *const other[] = {".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".avif", ".jxl"};
+        const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+        for (size_t i = 0; dot && (!slash || dot > slash) && i < sizeof other / sizeof *other; i++)
+            if (!strcasecmp(dot, other[i]))
+                die(2, "--output %s: onnx2cl-sd writes PNG only (name it .png and convert, e.g. with ImageMagick)", out);
+    }
     prompt_tagged = prompt;
     { /* <lora:NAME:W> tags: removed from the prompt, merged as --lora after the flags (sd_lora_tags.c) */
         char e[2048];

@@ -56,7 +56,9 @@ int sdp_png_write(const char *path, const float *chw, int h, int w, const char *
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     for (int i = 0; i < n_text; i++) {
-        text[i].compression = PNG_TEXT_COMPRESSION_NONE;
+        int ascii = 1; /* tEXt is Latin-1: a UTF-8 value (non-ASCII) goes in an iTXt chunk, as PIL writes it */
+        for (const unsigned char *c = (const unsigned char *)values[i]; *c; c++) ascii &= *c < 0x80;
+        text[i].compression = ascii ? PNG_TEXT_COMPRESSION_NONE : PNG_ITXT_COMPRESSION_NONE;
         text[i].key = (png_charp)keys[i];
         text[i].text = (png_charp)values[i];
         text[i].text_length = strlen(values[i]);

@@ -163,7 +163,8 @@ int sdp_png_read(const char *path, unsigned char **pix, int *w, int *h, int *cha
                  size_t errcap);
 
 /* Writes an 8-bit RGB PNG (libpng) of a [3,h,w] float image in [0, 1] (values * 255 rounded half
- * to even, as diffusers' numpy_to_pil), with tEXt chunks key[i] = value[i]. Atomic: a temporary
+ * to even, as diffusers' numpy_to_pil), with text chunks key[i] = value[i] (tEXt for ASCII values,
+ * else iTXt: UTF-8). Atomic: a temporary
  * file in the same folder renamed into place; nothing is left behind on failure. */
 int sdp_png_write(const char *path, const float *chw, int h, int w, const char *const *keys,
                   const char *const *values, int n_text, char *err, size_t errcap);

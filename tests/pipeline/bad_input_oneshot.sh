@@ -73,6 +73,7 @@ expect seed_neg 2 "seed -2: expected an integer" -- -m "$tiny" --seed -2
 expect lora_open 2 "character 7): '<lora:' without its closing '>'" -- -m "$tiny" -p "a cat <lora:tiny_peft:0.8"
 expect lora_empty 2 "no LoRA name" -- -m "$tiny" -p "a cat <lora:>"
 # a batch's later output that is an input: refused before any work
+expect out_jpg 2 "writes PNG only" -- -m "$tiny" -o "$work/x.JPG"
 cp "$im/init.png" "$work/x-1.png"
 expect out_batch_input 2 "is the --init-image" -- -m "$tiny" --init-image "$work/x-1.png" --batch-size 2 -o "$work/x.png"
 cmp -s "$tiny" "$work/ck.safetensors" && cmp -s "$root/tests/lora/tiny_peft.safetensors" "$work/l.safetensors" ||

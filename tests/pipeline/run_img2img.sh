@@ -57,6 +57,10 @@ batch)
     "Model=tiny_sd15" "Steps=4" "CFG scale=7.5" "Prompt=$prompt" "Negative prompt=$negative" || bad "infotext b2_euler_a_4.png"
   "$py" "$here/check_infotext.py" "$out/b2_euler_a_4-1.png" "Seed=43" || bad "infotext b2_euler_a_4-1.png"
   "$py" "$here/check_infotext.py" "$out/count2_euler_a_4-1.png" "Seed=43" || bad "infotext count2_euler_a_4-1.png"
+  # UTF-8 prompt (an iTXt chunk, as PIL writes non-Latin-1 text), a value with ',' and ':' quoted
+  "$sd" -m "$ckpt" -p "café 日本, x: y" -n "ß" --width 32 --height 32 --steps 1 --quiet -o "$out/utf8.png" 2> "$out/utf8.log" ||
+    bad "utf8 run: $(cat "$out/utf8.log")"
+  "$py" "$here/check_infotext.py" "$out/utf8.png" "Prompt=café 日本, x: y" "Negative prompt=ß" "Steps=1" || bad "infotext utf8.png"
   ;;
 img2img)
   for c in i2i_euler_075_4 i2i_euler_a_03_20 i2i_ddim_1_4 i2i_dpmpp_05_10 i2i_b2_euler_a_075_4 i2i_b2_nocfg_ddim_06_5; do
