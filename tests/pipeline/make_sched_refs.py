@@ -3,15 +3,18 @@
 diffusers' schedulers, the reference of test_scheduler.c (pipeline/scheduler.c).
 
 For every case (a scheduler_config.json of tests/pipeline/sched/, a scheduler, a step count,
-optional use_karras_sigmas / timestep_spacing overrides, a seed) the scheduler is built with
-SchedulerClass.from_config(config, **overrides), set_timesteps(steps) is called, and a denoising
-loop runs as StableDiffusionPipeline runs it, on a 1x4x2x2 sample (16 values: torch.randn's
-vectorized path, like real latents):
+optional use_karras_sigmas / timestep_spacing / sigma schedule overrides, the pipeline's eta, a
+seed) the scheduler is built with SchedulerClass.from_config(config, **overrides) (with pipe=1:
+then handed to StableDiffusionPipeline(...) so that its __init__ applies its config rewrites),
+set_timesteps(steps) is called, and a denoising loop runs as StableDiffusionPipeline runs it, on
+a 1x4x2x2 sample (16 values: torch.randn's vectorized path, like real latents):
     g = torch.Generator().manual_seed(seed); x = torch.randn(shape, generator=g) * init_noise_sigma
     for each t: xin = scale_model_input(x, t); m = model output (numpy default_rng(seed), stored);
-                x = step(m, t, x, generator=g).prev_sample
+                x = step(m, t, x, **extra).prev_sample
+where extra holds generator=g and eta (0.0 unless given) when step() takes them, as the pipeline's
+prepare_extra_step_kwargs does.
 sched_refs.txt, one block per case:
-    case CONFIG SCHEDULER STEPS KARRAS(-1/0/1) SPACING(- or name) SEED
+    case CONFIG SCHEDULER STEPS KARRAS(-1/0/1) SPACING(- or name) SEED [sig=S] [eta=E] [pipe=1]
     timesteps T0 T1 ...            (as diffusers holds them; float hex)
     sigmas S0 S1 ...               (float32 values as float hex; "sigmas -" when the class has none)
     init INIT_NOISE_SIGMA
@@ -20,17 +23,34 @@ and sched_refs.bin holds, per case: x after init (16 float32), then per step xin
 Assumes torch + diffusers (dev machine only).
 Usage: python3 tests/pipeline/make_sched_refs.py tests/pipeline
 """
+import inspect
 import json
 import os
 import sys
 
 import numpy as np
 import torch
-from diffusers import (DDIMScheduler, DPMSolverMultistepScheduler, EulerAncestralDiscreteScheduler,
-                       EulerDiscreteScheduler, LCMScheduler)
+from diffusers import (DDIMScheduler, DDPMScheduler, DEISMultistepScheduler, DPMSolverMultistepScheduler,
+                       EulerAncestralDiscreteScheduler, EulerDiscreteScheduler, HeunDiscreteScheduler,
+                       KDPM2AncestralDiscreteScheduler, KDPM2DiscreteScheduler, LCMScheduler,
+                       LMSDiscreteScheduler, PNDMScheduler, StableDiffusionPipeline, TCDScheduler,
+                       UniPCMultistepScheduler)
 
 CLASSES = {"euler": EulerDiscreteScheduler, "euler_a": EulerAncestralDiscreteScheduler,
-           "dpmpp_2m": DPMSolverMultistepScheduler, "ddim": DDIMScheduler, "lcm": LCMScheduler}
+           "dpmpp_2m": DPMSolverMultistepScheduler, "ddim": DDIMScheduler, "lcm": LCMScheduler,
+           "pndm": PNDMScheduler, "lms": LMSDiscreteScheduler, "heun": HeunDiscreteScheduler,
+           "dpm2": KDPM2DiscreteScheduler, "dpm2_a": KDPM2AncestralDiscreteScheduler,
+           "dpmpp_2m_sde": DPMSolverMultistepScheduler, "dpmpp_3m_sde": DPMSolverMultistepScheduler,
+           "unipc": UniPCMultistepScheduler, "deis": DEISMultistepScheduler, "ddpm": DDPMScheduler,
+           "tcd": TCDScheduler}
+# from_config overrides that make the kind (A1111's DPM++ 2M SDE / 3M SDE)
+KIND_KW = {"dpmpp_2m_sde": {"algorithm_type": "sde-dpmsolver++"},
+           "dpmpp_3m_sde": {"algorithm_type": "sde-dpmsolver++", "solver_order": 3}}
+SIGMA_KW = {"karras": "use_karras_sigmas", "exponential": "use_exponential_sigmas", "beta": "use_beta_sigmas"}
+NEW = ("pndm", "lms", "heun", "dpm2", "dpm2_a", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddpm", "tcd")
+CONV = ("euler", "lms", "heun", "dpm2", "dpm2_a", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis")
+SIGMA_SPACE = ("euler", "euler_a", "lms", "heun", "dpm2", "dpm2_a")
+HAS_SIGMAS = SIGMA_SPACE + ("dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis")
 SHAPE = (1, 4, 2, 2)
 
 
@@ -60,6 +80,57 @@ def cases():
     yield "linear", "ddim", 4, -1, None, 306
     yield "linear", "euler_a", 7, -1, None, 307
     yield "linear", "lcm", 8, -1, None, 308
+    # the samplers added for issue 21: every one at 1, 2, 4, 20, 25 steps on SD 1.5's config
+    seed = 400
+    for sched in NEW:
+        for steps in (1, 2, 4, 20, 25):
+            seed += 1
+            # KDPM2 a at 2 steps: sigmas_down = sqrt(S1^2 - up^2) cancels, amplifying the 1-ulp error
+            # of torch's (MKL) sqrt by (S0 / S1)^2 ~ 2.5e5: diffusers' own result is uncertain to ~1e-3
+            yield "sd15", sched, steps, -1, None, seed, "tol=1e-3" if sched == "dpm2_a" and steps == 2 else ""
+        seed += 1
+        yield "sd21v", sched, 4, -1, None, seed, ""  # v-prediction
+        seed += 1
+        yield "cosine", sched, 5, -1, None, seed, ""
+        for sp in ("linspace", "leading", "trailing"):
+            seed += 1
+            yield "sd15", sched, 3, -1, sp, seed, ""
+    for sched in ("lms", "heun", "unipc", "deis", "ddpm", "tcd", "dpmpp_2m_sde"):
+        seed += 1
+        yield "sample", sched, 4, -1, None, seed, ""  # prediction_type sample
+    # sigma schedules where the class takes them
+    for sched in CONV:
+        for sig in ("karras", "exponential", "beta"):
+            for steps in (4, 20):
+                seed += 1
+                # beta sigmas bunch at both ends: third-order differences divide by tiny steps, and
+                # diffusers itself moves by 6.6e-3 (relative) when one sigma moves by 1 ulp
+                tol = " tol=5e-3" if sched == "dpmpp_3m_sde" and sig == "beta" and steps == 20 else ""
+                yield "sd15", sched, steps, -1, None, seed, "sig=" + sig + tol
+        seed += 1
+        yield "sd21v", sched, 6, -1, None, seed, "sig=karras"
+    # the pipeline's eta: DDIM eta > 0 draws noise, TCD's gamma
+    for sched, eta in (("ddim", "0.5"), ("ddim", "1.0"), ("tcd", "0.3"), ("tcd", "0.0"), ("tcd", "1.0")):
+        for steps in (1, 4, 20):
+            seed += 1
+            yield "sd15", sched, steps, -1, None, seed, "eta=" + eta
+    # PNDM with PRK steps (skip_prk_steps false: the class default, linear.json has no key)
+    for steps in (4, 5, 20):
+        seed += 1
+        yield "linear", "pndm", steps, -1, None, seed, ""
+    # StableDiffusionPipeline's rewrites: linear.json has clip_sample true and no steps_offset
+    for sched in ("ddim", "ddpm", "pndm", "heun", "euler", "dpmpp_2m", "lcm", "tcd"):
+        seed += 1
+        yield "linear", sched, 4, -1, None, seed, "pipe=1"
+    for sched in ("pndm", "ddim", "euler_a", "dpmpp_2m_sde"):
+        seed += 1
+        yield "sd15", sched, 20, -1, None, seed, "pipe=1"
+    # DDPM variance types, DPM-Solver heun solver type, DEIS order 3
+    for steps in (4, 20):
+        for cfg in ("ddpm_large", "ddpm_smalllog", "dpm_heun", "deis3"):
+            seed += 1
+            sched = {"ddpm_large": "ddpm", "ddpm_smalllog": "ddpm", "dpm_heun": "dpmpp_2m_sde", "deis3": "deis"}[cfg]
+            yield cfg, sched, steps, -1, None, seed, ""
 
 
 def hexf(v):
@@ -70,27 +141,47 @@ def main():
     out = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
     txt, blobs = [], []
-    for cfg_name, sched, steps, karras, spacing, seed in cases():
+    for case in cases():
+        cfg_name, sched, steps, karras, spacing, seed = case[:6]
+        opts = case[6] if len(case) > 6 else ""
         with open(os.path.join(here, "sched", cfg_name + ".json")) as f:
             cfg = json.load(f)
-        kw = {}
+        kw = dict(KIND_KW.get(sched, {}))
         if karras >= 0:
             kw["use_karras_sigmas"] = bool(karras)
         if spacing:
             kw["timestep_spacing"] = spacing
+        eta, pipe = 0.0, False
+        for o in opts.split():
+            k, v = o.split("=")
+            if k == "sig":
+                kw[SIGMA_KW[v]] = True
+            elif k == "eta":
+                eta = float(v)
+            elif k == "pipe":
+                pipe = True
+            elif k != "tol":  # tol: the C test's tolerance for this case
+                raise ValueError(o)
         s = CLASSES[sched].from_config(cfg, **kw)
+        if pipe:
+            p = StableDiffusionPipeline(vae=None, text_encoder=None, tokenizer=None, unet=None, scheduler=s,
+                                        safety_checker=None, feature_extractor=None,
+                                        requires_safety_checker=False)
+            s = p.scheduler
+        params = set(inspect.signature(s.step).parameters)
         s.set_timesteps(steps)
-        if len(set(s.timesteps.tolist())) != len(s.timesteps):
-            # a repeated timestep makes diffusers start at its second occurrence and run past the
-            # end of the schedule (IndexError): no reference exists for these
+        tl = s.timesteps.tolist()
+        if sched not in ("pndm", "ddim", "ddpm") and tl.count(tl[0]) > 1:
+            # a repeated first timestep makes diffusers start at its second occurrence and run past
+            # the end of the schedule (IndexError): no reference exists for these
             print(f"skipped {cfg_name} {sched} {steps} karras={karras} {spacing}: repeated timesteps "
                   f"{s.timesteps.tolist()}")
             continue
         s.set_timesteps(steps)
         ts = s.timesteps.double().numpy()
-        sig = getattr(s, "sigmas", None) if sched in ("euler", "euler_a", "dpmpp_2m") else None
+        sig = getattr(s, "sigmas", None) if sched in HAS_SIGMAS else None
         init = float(s.init_noise_sigma)
-        txt.append(f"case {cfg_name} {sched} {steps} {karras} {spacing or '-'} {seed}")
+        txt.append(f"case {cfg_name} {sched} {steps} {karras} {spacing or '-'} {seed}" + (" " + opts if opts else ""))
         txt.append("timesteps " + " ".join(hexf(t) for t in ts))
         txt.append("sigmas " + (" ".join(hexf(np.float32(v)) for v in sig.numpy()) if sig is not None else "-"))
         txt.append("init " + hexf(np.float32(init)))
@@ -101,7 +192,12 @@ def main():
         for t in s.timesteps:
             xin = s.scale_model_input(x, t)
             m = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
-            x = s.step(m, t, x, generator=g, return_dict=False)[0]
+            extra = {}
+            if "generator" in params:
+                extra["generator"] = g
+            if "eta" in params:
+                extra["eta"] = eta
+            x = s.step(m, t, x, return_dict=False, **extra)[0]
             blobs += [xin.numpy().ravel(), m.numpy().ravel(), x.numpy().ravel()]
     with open(os.path.join(out, "sched_refs.txt"), "w") as f:
         f.write("\n".join(txt) + "\n")

@@ -4,9 +4,13 @@
  * overrides and seed; diffusers' timesteps, sigmas, init_noise_sigma; the initial sample and,
  * per step, the scaled model input, the model output used and the new sample. Runs the C
  * scheduler on its own trajectory (model outputs from the file, noise from the C generator) and
- * requires: timesteps equal (fractional Karras timesteps of Euler within 2 float32 ulps), sigmas and
- * init_noise_sigma within 2 float32 ulps (relative 2.4e-7),
- * every scaled input and sample within |d| <= 1e-5 + 1e-5 |ref|.
+ * requires: integer timesteps equal, fractional ones (Karras/exponential/beta conversions, KDPM2's
+ * interpolated timesteps) within 1e-2 (torch's CPU exp/log/sqrt are MKL VML's, not correctly
+ * rounded, and KDPM2 a's sigmas_down cancel; the UNet sees no difference), sigmas and
+ * init_noise_sigma within 2 float32 ulps (relative 2.4e-7), every scaled input and sample within
+ * |d| <= tol + tol |ref|, tol = 1e-5 (5e-5 for the multistep DPM-Solver++, DEIS, UniPC and for
+ * KDPM2 a, whose sigmas_down cancel; a case's tol=X where make_sched_refs.py measured diffusers'
+ * own 1-ulp sensitivity above it). NaN where diffusers gives NaN.
  * Usage: test_scheduler CONFIG_DIR REFS.txt REFS.bin
  */
 #include "scheduler.h"
@@ -19,15 +23,19 @@
 
 #define NV 16
 
-static double worst_abs, worst_rel_sig;
+static double worst_abs, worst_rel_sig, worst_norm; /* worst_norm: |d| / max(1, |ref|) */
+
+static double tol = 1e-5;
 
 static int close_enough(const float *got, const float *want, int n, const char *what, const char *cs, int step)
 {
     int bad = 0;
     for (int k = 0; k < n; k++) {
+        if (isnan(got[k]) && isnan(want[k])) continue; /* diffusers' own NaN (KDPM2 a on a cosine schedule) */
         double d = fabs((double)got[k] - want[k]);
         if (d > worst_abs) worst_abs = d;
-        if (!(d <= 1e-5 + 1e-5 * fabs(want[k]))) {
+        if (d / fmax(1.0, fabs(want[k])) > worst_norm) worst_norm = d / fmax(1.0, fabs(want[k]));
+        if (!(d <= tol + tol * fabs(want[k]))) {
             if (!bad) fprintf(stderr, "%s: step %d %s[%d]: got %.9g want %.9g\n", cs, step, what, k, got[k], want[k]);
             bad = 1;
         }
@@ -62,17 +70,38 @@ int main(int argc, char **argv)
         return 1;
     }
     char line[65536], cfg[64], name[32], spacing[32];
+    static double worst_kind[64], worst_kind_norm[64];
     int cases = 0, failed = 0;
     long total_steps = 0;
     while (fgets(line, sizeof line, ft)) {
         int steps, karras;
         unsigned long long seed;
-        if (sscanf(line, "case %63s %31s %d %d %31s %llu", cfg, name, &steps, &karras, spacing, &seed) != 6) {
+        int used = 0;
+        double case_tol = 0;
+        if (sscanf(line, "case %63s %31s %d %d %31s %llu%n", cfg, name, &steps, &karras, spacing, &seed, &used) != 6) {
             fprintf(stderr, "FAIL: bad line: %s", line);
             return 1;
         }
-        char cs[256];
-        snprintf(cs, sizeof cs, "%s/%s/%d steps/karras %d/%s/seed %llu", cfg, name, steps, karras, spacing, seed);
+        /* optional key=value tokens: sig=default|karras|exponential|beta, eta=F, pipe=1 (the
+         * StableDiffusionPipeline config rewrites; without it the raw class) */
+        struct sdp_sched_overrides ov = {.karras = karras, .spacing = strcmp(spacing, "-") ? spacing : NULL, .raw = 1};
+        char opts[256] = "";
+        for (char *tok = strtok(line + used, " \n"); tok; tok = strtok(NULL, " \n")) {
+            if (!strcmp(tok, "sig=default")) ov.sigmas = SDP_SIGMAS_DEFAULT;
+            else if (!strcmp(tok, "sig=karras")) ov.sigmas = SDP_SIGMAS_KARRAS;
+            else if (!strcmp(tok, "sig=exponential")) ov.sigmas = SDP_SIGMAS_EXPONENTIAL;
+            else if (!strcmp(tok, "sig=beta")) ov.sigmas = SDP_SIGMAS_BETA;
+            else if (!strncmp(tok, "eta=", 4)) ov.eta = strtof(tok + 4, NULL);
+            else if (!strcmp(tok, "pipe=1")) ov.raw = 0;
+            else if (!strncmp(tok, "tol=", 4)) case_tol = strtod(tok + 4, NULL);
+            else {
+                fprintf(stderr, "FAIL: bad option %s\n", tok);
+                return 1;
+            }
+            snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "/%s", tok);
+        }
+        char cs[512];
+        snprintf(cs, sizeof cs, "%s/%s/%d steps/karras %d/%s/seed %llu%s", cfg, name, steps, karras, spacing, seed, opts);
         double ts[1024], sg[1024], init;
         int nts, nsg;
         if (!fgets(line, sizeof line, ft) || (nts = read_list(line, "timesteps", ts, 1024)) < 1) return 1;
@@ -83,26 +112,43 @@ int main(int argc, char **argv)
         char path[4096], err[1024];
         snprintf(path, sizeof path, "%s/%s.json", argv[1], cfg);
         enum sdp_sched_kind kind;
-        if (sdp_sched_kind_from_name(name, &kind)) return 1;
-        struct sdp_sched_overrides ov = {.karras = karras, .spacing = strcmp(spacing, "-") ? spacing : NULL};
+        if (sdp_sched_kind_from_name(name, &kind)) {
+            fprintf(stderr, "FAIL: unknown scheduler %s\n", name);
+            return 1;
+        }
+        /* multistep solvers (DPM-Solver++, DEIS, UniPC) difference up to 3 past model outputs
+         * divided by log-sigma steps: the 1-ulp differences of torch's MKL (VML) exp/log/sqrt, which
+         * are not correctly rounded, grow to a few 1e-5 there */
+        tol = kind == SDP_SCHED_DPMPP_2M || kind == SDP_SCHED_DPMPP_2M_SDE || kind == SDP_SCHED_DPMPP_3M_SDE ||
+                      kind == SDP_SCHED_DEIS || kind == SDP_SCHED_UNIPC || kind == SDP_SCHED_DPM2_A
+                  ? 5e-5 : 1e-5;
+        if (case_tol > 0) tol = case_tol;
+        double worst_before = worst_abs, norm_before = worst_norm;
+        worst_abs = worst_norm = 0;
         struct sdp_scheduler *s;
         int bad = 0;
         if (sdp_sched_load(path, kind, &ov, &s, err, sizeof err) || sdp_sched_set_timesteps(s, steps, err, sizeof err)) {
             fprintf(stderr, "%s: %s\n", cs, err);
             return 1;
         }
+        if (strcmp(sdp_sched_kind_name(s->kind), name)) {
+            fprintf(stderr, "%s: loaded as %s\n", cs, sdp_sched_kind_name(s->kind));
+            bad = 1;
+        }
         if (s->n_steps != nts) {
             fprintf(stderr, "%s: %d timesteps, diffusers has %d\n", cs, s->n_steps, nts);
             bad = 1;
         }
         for (int i = 0; i < nts && i < s->n_steps; i++)
-            if (fabs(s->timesteps[i] - ts[i]) > 2.4e-7 * fabs(ts[i]) && !bad) {
+            if (fabs(s->timesteps[i] - ts[i]) > (ts[i] == floor(ts[i]) && s->timesteps[i] == floor(s->timesteps[i]) ? 0 : 1e-2) && !bad) {
                 fprintf(stderr, "%s: timestep[%d] = %.17g, diffusers %.17g\n", cs, i, s->timesteps[i], ts[i]);
                 bad = 1;
             }
         for (int i = 0; i < nsg && !bad; i++) {
             double r = fabs(s->sigmas[i] - sg[i]) / (fabs(sg[i]) > 1e-30 ? fabs(sg[i]) : 1);
             if (r > worst_rel_sig) worst_rel_sig = r;
+            if (getenv("SCHED_DEBUG") && strstr(cs, getenv("SCHED_DEBUG")) && (float)sg[i] != s->sigmas[i])
+                fprintf(stderr, "  %s sigma[%d] %.9g vs %.9g\n", cs, i, s->sigmas[i], sg[i]);
             if (r > 2.4e-7) {
                 fprintf(stderr, "%s: sigma[%d] = %.9g, diffusers %.9g\n", cs, i, s->sigmas[i], sg[i]);
                 bad = 1;
@@ -130,12 +176,28 @@ int main(int argc, char **argv)
             bad |= close_enough(xin, rxin, NV, "scaled input", cs, i);
             if (sdp_sched_step(s, i, m, x, NV, &g)) return 1;
             bad |= close_enough(x, ref, NV, "sample", cs, i);
+            if (getenv("SCHED_DEBUG") && strstr(cs, getenv("SCHED_DEBUG"))) {
+                double w = 0;
+                for (int k = 0; k < NV; k++) {
+                    double r = fabs((double)x[k] - ref[k]) / (1e-5 + fabs(ref[k]));
+                    w = r > w ? r : w;
+                }
+                fprintf(stderr, "  %s step %d t %g rel %.3g\n", cs, i, s->timesteps[i], w);
+            }
             total_steps++;
         }
+        if (worst_abs > worst_kind[kind]) worst_kind[kind] = worst_abs;
+        if (worst_norm > worst_kind_norm[kind]) worst_kind_norm[kind] = worst_norm;
+        if (worst_before > worst_abs) worst_abs = worst_before;
+        if (norm_before > worst_norm) worst_norm = norm_before;
         sdp_sched_free(s);
         failed += bad;
     }
     printf("%d cases, %ld steps, %d failed; worst |d| %.3g, worst sigma rel %.3g\n", cases, total_steps,
            failed, worst_abs, worst_rel_sig);
+    for (int k = 0; k < 64; k++)
+        if (worst_kind[k] > 0)
+            printf("  %-13s worst |d| %.3g, worst |d|/max(1,|ref|) %.3g\n", sdp_sched_kind_name((enum sdp_sched_kind)k),
+                   worst_kind[k], worst_kind_norm[k]);
     return failed || cases == 0 ? 1 : 0;
 }
