@@ -8,7 +8,10 @@
 #include "scheduler.h"
 #include "torch_rng.h"
 
+#include "../runtime/platform.h"
+
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,31 +230,26 @@ static void convert_sigmas(enum sdp_sigmas k, double smin, double smax, int n, d
  * numbers cJSON reads (-1e999, 1e999 overflow to -inf, inf), as json.load accepts them. */
 static char *read_config(const char *path, char *err, size_t errcap)
 {
-    FILE *f = fopen(path, "rb");
+    int odd; /* a FIFO without a writer is refused, never waited on */
+    FILE *f = o2r_fopen_regular(path, &odd);
     if (!f) {
-        snprintf(err, errcap, "%s: cannot open", path);
+        snprintf(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ", odd ? "" : strerror(errno));
         return NULL;
     }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) break;
-        if (len + 1024 > cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + len, 1, cap - len - 1, f);
-        len += r;
-        if (r == 0) break;
+    while (buf) {
+        len += fread(buf + len, 1, cap - 1 - len, f);
+        if (len < cap - 1) break;
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb) free(buf);
+        buf = nb;
     }
+    int rerr = ferror(f);
     fclose(f);
-    if (!buf) {
-        snprintf(err, errcap, "%s: out of memory", path);
+    if (!buf || rerr) {
+        snprintf(err, errcap, "%s: %s", path, buf ? "read error" : "out of memory");
+        free(buf);
         return NULL;
     }
     buf[len] = 0;
@@ -364,12 +362,19 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
     *out = NULL;
     char *text = read_config(path, err, errcap);
     if (!text) return -1;
-    cJSON *cfg = cJSON_Parse(text);
-    free(text);
-    if (!cfg) {
-        snprintf(err, errcap, "%s: malformed JSON", path);
+    const char *end = NULL;
+    cJSON *cfg = cJSON_ParseWithOpts(text, &end, 1);
+    if (!cfg) { /* where cJSON stopped, as line:column */
+        int line = 1, col = 1;
+        for (const char *p = text; end && p < end && *p; p++) {
+            if (*p == '\n') line++, col = 1;
+            else col++;
+        }
+        snprintf(err, errcap, "%s:%d:%d: malformed JSON", path, line, col);
+        free(text);
         return -1;
     }
+    free(text);
     struct sdp_scheduler *s = calloc(1, sizeof *s);
     float *betas = NULL;
     if (!s) goto nomem;
@@ -904,7 +909,7 @@ int sdp_sched_set_timesteps(struct sdp_scheduler *s, int n, char *err, size_t er
         }
         if (n > orig) {
             snprintf(err, errcap, "--steps %d: %s allows at most original_inference_steps = %d", n,
-                     kind_classes[s->kind], orig);
+                     kind_a1111[s->kind], orig);
             goto bad;
         }
         int k = N / orig;

@@ -58,6 +58,90 @@ static int read_list(char *line, const char *tag, double *v, int cap)
     return n;
 }
 
+/* sdp_sched_parse: A1111 names (sampler + schedule type) and ours to a kind and overrides, the
+ * refusals by name, and sdp_sched_a1111_name back on the scheduler loaded with them. */
+static int parse_tests(const char *cfgdir)
+{
+    static const struct {
+        const char *sampler, *schedule;
+        const char *kind;     /* expected kind, or NULL: refused */
+        enum sdp_sigmas sig;  /* expected ov.sigmas */
+        const char *spacing;  /* expected ov.spacing (NULL: untouched) */
+        const char *err;      /* expected part of the message when refused */
+        const char *a_sampler, *a_schedule; /* sdp_sched_a1111_name after loading sd15.json */
+    } c[] = {
+        {"Euler a", NULL, "euler_a", SDP_SIGMAS_CONFIG, NULL, NULL, "Euler a", "Automatic"},
+        {"euler_a", "", "euler_a", SDP_SIGMAS_CONFIG, NULL, NULL, "Euler a", "Automatic"},
+        {"DPM++ 2M", "Karras", "dpmpp_2m", SDP_SIGMAS_KARRAS, NULL, NULL, "DPM++ 2M", "Karras"},
+        {"DPM++ 2M Karras", NULL, "dpmpp_2m", SDP_SIGMAS_KARRAS, NULL, NULL, "DPM++ 2M", "Karras"},
+        {"DPM++ 2M Karras", "Automatic", "dpmpp_2m", SDP_SIGMAS_KARRAS, NULL, NULL, "DPM++ 2M", "Karras"},
+        {"DPM++ 2M SDE", "Exponential", "dpmpp_2m_sde", SDP_SIGMAS_EXPONENTIAL, NULL, NULL, "DPM++ 2M SDE", "Exponential"},
+        {"DPM++ 2M SDE Karras", NULL, "dpmpp_2m_sde", SDP_SIGMAS_KARRAS, NULL, NULL, "DPM++ 2M SDE", "Karras"},
+        {"DPM++ 3M SDE Exponential", NULL, "dpmpp_3m_sde", SDP_SIGMAS_EXPONENTIAL, NULL, NULL, "DPM++ 3M SDE", "Exponential"},
+        {"DPM2 a", "Beta", "dpm2_a", SDP_SIGMAS_BETA, NULL, NULL, "DPM2 a", "Beta"},
+        {"DPM2 Karras", NULL, "dpm2", SDP_SIGMAS_KARRAS, NULL, NULL, "DPM2", "Karras"},
+        {"LMS Karras", NULL, "lms", SDP_SIGMAS_KARRAS, NULL, NULL, "LMS", "Karras"},
+        {"Heun", "SGM Uniform", "heun", SDP_SIGMAS_CONFIG, "trailing", NULL, "Heun", "SGM Uniform"},
+        {"Euler", "Simple", "euler", SDP_SIGMAS_CONFIG, "trailing", NULL, "Euler", "SGM Uniform"},
+        {"Euler", "Uniform", "euler", SDP_SIGMAS_DEFAULT, NULL, NULL, "Euler", "Automatic"},
+        {"Euler", "Normal", "euler", SDP_SIGMAS_DEFAULT, NULL, NULL, "Euler", "Automatic"},
+        {"PLMS", NULL, "pndm", SDP_SIGMAS_CONFIG, NULL, NULL, "PLMS", "Automatic"},
+        {"DDIM", "Automatic", "ddim", SDP_SIGMAS_CONFIG, NULL, NULL, "DDIM", "Automatic"},
+        {"UniPC", "Karras", "unipc", SDP_SIGMAS_KARRAS, NULL, NULL, "UniPC", "Karras"},
+        {"DEIS", NULL, "deis", SDP_SIGMAS_CONFIG, NULL, NULL, "DEIS", "Automatic"},
+        {"LCM", NULL, "lcm", SDP_SIGMAS_CONFIG, NULL, NULL, "LCM", "Automatic"},
+        {"TCD", NULL, "tcd", SDP_SIGMAS_CONFIG, NULL, NULL, "TCD", "Automatic"},
+        {"DDPM", NULL, "ddpm", SDP_SIGMAS_CONFIG, NULL, NULL, "DDPM", "Automatic"},
+        {"DPM++ SDE", NULL, NULL, 0, NULL, "torchsde", NULL, NULL},
+        {"DPM++ SDE Karras", NULL, NULL, 0, NULL, "BrownianTree", NULL, NULL},
+        {"DPM++ 2S a", NULL, NULL, 0, NULL, "no scheduler", NULL, NULL},
+        {"DPM adaptive", NULL, NULL, 0, NULL, "no scheduler", NULL, NULL},
+        {"Restart", NULL, NULL, 0, NULL, "no scheduler", NULL, NULL},
+        {"Euler b", NULL, NULL, 0, NULL, "unknown sampler \"Euler b\"", NULL, NULL},
+        {"Euler a", "Karras", NULL, 0, NULL, "takes no Karras", NULL, NULL},
+        {"DDIM Karras", NULL, NULL, 0, NULL, "takes no Karras", NULL, NULL},
+        {"Euler", "Align Your Steps", NULL, 0, NULL, "schedule type \"Align Your Steps\" is not supported", NULL, NULL},
+        {"Euler", "Polyexponential", NULL, 0, NULL, "no diffusers equivalent", NULL, NULL},
+        {"DPM++ 2M Karras", "Exponential", NULL, 0, NULL, "disagree", NULL, NULL},
+        {"", NULL, NULL, 0, NULL, "empty", NULL, NULL},
+    };
+    int failed = 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sd15.json", cfgdir);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct sdp_sched_overrides ov = {.karras = -1};
+        enum sdp_sched_kind k;
+        char err[1024] = "";
+        int rc = sdp_sched_parse(c[i].sampler, c[i].schedule, &k, &ov, err, sizeof err);
+        int bad = 0;
+        if (!c[i].kind) {
+            bad = rc == 0 || !strstr(err, c[i].err);
+        } else if (rc || strcmp(sdp_sched_kind_name(k), c[i].kind) || ov.sigmas != c[i].sig ||
+                   (c[i].spacing ? !ov.spacing || strcmp(ov.spacing, c[i].spacing) : ov.spacing != NULL)) {
+            bad = 1;
+        } else {
+            struct sdp_scheduler *s;
+            const char *an, *as;
+            ov.raw = 1;
+            if (sdp_sched_load(path, k, &ov, &s, err, sizeof err)) {
+                bad = 1;
+            } else {
+                sdp_sched_a1111_name(s, &an, &as);
+                bad = strcmp(an, c[i].a_sampler) || strcmp(as, c[i].a_schedule);
+                snprintf(err, sizeof err, "A1111 name \"%s\" / \"%s\"", an, as);
+                sdp_sched_free(s);
+            }
+        }
+        if (bad) {
+            fprintf(stderr, "FAIL: sdp_sched_parse(\"%s\", \"%s\"): rc %d, %s\n", c[i].sampler,
+                    c[i].schedule ? c[i].schedule : "(null)", rc, err);
+            failed++;
+        }
+    }
+    printf("%zu sdp_sched_parse cases, %d failed\n", sizeof c / sizeof c[0], failed);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -199,5 +283,6 @@ int main(int argc, char **argv)
         if (worst_kind[k] > 0)
             printf("  %-13s worst |d| %.3g, worst |d|/max(1,|ref|) %.3g\n", sdp_sched_kind_name((enum sdp_sched_kind)k),
                    worst_kind[k], worst_kind_norm[k]);
+    failed += parse_tests(argv[1]);
     return failed || cases == 0 ? 1 : 0;
 }
