@@ -304,9 +304,9 @@ cJSON *sde_json_file(const char *path, char *err, size_t errcap)
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithOpts(buf, &end, 1);
     if (!j) {
-        size_t at = end && end >= buf ? (size_t)(end - buf) : 0, line = 1;
-        for (size_t i = 0; i < at && i < n; i++) line += buf[i] == '\n';
-        fail(err, errcap, "%s: not valid JSON (line %zu, byte %zu)", path, line, at);
+        size_t at = end && end >= buf ? (size_t)(end - buf) : 0, line = 1, col = 1;
+        for (size_t i = 0; i < at && i < n; i++) buf[i] == '\n' ? (line++, col = 1) : col++;
+        fail(err, errcap, "%s:%zu:%zu: not valid JSON", path, line, col);
     }
     free(buf);
     return j;

@@ -115,8 +115,8 @@ int sde_cache_dir(char *buf, size_t cap);
 int sde_default_arch_dir(char *buf, size_t cap);
 
 /* Reads and parses a JSON file with cJSON (a FIFO or other non-regular file is refused). Returns
- * the tree (cJSON_Delete it), or NULL with a message naming the file (and the line of a syntax
- * error). */
+ * the tree (cJSON_Delete it), or NULL with a message naming the file ("FILE:LINE:COL: not valid
+ * JSON" at a syntax error). */
 struct cJSON *sde_json_file(const char *path, char *err, size_t errcap);
 
 /* The onnx2cl executable: next to this program's executable, else the build tree's. */
