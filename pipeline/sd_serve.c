@@ -1,12 +1,1661 @@
-/* sd_serve.c — `onnx2cl-sd serve` (being built: issue 22). */
+/* sd_serve.c — `onnx2cl-sd serve`: the AUTOMATIC1111/Forge HTTP API over libonnx2cl-sd's session
+ * layer (sd_session.h), with libmicrohttpd (HTTP) and cJSON (JSON).
+ *
+ * Threads: libmicrohttpd runs one thread per connection (at most --max-connections); those threads
+ * parse, validate and answer, and never run a model. Generations and checkpoint switches are jobs
+ * in one FIFO queue served by one worker thread that owns the session. A connection waiting for its
+ * job polls its socket: a client that disconnects loses its job (removed from the queue, or
+ * cancelled through the session's cancel flag when running); the server's state is untouched.
+ *
+ * Security: binds to 127.0.0.1 unless --listen names another address; --api-auth USER:PASS asks
+ * every request for HTTP Basic credentials (compared in constant time); limits on the body, the
+ * image size, steps, images per request, prompt length and the queue, each answered 4xx naming the
+ * limit; checkpoint and LoRA names are matched against the lists of --ckpt-dir / --lora-dir (no
+ * path from a request reaches the file system); libmicrohttpd drops idle connections after
+ * --timeout seconds (slow clients).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "sd_serve.h"
 
+#include "sd_session.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ONNX2CL_VERSION
+#define ONNX2CL_VERSION "dev"
+#endif
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+#define MAX_LIST 512 /* checkpoints / LoRAs listed */
+
+/* ---- limits and options ---- */
+
+struct limits {
+    size_t body;     /* request body bytes */
+    int size;        /* width and height */
+    int steps;       /* steps */
+    int batch;       /* batch_size * n_iter */
+    size_t prompt;   /* prompt and negative prompt bytes */
+    int queue;       /* jobs waiting */
+};
+
+/* ---- jobs ---- */
+
+enum job_kind { JOB_TXT2IMG, JOB_SWITCH };
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+struct job {
+    enum job_kind kind;
+    enum job_state state;
+    int refs;                /* the waiting connection + the queue/worker */
+    long id;
+    struct job *next;
+    volatile int stop;       /* the session's cancel flag for the current image */
+    int interrupted;         /* /interrupt (or a disconnect, or shutdown): no further images */
+    int abandoned;           /* the client went away */
+    /* txt2img */
+    cJSON *req;              /* the request object (echoed as "parameters") */
+    char *prompt, *negative;
+    char sampler[32];        /* sds_request.sampler ("" = the checkpoint's) */
+    char sampler_label[64];  /* as the client named it, for the infotext */
+    char sched_label[32];    /* "" = automatic */
+    int karras;              /* sds_request.karras */
+    int steps, width, height, n_images, batch_size, send_images;
+    double cfg;
+    uint64_t seed;
+    /* switch */
+    char path[PATH_MAX], title[PATH_MAX];
+    /* result */
+    unsigned status;
+    char *body;              /* JSON text */
+};
+
+struct entry {               /* a checkpoint or LoRA found in a listed folder */
+    char name[PATH_MAX];     /* LoRA: file stem; checkpoint: path relative to the folder */
+    char stem[PATH_MAX];
+    char path[PATH_MAX];
+};
+#undef MAX_LIST
+#define MAX_LIST 256 /* checkpoints / LoRAs listed */
+
+struct server {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;       /* queue changed, a job finished, shutdown */
+    struct job *head, *tail;
+    int n_queued;
+    struct job *current;
+    int stopping;
+    long next_id;
+    struct limits lim;
+    const char *auth;        /* "user:pass" or NULL */
+    int timeout;
+    /* the session (worker thread only) and what the HTTP threads may read (under mu) */
+    struct sds_session *sess;
+    struct sds_open_options oo;
+    char ckpt[PATH_MAX];     /* the checkpoint open now ("" with --models) */
+    char title[PATH_MAX];    /* its title in /sd-models */
+    struct sds_info info;
+    const char *ckpt_dir, *lora_dir;
+    cJSON *options;          /* options set through POST /options (echoed by GET) */
+    /* progress of the running job */
+    char job_timestamp[32];
+    double job_t0;
+    int job_no, job_count, step, steps, skipped;
+    float *lat;
+    int lat_c, lat_h, lat_w;
+    size_t lat_cap;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- base64 ---- */
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const unsigned char *p, size_t n)
+{
+    char *o = malloc(4 * ((n + 2) / 3) + 1), *q = o;
+    if (!o) return NULL;
+    size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        *q++ = b64chars[v >> 18];
+        *q++ = b64chars[(v >> 12) & 63];
+        *q++ = b64chars[(v >> 6) & 63];
+        *q++ = b64chars[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        *q++ = b64chars[v >> 18];
+        *q++ = b64chars[(v >> 12) & 63];
+        *q++ = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
+        *q++ = '=';
+    }
+    *q = 0;
+    return o;
+}
+
+static int b64_val(int c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+}
+
+/* Decodes base64 (standard or URL alphabet, '=' padding optional, whitespace skipped) into a
+ * malloc'd buffer. Returns NULL for a character outside the alphabet. */
+static unsigned char *b64_decode(const char *s, size_t n, size_t *out_n)
+{
+    unsigned char *o = malloc(n / 4 * 3 + 3);
+    if (!o) return NULL;
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)s[i];
+        if (c == '=') break;
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+        int v = b64_val(c);
+        if (v < 0) {
+            free(o);
+            return NULL;
+        }
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            o[k++] = (unsigned char)(acc >> bits);
+        }
+    }
+    *out_n = k;
+    return o;
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *text, const char *ctype,
+                                 const char *allow)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", ctype);
+    if (allow) MHD_add_response_header(r, "Allow", allow);
+    if (status == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"onnx2cl-sd\"");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, cJSON *j)
+{
+    char *t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!t) return send_text(c, 500, "{\"error\":\"InternalError\",\"detail\":\"out of memory\"}", "application/json", NULL);
+    enum MHD_Result ret = send_text(c, status, t, "application/json", NULL);
+    free(t);
+    return ret;
+}
+
+/* {"error": kind, "detail": message} (A1111's error shape). */
+static cJSON *err_json(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static cJSON *err_json(const char *kind, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", kind);
+    cJSON_AddStringToObject(j, "detail", msg);
+    return j;
+}
+
+static enum MHD_Result send_err(struct MHD_Connection *c, unsigned status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static enum MHD_Result send_err(struct MHD_Connection *c, unsigned status, const char *kind, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return send_json(c, status, err_json(kind, "%s", msg));
+}
+
+/* ---- folder listings (checkpoints, LoRAs) ---- */
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n > m && !strcasecmp(s + n - m, suf);
+}
+
+/* Lists dir recursively (depth 4): *.safetensors files, and (checkpoints) diffusers folders (with
+ * model_index.json; not entered). rel: the path below the root. */
+static void list_dir(const char *root, const char *rel, int depth, int ckpts, struct entry *out, int *n)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) && *n < MAX_LIST) {
+        if (e->d_name[0] == '.') continue;
+        char path[PATH_MAX], r2[PATH_MAX], mi[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+            snprintf(r2, sizeof r2, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) >= (int)sizeof r2)
+            continue; /* too long a path: not listed */
+        struct stat st;
+        if (stat(path, &st)) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (ckpts && snprintf(mi, sizeof mi, "%s/model_index.json", path) < (int)sizeof mi &&
+                access(mi, R_OK) == 0) {
+                struct entry *x = &out[(*n)++];
+                snprintf(x->name, sizeof x->name, "%s", r2);
+                snprintf(x->stem, sizeof x->stem, "%s", e->d_name);
+                snprintf(x->path, sizeof x->path, "%s", path);
+            } else if (depth < 4) {
+                list_dir(root, r2, depth + 1, ckpts, out, n);
+            }
+        } else if (S_ISREG(st.st_mode) && has_suffix(e->d_name, ".safetensors")) {
+            struct entry *x = &out[(*n)++];
+            snprintf(x->name, sizeof x->name, "%s", ckpts ? r2 : e->d_name);
+            snprintf(x->stem, sizeof x->stem, "%.*s", (int)(strlen(e->d_name) - strlen(".safetensors")), e->d_name);
+            if (!ckpts) snprintf(x->name, sizeof x->name, "%s", x->stem);
+            snprintf(x->path, sizeof x->path, "%s", path);
+        }
+    }
+    closedir(d);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+static struct entry *list_entries(const char *root, int ckpts, int *n)
+{
+    *n = 0;
+    struct entry *e = calloc(MAX_LIST, sizeof *e);
+    if (!e || !root) return e;
+    list_dir(root, "", 0, ckpts, e, n);
+    qsort(e, (size_t)*n, sizeof *e, cmp_entry);
+    return e;
+}
+
+/* ---- samplers (A1111 names -> the session's) ---- */
+
+struct sampler_name {
+    const char *label;       /* A1111's name */
+    const char *ours;        /* sds_request.sampler */
+    int karras;              /* implied Karras (old combined names) */
+    const char *aliases[3];
+};
+
+static const struct sampler_name samplers[] = {
+    {"Euler a", "euler_a", 0, {"k_euler_a", "k_euler_ancestral", "euler_a"}},
+    {"Euler", "euler", 0, {"k_euler", "euler", NULL}},
+    {"DPM++ 2M", "dpmpp_2m", 0, {"k_dpmpp_2m", "dpmpp_2m", NULL}},
+    {"DDIM", "ddim", 0, {"ddim", NULL, NULL}},
+    {"LCM", "lcm", 0, {"k_lcm", "lcm", NULL}},
+    {"DPM++ 2M Karras", "dpmpp_2m", 1, {"k_dpmpp_2m_ka", NULL, NULL}}, /* A1111 < 1.9 combined name */
+};
+#define N_SAMPLERS (sizeof samplers / sizeof *samplers)
+
+static const struct sampler_name *find_sampler(const char *s)
+{
+    for (size_t i = 0; i < N_SAMPLERS; i++) {
+        if (!strcasecmp(s, samplers[i].label)) return &samplers[i];
+        for (int k = 0; k < 3; k++)
+            if (samplers[i].aliases[k] && !strcasecmp(s, samplers[i].aliases[k])) return &samplers[i];
+    }
+    return NULL;
+}
+
+static const char *sampler_labels(void)
+{
+    static char buf[512];
+    if (!buf[0])
+        for (size_t i = 0; i < N_SAMPLERS; i++)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "", samplers[i].label);
+    return buf;
+}
+
+/* A1111 schedule types we run: name, label, karras (0 = the config's, 1 on, -1 off). */
+static const struct {
+    const char *name, *label;
+    int karras;
+} schedules[] = {{"automatic", "Automatic", 0}, {"uniform", "Uniform", -1}, {"karras", "Karras", 1}};
+#define N_SCHEDULES (sizeof schedules / sizeof *schedules)
+
+/* ---- request parsing ---- */
+
+/* An integer field: absent -> dflt; not a number / not an integer / out of [lo, hi] -> -1 with a message. */
+static int get_int(const cJSON *o, const char *key, long long dflt, long long lo, long long hi, const char *limit,
+                   long long *out, char *msg, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble)) {
+        snprintf(msg, cap, "%s: expected an integer", key);
+        return -1;
+    }
+    if (!(v->valuedouble >= (double)lo && v->valuedouble <= (double)hi)) {
+        snprintf(msg, cap, "%s %.17g: out of [%lld, %lld]%s%s", key, v->valuedouble, lo, hi, limit ? " " : "",
+                 limit ? limit : "");
+        return -1;
+    }
+    *out = (long long)v->valuedouble;
+    return 0;
+}
+
+static int get_str(const cJSON *o, const char *key, const char *dflt, size_t max, const char *limit,
+                   const char **out, char *msg, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsString(v)) {
+        snprintf(msg, cap, "%s: expected a string", key);
+        return -1;
+    }
+    if (max && strlen(v->valuestring) > max) {
+        snprintf(msg, cap, "%s: %zu bytes, more than the limit of %zu%s%s", key, strlen(v->valuestring), max,
+                 limit ? " " : "", limit ? limit : "");
+        return -1;
+    }
+    *out = v->valuestring;
+    return 0;
+}
+
+static uint64_t random_seed(void)
+{
+    uint64_t v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&v, sizeof v, 1, f) != 1) v = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+    if (f) fclose(f);
+    return v % 4294967294u; /* A1111: random.randrange(4294967294) */
+}
+
+/* Fills a txt2img job from the request; -1 with a message (HTTP 422) for a bad field. */
+static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, char *msg, size_t cap)
+{
+    const char *prompt, *neg, *sname, *sched;
+    long long steps, w, h, seed, bs, ni;
+    char lim[64];
+    snprintf(lim, sizeof lim, "(--max-prompt %zu)", sv->lim.prompt);
+    if (get_str(o, "prompt", "", sv->lim.prompt, lim, &prompt, msg, cap) ||
+        get_str(o, "negative_prompt", "", sv->lim.prompt, lim, &neg, msg, cap) ||
+        get_str(o, "sampler_name", NULL, 64, NULL, &sname, msg, cap) ||
+        get_str(o, "scheduler", NULL, 64, NULL, &sched, msg, cap))
+        return -1;
+    if (!sname) {
+        const char *si;
+        if (get_str(o, "sampler_index", NULL, 64, NULL, &si, msg, cap)) return -1;
+        sname = si;
+    }
+    pthread_mutex_lock(&sv->mu);
+    struct sds_info info = sv->info;
+    pthread_mutex_unlock(&sv->mu);
+    snprintf(lim, sizeof lim, "(--max-steps %d)", sv->lim.steps);
+    if (get_int(o, "steps", 20, 1, sv->lim.steps, lim, &steps, msg, cap)) return -1;
+    snprintf(lim, sizeof lim, "(--max-size %d)", sv->lim.size);
+    if (get_int(o, "width", info.width, 8, sv->lim.size, lim, &w, msg, cap) ||
+        get_int(o, "height", info.height, 8, sv->lim.size, lim, &h, msg, cap))
+        return -1;
+    if (get_int(o, "seed", -1, -1, (1LL << 53), NULL, &seed, msg, cap)) return -1;
+    snprintf(lim, sizeof lim, "(--max-batch %d)", sv->lim.batch);
+    if (get_int(o, "batch_size", 1, 1, sv->lim.batch, lim, &bs, msg, cap) ||
+        get_int(o, "n_iter", 1, 1, sv->lim.batch, lim, &ni, msg, cap))
+        return -1;
+    if (bs * ni > sv->lim.batch) {
+        snprintf(msg, cap, "batch_size %lld x n_iter %lld = %lld images: more than the limit of %d (--max-batch)", bs,
+                 ni, bs * ni, sv->lim.batch);
+        return -1;
+    }
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(o, "cfg_scale");
+    double cf = 7.0;
+    if (cfg && !cJSON_IsNull(cfg)) {
+        if (!cJSON_IsNumber(cfg)) return snprintf(msg, cap, "cfg_scale: expected a number"), -1;
+        cf = cfg->valuedouble;
+        if (!(cf >= 0 && cf <= 100)) return snprintf(msg, cap, "cfg_scale %g: out of [0, 100]", cf), -1;
+    }
+    if (info.fixed_size && (w != info.width || h != info.height))
+        return snprintf(msg, cap, "width %lld, height %lld: the compiled models (--models) make %dx%d only", w, h,
+                        info.width, info.height),
+               -1;
+    if (w % info.size_multiple || h % info.size_multiple)
+        return snprintf(msg, cap, "width %lld, height %lld: not multiples of %d (the VAE's factor)", w, h,
+                        info.size_multiple),
+               -1;
+    const cJSON *si = cJSON_GetObjectItemCaseSensitive(o, "send_images");
+    if (si && !cJSON_IsNull(si) && !cJSON_IsBool(si)) return snprintf(msg, cap, "send_images: expected true or false"), -1;
+    j->send_images = !si || cJSON_IsNull(si) || cJSON_IsTrue(si);
+    /* sampler and schedule */
+    j->karras = 0;
+    j->sampler[0] = 0;
+    snprintf(j->sampler_label, sizeof j->sampler_label, "%s", info.default_sampler);
+    if (sname && *sname) {
+        const struct sampler_name *sn = find_sampler(sname);
+        if (!sn) return snprintf(msg, cap, "sampler_name \"%s\": not one of %s", sname, sampler_labels()), -1;
+        snprintf(j->sampler, sizeof j->sampler, "%s", sn->ours);
+        snprintf(j->sampler_label, sizeof j->sampler_label, "%s", sn->label);
+        if (sn->karras) {
+            j->karras = 1;
+            snprintf(j->sched_label, sizeof j->sched_label, "Karras");
+        }
+    }
+    if (sched && *sched) {
+        size_t k = 0;
+        while (k < N_SCHEDULES && strcasecmp(sched, schedules[k].name) && strcasecmp(sched, schedules[k].label)) k++;
+        if (k == N_SCHEDULES)
+            return snprintf(msg, cap, "scheduler \"%s\": not one of automatic, uniform, karras", sched), -1;
+        if (schedules[k].karras) {
+            j->karras = schedules[k].karras;
+            snprintf(j->sched_label, sizeof j->sched_label, "%s", schedules[k].label);
+        }
+    }
+    if (j->karras == 1) {
+        const char *eff = j->sampler[0] ? j->sampler : info.default_sampler;
+        if (strcmp(eff, "euler") && strcmp(eff, "dpmpp_2m"))
+            return snprintf(msg, cap, "scheduler Karras: only Euler and DPM++ 2M use Karras sigmas (sampler %s)",
+                            j->sampler_label),
+                   -1;
+    }
+    j->prompt = strdup(prompt);
+    j->negative = strdup(neg);
+    if (!j->prompt || !j->negative) return snprintf(msg, cap, "out of memory"), -1;
+    j->steps = (int)steps;
+    j->width = (int)w;
+    j->height = (int)h;
+    j->cfg = cf;
+    j->batch_size = (int)bs;
+    j->n_images = (int)(bs * ni);
+    j->seed = seed == -1 ? random_seed() : (uint64_t)seed;
+    return 0;
+}
+
+/* ---- the queue ---- */
+
+static void job_unref(struct server *sv, struct job *j) /* with sv->mu held */
+{
+    (void)sv;
+    if (--j->refs > 0) return;
+    cJSON_Delete(j->req);
+    free(j->prompt);
+    free(j->negative);
+    free(j->body);
+    free(j);
+}
+
+static void queue_remove(struct server *sv, struct job *j) /* with sv->mu held */
+{
+    for (struct job **p = &sv->head; *p; p = &(*p)->next)
+        if (*p == j) {
+            *p = j->next;
+            if (sv->tail == j) {
+                sv->tail = NULL;
+                for (struct job *q = sv->head; q; q = q->next) sv->tail = q;
+            }
+            sv->n_queued--;
+            j->next = NULL;
+            job_unref(sv, j);
+            return;
+        }
+}
+
+/* 1 when the peer of connection fd has closed it (or the socket failed). */
+static int peer_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return 1;
+    if (p.revents & POLLIN) {
+        char b;
+        ssize_t r = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
+    return 0;
+}
+
+/* Queues j and waits for it. Returns 1 when answered (j->status, j->body), 0 when the client went
+ * away (the job is dropped), -1 when the queue is full, -2 when the server is stopping. */
+static int submit_and_wait(struct server *sv, struct MHD_Connection *c, struct job *j)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? ci->connect_fd : -1;
+    pthread_mutex_lock(&sv->mu);
+    if (sv->stopping) {
+        pthread_mutex_unlock(&sv->mu);
+        return -2;
+    }
+    if (sv->n_queued >= sv->lim.queue) {
+        pthread_mutex_unlock(&sv->mu);
+        return -1;
+    }
+    j->id = ++sv->next_id;
+    j->refs = 2;
+    j->state = JOB_QUEUED;
+    if (sv->tail) sv->tail->next = j;
+    else sv->head = j;
+    sv->tail = j;
+    sv->n_queued++;
+    pthread_cond_broadcast(&sv->cv);
+    int ret = 1;
+    while (j->state != JOB_DONE) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100000000;
+        if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
+        if (j->state == JOB_DONE) break;
+        if (sv->stopping && j->state == JOB_QUEUED) {
+            queue_remove(sv, j);
+            ret = -2;
+            break;
+        }
+        if (fd >= 0 && peer_gone(fd)) {
+            j->abandoned = j->interrupted = 1;
+            j->stop = 1;
+            if (j->state == JOB_QUEUED) queue_remove(sv, j);
+            fprintf(stderr, "onnx2cl-sd serve: job %ld: the client disconnected; job dropped\n", j->id);
+            ret = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return ret;
+}
+
+/* ---- the worker ---- */
+
+static int on_progress(const struct sds_progress *pr, void *user)
+{
+    struct server *sv = user;
+    pthread_mutex_lock(&sv->mu);
+    sv->step = pr->step;
+    sv->steps = pr->total;
+    size_t n = (size_t)pr->lat_c * pr->lat_h * pr->lat_w;
+    if (n > sv->lat_cap) {
+        float *nl = realloc(sv->lat, n * sizeof *nl);
+        if (nl) sv->lat = nl, sv->lat_cap = n;
+    }
+    if (n <= sv->lat_cap && pr->latents) {
+        memcpy(sv->lat, pr->latents, n * sizeof *sv->lat);
+        sv->lat_c = pr->lat_c;
+        sv->lat_h = pr->lat_h;
+        sv->lat_w = pr->lat_w;
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return 0;
+}
+
+static void model_name(const struct server *sv, char *buf, size_t cap)
+{
+    const char *t = sv->title[0] ? sv->title : sv->info.source;
+    const char *sl = strrchr(t, '/');
+    if (snprintf(buf, cap, "%s", sl ? sl + 1 : t) >= (int)cap) buf[cap - 1] = 0;
+    char *dot = strrchr(buf, '.');
+    if (dot && !strcmp(dot, ".safetensors")) *dot = 0;
+}
+
+/* A1111's infotext: prompt, "Negative prompt: ..." (when there is one), then the parameters line. */
+static char *infotext(const struct server *sv, const struct job *j, uint64_t seed, int w, int h)
+{
+    char model[256], sched[64] = "";
+    model_name(sv, model, sizeof model);
+    if (j->sched_label[0]) snprintf(sched, sizeof sched, ", Schedule type: %s", j->sched_label);
+    size_t cap = strlen(j->prompt) + strlen(j->negative) + 1024;
+    char *t = malloc(cap);
+    if (!t) return NULL;
+    snprintf(t, cap, "%s%s%s%sSteps: %d, Sampler: %s%s, CFG scale: %g, Seed: %llu, Size: %dx%d, Model: %s, Version: onnx2cl-sd %s",
+             j->prompt, j->negative[0] ? "\nNegative prompt: " : "", j->negative, "\n", j->steps, j->sampler_label,
+             sched, j->cfg, (unsigned long long)seed, w, h, model, ONNX2CL_VERSION);
+    return t;
+}
+
+static void run_txt2img(struct server *sv, struct job *j)
+{
+    cJSON *images = cJSON_CreateArray(), *infotexts = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
+    char err[4096] = "";
+    int rc = 0, done = 0, w = j->width, h = j->height;
+    for (int i = 0; i < j->n_images; i++) {
+        pthread_mutex_lock(&sv->mu);
+        int stop = j->interrupted || sv->stopping;
+        if (!stop) j->stop = 0; /* a /skip of the previous image is spent */
+        sv->job_no = i;
+        sv->step = 0;
+        sv->skipped = 0;
+        pthread_mutex_unlock(&sv->mu);
+        if (stop) break;
+        uint64_t seed = j->seed + (uint64_t)i;
+        struct sds_request r = {.prompt = j->prompt, .negative = j->negative, .steps = j->steps, .cfg = j->cfg,
+                                .seed = seed, .sampler = j->sampler[0] ? j->sampler : NULL, .karras = j->karras,
+                                .width = j->width, .height = j->height, .progress = on_progress,
+                                .progress_user = sv, .cancel = &j->stop};
+        struct sds_image im;
+        rc = sds_txt2img(sv->sess, &r, &im, err, sizeof err);
+        if (im.load_seconds > 0) {
+            struct sds_info info;
+            sds_get_info(sv->sess, &info);
+            pthread_mutex_lock(&sv->mu);
+            sv->info = info;
+            pthread_mutex_unlock(&sv->mu);
+        }
+        if (rc == SDS_CANCELLED) {
+            rc = 0;
+            continue; /* skipped (or interrupted: the loop ends above) */
+        }
+        if (rc) break;
+        cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)seed));
+        char *txt = infotext(sv, j, seed, im.width, im.height);
+        unsigned char *png = NULL;
+        size_t len = 0;
+        const char *keys[1] = {"parameters"}, *vals[1] = {txt ? txt : ""};
+        if (!txt || sds_png_encode(im.rgb, im.width, im.height, keys, vals, 1, &png, &len, err, sizeof err)) {
+            rc = SDS_ERROR;
+            if (!txt) snprintf(err, sizeof err, "out of memory");
+            free(txt);
+            sds_image_free(&im);
+            break;
+        }
+        w = im.width;
+        h = im.height;
+        sds_image_free(&im);
+        char *b64 = b64_encode(png, len);
+        free(png);
+        if (j->send_images && b64) cJSON_AddItemToArray(images, cJSON_CreateString(b64));
+        free(b64);
+        cJSON_AddItemToArray(infotexts, cJSON_CreateString(txt));
+        free(txt);
+        done++;
+    }
+    if (rc) {
+        cJSON_Delete(images);
+        cJSON_Delete(infotexts);
+        cJSON_Delete(seeds);
+        cJSON *e = err_json(rc == SDS_EINVAL ? "ValidationError" : "GenerationError", "%s", err);
+        j->status = rc == SDS_EINVAL ? 422 : 500;
+        j->body = cJSON_PrintUnformatted(e);
+        cJSON_Delete(e);
+        return;
+    }
+    char model[256], ts[32];
+    model_name(sv, model, sizeof model);
+    pthread_mutex_lock(&sv->mu);
+    snprintf(ts, sizeof ts, "%s", sv->job_timestamp);
+    pthread_mutex_unlock(&sv->mu);
+    cJSON *info = cJSON_CreateObject();
+    cJSON_AddStringToObject(info, "prompt", j->prompt);
+    cJSON_AddStringToObject(info, "negative_prompt", j->negative);
+    cJSON_AddNumberToObject(info, "seed", (double)j->seed);
+    cJSON_AddItemToObject(info, "all_seeds", seeds);
+    cJSON *ap = cJSON_CreateArray(), *an = cJSON_CreateArray(), *sub = cJSON_CreateArray();
+    for (int i = 0; i < cJSON_GetArraySize(seeds); i++) {
+        cJSON_AddItemToArray(ap, cJSON_CreateString(j->prompt));
+        cJSON_AddItemToArray(an, cJSON_CreateString(j->negative));
+        cJSON_AddItemToArray(sub, cJSON_CreateNumber(-1));
+    }
+    cJSON_AddItemToObject(info, "all_prompts", ap);
+    cJSON_AddItemToObject(info, "all_negative_prompts", an);
+    cJSON_AddNumberToObject(info, "subseed", -1);
+    cJSON_AddItemToObject(info, "all_subseeds", sub);
+    cJSON_AddNumberToObject(info, "subseed_strength", 0);
+    cJSON_AddNumberToObject(info, "width", w);
+    cJSON_AddNumberToObject(info, "height", h);
+    cJSON_AddStringToObject(info, "sampler_name", j->sampler_label);
+    cJSON_AddStringToObject(info, "scheduler", j->sched_label[0] ? j->sched_label : "Automatic");
+    cJSON_AddNumberToObject(info, "cfg_scale", j->cfg);
+    cJSON_AddNumberToObject(info, "steps", j->steps);
+    cJSON_AddNumberToObject(info, "batch_size", j->batch_size);
+    cJSON_AddBoolToObject(info, "restore_faces", 0);
+    cJSON_AddNullToObject(info, "face_restoration_model");
+    cJSON_AddStringToObject(info, "sd_model_name", model);
+    cJSON_AddNullToObject(info, "sd_model_hash");
+    cJSON_AddNumberToObject(info, "seed_resize_from_w", -1);
+    cJSON_AddNumberToObject(info, "seed_resize_from_h", -1);
+    cJSON_AddNullToObject(info, "denoising_strength");
+    cJSON_AddItemToObject(info, "extra_generation_params", cJSON_CreateObject());
+    cJSON_AddNumberToObject(info, "index_of_first_image", 0);
+    cJSON_AddItemToObject(info, "infotexts", infotexts);
+    cJSON_AddItemToObject(info, "styles", cJSON_CreateArray());
+    cJSON_AddStringToObject(info, "job_timestamp", ts);
+    cJSON_AddNumberToObject(info, "clip_skip", 1);
+    cJSON_AddBoolToObject(info, "is_using_inpainting_conditioning", 0);
+    cJSON_AddStringToObject(info, "version", "onnx2cl-sd " ONNX2CL_VERSION);
+    cJSON_AddBoolToObject(info, "interrupted", j->interrupted);
+    cJSON_AddNumberToObject(info, "images_done", done);
+    char *info_s = cJSON_PrintUnformatted(info);
+    cJSON_Delete(info);
+    cJSON *resp = cJSON_CreateObject();
+    cJSON_AddItemToObject(resp, "images", images);
+    /* parameters: the request as given, with the values used where it left them out */
+    cJSON *par = j->req ? cJSON_Duplicate(j->req, 1) : cJSON_CreateObject();
+    if (!par) par = cJSON_CreateObject();
+    const char *fill_s[][2] = {{"prompt", j->prompt}, {"negative_prompt", j->negative},
+                               {"sampler_name", j->sampler_label}};
+    for (size_t k = 0; k < 3; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(par, fill_s[k][0])) cJSON_AddStringToObject(par, fill_s[k][0], fill_s[k][1]);
+    const char *fill_n[] = {"steps", "cfg_scale", "width", "height", "seed", "batch_size", "n_iter"};
+    double vals_n[] = {j->steps, j->cfg, w, h, -1, j->batch_size, (double)j->n_images / j->batch_size};
+    for (size_t k = 0; k < 7; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(par, fill_n[k])) cJSON_AddNumberToObject(par, fill_n[k], vals_n[k]);
+    cJSON_AddItemToObject(resp, "parameters", par);
+    cJSON_AddStringToObject(resp, "info", info_s ? info_s : "{}");
+    free(info_s);
+    j->status = 200;
+    j->body = cJSON_PrintUnformatted(resp);
+    cJSON_Delete(resp);
+}
+
+static void run_switch(struct server *sv, struct job *j)
+{
+    char err[4096];
+    struct sds_open_options o = sv->oo;
+    o.checkpoint = j->path;
+    sds_close(sv->sess);
+    sv->sess = NULL;
+    struct sds_session *ns = NULL;
+    int rc = sds_open(&o, &ns, err, sizeof err);
+    if (rc) { /* back to the checkpoint we had */
+        char e2[4096];
+        o.checkpoint = sv->ckpt;
+        if (sds_open(&o, &sv->sess, e2, sizeof e2))
+            fprintf(stderr, "onnx2cl-sd serve: cannot reopen %s either: %s\n", sv->ckpt, e2);
+        cJSON *e = err_json(rc == SDS_EINVAL ? "ValidationError" : "ModelLoadError", "sd_model_checkpoint %s: %s",
+                            j->title, err);
+        j->status = rc == SDS_EINVAL ? 422 : 500;
+        j->body = cJSON_PrintUnformatted(e);
+        cJSON_Delete(e);
+    } else {
+        sv->sess = ns;
+        pthread_mutex_lock(&sv->mu);
+        snprintf(sv->ckpt, sizeof sv->ckpt, "%s", j->path);
+        snprintf(sv->title, sizeof sv->title, "%s", j->title);
+        pthread_mutex_unlock(&sv->mu);
+        fprintf(stderr, "onnx2cl-sd serve: checkpoint %s (%s)\n", j->title, j->path);
+        j->status = 200;
+        j->body = strdup("null");
+    }
+    if (sv->sess) {
+        struct sds_info info;
+        sds_get_info(sv->sess, &info);
+        pthread_mutex_lock(&sv->mu);
+        sv->info = info;
+        pthread_mutex_unlock(&sv->mu);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct server *sv = arg;
+    pthread_mutex_lock(&sv->mu);
+    for (;;) {
+        while (!sv->head && !sv->stopping) pthread_cond_wait(&sv->cv, &sv->mu);
+        if (sv->stopping) break;
+        struct job *j = sv->head;
+        sv->head = j->next;
+        if (!sv->head) sv->tail = NULL;
+        sv->n_queued--;
+        j->next = NULL;
+        j->state = JOB_RUNNING;
+        sv->current = j;
+        time_t t = time(NULL);
+        struct tm tmv;
+        localtime_r(&t, &tmv);
+        strftime(sv->job_timestamp, sizeof sv->job_timestamp, "%Y%m%d%H%M%S", &tmv);
+        sv->job_t0 = now_s();
+        sv->job_no = 0;
+        sv->job_count = j->kind == JOB_TXT2IMG ? j->n_images : 1;
+        sv->step = sv->steps = 0;
+        sv->lat_c = 0;
+        pthread_mutex_unlock(&sv->mu);
+        if (!sv->sess) {
+            cJSON *e = err_json("ModelLoadError", "no checkpoint is loaded (a switch failed); POST /sdapi/v1/options "
+                                "with sd_model_checkpoint");
+            j->status = 503;
+            j->body = cJSON_PrintUnformatted(e);
+            cJSON_Delete(e);
+        } else if (j->kind == JOB_TXT2IMG) {
+            run_txt2img(sv, j);
+        } else {
+            run_switch(sv, j);
+        }
+        pthread_mutex_lock(&sv->mu);
+        j->state = JOB_DONE;
+        sv->current = NULL;
+        sv->job_count = 0;
+        sv->step = sv->steps = 0;
+        sv->lat_c = 0;
+        job_unref(sv, j);
+        pthread_cond_broadcast(&sv->cv);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return NULL;
+}
+
+/* ---- routes ---- */
+
+struct reqctx {
+    char *body;
+    size_t n, cap;
+    int too_big;
+};
+
+static cJSON *parse_body(struct reqctx *rc, char *msg, size_t cap)
+{
+    if (!rc->n) {
+        snprintf(msg, cap, "empty body: expected a JSON object");
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(rc->body, rc->n, &end, 0);
+    if (!j) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = at && at >= rc->body && at <= rc->body + rc->n ? (size_t)(at - rc->body) : 0;
+        snprintf(msg, cap, "malformed JSON at byte %zu of %zu", off, rc->n);
+        return NULL;
+    }
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        snprintf(msg, cap, "expected a JSON object");
+        return NULL;
+    }
+    return j;
+}
+
+static enum MHD_Result answer_job(struct server *sv, struct MHD_Connection *c, struct job *j)
+{
+    int w = submit_and_wait(sv, c, j);
+    if (w == -1 || w == -2) {
+        unsigned q = (unsigned)sv->lim.queue;
+        free(j->prompt);
+        free(j->negative);
+        cJSON_Delete(j->req);
+        free(j);
+        if (w == -1) return send_err(c, 503, "QueueFull", "the queue holds %u jobs, the limit (--max-queue %u); retry later", q, q);
+        return send_err(c, 503, "ShuttingDown", "the server is shutting down");
+    }
+    if (w == 0) { /* client gone */
+        pthread_mutex_lock(&sv->mu);
+        job_unref(sv, j);
+        pthread_mutex_unlock(&sv->mu);
+        return MHD_NO;
+    }
+    enum MHD_Result ret = send_text(c, j->status, j->body ? j->body : "{\"error\":\"InternalError\",\"detail\":\"out of memory\"}",
+                                    "application/json", NULL);
+    pthread_mutex_lock(&sv->mu);
+    job_unref(sv, j);
+    pthread_mutex_unlock(&sv->mu);
+    return ret;
+}
+
+static enum MHD_Result r_txt2img(struct server *sv, struct MHD_Connection *c, struct reqctx *rc)
+{
+    char msg[1024];
+    cJSON *o = parse_body(rc, msg, sizeof msg);
+    if (!o) return send_err(c, 400, "BadRequest", "%s", msg);
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) {
+        cJSON_Delete(o);
+        return send_err(c, 500, "InternalError", "out of memory");
+    }
+    j->kind = JOB_TXT2IMG;
+    j->req = o;
+    if (parse_txt2img(sv, o, j, msg, sizeof msg)) {
+        free(j->prompt);
+        free(j->negative);
+        free(j);
+        cJSON_Delete(o);
+        return send_err(c, 422, "ValidationError", "%s", msg);
+    }
+    return answer_job(sv, c, j);
+}
+
+static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
+{
+    const char *skip = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "skip_current_image");
+    int want_image = !(skip && (!strcasecmp(skip, "true") || !strcmp(skip, "1")));
+    pthread_mutex_lock(&sv->mu);
+    struct job *j = sv->current;
+    int running = j && j->kind == JOB_TXT2IMG;
+    double el = running ? now_s() - sv->job_t0 : 0;
+    double prog = 0, eta = 0;
+    if (running && sv->job_count > 0) {
+        prog = (sv->job_no + (sv->steps ? (double)sv->step / sv->steps : 0)) / sv->job_count;
+        if (prog > 0) eta = el / prog - el;
+    }
+    cJSON *o = cJSON_CreateObject(), *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "progress", prog);
+    cJSON_AddNumberToObject(o, "eta_relative", eta);
+    cJSON_AddBoolToObject(st, "skipped", running && sv->skipped);
+    cJSON_AddBoolToObject(st, "interrupted", running && j->interrupted);
+    cJSON_AddBoolToObject(st, "stopping_generation", 0);
+    char jobname[64] = "";
+    if (j) snprintf(jobname, sizeof jobname, "%s(%ld)", j->kind == JOB_TXT2IMG ? "txt2img" : "switch-model", j->id);
+    cJSON_AddStringToObject(st, "job", jobname);
+    cJSON_AddNumberToObject(st, "job_count", j ? sv->job_count : 0);
+    cJSON_AddStringToObject(st, "job_timestamp", j ? sv->job_timestamp : "0");
+    cJSON_AddNumberToObject(st, "job_no", j ? sv->job_no : 0);
+    cJSON_AddNumberToObject(st, "sampling_step", running ? sv->step : 0);
+    cJSON_AddNumberToObject(st, "sampling_steps", running ? sv->steps : 0);
+    cJSON_AddNumberToObject(st, "queued", sv->n_queued);
+    cJSON_AddItemToObject(o, "state", st);
+    char *b64 = NULL;
+    if (want_image && running && sv->lat_c == 4) {
+        size_t np = (size_t)sv->lat_h * sv->lat_w;
+        unsigned char *rgb = malloc(np * 3);
+        if (rgb && sds_preview_rgb(sv->lat, sv->lat_c, sv->lat_h, sv->lat_w, rgb) == 0) {
+            unsigned char *png;
+            size_t len;
+            char e[256];
+            if (sds_png_encode(rgb, sv->lat_w, sv->lat_h, NULL, NULL, 0, &png, &len, e, sizeof e) == 0) {
+                b64 = b64_encode(png, len);
+                free(png);
+            }
+        }
+        free(rgb);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    if (b64) cJSON_AddStringToObject(o, "current_image", b64);
+    else cJSON_AddNullToObject(o, "current_image");
+    free(b64);
+    cJSON_AddNullToObject(o, "textinfo");
+    return send_json(c, 200, o);
+}
+
+static enum MHD_Result r_interrupt(struct server *sv, struct MHD_Connection *c, int skip)
+{
+    pthread_mutex_lock(&sv->mu);
+    struct job *j = sv->current;
+    if (j && j->kind == JOB_TXT2IMG) {
+        if (skip) sv->skipped = 1;
+        else j->interrupted = 1;
+        j->stop = 1;
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return send_json(c, 200, cJSON_CreateObject());
+}
+
+static enum MHD_Result r_samplers(struct MHD_Connection *c)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < N_SAMPLERS; i++) {
+        cJSON *o = cJSON_CreateObject(), *al = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "name", samplers[i].label);
+        for (int k = 0; k < 3; k++)
+            if (samplers[i].aliases[k]) cJSON_AddItemToArray(al, cJSON_CreateString(samplers[i].aliases[k]));
+        cJSON_AddItemToObject(o, "aliases", al);
+        cJSON *op = cJSON_CreateObject();
+        if (samplers[i].karras) cJSON_AddStringToObject(op, "scheduler", "karras");
+        cJSON_AddItemToObject(o, "options", op);
+        cJSON_AddItemToArray(a, o);
+    }
+    return send_json(c, 200, a);
+}
+
+static enum MHD_Result r_schedulers(struct MHD_Connection *c)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < N_SCHEDULES; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", schedules[i].name);
+        cJSON_AddStringToObject(o, "label", schedules[i].label);
+        cJSON_AddNullToObject(o, "aliases");
+        cJSON_AddNumberToObject(o, "default_rho", i == 2 ? 7 : -1);
+        cJSON_AddBoolToObject(o, "need_inner_model", 0);
+        cJSON_AddItemToArray(a, o);
+    }
+    return send_json(c, 200, a);
+}
+
+static cJSON *model_entry(const char *title, const char *stem, const char *path)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "title", title);
+    cJSON_AddStringToObject(o, "model_name", stem);
+    cJSON_AddNullToObject(o, "hash");
+    cJSON_AddNullToObject(o, "sha256");
+    cJSON_AddStringToObject(o, "filename", path);
+    cJSON_AddNullToObject(o, "config");
+    return o;
+}
+
+static enum MHD_Result r_sd_models(struct server *sv, struct MHD_Connection *c)
+{
+    int n;
+    struct entry *e = list_entries(sv->ckpt_dir, 1, &n);
+    if (!e) return send_err(c, 500, "InternalError", "out of memory");
+    cJSON *a = cJSON_CreateArray();
+    pthread_mutex_lock(&sv->mu);
+    int cur_listed = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(a, model_entry(e[i].name, e[i].stem, e[i].path));
+        cur_listed |= !strcmp(e[i].name, sv->title);
+    }
+    if (!cur_listed && sv->title[0]) {
+        char stem[256];
+        model_name(sv, stem, sizeof stem);
+        cJSON_AddItemToArray(a, model_entry(sv->title, stem, sv->ckpt[0] ? sv->ckpt : sv->info.source));
+    }
+    pthread_mutex_unlock(&sv->mu);
+    free(e);
+    return send_json(c, 200, a);
+}
+
+static enum MHD_Result r_loras(struct server *sv, struct MHD_Connection *c)
+{
+    int n;
+    struct entry *e = list_entries(sv->lora_dir, 0, &n);
+    if (!e) return send_err(c, 500, "InternalError", "out of memory");
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", e[i].stem);
+        cJSON_AddStringToObject(o, "alias", e[i].stem);
+        cJSON_AddStringToObject(o, "path", e[i].path);
+        cJSON_AddItemToObject(o, "metadata", cJSON_CreateObject());
+        cJSON_AddItemToArray(a, o);
+    }
+    free(e);
+    return send_json(c, 200, a);
+}
+
+static enum MHD_Result r_options_get(struct server *sv, struct MHD_Connection *c)
+{
+    pthread_mutex_lock(&sv->mu);
+    cJSON *o = cJSON_Duplicate(sv->options, 1);
+    if (!o) o = cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "sd_model_checkpoint");
+    cJSON_AddStringToObject(o, "sd_model_checkpoint", sv->title);
+    if (!cJSON_GetObjectItemCaseSensitive(o, "samples_format")) cJSON_AddStringToObject(o, "samples_format", "png");
+    cJSON_AddNullToObject(o, "sd_checkpoint_hash");
+    pthread_mutex_unlock(&sv->mu);
+    return send_json(c, 200, o);
+}
+
+/* Strips A1111's " [hash]" title suffix. */
+static void strip_hash(char *s)
+{
+    size_t n = strlen(s);
+    if (n > 2 && s[n - 1] == ']') {
+        char *b = strrchr(s, '[');
+        if (b && b > s && b[-1] == ' ') b[-1] = 0;
+    }
+}
+
+static enum MHD_Result r_options_post(struct server *sv, struct MHD_Connection *c, struct reqctx *rc)
+{
+    char msg[1024];
+    cJSON *o = parse_body(rc, msg, sizeof msg);
+    if (!o) return send_err(c, 400, "BadRequest", "%s", msg);
+    const cJSON *ck = cJSON_GetObjectItemCaseSensitive(o, "sd_model_checkpoint");
+    if (ck && !cJSON_IsString(ck)) {
+        cJSON_Delete(o);
+        return send_err(c, 422, "ValidationError", "sd_model_checkpoint: expected a string");
+    }
+    struct job *j = NULL;
+    if (ck) {
+        char want[PATH_MAX];
+        snprintf(want, sizeof want, "%s", ck->valuestring);
+        strip_hash(want);
+        pthread_mutex_lock(&sv->mu);
+        int same = !strcmp(want, sv->title);
+        pthread_mutex_unlock(&sv->mu);
+        if (!same) {
+            if (!sv->ckpt_dir || !sv->oo.checkpoint) {
+                enum MHD_Result ret = send_err(c, 422, "ValidationError", "sd_model_checkpoint \"%s\": switching needs "
+                                               "-m and --ckpt-dir DIR (the server lists its checkpoints there)",
+                                               ck->valuestring);
+                cJSON_Delete(o);
+                return ret;
+            }
+            int n;
+            struct entry *e = list_entries(sv->ckpt_dir, 1, &n);
+            int k = 0;
+            while (e && k < n && strcmp(want, e[k].name) && strcmp(want, e[k].stem)) k++;
+            if (!e || k == n) {
+                free(e);
+                enum MHD_Result ret = send_err(c, 422, "ValidationError", "sd_model_checkpoint \"%s\": not one of the "
+                                               "checkpoints in --ckpt-dir (GET /sdapi/v1/sd-models lists them)",
+                                               ck->valuestring);
+                cJSON_Delete(o);
+                return ret;
+            }
+            j = calloc(1, sizeof *j);
+            if (j) {
+                j->kind = JOB_SWITCH;
+                snprintf(j->path, sizeof j->path, "%s", e[k].path);
+                snprintf(j->title, sizeof j->title, "%s", e[k].name);
+            }
+            free(e);
+            if (!j) {
+                cJSON_Delete(o);
+                return send_err(c, 500, "InternalError", "out of memory");
+            }
+        }
+    }
+    pthread_mutex_lock(&sv->mu); /* the other options are kept and echoed (they change nothing here) */
+    for (cJSON *it = o->child; it; it = it->next) {
+        if (!strcmp(it->string, "sd_model_checkpoint")) continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(sv->options, it->string);
+        cJSON_AddItemToObject(sv->options, it->string, cJSON_Duplicate(it, 1));
+    }
+    pthread_mutex_unlock(&sv->mu);
+    cJSON_Delete(o);
+    if (j) return answer_job(sv, c, j);
+    return send_text(c, 200, "null", "application/json", NULL);
+}
+
+/* A1111's parse_generation_parameters, simplified: Prompt, Negative prompt, then "Key: value" pairs
+ * of the last line (values may be quoted). */
+static cJSON *parse_infotext(const char *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    const char *last = strrchr(t, '\n');
+    const char *params = last ? last + 1 : t;
+    if (!strstr(params, "Steps: ")) params = NULL;
+    size_t head_n = params ? (size_t)(params - t) : strlen(t);
+    char *head = strndup(t, head_n);
+    if (!head) return o;
+    if (head_n && head[head_n - 1] == '\n') head[head_n - 1] = 0;
+    char *neg = strstr(head, "\nNegative prompt: ");
+    if (!neg && !strncmp(head, "Negative prompt: ", 17)) neg = head - 1;
+    if (neg) {
+        cJSON_AddStringToObject(o, "Negative prompt", neg + 18);
+        if (neg >= head) *neg = 0;
+        else head[0] = 0;
+    } else {
+        cJSON_AddStringToObject(o, "Negative prompt", "");
+    }
+    cJSON_AddStringToObject(o, "Prompt", neg && neg < head ? "" : head);
+    free(head);
+    for (const char *p = params; p && *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *colon = strstr(p, ": ");
+        if (!colon) break;
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(colon - p), p);
+        const char *v = colon + 2, *e;
+        char *val;
+        if (*v == '"') {
+            e = v + 1;
+            while (*e && *e != '"') e += e[0] == '\\' && e[1] ? 2 : 1;
+            val = strndup(v + 1, (size_t)(e - v - 1));
+            if (*e) e++;
+        } else {
+            e = strchr(v, ',');
+            if (!e) e = v + strlen(v);
+            val = strndup(v, (size_t)(e - v));
+        }
+        if (val) cJSON_AddStringToObject(o, key, val);
+        free(val);
+        p = e;
+    }
+    return o;
+}
+
+static enum MHD_Result r_png_info(struct MHD_Connection *c, struct reqctx *rc)
+{
+    char msg[1024];
+    cJSON *o = parse_body(rc, msg, sizeof msg);
+    if (!o) return send_err(c, 400, "BadRequest", "%s", msg);
+    const cJSON *im = cJSON_GetObjectItemCaseSensitive(o, "image");
+    if (!cJSON_IsString(im)) {
+        cJSON_Delete(o);
+        return send_err(c, 422, "ValidationError", "image: expected a base64 PNG string");
+    }
+    const char *s = im->valuestring;
+    if (!strncmp(s, "data:", 5) && strchr(s, ',')) s = strchr(s, ',') + 1;
+    size_t n = 0;
+    unsigned char *png = b64_decode(s, strlen(s), &n);
+    if (!png) {
+        cJSON_Delete(o);
+        return send_err(c, 422, "ValidationError", "image: not base64");
+    }
+    char *keys[32], *vals[32];
+    int nt = 0;
+    if (sds_png_text(png, n, keys, vals, 32, &nt, NULL, NULL, msg, sizeof msg)) {
+        free(png);
+        cJSON_Delete(o);
+        return send_err(c, 422, "ValidationError", "image: %s", msg);
+    }
+    free(png);
+    cJSON_Delete(o);
+    cJSON *r = cJSON_CreateObject(), *items = cJSON_CreateObject();
+    const char *geninfo = "";
+    for (int i = 0; i < nt; i++) {
+        if (!strcmp(keys[i], "parameters")) geninfo = vals[i];
+        else cJSON_AddStringToObject(items, keys[i], vals[i]);
+    }
+    cJSON_AddStringToObject(r, "info", geninfo);
+    cJSON_AddItemToObject(r, "items", items);
+    cJSON_AddItemToObject(r, "parameters", parse_infotext(geninfo));
+    for (int i = 0; i < nt; i++) free(keys[i]), free(vals[i]);
+    return send_json(c, 200, r);
+}
+
+static enum MHD_Result r_health(struct server *sv, struct MHD_Connection *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    pthread_mutex_lock(&sv->mu);
+    cJSON_AddStringToObject(o, "status", sv->sess ? "ok" : "no-model");
+    cJSON_AddStringToObject(o, "sd_model_checkpoint", sv->title);
+    cJSON_AddNumberToObject(o, "queued", sv->n_queued);
+    cJSON_AddBoolToObject(o, "busy", sv->current != NULL);
+    cJSON_AddStringToObject(o, "version", "onnx2cl-sd " ONNX2CL_VERSION);
+    pthread_mutex_unlock(&sv->mu);
+    return send_json(c, 200, o);
+}
+
+/* The route table: path, allowed methods ("GET", "POST", "GET, POST"). */
+static const struct {
+    const char *path, *methods;
+} routes[] = {
+    {"/health", "GET"},
+    {"/sdapi/v1/txt2img", "POST"},
+    {"/sdapi/v1/img2img", "POST"},
+    {"/sdapi/v1/progress", "GET"},
+    {"/sdapi/v1/interrupt", "POST"},
+    {"/sdapi/v1/skip", "POST"},
+    {"/sdapi/v1/samplers", "GET"},
+    {"/sdapi/v1/schedulers", "GET"},
+    {"/sdapi/v1/sd-models", "GET"},
+    {"/sdapi/v1/refresh-checkpoints", "POST"},
+    {"/sdapi/v1/loras", "GET"},
+    {"/sdapi/v1/refresh-loras", "POST"},
+    {"/sdapi/v1/options", "GET, POST"},
+    {"/sdapi/v1/png-info", "POST"},
+    {"/sdapi/v1/scripts", "GET"},
+};
+
+static enum MHD_Result dispatch(struct server *sv, struct MHD_Connection *c, const char *url, const char *method,
+                                struct reqctx *rc)
+{
+    size_t k = 0, nr = sizeof routes / sizeof *routes;
+    while (k < nr && strcmp(url, routes[k].path)) k++;
+    if (k == nr) return send_err(c, 404, "NotFound", "no route %s (see onnx2cl-sd serve --help)", url);
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+    if (!((get && strstr(routes[k].methods, "GET")) || (post && strstr(routes[k].methods, "POST")))) {
+        char allow[32];
+        snprintf(allow, sizeof allow, "%s", routes[k].methods);
+        cJSON *e = err_json("MethodNotAllowed", "%s %s: allowed: %s", method, url, routes[k].methods);
+        char *t = cJSON_PrintUnformatted(e);
+        cJSON_Delete(e);
+        enum MHD_Result ret = send_text(c, 405, t ? t : "{}", "application/json", allow);
+        free(t);
+        return ret;
+    }
+    const char *p = routes[k].path;
+    if (!strcmp(p, "/health")) return r_health(sv, c);
+    if (!strcmp(p, "/sdapi/v1/txt2img")) return r_txt2img(sv, c, rc);
+    if (!strcmp(p, "/sdapi/v1/img2img"))
+        return send_err(c, 501, "NotImplemented", "img2img is not in this build yet (the pipeline's img2img lands with "
+                        "issue 22's img2img work); use /sdapi/v1/txt2img");
+    if (!strcmp(p, "/sdapi/v1/progress")) return r_progress(sv, c);
+    if (!strcmp(p, "/sdapi/v1/interrupt")) return r_interrupt(sv, c, 0);
+    if (!strcmp(p, "/sdapi/v1/skip")) return r_interrupt(sv, c, 1);
+    if (!strcmp(p, "/sdapi/v1/samplers")) return r_samplers(c);
+    if (!strcmp(p, "/sdapi/v1/schedulers")) return r_schedulers(c);
+    if (!strcmp(p, "/sdapi/v1/sd-models")) return r_sd_models(sv, c);
+    if (!strcmp(p, "/sdapi/v1/refresh-checkpoints") || !strcmp(p, "/sdapi/v1/refresh-loras"))
+        return send_text(c, 200, "null", "application/json", NULL); /* listed on every request */
+    if (!strcmp(p, "/sdapi/v1/loras")) return r_loras(sv, c);
+    if (!strcmp(p, "/sdapi/v1/options")) return get ? r_options_get(sv, c) : r_options_post(sv, c, rc);
+    if (!strcmp(p, "/sdapi/v1/png-info")) return r_png_info(c, rc);
+    if (!strcmp(p, "/sdapi/v1/scripts"))
+        return send_text(c, 200, "{\"txt2img\":[],\"img2img\":[]}", "application/json", NULL);
+    return send_err(c, 404, "NotFound", "no route %s", url);
+}
+
+/* HTTP Basic credentials vs "user:pass", in time independent of where they differ. */
+static int auth_ok(const struct server *sv, struct MHD_Connection *c)
+{
+    if (!sv->auth) return 1;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Basic ", 6)) return 0;
+    size_t n = 0;
+    unsigned char *dec = b64_decode(h + 6, strnlen(h + 6, 4096), &n);
+    if (!dec) return 0;
+    size_t m = strlen(sv->auth);
+    unsigned diff = (unsigned)(n ^ m);
+    for (size_t i = 0; i < m; i++) diff |= (unsigned)(sv->auth[i] ^ (i < n ? dec[i] : 0));
+    free(dec);
+    return diff == 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    struct server *sv = cls;
+    (void)version;
+    struct reqctx *rc = *con_cls;
+    if (!rc) { /* headers only: auth and the declared size are checked before the body is read */
+        rc = calloc(1, sizeof *rc);
+        if (!rc) return MHD_NO;
+        *con_cls = rc;
+        if (!auth_ok(sv, c)) {
+            rc->too_big = 2;
+            return send_err(c, 401, "Unauthorized", "HTTP Basic credentials required (--api-auth)");
+        }
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > sv->lim.body) {
+            rc->too_big = 2;
+            return send_err(c, 413, "PayloadTooLarge", "request body of %s bytes: more than the limit of %zu bytes "
+                            "(--max-body)", cl, sv->lim.body);
+        }
+        return MHD_YES;
+    }
+    if (rc->too_big == 2) { /* answered already; discard what comes */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t k = *upload_data_size;
+        if (rc->n + k > sv->lim.body) rc->too_big = 1;
+        if (!rc->too_big) {
+            if (rc->n + k + 1 > rc->cap) {
+                size_t nc = rc->cap ? rc->cap : 4096;
+                while (nc < rc->n + k + 1) nc *= 2;
+                char *nb = realloc(rc->body, nc);
+                if (!nb) return MHD_NO;
+                rc->body = nb;
+                rc->cap = nc;
+            }
+            memcpy(rc->body + rc->n, upload_data, k);
+            rc->n += k;
+            rc->body[rc->n] = 0;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (rc->too_big)
+        return send_err(c, 413, "PayloadTooLarge", "request body: more than the limit of %zu bytes (--max-body)",
+                        sv->lim.body);
+    return dispatch(sv, c, url, method, rc);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    struct reqctx *rc = *con_cls;
+    if (rc) {
+        free(rc->body);
+        free(rc);
+    }
+    *con_cls = NULL;
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: onnx2cl-sd serve -m CHECKPOINT [options]\n"
+        "   or: onnx2cl-sd serve --models DIR --hf DIR [options]\n"
+        "An HTTP server with AUTOMATIC1111/Forge's API (clients written for it work unchanged). Models stay\n"
+        "loaded; requests queue FIFO and run one at a time; a client that disconnects loses its job.\n"
+        "models (as the CLI):\n"
+        "  -m, --model CKPT        .safetensors file or diffusers folder (compiled into the cache on first use)\n"
+        "  --models DIR --hf DIR   compiled models (text_encoder/unet/vae_decoder .so|.o2d) + Hugging Face folder\n"
+        "  --ckpt-dir DIR          checkpoints that /sdapi/v1/sd-models lists and sd_model_checkpoint may switch to\n"
+        "                          (*.safetensors and diffusers folders, subfolders too; names only, never paths)\n"
+        "  --lora-dir DIR          where <lora:NAME:W> prompt tags find NAME.safetensors (default $ONNX2CL_LORA_DIR)\n"
+        "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC   (as the CLI)\n"
+        "  --width W --height H    size prepared at start (default: the architecture's); requests may ask others\n"
+        "server:\n"
+        "  --listen HOST:PORT      address to bind (default 127.0.0.1:7860: this machine only; 0.0.0.0:PORT for all;\n"
+        "                          PORT 0 picks a free port, printed on stderr)\n"
+        "  --api-auth USER:PASS    require HTTP Basic credentials on every route (as A1111's --api-auth)\n"
+        "  --max-body BYTES        request body limit (default 16777216) -> 413\n"
+        "  --max-size PX           width/height limit (default 2048) -> 422\n"
+        "  --max-steps N           steps limit (default 150) -> 422\n"
+        "  --max-batch N           images per request, batch_size x n_iter (default 8) -> 422\n"
+        "  --max-prompt BYTES      prompt / negative prompt limit (default 16384) -> 422\n"
+        "  --max-queue N           jobs waiting (default 32) -> 503\n"
+        "  --max-connections N     simultaneous connections (default 64)\n"
+        "  --timeout S             drop a connection idle for S seconds (default 30)\n"
+        "  --quiet                 no engine progress lines\n"
+        "routes (JSON; A1111 field names):\n"
+        "  POST /sdapi/v1/txt2img        prompt, negative_prompt, steps, cfg_scale, seed (-1 random), width, height,\n"
+        "                                sampler_name (%s),\n"
+        "                                scheduler (automatic, uniform, karras), batch_size, n_iter, send_images;\n"
+        "                                <lora:NAME:W> tags in the prompt; other fields are ignored. Answer:\n"
+        "                                {images: [base64 PNG], parameters: {...}, info: \"<JSON>\"}; an interrupted\n"
+        "                                job answers the images done before it (maybe none)\n"
+        "  POST /sdapi/v1/img2img        501 (not in this build yet)\n"
+        "  GET  /sdapi/v1/progress       progress, eta_relative, state{...}, current_image (latent preview), textinfo\n"
+        "  POST /sdapi/v1/interrupt      stop the running job;  POST /sdapi/v1/skip: skip its current image\n"
+        "  GET  /sdapi/v1/samplers, /schedulers, /sd-models, /loras, /scripts;  POST /refresh-checkpoints, /refresh-loras\n"
+        "  GET  /sdapi/v1/options        POST /sdapi/v1/options {sd_model_checkpoint: NAME} switches the checkpoint\n"
+        "  POST /sdapi/v1/png-info       {image: base64 PNG} -> {info, items, parameters}\n"
+        "  GET  /health                  {status, sd_model_checkpoint, queued, busy}\n"
+        "errors: {error, detail}: 400 malformed JSON, 401 credentials, 404 route, 405 method, 413 body, 422 a field\n"
+        "(the message names the field and the limit), 500 generation, 501 img2img, 503 queue full / shutting down.\n"
+        "SIGINT/SIGTERM: the running image is cancelled, waiting clients get 503, the server exits 0.\n",
+        sampler_labels());
+}
+
+static int parse_size(const char *flag, const char *v, long long lo, long long hi, long long *out)
+{
+    char *e;
+    errno = 0;
+    long long x = strtoll(v, &e, 10);
+    if (e == v || *e || errno || x < lo || x > hi) {
+        fprintf(stderr, "onnx2cl-sd serve: %s %s: expected an integer in [%lld, %lld]\n", flag, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
 
 int sd_serve_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "onnx2cl-sd serve: not in this build yet\n");
-    return 2;
+    static struct server sv0;
+    struct server *sv = &sv0;
+    memset(sv, 0, sizeof *sv);
+    sv->lim = (struct limits){.body = 16u << 20, .size = 2048, .steps = 150, .batch = 8, .prompt = 16384, .queue = 32};
+    sv->timeout = 30;
+    const char *listen = "127.0.0.1:7860";
+    long long maxconn = 64, v;
+    struct sds_open_options *oo = &sv->oo;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT()                                                                                               \
+    (i + 1 < argc ? argv[++i]                                                                                \
+                  : (fprintf(stderr, "onnx2cl-sd serve: %s needs a value\n", a), (const char *)NULL))
+#define NUM(lo, hi, dst)                                                                                     \
+    do {                                                                                                     \
+        const char *s_ = NEXT();                                                                             \
+        if (!s_ || parse_size(a, s_, lo, hi, &v)) return 2;                                                  \
+        dst = v;                                                                                             \
+    } while (0)
+        const char **sp = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) sp = &oo->checkpoint;
+        else if (!strcmp(a, "--models")) sp = &oo->models_dir;
+        else if (!strcmp(a, "--hf")) sp = &oo->hf_dir;
+        else if (!strcmp(a, "--ckpt-dir")) sp = &sv->ckpt_dir;
+        else if (!strcmp(a, "--lora-dir")) sp = &oo->lora_dir;
+        else if (!strcmp(a, "--arch-dir")) sp = &oo->arch_dir;
+        else if (!strcmp(a, "--variant")) sp = &oo->variant;
+        else if (!strcmp(a, "--weights-dtype")) sp = &oo->weights_dtype;
+        else if (!strcmp(a, "--device")) sp = &oo->device;
+        else if (!strcmp(a, "--listen")) sp = &listen;
+        else if (!strcmp(a, "--api-auth")) sp = &sv->auth;
+        else if (!strcmp(a, "--width")) NUM(8, 16384, oo->width);
+        else if (!strcmp(a, "--height")) NUM(8, 16384, oo->height);
+        else if (!strcmp(a, "--max-body")) NUM(1024, 1LL << 32, sv->lim.body);
+        else if (!strcmp(a, "--max-size")) NUM(8, 16384, sv->lim.size);
+        else if (!strcmp(a, "--max-steps")) NUM(1, 1000, sv->lim.steps);
+        else if (!strcmp(a, "--max-batch")) NUM(1, 1000, sv->lim.batch);
+        else if (!strcmp(a, "--max-prompt")) NUM(1, 1 << 24, sv->lim.prompt);
+        else if (!strcmp(a, "--max-queue")) NUM(1, 100000, sv->lim.queue);
+        else if (!strcmp(a, "--max-connections")) NUM(2, 100000, maxconn);
+        else if (!strcmp(a, "--timeout")) NUM(1, 86400, sv->timeout);
+        else if (!strcmp(a, "--quiet")) oo->quiet = 1;
+        else {
+            fprintf(stderr, "onnx2cl-sd serve: unknown option '%s' (serve --help lists them)\n", a);
+            return 2;
+        }
+        if (sp && !(*sp = NEXT())) return 2;
+#undef NEXT
+#undef NUM
+    }
+    if (!oo->lora_dir) oo->lora_dir = getenv("ONNX2CL_LORA_DIR");
+    sv->lora_dir = oo->lora_dir;
+    if (!oo->checkpoint == !oo->models_dir) {
+        fprintf(stderr, "onnx2cl-sd serve: give -m CHECKPOINT or --models DIR --hf DIR (serve --help)\n");
+        return 2;
+    }
+    if (sv->auth && !strchr(sv->auth, ':')) {
+        fprintf(stderr, "onnx2cl-sd serve: --api-auth %s: expected USER:PASS\n", sv->auth);
+        return 2;
+    }
+    if (sv->ckpt_dir) {
+        struct stat st;
+        if (stat(sv->ckpt_dir, &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "onnx2cl-sd serve: --ckpt-dir %s: not a folder\n", sv->ckpt_dir);
+            return 2;
+        }
+    }
+    /* --listen HOST:PORT (IPv4) */
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    {
+        const char *colon = strrchr(listen, ':');
+        char host[256];
+        long long port;
+        if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof host ||
+            parse_size("--listen port", colon + 1, 0, 65535, &port)) {
+            fprintf(stderr, "onnx2cl-sd serve: --listen %s: expected HOST:PORT (IPv4, e.g. 127.0.0.1:7860)\n", listen);
+            return 2;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+        if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
+        if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+            fprintf(stderr, "onnx2cl-sd serve: --listen %s: %s is not an IPv4 address\n", listen, host);
+            return 2;
+        }
+        addr.sin_port = htons((uint16_t)port);
+    }
+    /* the model set */
+    char err[4096];
+    fprintf(stderr, "onnx2cl-sd serve: loading %s\n", oo->checkpoint ? oo->checkpoint : oo->models_dir);
+    int rc = sds_open(oo, &sv->sess, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "onnx2cl-sd serve: %s\n", err);
+        return rc == SDS_EINVAL ? 2 : 1;
+    }
+    sds_get_info(sv->sess, &sv->info);
+    if (oo->checkpoint) {
+        snprintf(sv->ckpt, sizeof sv->ckpt, "%s", oo->checkpoint);
+        /* its title: the name in --ckpt-dir when it lies there, else its base name */
+        const char *b = strrchr(sv->info.source, '/');
+        if (snprintf(sv->title, sizeof sv->title, "%s", b ? b + 1 : sv->info.source) >= (int)sizeof sv->title)
+            sv->title[sizeof sv->title - 1] = 0;
+        int n;
+        struct entry *e = list_entries(sv->ckpt_dir, 1, &n);
+        char rp[PATH_MAX], rq[PATH_MAX];
+        for (int i = 0; e && i < n; i++)
+            if (realpath(e[i].path, rp) && realpath(oo->checkpoint, rq) && !strcmp(rp, rq))
+                snprintf(sv->title, sizeof sv->title, "%s", e[i].name);
+        free(e);
+    } else {
+        snprintf(sv->title, sizeof sv->title, "%s", oo->models_dir);
+    }
+    sv->options = cJSON_CreateObject();
+    pthread_mutex_init(&sv->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_cond_init(&sv->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    /* signals go to this thread only (sigwait below) */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    pthread_t worker;
+    pthread_create(&worker, NULL, worker_main, sv);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
+        NULL, on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)maxconn, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)sv->timeout, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, sv, MHD_OPTION_END);
+    int status = 0;
+    if (!d) {
+        fprintf(stderr, "onnx2cl-sd serve: cannot listen on %s: %s\n", listen, strerror(errno));
+        status = 1;
+    } else {
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+        char ip[64];
+        inet_ntop(AF_INET, &addr.sin_addr, ip, sizeof ip);
+        fprintf(stderr, "onnx2cl-sd serve: listening on http://%s:%u (%s, %dx%d)%s\n", ip,
+                di ? di->port : ntohs(addr.sin_port), sv->title, sv->info.width, sv->info.height,
+                sv->auth ? " with --api-auth" : "");
+        int sig = 0;
+        sigwait(&sigs, &sig);
+        fprintf(stderr, "onnx2cl-sd serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+    pthread_mutex_lock(&sv->mu);
+    sv->stopping = 1;
+    if (sv->current) {
+        sv->current->interrupted = 1;
+        sv->current->stop = 1;
+    }
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    pthread_join(worker, NULL);
+    if (d) MHD_stop_daemon(d); /* waits for the connection threads (they answer 503 and return) */
+    pthread_mutex_lock(&sv->mu);
+    while (sv->head) queue_remove(sv, sv->head);
+    pthread_mutex_unlock(&sv->mu);
+    sds_close(sv->sess);
+    cJSON_Delete(sv->options);
+    free(sv->lat);
+    pthread_cond_destroy(&sv->cv);
+    pthread_mutex_destroy(&sv->mu);
+    return status;
 }
