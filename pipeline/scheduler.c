@@ -1110,7 +1110,9 @@ int sdp_sched_step(struct sdp_scheduler *s, int i, const float *m, float *x, siz
         float *d = push_hist(s, 4); /* hist[4 - n_hist .. 3]: oldest .. newest */
         for (size_t k = 0; k < n; k++) d[k] = (x[k] - tmp[k]) / sigma;
         int order = si + 1 < 4 ? si + 1 : 4;
-        for (int c = 0; c < order; c++) {
+        /* zip(lms_coeffs, reversed(derivatives)): fewer derivatives than the order (a loop that
+         * started past step 0, img2img) use the first coefficients only */
+        for (int c = 0; c < order && c < s->n_hist; c++) {
             float coeff = (float)lms_coeff(sg, order, si, c);
             const float *dv = s->hist[3 - c]; /* reversed(derivatives) */
             if (c == 0)
@@ -1674,25 +1676,33 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
     if (idx < 0 || idx >= s->n_steps) return -1;
     switch (s->kind) {
     case SDP_SCHED_EULER:
-    case SDP_SCHED_EULER_A: {
+    case SDP_SCHED_EULER_A:
+    case SDP_SCHED_LMS: {
         float sigma = s->sigmas[idx];
         for (size_t k = 0; k < n; k++) out[k] = x0[k] + noise[k] * sigma;
         return 0;
     }
-    case SDP_SCHED_DPMPP_2M: { /* _sigma_to_alpha_sigma_t */
+    case SDP_SCHED_DPMPP_2M:
+    case SDP_SCHED_DPMPP_2M_SDE:
+    case SDP_SCHED_DPMPP_3M_SDE:
+    case SDP_SCHED_UNIPC:
+    case SDP_SCHED_DEIS: { /* _sigma_to_alpha_sigma_t */
         float sigma = s->sigmas[idx], a_t = 1.0f / sqrtf(sigma * sigma + 1.0f), s_t = sigma * a_t;
         for (size_t k = 0; k < n; k++) out[k] = a_t * x0[k] + s_t * noise[k];
         return 0;
     }
     case SDP_SCHED_DDIM:
-    case SDP_SCHED_LCM: {
+    case SDP_SCHED_LCM:
+    case SDP_SCHED_PNDM:
+    case SDP_SCHED_DDPM:
+    case SDP_SCHED_TCD: {
         int t = (int)s->timesteps[idx];
         if (t < 0 || t >= s->n_train) return -1;
         float a = s->alphas_cumprod[t], sa = sqrtf(a), sb = sqrtf(1.0f - a);
         for (size_t k = 0; k < n; k++) out[k] = sa * x0[k] + sb * noise[k];
         return 0;
     }
-    default: /* kinds without a port of add_noise */
+    default: /* heun, dpm2, dpm2_a: order 2, img2img starts at t_start * 2 (not ported in the loop) */
         return -1;
     }
 }

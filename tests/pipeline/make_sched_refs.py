@@ -15,6 +15,9 @@ where extra holds generator=g and eta (0.0 unless given) when step() takes them,
 prepare_extra_step_kwargs does.
 sched_refs.txt, one block per case:
     case CONFIG SCHEDULER STEPS KARRAS(-1/0/1) SPACING(- or name) SEED [sig=S] [eta=E] [pipe=1]
+                                                                        [start=K] [tol=T]
+(start=K: img2img's loop, set_begin_index(K) and the steps from timesteps[K] on; the bin then holds
+the K-th step's input sample instead of the initial noise)
     timesteps T0 T1 ...            (as diffusers holds them; float hex)
     sigmas S0 S1 ...               (float32 values as float hex; "sigmas -" when the class has none)
     init INIT_NOISE_SIGMA
@@ -125,6 +128,12 @@ def cases():
     for sched in ("pndm", "ddim", "euler_a", "dpmpp_2m_sde"):
         seed += 1
         yield "sd15", sched, 20, -1, None, seed, "pipe=1"
+    # img2img's loop: begin index K, the steps from timesteps[K] on
+    for sched in ("euler", "euler_a", "lms", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddim",
+                  "pndm", "ddpm", "tcd", "lcm"):
+        for steps, k in ((20, 6), (4, 2)):
+            seed += 1
+            yield "sd15", sched, steps, -1, None, seed, f"start={k}"
     # DDPM variance types, DPM-Solver heun solver type, DEIS order 3
     for steps in (4, 20):
         for cfg in ("ddpm_large", "ddpm_smalllog", "dpm_heun", "deis3"):
@@ -151,7 +160,7 @@ def main():
             kw["use_karras_sigmas"] = bool(karras)
         if spacing:
             kw["timestep_spacing"] = spacing
-        eta, pipe = 0.0, False
+        eta, pipe, start = 0.0, False, 0
         for o in opts.split():
             k, v = o.split("=")
             if k == "sig":
@@ -160,6 +169,8 @@ def main():
                 eta = float(v)
             elif k == "pipe":
                 pipe = True
+            elif k == "start":
+                start = int(v)
             elif k != "tol":  # tol: the C test's tolerance for this case
                 raise ValueError(o)
         s = CLASSES[sched].from_config(cfg, **kw)
@@ -188,8 +199,10 @@ def main():
         g = torch.Generator().manual_seed(seed)
         rng = np.random.default_rng(seed)
         x = torch.randn(SHAPE, generator=g, dtype=torch.float32) * s.init_noise_sigma
+        if start and hasattr(s, "set_begin_index"):  # DDIM, PNDM, DDPM index by value
+            s.set_begin_index(start)
         blobs.append(x.numpy().ravel())
-        for t in s.timesteps:
+        for t in s.timesteps[start:]:
             xin = s.scale_model_input(x, t)
             m = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
             extra = {}
@@ -199,6 +212,22 @@ def main():
                 extra["eta"] = eta
             x = s.step(m, t, x, return_dict=False, **extra)[0]
             blobs += [xin.numpy().ravel(), m.numpy().ravel(), x.numpy().ravel()]
+    # add_noise at a begin index (img2img's first noise, inpainting's per-step blend)
+    for sched in ("euler", "euler_a", "lms", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddim",
+                  "pndm", "ddpm", "tcd", "lcm"):
+        for cfg_name, steps, idx in (("sd15", 20, 6), ("sd21v", 4, 1), ("sd15", 25, 24)):
+            with open(os.path.join(here, "sched", cfg_name + ".json")) as f:
+                cfg = json.load(f)
+            s = CLASSES[sched].from_config(cfg, **KIND_KW.get(sched, {}))
+            s.set_timesteps(steps)
+            if hasattr(s, "set_begin_index"):
+                s.set_begin_index(idx)
+            rng = np.random.default_rng(idx + steps)
+            x0 = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
+            nz = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
+            y = s.add_noise(x0, nz, s.timesteps[idx:idx + 1])
+            txt.append(f"addnoise {cfg_name} {sched} {steps} {idx}")
+            blobs += [x0.numpy().ravel(), nz.numpy().ravel(), y.numpy().ravel()]
     with open(os.path.join(out, "sched_refs.txt"), "w") as f:
         f.write("\n".join(txt) + "\n")
     np.concatenate(blobs).astype("<f4").tofile(os.path.join(out, "sched_refs.bin"))

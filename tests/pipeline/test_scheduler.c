@@ -155,13 +155,42 @@ int main(int argc, char **argv)
     }
     char line[65536], cfg[64], name[32], spacing[32];
     static double worst_kind[64], worst_kind_norm[64];
-    int cases = 0, failed = 0;
+    int cases = 0, failed = 0, n_addnoise = 0;
     long total_steps = 0;
     while (fgets(line, sizeof line, ft)) {
         int steps, karras;
         unsigned long long seed;
+        if (!strncmp(line, "addnoise ", 9)) { /* sdp_sched_add_noise at index idx */
+            int idx;
+            char path[4096], err[1024];
+            if (sscanf(line, "addnoise %63s %31s %d %d", cfg, name, &steps, &idx) != 4) return 1;
+            enum sdp_sched_kind kind;
+            struct sdp_sched_overrides ov = {.karras = -1, .raw = 1};
+            struct sdp_scheduler *s;
+            float x0[NV], nz[NV], want[NV], got[NV];
+            if (fread(x0, 4, NV, fb) != NV || fread(nz, 4, NV, fb) != NV || fread(want, 4, NV, fb) != NV) return 1;
+            snprintf(path, sizeof path, "%s/%s.json", argv[1], cfg);
+            if (sdp_sched_kind_from_name(name, &kind) || sdp_sched_load(path, kind, &ov, &s, err, sizeof err) ||
+                sdp_sched_set_timesteps(s, steps, err, sizeof err)) {
+                fprintf(stderr, "FAIL: %s", line);
+                return 1;
+            }
+            char cs[256];
+            snprintf(cs, sizeof cs, "add_noise %s/%s/%d steps/index %d", cfg, name, steps, idx);
+            tol = 1e-5;
+            if (sdp_sched_add_noise(s, idx, x0, nz, got, NV)) {
+                fprintf(stderr, "%s: refused\n", cs);
+                failed++;
+            } else {
+                failed += close_enough(got, want, NV, "noised", cs, idx);
+            }
+            n_addnoise++;
+            sdp_sched_free(s);
+            continue;
+        }
         int used = 0;
         double case_tol = 0;
+        int start = 0; /* img2img: the loop begins at step index start (set_begin_index) */
         if (sscanf(line, "case %63s %31s %d %d %31s %llu%n", cfg, name, &steps, &karras, spacing, &seed, &used) != 6) {
             fprintf(stderr, "FAIL: bad line: %s", line);
             return 1;
@@ -178,6 +207,7 @@ int main(int argc, char **argv)
             else if (!strncmp(tok, "eta=", 4)) ov.eta = strtof(tok + 4, NULL);
             else if (!strcmp(tok, "pipe=1")) ov.raw = 0;
             else if (!strncmp(tok, "tol=", 4)) case_tol = strtod(tok + 4, NULL);
+            else if (!strncmp(tok, "start=", 6)) start = atoi(tok + 6);
             else {
                 fprintf(stderr, "FAIL: bad option %s\n", tok);
                 return 1;
@@ -249,7 +279,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < NV; k++) x[k] = x[k] * s->init_noise_sigma;
         if (fread(ref, 4, NV, fb) != NV) return 1;
         bad |= close_enough(x, ref, NV, "init", cs, -1);
-        for (int i = 0; i < nts; i++) {
+        if (start) s->first_index = 0; /* set_begin_index(start), as sd_pipeline.c's img2img */
+        for (int i = start; i < nts; i++) {
             float rxin[NV];
             if (fread(rxin, 4, NV, fb) != NV || fread(m, 4, NV, fb) != NV || fread(ref, 4, NV, fb) != NV) {
                 fprintf(stderr, "FAIL: %s too short\n", argv[3]);
@@ -277,8 +308,8 @@ int main(int argc, char **argv)
         sdp_sched_free(s);
         failed += bad;
     }
-    printf("%d cases, %ld steps, %d failed; worst |d| %.3g, worst sigma rel %.3g\n", cases, total_steps,
-           failed, worst_abs, worst_rel_sig);
+    printf("%d cases, %ld steps, %d add_noise cases, %d failed; worst |d| %.3g, worst sigma rel %.3g\n", cases,
+           total_steps, n_addnoise, failed, worst_abs, worst_rel_sig);
     for (int k = 0; k < 64; k++)
         if (worst_kind[k] > 0)
             printf("  %-13s worst |d| %.3g, worst |d|/max(1,|ref|) %.3g\n", sdp_sched_kind_name((enum sdp_sched_kind)k),
