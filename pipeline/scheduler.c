@@ -1677,7 +1677,10 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
     switch (s->kind) {
     case SDP_SCHED_EULER:
     case SDP_SCHED_EULER_A:
-    case SDP_SCHED_LMS: {
+    case SDP_SCHED_LMS:
+    case SDP_SCHED_HEUN:
+    case SDP_SCHED_DPM2:
+    case SDP_SCHED_DPM2_A: {
         float sigma = s->sigmas[idx];
         for (size_t k = 0; k < n; k++) out[k] = x0[k] + noise[k] * sigma;
         return 0;
@@ -1702,7 +1705,12 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
         for (size_t k = 0; k < n; k++) out[k] = sa * x0[k] + sb * noise[k];
         return 0;
     }
-    default: /* heun, dpm2, dpm2_a: order 2, img2img starts at t_start * 2 (not ported in the loop) */
+    default:
         return -1;
     }
+}
+
+int sdp_sched_order(const struct sdp_scheduler *s)
+{
+    return s->kind == SDP_SCHED_HEUN || s->kind == SDP_SCHED_DPM2 || s->kind == SDP_SCHED_DPM2_A ? 2 : 1;
 }

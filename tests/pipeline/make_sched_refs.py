@@ -130,8 +130,8 @@ def cases():
         yield "sd15", sched, 20, -1, None, seed, "pipe=1"
     # img2img's loop: begin index K, the steps from timesteps[K] on
     for sched in ("euler", "euler_a", "lms", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddim",
-                  "pndm", "ddpm", "tcd", "lcm"):
-        for steps, k in ((20, 6), (4, 2)):
+                  "pndm", "ddpm", "tcd", "lcm", "heun", "dpm2", "dpm2_a"):
+        for steps, k in ((20, 6), (4, 2)):  # k = t_start * scheduler.order (even for heun, dpm2, dpm2_a)
             seed += 1
             yield "sd15", sched, steps, -1, None, seed, f"start={k}"
     # DDPM variance types, DPM-Solver heun solver type, DEIS order 3
@@ -214,7 +214,7 @@ def main():
             blobs += [xin.numpy().ravel(), m.numpy().ravel(), x.numpy().ravel()]
     # add_noise at a begin index (img2img's first noise, inpainting's per-step blend)
     for sched in ("euler", "euler_a", "lms", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddim",
-                  "pndm", "ddpm", "tcd", "lcm"):
+                  "pndm", "ddpm", "tcd", "lcm", "heun", "dpm2", "dpm2_a"):
         for cfg_name, steps, idx in (("sd15", 20, 6), ("sd21v", 4, 1), ("sd15", 25, 24)):
             with open(os.path.join(here, "sched", cfg_name + ".json")) as f:
                 cfg = json.load(f)
