@@ -1677,10 +1677,7 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
     switch (s->kind) {
     case SDP_SCHED_EULER:
     case SDP_SCHED_EULER_A:
-    case SDP_SCHED_LMS:
-    case SDP_SCHED_HEUN:
-    case SDP_SCHED_DPM2:
-    case SDP_SCHED_DPM2_A: {
+    case SDP_SCHED_LMS: {
         float sigma = s->sigmas[idx];
         for (size_t k = 0; k < n; k++) out[k] = x0[k] + noise[k] * sigma;
         return 0;
@@ -1705,7 +1702,8 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
         for (size_t k = 0; k < n; k++) out[k] = sa * x0[k] + sb * noise[k];
         return 0;
     }
-    default:
+    default: /* heun, dpm2, dpm2_a (order 2): sigmas[idx] + noise as Euler once the loop begins at
+              * t_start * sdp_sched_order(); refused until sd_pipeline.c does */
         return -1;
     }
 }

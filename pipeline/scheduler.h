@@ -187,13 +187,12 @@ int sdp_sched_step(struct sdp_scheduler *s, int i, const float *model_out, float
 /* add_noise(original, noise, timestep) as the diffusers class does it for img2img/inpainting
  * (the pipelines set the begin index, so the sigma is taken by index, not looked up by value):
  * out[k] = the noised sample at step index idx (0-based index into timesteps/sigmas, as
- * set_begin_index(idx) / step_index idx): Euler, Euler a, LMS, Heun, DPM2, DPM2 a: x0 + noise *
- * sigmas[idx]; DPM-Solver++ (2M, 2M SDE, 3M SDE), UniPC, DEIS: alpha_t x0 + sigma_t noise with
- * alpha_t = 1 / sqrt(sigma^2 + 1), sigma_t = sigma alpha_t; DDIM, LCM, PNDM, DDPM, TCD:
- * sqrt(acp[t]) x0 + sqrt(1 - acp[t]) noise with t = timesteps[idx] (float32 as torch). out may be
- * x0. For img2img the loop begins at idx = t_start * sdp_sched_order(s), as diffusers'
- * get_timesteps slices timesteps[t_start * scheduler.order:]. Returns 0, or -1 when idx is out of
- * range. */
+ * set_begin_index(idx) / step_index idx): Euler, Euler a, LMS: x0 + noise * sigmas[idx];
+ * DPM-Solver++ (2M, 2M SDE, 3M SDE), UniPC, DEIS: alpha_t x0 + sigma_t noise with alpha_t = 1 /
+ * sqrt(sigma^2 + 1), sigma_t = sigma alpha_t; DDIM, LCM, PNDM, DDPM, TCD: sqrt(acp[t]) x0 +
+ * sqrt(1 - acp[t]) noise with t = timesteps[idx] (float32 as torch). out may be x0. Returns 0, or
+ * -1 when idx is out of range or the kind is heun, dpm2 or dpm2_a (scheduler.order 2: diffusers'
+ * img2img begins at t_start * order, which the loop does not do yet; refused, not approximated). */
 int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0, const float *noise, float *out,
                         size_t n);
 /* diffusers' scheduler.order: model evaluations per inference step (2 for heun, dpm2, dpm2_a;

@@ -214,7 +214,7 @@ def main():
             blobs += [xin.numpy().ravel(), m.numpy().ravel(), x.numpy().ravel()]
     # add_noise at a begin index (img2img's first noise, inpainting's per-step blend)
     for sched in ("euler", "euler_a", "lms", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddim",
-                  "pndm", "ddpm", "tcd", "lcm", "heun", "dpm2", "dpm2_a"):
+                  "pndm", "ddpm", "tcd", "lcm"):
         for cfg_name, steps, idx in (("sd15", 20, 6), ("sd21v", 4, 1), ("sd15", 25, 24)):
             with open(os.path.join(here, "sched", cfg_name + ".json")) as f:
                 cfg = json.load(f)
