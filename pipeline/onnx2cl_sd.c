@@ -84,9 +84,12 @@ static void usage(FILE *f)
         "  --mask F.png            inpainting mask, 8-bit gray or RGB (to gray as PIL's convert(\"L\")),\n"
         "                          the init image's size: white (>= 128) is repainted, black kept; no blur\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
-        "  --scheduler NAME        %s\n"
+        "  --scheduler NAME        %s,\n"
+        "                          or A1111's sampler name (\"Euler a\", \"DPM++ 2M\", \"DPM++ 2M Karras\", ...)\n"
         "                          (default: the config's _class_name when one of these ports it, else euler)\n"
-        "  --karras | --no-karras  Karras sigmas (euler, dpmpp_2m; default: scheduler_config.json)\n"
+        "  --schedule-type T       A1111's Schedule type: Automatic, Karras, Exponential, Beta, SGM Uniform, ...\n"
+        "  --karras | --no-karras  Karras sigmas (the classes that take them; default: scheduler_config.json)\n"
+        "  --eta X                 DDIM's eta (TCD's gamma) as the pipeline's eta argument (default 0)\n"
         "  --timestep-spacing S    linspace, leading, trailing (default: scheduler_config.json)\n"
         "  --prediction-type P     epsilon or v_prediction: what the UNet predicts (SD 2.x 512-base: epsilon,\n"
         "                          768: v_prediction; default: scheduler_config.json, with -m the folder's\n"
@@ -243,7 +246,7 @@ static int cli_main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
-    const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL;
+    const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1;
     int batch = 1, batch_count = 1, random_seed = 0;
@@ -315,6 +318,8 @@ static int cli_main(int argc, char **argv)
                 die(2, "--strength %s: expected a number in (0, 1]", v);
         }
         else if (!strcmp(a, "--scheduler")) sched_name = NEXT();
+        else if (!strcmp(a, "--schedule-type")) schedule_type = NEXT();
+        else if (!strcmp(a, "--eta")) ov.eta = (float)parse_num(a, NEXT(), 0, 1);
         else if (!strcmp(a, "--karras")) ov.karras = 1;
         else if (!strcmp(a, "--no-karras")) ov.karras = 0;
         else if (!strcmp(a, "--timestep-spacing")) ov.spacing = NEXT();
@@ -344,8 +349,12 @@ static int cli_main(int argc, char **argv)
         if (rc) die(rc == -2 ? 2 : 1, "%s", e);
     }
     enum sdp_sched_kind kind = SDP_SCHED_EULER;
-    if (sched_name && sdp_sched_kind_from_name(sched_name, &kind))
-        die(2, "--scheduler %s: not one of %s", sched_name, sdp_sched_names());
+    if (sched_name) { /* our names or A1111's ("DPM++ 2M Karras"), with --schedule-type */
+        char e[2048];
+        if (sdp_sched_parse(sched_name, schedule_type, &kind, &ov, e, sizeof e))
+            die(2, "--scheduler %s%s%s: %s", sched_name, schedule_type ? " --schedule-type " : "",
+                schedule_type ? schedule_type : "", e);
+    }
     if (ov.spacing && strcmp(ov.spacing, "linspace") && strcmp(ov.spacing, "leading") && strcmp(ov.spacing, "trailing"))
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
     if (ov.prediction_type && strcmp(ov.prediction_type, "epsilon") && strcmp(ov.prediction_type, "v_prediction"))
@@ -549,8 +558,16 @@ static int cli_main(int argc, char **argv)
         sched_name = sdp_sched_kind_name(kind);
         cJSON_Delete(j);
     }
-    if (ov.karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M)
-        die(2, "--karras: only euler and dpmpp_2m use Karras sigmas");
+    if (schedule_type && !sched_name) { /* the config's class with A1111's schedule type */
+        if (sdp_sched_parse(sdp_sched_kind_name(kind), schedule_type, &kind, &ov, err, sizeof err))
+            die(2, "--schedule-type %s: %s", schedule_type, err);
+    }
+    if (ov.karras == 1) { /* only for the classes that take Karras sigmas */
+        struct sdp_sched_overrides o2 = ov;
+        enum sdp_sched_kind k2;
+        if (sdp_sched_parse(sdp_sched_kind_name(kind), "Karras", &k2, &o2, err, sizeof err))
+            die(2, "--karras: %s", err);
+    }
     struct sdp_pipeline p = {0};
     if (sdp_tokenizer_load(tok_dir, &p.tok, err, sizeof err)) die(1, "%s", err);
     if (sdp_sched_load(sched_cfg, kind, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);
@@ -568,8 +585,7 @@ static int cli_main(int argc, char **argv)
             die(2, "--negative-prompt: %s", err);
         if (sdp_sched_set_timesteps(p.sched, steps, err, sizeof err)) die(2, "%s", err);
         if (init_path && sdp_sched_add_noise(p.sched, 0, NULL, NULL, NULL, 0))
-            die(2, "--init-image: scheduler %s has no img2img here (add_noise): use euler, euler_a, dpmpp_2m, ddim "
-                "or lcm", sched_name);
+            die(2, "--init-image: scheduler %s has no img2img here (add_noise)", sched_name);
     }
     struct o2r_ctx *ctx;
     double t0 = now_s();
@@ -616,6 +632,8 @@ static int cli_main(int argc, char **argv)
     int n_tokens = 0;
     char model_name[256] = "", model_hash[16] = "";
     if (eo.ckpt) model_label(&eo, model_name, sizeof model_name, model_hash);
+    const char *a1111_sampler, *a1111_schedule;
+    sdp_sched_a1111_name(p.sched, &a1111_sampler, &a1111_schedule);
     for (int it = 0; it < batch_count; it++) {
         float *img = image + (save_image ? (size_t)it * batch * ni : 0);
         prm.seed = seed + (uint64_t)it * (uint64_t)batch;
@@ -635,7 +653,7 @@ static int cli_main(int argc, char **argv)
             int k = it * batch + b;
             char params[8192];
             struct sdp_infotext itx = {.prompt = prompt_tagged, .negative = cfg > 1 ? negative : "", .steps = steps,
-                                       .sampler = sdp_a1111_sampler(sched_name), .karras = p.sched->karras,
+                                       .sampler = a1111_sampler, .schedule = a1111_schedule,
                                        .cfg = cfg, .seed = seed + (uint64_t)k, .width = p.img_w, .height = p.img_h,
                                        .model_hash = model_hash, .model = model_name,
                                        .strength = init_path ? strength : -1, .inpaint = mask_path != NULL,

@@ -48,7 +48,8 @@ void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
     char v[64];
     o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "Steps: %d", it->steps);
     o = put_kv(buf, cap, o, "Sampler", it->sampler);
-    if (it->karras) o = put_kv(buf, cap, o, "Schedule type", "Karras");
+    if (it->schedule && it->schedule[0]) o = put_kv(buf, cap, o, "Schedule type", it->schedule);
+    else if (it->karras) o = put_kv(buf, cap, o, "Schedule type", "Karras");
     snprintf(v, sizeof v, "%g", it->cfg);
     o = put_kv(buf, cap, o, "CFG scale", v);
     snprintf(v, sizeof v, "%llu", (unsigned long long)it->seed);
@@ -65,19 +66,6 @@ void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
     if (it->extra && it->extra[0]) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, ", %s", it->extra);
     o = put_kv(buf, cap, o, "Version", it->version);
     if (o >= cap) buf[cap - 1] = 0;
-}
-
-const char *sdp_a1111_sampler(const char *kind_name)
-{
-    static const char *const names[][2] = {
-        {"euler", "Euler"}, {"euler_a", "Euler a"}, {"dpmpp_2m", "DPM++ 2M"}, {"ddim", "DDIM"}, {"lcm", "LCM"},
-        {"pndm", "PLMS"}, {"lms", "LMS"}, {"heun", "Heun"}, {"dpm2", "DPM2"}, {"dpm2_a", "DPM2 a"},
-        {"dpmpp_2m_sde", "DPM++ 2M SDE"}, {"dpmpp_sde", "DPM++ SDE"}, {"dpmpp_3m_sde", "DPM++ 3M SDE"},
-        {"unipc", "UniPC"}, {"deis", "DEIS"}, {"ddpm", "DDPM"}, {"tcd", "TCD"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(kind_name, names[i][0]) == 0) return names[i][1];
-    return kind_name;
 }
 
 /* ---- SHA-256 --------------------------------------------------------------------------------- */

@@ -7,8 +7,7 @@
  *   Negative prompt: NEGATIVE                      (line omitted when NEGATIVE is "")
  *   Steps: 20, Sampler: Euler a, Schedule type: Karras, CFG scale: 7, Seed: 1, Size: 512x512,
  *   Model hash: 0123456789, Model: name, Denoising strength: 0.75, Mask blur: 0, Version: onnx2cl-sd X
- * (the last line one line; keys absent when unknown: Schedule type only for Karras sigmas, Model
- * hash only for a single-file checkpoint, Denoising strength / Mask blur only for img2img /
+ * (the last line one line; keys absent when unknown: Model hash only for a single-file checkpoint, Denoising strength / Mask blur only for img2img /
  * inpainting). A value holding ',', ':' or a newline is written as a JSON string (A1111's
  * quote()). No local paths: Model is the checkpoint's file or folder name without .safetensors.
  */
@@ -21,8 +20,10 @@
 struct sdp_infotext {
     const char *prompt, *negative;
     int steps;
-    const char *sampler;        /* A1111 name ("Euler a"; sdp_a1111_sampler) */
-    int karras;                 /* Schedule type: Karras */
+    const char *sampler;        /* A1111 name ("Euler a"; sdp_sched_a1111_name) */
+    const char *schedule;       /* A1111 Schedule type ("Karras", "Automatic", ...; sdp_sched_a1111_name),
+                                   or NULL: then "Karras" when karras is set, else none */
+    int karras;
     double cfg;
     uint64_t seed;
     int width, height;
@@ -36,10 +37,6 @@ struct sdp_infotext {
 
 /* Writes the parameters text into buf (truncated to cap). */
 void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap);
-
-/* A1111's sampler name of a scheduler kind name ("euler_a" -> "Euler a"); kind name itself when
- * A1111 has none. */
-const char *sdp_a1111_sampler(const char *kind_name);
 
 /* SHA-256 of a file as 64 hex digits + NUL. Returns 0, or -1 (errno set) when unreadable. */
 int sdp_sha256_file(const char *path, char hex[65]);

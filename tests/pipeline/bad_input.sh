@@ -57,10 +57,11 @@ expect 1 "sched_badpred.json: prediction_type \"x0\"" "$o" -- "${base[@]}" -p ca
 expect 1 "sched_badjson.json:1:[0-9]+: (expected a member name|not valid JSON)" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badjson.json"
 expect 1 "sched_badtype.json: \"num_train_timesteps\" must be a number" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_badtype.json"
 expect 1 "sched_zsnr.json: \"rescale_betas_zero_snr\" other than 0 is not supported by euler" "$o" -- "${base[@]}" -p cat --scheduler-config "$t/sched_zsnr.json"
-expect 1 "sched_sde.json: \"algorithm_type\" other than \"dpmsolver\+\+\" is not supported by dpmpp_2m" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_sde.json"
+# a DPMSolverMultistepScheduler config with algorithm_type sde-dpmsolver++ is DPM++ 2M SDE (scheduler.h)
+expect 0 "wrote .*x.png" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_sde.json"
 expect 0 "wrote .*x.png" "$o" -- "${base[@]}" -p cat --scheduler dpmpp_2m --scheduler-config "$t/sched_pyjson.json"
 expect 0 "scheduler euler \\(.*turbo.json: _class_name EulerDiscreteScheduler\\)" "$o" -- "${base[@]}" -p cat --scheduler-config "$here/sched/turbo.json" --steps 1 --cfg 0
-expect 0 "scheduler euler \\(.*sd15.json: _class_name PNDMScheduler is not ported; --scheduler picks another\\)" "$o" -- "${base[@]}" -p cat
+expect 0 "scheduler pndm \\(.*sd15.json: _class_name PNDMScheduler\\)" "$o" -- "${base[@]}" -p cat
 expect 2 "^onnx2cl-sd: --width 64 --height 32: the models were compiled for 32x32" "$o" -- "${base[@]}" -p cat --width 64
 expect 2 "folder '$t/nodir' does not exist" "$t/nodir/x.png" -- "${base[@]}" -p cat
 expect 2 "is a directory" "$t/out/adir.png" -- "${base[@]}" -p cat
@@ -71,8 +72,10 @@ expect 1 "fake/unet.so: does not look like a UNet: 1 inputs, expected 3" "$o" --
 expect 1 "models/unet.so: cannot load" "$o" -- "${base[@]}" -p cat --models "$t/models" --text-encoder "$work/text_encoder.so" --vae-decoder "$work/vae_decoder.so" --unet "$t/models/unet.so"
 expect 1 "notunet.so: no symbol notunet_desc\\(\\)" "$o" -- "${base[@]}" -p cat --unet "$t/models/notunet.so"
 expect 1 "b2/unet.so: does not look like a CLIP text encoder" "$o" -- "${base[@]}" -p cat --text-encoder "$work/b2/unet.so"
-expect 2 "--scheduler heun: not one of" "$o" -- "${base[@]}" -p cat --scheduler heun
-expect 2 "--karras: only euler and dpmpp_2m" "$o" -- "${base[@]}" -p cat --scheduler ddim --karras
+expect 2 "--scheduler frob: unknown sampler \"frob\": one of \"Euler\"" "$o" -- "${base[@]}" -p cat --scheduler frob
+expect 2 "--scheduler DPM\+\+ SDE: sampler \"DPM\+\+ SDE\" is not supported" "$o" -- "${base[@]}" -p cat --scheduler "DPM++ SDE"
+expect 2 "--scheduler Euler a --schedule-type Karras: .*takes no Karras" "$o" -- "${base[@]}" -p cat --scheduler "Euler a" --schedule-type Karras
+expect 2 "--karras: DDIM \(DDIMScheduler\) takes no Karras" "$o" -- "${base[@]}" -p cat --scheduler ddim --karras
 expect 2 "--steps 0: expected a number" "$o" -- "${base[@]}" -p cat --steps 0
 expect 2 "--steps 60: LCM allows at most original_inference_steps = 50" "$o" -- "${base[@]}" -p cat --scheduler lcm --steps 60
 expect 2 "--prompt: prompt is not valid UTF-8 \(byte 1\)" "$o" -- "${base[@]}" -p $'a\xff'

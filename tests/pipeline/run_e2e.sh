@@ -74,7 +74,7 @@ ref = np.round(np.load(sys.argv[2])[0].transpose(1, 2, 0) * 255).astype(int)
 d = np.abs(img - ref).max()
 assert d <= 1, f"PNG pixels differ from round(ref*255) by {d}"
 p = text.get("parameters", "")
-assert "Steps: 20, Sampler: DPM++ 2M, CFG scale: 7.5, Seed: 42, Size: 32x32" in p, p  # A1111's infotext
+assert "Steps: 20, Sampler: DPM++ 2M, Schedule type: Automatic, CFG scale: 7.5, Seed: 42, Size: 32x32" in p, p  # A1111's infotext
 print(f"PNG ok: 32x32 RGB8, max pixel diff {d}, parameters: {p.splitlines()[-1][:80]}")
 PY
 echo "$n runs compared, $fails failed"
