@@ -1563,8 +1563,10 @@ static const struct {
     {"DEIS", SDP_SCHED_DEIS, NULL},
     {"DDPM", SDP_SCHED_DDPM, NULL},
     {"TCD", SDP_SCHED_TCD, NULL},
-    {"DPM++ SDE", -1, "A1111's DPM++ SDE is diffusers' DPMSolverSDEScheduler, whose noise comes from torchsde's "
-                      "BrownianTree (its own random stream, not torch.randn's): it cannot be matched bit for bit"},
+    {"DPM++ SDE", -1, "A1111's DPM++ SDE (k-diffusion sample_dpmpp_sde) is diffusers' DPMSolverSDEScheduler, whose "
+                      "noise comes from torchsde's BrownianTree (its own random stream, not torch.randn's): it cannot "
+                      "be matched bit for bit (diffusers' scheduler table also lists DPMSolverSinglestepScheduler for "
+                      "it: a deterministic solver, another image)"},
     {"DPM++ 2M SDE Heun", -1, "diffusers' scheduler table has no equivalent of A1111's DPM++ 2M SDE Heun"},
     {"DPM++ 2S a", -1, "diffusers has no scheduler for A1111's DPM++ 2S a"},
     {"DPM fast", -1, "diffusers has no scheduler for A1111's DPM fast"},
