@@ -673,7 +673,7 @@ static int cli_main(int argc, char **argv)
     }
     /* timings */
     int n = p.sched->n_steps;
-    int n_run = init_path ? n - sdp_img2img_t_start(steps, strength) : n;
+    int n_run = init_path ? n - sdp_img2img_t_start(steps, strength) * sdp_sched_order(p.sched) : n;
     if (n_images > 1) fprintf(stderr, "%s: wrote %s ... %s (%d images, seeds %llu ... %llu)\n", prog, outs[0],
                               outs[n_images - 1], n_images, (unsigned long long)seed,
                               (unsigned long long)(seed + (uint64_t)n_images - 1));

@@ -536,8 +536,8 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     sdp_rng_seed(&rng, prm->seed);
     rng.images = gens;
     rng.n_images = B;
-    if (img2img) { /* get_timesteps: the loop starts at t_start, the scheduler's begin index */
-        t0i = sdp_img2img_t_start(prm->steps, prm->strength);
+    if (img2img) { /* get_timesteps: timesteps[t_start * order:], the scheduler's begin index */
+        t0i = sdp_img2img_t_start(prm->steps, prm->strength) * sdp_sched_order(p->sched);
         if (n - t0i < 1) {
             snprintf(err, errcap, "strength %g with %d steps: int(%d * %g) = 0 denoising steps (diffusers "
                      "refuses it too); raise the strength or the steps", prm->strength, prm->steps, prm->steps,

@@ -13,8 +13,9 @@
  *   img2img (StableDiffusionImg2ImgPipeline): the init image 2x - 1 -> VAE encoder -> mean ||
  *   logvar; per image i: latent_dist.sample(generator[i]) = mean + exp(0.5 clamp(logvar, -30, 20))
  *   * randn, times scaling_factor; timesteps cut by strength (t_start = steps - min(int(steps *
- *   strength), steps), the scheduler's begin index = t_start); noise = randn per image;
- *   latents = scheduler.add_noise(init_latents, noise, timesteps[t_start]); the loop from t_start.
+ *   strength), steps); the scheduler's begin index and the loop's first model evaluation =
+ *   t_start * scheduler.order); noise = randn per image; latents = scheduler.add_noise(
+ *   init_latents, noise, timesteps[begin]).
  *   inpainting with a 4-channel UNet (StableDiffusionInpaintPipeline): mask binarized at 0.5
  *   (>= 0.5 repaint), nearest-downsampled to the latents (mask[8y][8x]); image latents sampled
  *   once with generator[0] (the pipeline encodes the one init image); noise per image; strength 1:
@@ -150,8 +151,8 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                  struct sdp_timings *tm, char *err, size_t errcap);
 
 /* img2img/inpainting's first step: t_start = steps - min(int(steps * strength), steps) (diffusers'
- * get_timesteps, strength as a double); the denoising steps run are steps - t_start (< 1: the
- * strength is too small for the steps). */
+ * get_timesteps, strength as a double); the inference steps run are steps - t_start (< 1: the
+ * strength is too small for the steps), from model evaluation t_start * sdp_sched_order(). */
 int sdp_img2img_t_start(int steps, double strength);
 
 /* Reads an 8-bit PNG (libpng, png_read.c) into *pix (malloc'd, h*w*channels bytes, rows top to

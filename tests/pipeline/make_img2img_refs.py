@@ -42,8 +42,12 @@ CKPT = os.path.join(HERE, "oneshot", "tiny_sd15")
 PROMPT = "a photo of an astronaut riding a horse on mars, highly detailed"
 NEGATIVE = "blurry, low quality"
 SEED = 42
-SCHED = {"euler": "EulerDiscreteScheduler", "euler_a": "EulerAncestralDiscreteScheduler",
-         "ddim": "DDIMScheduler", "dpmpp_2m": "DPMSolverMultistepScheduler"}
+SCHED = {"euler": ("EulerDiscreteScheduler", {}), "euler_a": ("EulerAncestralDiscreteScheduler", {}),
+         "ddim": ("DDIMScheduler", {}), "dpmpp_2m": ("DPMSolverMultistepScheduler", {}),
+         "pndm": ("PNDMScheduler", {}), "lms": ("LMSDiscreteScheduler", {}),
+         "unipc": ("UniPCMultistepScheduler", {}), "heun": ("HeunDiscreteScheduler", {}),
+         "dpm2_a": ("KDPM2AncestralDiscreteScheduler", {}),
+         "dpmpp_2m_sde": ("DPMSolverMultistepScheduler", {"algorithm_type": "sde-dpmsolver++"})}
 # name, mode (txt2img/img2img/inpaint), scheduler, steps, cfg, batch, strength, mask
 CASES = [
     ("b2_euler_a_4", "txt2img", "euler_a", 4, 7.5, 2, None, None),
@@ -54,6 +58,13 @@ CASES = [
     ("i2i_dpmpp_05_10", "img2img", "dpmpp_2m", 10, 7.5, 1, 0.5, None),
     ("i2i_b2_euler_a_075_4", "img2img", "euler_a", 4, 7.5, 2, 0.75, None),
     ("i2i_b2_nocfg_ddim_06_5", "img2img", "ddim", 5, 1.0, 2, 0.6, None),
+    # the other samplers' add_noise and begin index (scheduler.c; order 2: t_start * 2)
+    ("i2i_pndm_075_8", "img2img", "pndm", 8, 7.5, 1, 0.75, None),
+    ("i2i_lms_05_6", "img2img", "lms", 6, 7.5, 1, 0.5, None),
+    ("i2i_unipc_06_5", "img2img", "unipc", 5, 7.5, 1, 0.6, None),
+    ("i2i_b2_dpmpp_2m_sde_075_4", "img2img", "dpmpp_2m_sde", 4, 7.5, 2, 0.75, None),
+    ("i2i_heun_06_5", "img2img", "heun", 5, 7.5, 1, 0.6, None),
+    ("inp_dpm2_a_rect_075_4", "inpaint", "dpm2_a", 4, 7.5, 1, 0.75, "rect"),
     ("inp_rect_euler_1_4", "inpaint", "euler", 4, 7.5, 1, 1.0, "rect"),
     ("inp_circle_euler_a_075_4", "inpaint", "euler_a", 4, 7.5, 1, 0.75, "circle"),
     ("inp_half_ddim_05_10", "inpaint", "ddim", 10, 7.5, 1, 0.5, "half"),
@@ -121,7 +132,8 @@ def main():
              f"# prompt: {PROMPT}", f"# negative: {NEGATIVE}"]
     for name, mode, sched, steps, cfg, n, strength, mask in CASES:
         pipe = loaded[mode]
-        pipe.scheduler = getattr(diffusers, SCHED[sched]).from_config(pipe.scheduler.config)
+        cls, extra = SCHED[sched]
+        pipe.scheduler = getattr(diffusers, cls).from_config(pipe.scheduler.config, **extra)
         pipe.set_progress_bar_config(disable=True)
         gens = [torch.Generator().manual_seed(SEED + i) for i in range(n)]
         kw = dict(negative_prompt=NEGATIVE if cfg > 1 else None, num_inference_steps=steps,
