@@ -79,11 +79,13 @@ struct job {
     /* txt2img */
     cJSON *req;              /* the request object (echoed as "parameters") */
     char *prompt, *negative;
-    char sampler[32];        /* sds_request.sampler ("" = the checkpoint's) */
-    char sampler_label[64];  /* as the client named it, for the infotext */
-    char sched_label[32];    /* "" = automatic */
-    int karras;              /* sds_request.karras */
+    char sampler[64];        /* sds_request.sampler as the client named it ("" = the checkpoint's) */
+    char schedule[32];       /* sds_request.schedule ("" = none) */
     int steps, width, height, n_images, batch_size, send_images;
+    /* img2img */
+    unsigned char *init, *mask; /* 8-bit RGB [h, w, 3] / gray [h, w], or NULL */
+    int init_w, init_h;
+    double strength;
     double cfg;
     uint64_t seed;
     /* switch */
@@ -318,32 +320,19 @@ static struct entry *list_entries(const char *root, int ckpts, int *n)
 
 /* ---- samplers (A1111 names -> the session's) ---- */
 
-struct sampler_name {
-    const char *label;       /* A1111's name */
-    const char *ours;        /* sds_request.sampler */
-    int karras;              /* implied Karras (old combined names) */
+/* What /samplers lists: A1111's names that sds_sampler_check accepts, with A1111's aliases. */
+static const struct {
+    const char *label;
     const char *aliases[3];
-};
-
-static const struct sampler_name samplers[] = {
-    {"Euler a", "euler_a", 0, {"k_euler_a", "k_euler_ancestral", "euler_a"}},
-    {"Euler", "euler", 0, {"k_euler", "euler", NULL}},
-    {"DPM++ 2M", "dpmpp_2m", 0, {"k_dpmpp_2m", "dpmpp_2m", NULL}},
-    {"DDIM", "ddim", 0, {"ddim", NULL, NULL}},
-    {"LCM", "lcm", 0, {"k_lcm", "lcm", NULL}},
-    {"DPM++ 2M Karras", "dpmpp_2m", 1, {"k_dpmpp_2m_ka", NULL, NULL}}, /* A1111 < 1.9 combined name */
+} samplers[] = {
+    {"DPM++ 2M", {"k_dpmpp_2m", NULL, NULL}}, {"DPM++ 2M SDE", {"k_dpmpp_2m_sde", NULL, NULL}},
+    {"DPM++ 3M SDE", {"k_dpmpp_3m_sde", NULL, NULL}}, {"Euler a", {"k_euler_a", "k_euler_ancestral", NULL}},
+    {"Euler", {"k_euler", NULL, NULL}}, {"LMS", {"k_lms", NULL, NULL}}, {"Heun", {"k_heun", NULL, NULL}},
+    {"DPM2", {"k_dpm_2", NULL, NULL}}, {"DPM2 a", {"k_dpm_2_a", NULL, NULL}}, {"DDIM", {"ddim", NULL, NULL}},
+    {"PLMS", {"plms", NULL, NULL}}, {"UniPC", {"unipc", NULL, NULL}}, {"DEIS", {NULL, NULL, NULL}},
+    {"LCM", {"k_lcm", NULL, NULL}}, {"TCD", {NULL, NULL, NULL}}, {"DDPM", {NULL, NULL, NULL}},
 };
 #define N_SAMPLERS (sizeof samplers / sizeof *samplers)
-
-static const struct sampler_name *find_sampler(const char *s)
-{
-    for (size_t i = 0; i < N_SAMPLERS; i++) {
-        if (!strcasecmp(s, samplers[i].label)) return &samplers[i];
-        for (int k = 0; k < 3; k++)
-            if (samplers[i].aliases[k] && !strcasecmp(s, samplers[i].aliases[k])) return &samplers[i];
-    }
-    return NULL;
-}
 
 static const char *sampler_labels(void)
 {
@@ -354,11 +343,12 @@ static const char *sampler_labels(void)
     return buf;
 }
 
-/* A1111 schedule types we run: name, label, karras (0 = the config's, 1 on, -1 off). */
+/* A1111 1.9+ schedule types that sds_sampler_check accepts: name, label. */
 static const struct {
     const char *name, *label;
-    int karras;
-} schedules[] = {{"automatic", "Automatic", 0}, {"uniform", "Uniform", -1}, {"karras", "Karras", 1}};
+} schedules[] = {{"automatic", "Automatic"}, {"uniform", "Uniform"},     {"karras", "Karras"},
+                 {"exponential", "Exponential"}, {"sgm_uniform", "SGM Uniform"}, {"simple", "Simple"},
+                 {"normal", "Normal"},       {"beta", "Beta"}};
 #define N_SCHEDULES (sizeof schedules / sizeof *schedules)
 
 /* ---- request parsing ---- */
@@ -416,7 +406,24 @@ static uint64_t random_seed(void)
 }
 
 /* Fills a txt2img job from the request; -1 with a message (HTTP 422) for a bad field. */
-static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, char *msg, size_t cap)
+/* A base64 PNG field (a "data:image/png;base64," prefix allowed) decoded to 8-bit RGB or gray. */
+static int get_png(const char *field, const char *b64, int gray, unsigned char **pix, int *w, int *h, char *msg,
+                   size_t cap)
+{
+    if (!strncmp(b64, "data:", 5) && strchr(b64, ',')) b64 = strchr(b64, ',') + 1;
+    size_t n = 0;
+    unsigned char *png = b64_decode(b64, strlen(b64), &n);
+    if (!png) return snprintf(msg, cap, "%s: not base64", field), -1;
+    char e[512];
+    int rc = sds_png_decode(png, n, gray, pix, w, h, e, sizeof e);
+    free(png);
+    if (rc) return snprintf(msg, cap, "%s: %s", field, e), -1;
+    return 0;
+}
+
+/* Fills a txt2img (img2img: also init_images, denoising_strength, mask) job from the request; -1
+ * with a message (HTTP 422) for a bad field. */
+static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int img2img, char *msg, size_t cap)
 {
     const char *prompt, *neg, *sname, *sched;
     long long steps, w, h, seed, bs, ni;
@@ -437,10 +444,38 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, char 
     pthread_mutex_unlock(&sv->mu);
     snprintf(lim, sizeof lim, "(--max-steps %d)", sv->lim.steps);
     if (get_int(o, "steps", 20, 1, sv->lim.steps, lim, &steps, msg, cap)) return -1;
+    if (img2img) {
+        const cJSON *ii = cJSON_GetObjectItemCaseSensitive(o, "init_images");
+        if (!cJSON_IsArray(ii) || cJSON_GetArraySize(ii) < 1 || !cJSON_IsString(cJSON_GetArrayItem(ii, 0)))
+            return snprintf(msg, cap, "init_images: expected a list of base64 PNG strings"), -1;
+        if (get_png("init_images[0]", cJSON_GetArrayItem(ii, 0)->valuestring, 0, &j->init, &j->init_w, &j->init_h,
+                    msg, cap))
+            return -1;
+        info.width = j->init_w; /* the default size: the image's (it is not resized) */
+        info.height = j->init_h;
+        const cJSON *ds = cJSON_GetObjectItemCaseSensitive(o, "denoising_strength");
+        j->strength = 0.75;
+        if (ds && !cJSON_IsNull(ds)) {
+            if (!cJSON_IsNumber(ds) || !(ds->valuedouble > 0 && ds->valuedouble <= 1))
+                return snprintf(msg, cap, "denoising_strength: expected a number in (0, 1]"), -1;
+            j->strength = ds->valuedouble;
+        }
+        const cJSON *mk = cJSON_GetObjectItemCaseSensitive(o, "mask");
+        if (mk && !cJSON_IsNull(mk)) {
+            int mw, mh;
+            if (!cJSON_IsString(mk)) return snprintf(msg, cap, "mask: expected a base64 PNG string"), -1;
+            if (get_png("mask", mk->valuestring, 1, &j->mask, &mw, &mh, msg, cap)) return -1;
+            if (mw != j->init_w || mh != j->init_h)
+                return snprintf(msg, cap, "mask: %dx%d, the init image %dx%d", mw, mh, j->init_w, j->init_h), -1;
+        }
+    }
     snprintf(lim, sizeof lim, "(--max-size %d)", sv->lim.size);
     if (get_int(o, "width", info.width, 8, sv->lim.size, lim, &w, msg, cap) ||
         get_int(o, "height", info.height, 8, sv->lim.size, lim, &h, msg, cap))
         return -1;
+    if (img2img && (w != j->init_w || h != j->init_h))
+        return snprintf(msg, cap, "width %lld, height %lld: the init image is %dx%d (images are not resized here; "
+                        "give its size)", w, h, j->init_w, j->init_h), -1;
     if (get_int(o, "seed", -1, -1, (1LL << 53), NULL, &seed, msg, cap)) return -1;
     snprintf(lim, sizeof lim, "(--max-batch %d)", sv->lim.batch);
     if (get_int(o, "batch_size", 1, 1, sv->lim.batch, lim, &bs, msg, cap) ||
@@ -469,37 +504,10 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, char 
     const cJSON *si = cJSON_GetObjectItemCaseSensitive(o, "send_images");
     if (si && !cJSON_IsNull(si) && !cJSON_IsBool(si)) return snprintf(msg, cap, "send_images: expected true or false"), -1;
     j->send_images = !si || cJSON_IsNull(si) || cJSON_IsTrue(si);
-    /* sampler and schedule */
-    j->karras = 0;
-    j->sampler[0] = 0;
-    snprintf(j->sampler_label, sizeof j->sampler_label, "%s", info.default_sampler);
-    if (sname && *sname) {
-        const struct sampler_name *sn = find_sampler(sname);
-        if (!sn) return snprintf(msg, cap, "sampler_name \"%s\": not one of %s", sname, sampler_labels()), -1;
-        snprintf(j->sampler, sizeof j->sampler, "%s", sn->ours);
-        snprintf(j->sampler_label, sizeof j->sampler_label, "%s", sn->label);
-        if (sn->karras) {
-            j->karras = 1;
-            snprintf(j->sched_label, sizeof j->sched_label, "Karras");
-        }
-    }
-    if (sched && *sched) {
-        size_t k = 0;
-        while (k < N_SCHEDULES && strcasecmp(sched, schedules[k].name) && strcasecmp(sched, schedules[k].label)) k++;
-        if (k == N_SCHEDULES)
-            return snprintf(msg, cap, "scheduler \"%s\": not one of automatic, uniform, karras", sched), -1;
-        if (schedules[k].karras) {
-            j->karras = schedules[k].karras;
-            snprintf(j->sched_label, sizeof j->sched_label, "%s", schedules[k].label);
-        }
-    }
-    if (j->karras == 1) {
-        const char *eff = j->sampler[0] ? j->sampler : info.default_sampler;
-        if (strcmp(eff, "euler") && strcmp(eff, "dpmpp_2m"))
-            return snprintf(msg, cap, "scheduler Karras: only Euler and DPM++ 2M use Karras sigmas (sampler %s)",
-                            j->sampler_label),
-                   -1;
-    }
+    /* sampler and schedule, checked here (422 before queueing), run by the session */
+    if (sds_sampler_check(sname, sched, msg, cap)) return -1;
+    snprintf(j->sampler, sizeof j->sampler, "%s", sname ? sname : "");
+    snprintf(j->schedule, sizeof j->schedule, "%s", sched ? sched : "");
     j->prompt = strdup(prompt);
     j->negative = strdup(neg);
     if (!j->prompt || !j->negative) return snprintf(msg, cap, "out of memory"), -1;
@@ -515,15 +523,22 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, char 
 
 /* ---- the queue ---- */
 
+static void job_free(struct job *j)
+{
+    cJSON_Delete(j->req);
+    free(j->prompt);
+    free(j->negative);
+    free(j->init);
+    free(j->mask);
+    free(j->body);
+    free(j);
+}
+
 static void job_unref(struct server *sv, struct job *j) /* with sv->mu held */
 {
     (void)sv;
     if (--j->refs > 0) return;
-    cJSON_Delete(j->req);
-    free(j->prompt);
-    free(j->negative);
-    free(j->body);
-    free(j);
+    job_free(j);
 }
 
 static void queue_remove(struct server *sv, struct job *j) /* with sv->mu held */
@@ -637,26 +652,12 @@ static void model_name(const struct server *sv, char *buf, size_t cap)
     if (dot && !strcmp(dot, ".safetensors")) *dot = 0;
 }
 
-/* A1111's infotext: prompt, "Negative prompt: ..." (when there is one), then the parameters line. */
-static char *infotext(const struct server *sv, const struct job *j, uint64_t seed, int w, int h)
-{
-    char model[256], sched[64] = "";
-    model_name(sv, model, sizeof model);
-    if (j->sched_label[0]) snprintf(sched, sizeof sched, ", Schedule type: %s", j->sched_label);
-    size_t cap = strlen(j->prompt) + strlen(j->negative) + 1024;
-    char *t = malloc(cap);
-    if (!t) return NULL;
-    snprintf(t, cap, "%s%s%s%sSteps: %d, Sampler: %s%s, CFG scale: %g, Seed: %llu, Size: %dx%d, Model: %s, Version: onnx2cl-sd %s",
-             j->prompt, j->negative[0] ? "\nNegative prompt: " : "", j->negative, "\n", j->steps, j->sampler_label,
-             sched, j->cfg, (unsigned long long)seed, w, h, model, ONNX2CL_VERSION);
-    return t;
-}
-
 static void run_txt2img(struct server *sv, struct job *j)
 {
     cJSON *images = cJSON_CreateArray(), *infotexts = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
     char err[4096] = "";
     int rc = 0, done = 0, w = j->width, h = j->height;
+    char a_sampler[32] = "", a_schedule[32] = "Automatic";
     for (int i = 0; i < j->n_images; i++) {
         pthread_mutex_lock(&sv->mu);
         int stop = j->interrupted || sv->stopping;
@@ -668,11 +669,13 @@ static void run_txt2img(struct server *sv, struct job *j)
         if (stop) break;
         uint64_t seed = j->seed + (uint64_t)i;
         struct sds_request r = {.prompt = j->prompt, .negative = j->negative, .steps = j->steps, .cfg = j->cfg,
-                                .seed = seed, .sampler = j->sampler[0] ? j->sampler : NULL, .karras = j->karras,
-                                .width = j->width, .height = j->height, .progress = on_progress,
+                                .seed = seed, .sampler = j->sampler[0] ? j->sampler : NULL,
+                                .schedule = j->schedule[0] ? j->schedule : NULL, .width = j->width,
+                                .height = j->height, .init_rgb = j->init, .init_w = j->init_w, .init_h = j->init_h,
+                                .strength = j->strength, .mask = j->mask, .progress = on_progress,
                                 .progress_user = sv, .cancel = &j->stop};
         struct sds_image im;
-        rc = sds_txt2img(sv->sess, &r, &im, err, sizeof err);
+        rc = sds_generate(sv->sess, &r, &im, err, sizeof err);
         if (im.load_seconds > 0) {
             struct sds_info info;
             sds_get_info(sv->sess, &info);
@@ -686,7 +689,10 @@ static void run_txt2img(struct server *sv, struct job *j)
         }
         if (rc) break;
         cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)seed));
-        char *txt = infotext(sv, j, seed, im.width, im.height);
+        char *txt = im.parameters; /* A1111's infotext (sd_infotext.h) */
+        im.parameters = NULL;
+        snprintf(a_sampler, sizeof a_sampler, "%s", im.a1111_sampler);
+        snprintf(a_schedule, sizeof a_schedule, "%s", im.a1111_schedule);
         unsigned char *png = NULL;
         size_t len = 0;
         const char *keys[1] = {"parameters"}, *vals[1] = {txt ? txt : ""};
@@ -741,18 +747,22 @@ static void run_txt2img(struct server *sv, struct job *j)
     cJSON_AddNumberToObject(info, "subseed_strength", 0);
     cJSON_AddNumberToObject(info, "width", w);
     cJSON_AddNumberToObject(info, "height", h);
-    cJSON_AddStringToObject(info, "sampler_name", j->sampler_label);
-    cJSON_AddStringToObject(info, "scheduler", j->sched_label[0] ? j->sched_label : "Automatic");
+    cJSON_AddStringToObject(info, "sampler_name", a_sampler[0] ? a_sampler : j->sampler);
+    cJSON_AddStringToObject(info, "scheduler", a_schedule);
     cJSON_AddNumberToObject(info, "cfg_scale", j->cfg);
     cJSON_AddNumberToObject(info, "steps", j->steps);
     cJSON_AddNumberToObject(info, "batch_size", j->batch_size);
     cJSON_AddBoolToObject(info, "restore_faces", 0);
     cJSON_AddNullToObject(info, "face_restoration_model");
     cJSON_AddStringToObject(info, "sd_model_name", model);
-    cJSON_AddNullToObject(info, "sd_model_hash");
+    pthread_mutex_lock(&sv->mu);
+    if (sv->info.model_hash[0]) cJSON_AddStringToObject(info, "sd_model_hash", sv->info.model_hash);
+    else cJSON_AddNullToObject(info, "sd_model_hash");
+    pthread_mutex_unlock(&sv->mu);
     cJSON_AddNumberToObject(info, "seed_resize_from_w", -1);
     cJSON_AddNumberToObject(info, "seed_resize_from_h", -1);
-    cJSON_AddNullToObject(info, "denoising_strength");
+    if (j->init) cJSON_AddNumberToObject(info, "denoising_strength", j->strength);
+    else cJSON_AddNullToObject(info, "denoising_strength");
     cJSON_AddItemToObject(info, "extra_generation_params", cJSON_CreateObject());
     cJSON_AddNumberToObject(info, "index_of_first_image", 0);
     cJSON_AddItemToObject(info, "infotexts", infotexts);
@@ -771,7 +781,7 @@ static void run_txt2img(struct server *sv, struct job *j)
     cJSON *par = j->req ? cJSON_Duplicate(j->req, 1) : cJSON_CreateObject();
     if (!par) par = cJSON_CreateObject();
     const char *fill_s[][2] = {{"prompt", j->prompt}, {"negative_prompt", j->negative},
-                               {"sampler_name", j->sampler_label}};
+                               {"sampler_name", a_sampler[0] ? a_sampler : j->sampler}};
     for (size_t k = 0; k < 3; k++)
         if (!cJSON_GetObjectItemCaseSensitive(par, fill_s[k][0])) cJSON_AddStringToObject(par, fill_s[k][0], fill_s[k][1]);
     const char *fill_n[] = {"steps", "cfg_scale", "width", "height", "seed", "batch_size", "n_iter"};
@@ -907,10 +917,7 @@ static enum MHD_Result answer_job(struct server *sv, struct MHD_Connection *c, s
     int w = submit_and_wait(sv, c, j);
     if (w == -1 || w == -2) {
         unsigned q = (unsigned)sv->lim.queue;
-        free(j->prompt);
-        free(j->negative);
-        cJSON_Delete(j->req);
-        free(j);
+        job_free(j);
         if (w == -1) return send_err(c, 503, "QueueFull", "the queue holds %u jobs, the limit (--max-queue %u); retry later", q, q);
         return send_err(c, 503, "ShuttingDown", "the server is shutting down");
     }
@@ -928,7 +935,7 @@ static enum MHD_Result answer_job(struct server *sv, struct MHD_Connection *c, s
     return ret;
 }
 
-static enum MHD_Result r_txt2img(struct server *sv, struct MHD_Connection *c, struct reqctx *rc)
+static enum MHD_Result r_txt2img(struct server *sv, struct MHD_Connection *c, struct reqctx *rc, int img2img)
 {
     char msg[1024];
     cJSON *o = parse_body(rc, msg, sizeof msg);
@@ -940,11 +947,8 @@ static enum MHD_Result r_txt2img(struct server *sv, struct MHD_Connection *c, st
     }
     j->kind = JOB_TXT2IMG;
     j->req = o;
-    if (parse_txt2img(sv, o, j, msg, sizeof msg)) {
-        free(j->prompt);
-        free(j->negative);
-        free(j);
-        cJSON_Delete(o);
+    if (parse_txt2img(sv, o, j, img2img, msg, sizeof msg)) {
+        job_free(j);
         return send_err(c, 422, "ValidationError", "%s", msg);
     }
     return answer_job(sv, c, j);
@@ -1024,9 +1028,7 @@ static enum MHD_Result r_samplers(struct MHD_Connection *c)
         for (int k = 0; k < 3; k++)
             if (samplers[i].aliases[k]) cJSON_AddItemToArray(al, cJSON_CreateString(samplers[i].aliases[k]));
         cJSON_AddItemToObject(o, "aliases", al);
-        cJSON *op = cJSON_CreateObject();
-        if (samplers[i].karras) cJSON_AddStringToObject(op, "scheduler", "karras");
-        cJSON_AddItemToObject(o, "options", op);
+        cJSON_AddItemToObject(o, "options", cJSON_CreateObject());
         cJSON_AddItemToArray(a, o);
     }
     return send_json(c, 200, a);
@@ -1326,10 +1328,8 @@ static enum MHD_Result dispatch(struct server *sv, struct MHD_Connection *c, con
     }
     const char *p = routes[k].path;
     if (!strcmp(p, "/health")) return r_health(sv, c);
-    if (!strcmp(p, "/sdapi/v1/txt2img")) return r_txt2img(sv, c, rc);
-    if (!strcmp(p, "/sdapi/v1/img2img"))
-        return send_err(c, 501, "NotImplemented", "img2img is not in this build yet (the pipeline's img2img lands with "
-                        "issue 22's img2img work); use /sdapi/v1/txt2img");
+    if (!strcmp(p, "/sdapi/v1/txt2img")) return r_txt2img(sv, c, rc, 0);
+    if (!strcmp(p, "/sdapi/v1/img2img")) return r_txt2img(sv, c, rc, 1);
     if (!strcmp(p, "/sdapi/v1/progress")) return r_progress(sv, c);
     if (!strcmp(p, "/sdapi/v1/interrupt")) return r_interrupt(sv, c, 0);
     if (!strcmp(p, "/sdapi/v1/skip")) return r_interrupt(sv, c, 1);
@@ -1457,12 +1457,16 @@ static void usage(FILE *f)
         "  --quiet                 no engine progress lines\n"
         "routes (JSON; A1111 field names):\n"
         "  POST /sdapi/v1/txt2img        prompt, negative_prompt, steps, cfg_scale, seed (-1 random), width, height,\n"
-        "                                sampler_name (%s),\n"
-        "                                scheduler (automatic, uniform, karras), batch_size, n_iter, send_images;\n"
+        "                                sampler_name (%s;\n"
+        "                                also our names euler_a, dpmpp_2m, ... and A1111's older \"DPM++ 2M Karras\"),\n"
+        "                                scheduler (automatic, uniform, karras, exponential, sgm_uniform, simple,\n"
+        "                                normal, beta), batch_size, n_iter, send_images;\n"
         "                                <lora:NAME:W> tags in the prompt; other fields are ignored. Answer:\n"
         "                                {images: [base64 PNG], parameters: {...}, info: \"<JSON>\"}; an interrupted\n"
         "                                job answers the images done before it (maybe none)\n"
-        "  POST /sdapi/v1/img2img        501 (not in this build yet)\n"
+        "  POST /sdapi/v1/img2img        the txt2img fields + init_images [base64 PNG] (the first is used; not\n"
+        "                                resized: width/height default to its size and must equal it),\n"
+        "                                denoising_strength (default 0.75), mask (base64 PNG: inpainting checkpoints)\n"
         "  GET  /sdapi/v1/progress       progress, eta_relative, state{...}, current_image (latent preview), textinfo\n"
         "  POST /sdapi/v1/interrupt      stop the running job;  POST /sdapi/v1/skip: skip its current image\n"
         "  GET  /sdapi/v1/samplers, /schedulers, /sd-models, /loras, /scripts;  POST /refresh-checkpoints, /refresh-loras\n"
@@ -1470,7 +1474,7 @@ static void usage(FILE *f)
         "  POST /sdapi/v1/png-info       {image: base64 PNG} -> {info, items, parameters}\n"
         "  GET  /health                  {status, sd_model_checkpoint, queued, busy}\n"
         "errors: {error, detail}: 400 malformed JSON, 401 credentials, 404 route, 405 method, 413 body, 422 a field\n"
-        "(the message names the field and the limit), 500 generation, 501 img2img, 503 queue full / shutting down.\n"
+        "(the message names the field and the limit), 500 generation, 503 queue full / shutting down.\n"
         "SIGINT/SIGTERM: the running image is cancelled, waiting clients get 503, the server exits 0.\n",
         sampler_labels());
 }

@@ -14,6 +14,7 @@
 #include "sd_session.h"
 
 #include "sd_engine.h"
+#include "sd_infotext.h"
 #include "sd_pipeline.h"
 
 #include <cjson/cJSON.h>
@@ -45,6 +46,8 @@ struct sds_session {
     struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
     int loaded;                     /* p.te/unet/vae loaded */
     int cur_w, cur_h, cur_batch;    /* the loaded set's key (engine) */
+    int has_venc;                   /* a VAE encoder can be loaded (checkpoint; models_dir with the file) */
+    char model[256], model_hash[11];
     char *cur_loras;                /* its LoRA list ("FILE:TE|UNET;...") */
     char tok_dir[PATH_MAX], sched_cfg[PATH_MAX], vae_cfg[PATH_MAX];
     float scaling;
@@ -147,6 +150,8 @@ static void unload(struct sds_session *s)
     sdp_model_close(&s->p.te);
     sdp_model_close(&s->p.unet);
     sdp_model_close(&s->p.vae);
+    if (s->p.venc.desc) sdp_model_close(&s->p.venc);
+    memset(&s->p.venc, 0, sizeof s->p.venc);
     memset(&s->p.te, 0, sizeof s->p.te);
     memset(&s->p.unet, 0, sizeof s->p.unet);
     memset(&s->p.vae, 0, sizeof s->p.vae);
@@ -155,15 +160,16 @@ static void unload(struct sds_session *s)
     s->cur_loras = NULL;
 }
 
-/* Loads the three models from their files and checks the set. */
-static int load_models(struct sds_session *s, const char *const so[3], const char *const w[3], char *err,
+/* Loads the three models (four with so[3]: the VAE encoder) from their files and checks the set. */
+static int load_models(struct sds_session *s, const char *const so[4], const char *const w[4], char *err,
                        size_t errcap)
 {
-    struct sdp_model *m[3] = {&s->p.te, &s->p.unet, &s->p.vae};
-    for (int i = 0; i < 3; i++)
+    struct sdp_model *m[4] = {&s->p.te, &s->p.unet, &s->p.vae, &s->p.venc};
+    const int n = so[3] ? 4 : 3;
+    for (int i = 0; i < n; i++)
         if (sdp_model_load(s->ctx, so[i], w[i], m[i], err, errcap)) {
             for (int k = 0; k < i; k++) sdp_model_close(m[k]);
-            for (int k = 0; k < 3; k++) memset(m[k], 0, sizeof *m[k]);
+            for (int k = 0; k < 4; k++) memset(m[k], 0, sizeof *m[k]);
             return SDS_ERROR;
         }
     s->loaded = 1;
@@ -176,12 +182,14 @@ static int load_models(struct sds_session *s, const char *const so[3], const cha
 
 /* Engine: prepares and loads the set (w, h, batch, loras). A failed preparation keeps the loaded set;
  * a failed load leaves none loaded (the next request prepares again). */
-static int engine_load(struct sds_session *s, int w, int h, int batch, int n_loras, const char *const *loras,
-                       const char *const *lora_unet, const char *key, int first, char *err, size_t errcap)
+static int engine_load(struct sds_session *s, int w, int h, int batch, int venc, int n_loras,
+                       const char *const *loras, const char *const *lora_unet, const char *key, int first, char *err,
+                       size_t errcap)
 {
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
-                             .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet};
+                             .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet,
+                             .vae_encoder = venc};
     for (int i = 0; i < n_loras; i++) {
         eo.loras[i] = loras[i];
         eo.lora_unet[i] = lora_unet[i];
@@ -213,8 +221,8 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int n_lor
         s->def_w = er->width;
         s->def_h = er->height;
     }
-    const char *so[3] = {er->program[0], er->program[1], er->program[2]};
-    const char *wp[3] = {er->weights[0], er->weights[1], er->weights[2]};
+    const char *so[4] = {er->program[0], er->program[1], er->program[2], venc ? er->program[3] : NULL};
+    const char *wp[4] = {er->weights[0], er->weights[1], er->weights[2], venc ? er->weights[3] : NULL};
     rc = load_models(s, so, wp, err, errcap);
     if (rc == 0) {
         s->cur_w = s->p.img_w;
@@ -232,9 +240,9 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int n_lor
 
 static int models_dir_open(struct sds_session *s, char *err, size_t errcap)
 {
-    static const char *const names[3] = {"text_encoder", "unet", "vae_decoder"};
-    char so[3][PATH_MAX];
-    for (int i = 0; i < 3; i++) {
+    static const char *const names[4] = {"text_encoder", "unet", "vae_decoder", "vae_encoder"};
+    char so[4][PATH_MAX];
+    for (int i = 0; i < 4; i++) {
         snprintf(so[i], sizeof so[i], "%s/%s.so", s->models_dir, names[i]);
         if (!is_file(so[i])) {
             char o2d[PATH_MAX];
@@ -248,7 +256,8 @@ static int models_dir_open(struct sds_session *s, char *err, size_t errcap)
     if (read_scaling(s->vae_cfg, 0.18215f, &s->scaling, err, errcap) ||
         sdp_tokenizer_load(s->tok_dir, &s->p.tok, err, errcap))
         return SDS_ERROR;
-    const char *sp[3] = {so[0], so[1], so[2]}, *wp[3] = {NULL, NULL, NULL};
+    s->has_venc = is_file(so[3]);
+    const char *sp[4] = {so[0], so[1], so[2], s->has_venc ? so[3] : NULL}, *wp[4] = {NULL, NULL, NULL, NULL};
     int rc = load_models(s, sp, wp, err, errcap);
     if (rc) return rc;
     s->cur_w = s->def_w = s->p.img_w;
@@ -293,9 +302,19 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
         rc = fail(err, errcap, SDS_ERROR, "device: %s", o2r_ctx_last_error(NULL));
         goto bad;
     }
-    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, NULL, NULL, "", 1, err, errcap);
+    s->has_venc = s->engine;
+    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, NULL, NULL, "", 1, err, errcap);
     else rc = models_dir_open(s, err, errcap);
     if (rc) goto bad;
+    { /* A1111's Model and Model hash */
+        const char *src = s->engine ? s->ckpt : s->models_dir, *b = strrchr(src, '/');
+        snprintf(s->model, sizeof s->model, "%s", b && b[1] ? b + 1 : src);
+        size_t l = strlen(s->model);
+        if (l > 12 && !strcmp(s->model + l - 12, ".safetensors")) s->model[l - 12] = 0;
+        char cache[PATH_MAX];
+        const char *cd = s->cache_dir ? s->cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
+        if (!s->engine || !is_file(s->ckpt) || sdp_model_hash(s->ckpt, cd, s->model_hash)) s->model_hash[0] = 0;
+    }
     if ((rc = read_default_kind(s->sched_cfg, &s->default_kind, err, errcap))) goto bad;
     *out = s;
     return 0;
@@ -332,6 +351,9 @@ int sds_get_info(struct sds_session *s, struct sds_info *info)
     info->fixed_size = !s->engine;
     info->size_multiple = s->p.lat_w ? s->p.img_w / s->p.lat_w : 8;
     snprintf(info->default_sampler, sizeof info->default_sampler, "%s", sdp_sched_kind_name(s->default_kind));
+    snprintf(info->model, sizeof info->model, "%s", s->model);
+    snprintf(info->model_hash, sizeof info->model_hash, "%s", s->model_hash);
+    info->has_vae_encoder = s->has_venc;
     pthread_mutex_unlock(&s->mu);
     return 0;
 }
@@ -362,12 +384,63 @@ static void free_tags(struct sde_options *o, int from, const char *prompt, const
     if (prompt != orig) free((char *)prompt);
 }
 
+/* A1111 schedule type names -> the labels sdp_sched_parse reads ("karras" -> "Karras"). */
+static const char *schedule_label(const char *s)
+{
+    static const char *const map[][2] = {
+        {"automatic", "Automatic"}, {"uniform", "Uniform"}, {"karras", "Karras"}, {"exponential", "Exponential"},
+        {"polyexponential", "Polyexponential"}, {"sgm_uniform", "SGM Uniform"}, {"kl_optimal", "KL Optimal"},
+        {"align_your_steps", "Align Your Steps"}, {"simple", "Simple"}, {"normal", "Normal"}, {"ddim", "DDIM"},
+        {"beta", "Beta"}, {"turbo", "Turbo"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(s, map[i][0])) return map[i][1];
+    return s;
+}
+
+/* A1111's sampler aliases ("k_euler_a") -> names. */
+static const char *sampler_label(const char *s)
+{
+    static const char *const map[][2] = {
+        {"k_euler", "Euler"}, {"k_euler_a", "Euler a"}, {"k_euler_ancestral", "Euler a"}, {"k_dpmpp_2m", "DPM++ 2M"},
+        {"k_dpmpp_2m_ka", "DPM++ 2M Karras"}, {"k_dpmpp_2m_sde", "DPM++ 2M SDE"}, {"k_lms", "LMS"},
+        {"k_heun", "Heun"}, {"k_dpm_2", "DPM2"}, {"k_dpm_2_a", "DPM2 a"}, {"k_lcm", "LCM"}, {"plms", "PLMS"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(s, map[i][0])) return map[i][1];
+    return s;
+}
+
+/* kind + overrides of a request's sampler / schedule (NULL: the default kind). */
+static int pick_sampler(const char *sampler, const char *schedule, enum sdp_sched_kind dflt, enum sdp_sched_kind *kind,
+                        struct sdp_sched_overrides *ov, char *err, size_t errcap)
+{
+    *kind = dflt;
+    const char *sn = sampler && *sampler ? sampler_label(sampler) : sdp_sched_kind_name(dflt);
+    const char *sc = schedule && *schedule ? schedule_label(schedule) : NULL;
+    if (!(sampler && *sampler) && !sc) return 0;
+    char e[1536];
+    if (sdp_sched_parse(sn, sc, kind, ov, e, sizeof e)) return fail(err, errcap, SDS_EINVAL, "%s", e);
+    return 0;
+}
+
+int sds_sampler_check(const char *sampler, const char *schedule, char *err, size_t errcap)
+{
+    enum sdp_sched_kind k;
+    struct sdp_sched_overrides ov = {.karras = -1};
+    return pick_sampler(sampler, schedule, SDP_SCHED_EULER, &k, &ov, err, errcap);
+}
+
 int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
                 size_t errcap)
 {
+    return sds_generate(s, r, out, err, errcap);
+}
+
+int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
+                 size_t errcap)
+{
     memset(out, 0, sizeof *out);
     if (err && errcap) err[0] = 0;
-    if (!s || !r) return fail(err, errcap, SDS_EINVAL, "sds_txt2img: no session or request");
+    if (!s || !r) return fail(err, errcap, SDS_EINVAL, "sds_generate: no session or request");
     if (!r->prompt) return fail(err, errcap, SDS_EINVAL, "prompt: missing");
     const int steps = r->steps ? r->steps : 20;
     if (steps < 1 || steps > 1000) return fail(err, errcap, SDS_EINVAL, "steps %d: not in [1, 1000]", r->steps);
@@ -378,14 +451,31 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
     if (r->karras < -1 || r->karras > 1) return fail(err, errcap, SDS_EINVAL, "karras %d: not -1, 0 or 1", r->karras);
     if (r->spacing && strcmp(r->spacing, "linspace") && strcmp(r->spacing, "leading") && strcmp(r->spacing, "trailing"))
         return fail(err, errcap, SDS_EINVAL, "timestep spacing %s: not one of linspace, leading, trailing", r->spacing);
+    const int img2img = r->init_rgb != NULL;
+    const double strength = r->strength > 0 ? r->strength : 0.75;
+    if (r->mask && !img2img) return fail(err, errcap, SDS_EINVAL, "mask: needs an init image (inpainting)");
+    if (img2img) {
+        if (r->init_w < 8 || r->init_h < 8 || r->init_w > 16384 || r->init_h > 16384)
+            return fail(err, errcap, SDS_EINVAL, "init image %dx%d: out of [8, 16384]", r->init_w, r->init_h);
+        if ((r->width && r->width != r->init_w) || (r->height && r->height != r->init_h))
+            return fail(err, errcap, SDS_EINVAL, "width %d, height %d: the init image is %dx%d (it is not resized)",
+                        r->width, r->height, r->init_w, r->init_h);
+        if (!(strength > 0 && strength <= 1))
+            return fail(err, errcap, SDS_EINVAL, "strength %g: not in (0, 1]", strength);
+        if (sdp_img2img_t_start(steps, strength) >= steps)
+            return fail(err, errcap, SDS_EINVAL, "strength %g, steps %d: int(%d * %g) = 0 denoising steps; raise one",
+                        strength, steps, steps, strength);
+        if (!s->has_venc)
+            return fail(err, errcap, SDS_EINVAL, "img2img: no VAE encoder (%s/vae_encoder.so or .o2d)",
+                        s->models_dir ? s->models_dir : "?");
+    }
     const char *negative = r->negative ? r->negative : "";
     pthread_mutex_lock(&s->mu);
-    double t0 = now_s();
     int rc = 0;
     const char *prompt = r->prompt;
     struct sde_options tags = {.ckpt = s->engine ? s->ckpt : NULL};
     struct sdp_scheduler *sched = NULL;
-    float *image = NULL;
+    float *image = NULL, *init = NULL, *mask = NULL;
     /* LoRA tags: removed from the prompt, their files found by stem in lora_dir */
     {
         char e[2048];
@@ -395,21 +485,21 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
             goto done;
         }
     }
-    enum sdp_sched_kind kind = s->default_kind;
-    if (r->sampler && *r->sampler && sdp_sched_kind_from_name(r->sampler, &kind)) {
-        rc = fail(err, errcap, SDS_EINVAL, "sampler %s: not one of %s", r->sampler, sdp_sched_names());
-        goto done;
+    enum sdp_sched_kind kind;
+    struct sdp_sched_overrides ov = {.karras = -1, .spacing = r->spacing};
+    if ((rc = pick_sampler(r->sampler, r->schedule, s->default_kind, &kind, &ov, err, errcap))) goto done;
+    if (r->karras) {
+        ov.karras = r->karras == 1;
+        ov.sigmas = r->karras == 1 ? SDP_SIGMAS_KARRAS : SDP_SIGMAS_DEFAULT;
     }
-    if (r->karras == 1 && kind != SDP_SCHED_EULER && kind != SDP_SCHED_DPMPP_2M) {
-        rc = fail(err, errcap, SDS_EINVAL, "karras: only euler and dpmpp_2m use Karras sigmas (sampler %s)",
-                  sdp_sched_kind_name(kind));
-        goto done;
-    }
+    if (r->spacing) ov.spacing = r->spacing;
     /* the models this request needs */
+    const int want_w = img2img ? r->init_w : r->width, want_h = img2img ? r->init_h : r->height;
     if (s->engine) {
-        int w = r->width ? r->width : s->cur_w ? s->cur_w : s->def_w;
-        int h = r->height ? r->height : s->cur_h ? s->cur_h : s->def_h;
+        int w = want_w ? want_w : s->cur_w ? s->cur_w : s->def_w;
+        int h = want_h ? want_h : s->cur_h ? s->cur_h : s->def_h;
         int batch = r->cfg > 1 ? 2 : 1;
+        int venc = img2img || (s->loaded && s->p.venc.desc != NULL); /* a loaded encoder stays */
         char *key = malloc(LORA_KEY_CAP);
         if (!key) {
             rc = fail(err, errcap, SDS_ERROR, "out of memory");
@@ -420,21 +510,20 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
         for (int i = 0; i < tags.n_loras; i++)
             kl += (size_t)snprintf(key + kl, LORA_KEY_CAP - kl, "%s|%s;", tags.loras[i],
                                    tags.lora_unet[i] ? tags.lora_unet[i] : "");
-        if (!s->loaded || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || strcmp(key, s->cur_loras)) {
+        if (!s->loaded || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || strcmp(key, s->cur_loras) ||
+            (venc && !s->p.venc.desc)) {
             double tl = now_s();
-            rc = engine_load(s, w, h, batch, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
+            rc = engine_load(s, w, h, batch, venc, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
             out->load_seconds = now_s() - tl;
         }
         free(key);
         if (rc) goto done;
-    } else if ((r->width && r->width != s->p.img_w) || (r->height && r->height != s->p.img_h)) {
+    } else if ((want_w && want_w != s->p.img_w) || (want_h && want_h != s->p.img_h)) {
         rc = fail(err, errcap, SDS_EINVAL, "size %dx%d: the compiled models (%s) make %dx%d only",
-                  r->width ? r->width : s->p.img_w, r->height ? r->height : s->p.img_h, s->models_dir, s->p.img_w,
-                  s->p.img_h);
+                  want_w ? want_w : s->p.img_w, want_h ? want_h : s->p.img_h, s->models_dir, s->p.img_w, s->p.img_h);
         goto done;
     }
     /* scheduler, prompt and schedule checked before any model runs */
-    struct sdp_sched_overrides ov = {.karras = r->karras == 0 ? -1 : r->karras == 1, .spacing = r->spacing};
     if (sdp_sched_load(s->sched_cfg, kind, &ov, &sched, err, errcap)) {
         rc = SDS_ERROR;
         goto done;
@@ -457,6 +546,18 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
         }
     }
     const size_t plane = (size_t)s->p.img_h * s->p.img_w;
+    if (img2img) { /* 8-bit value / 255, as the CLI reads --init-image */
+        init = malloc(plane * 3 * sizeof *init);
+        mask = r->mask ? malloc(plane * sizeof *mask) : NULL;
+        if (!init || (r->mask && !mask)) {
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < plane; i++)
+            for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
+        if (mask)
+            for (size_t i = 0; i < plane; i++) mask[i] = r->mask[i] / 255.0f;
+    }
     image = malloc(plane * 3 * sizeof *image);
     unsigned char *rgb = malloc(plane * 3);
     if (!image || !rgb) {
@@ -466,7 +567,8 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
     }
     struct progress_bridge br = {r->progress, r->progress_user};
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
-                             .seed = r->seed, .scaling_factor = s->scaling, .quiet = 1,
+                             .seed = r->seed, .batch = 1, .init_image = init, .strength = img2img ? strength : 0,
+                             .mask = mask, .scaling_factor = s->scaling, .quiet = 1,
                              .progress = r->progress ? progress_cb : NULL, .progress_user = &br,
                              .cancel = r->cancel};
     struct sdp_timings tm;
@@ -486,18 +588,23 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
                 rgb[(y * s->p.img_w + x) * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
             }
     snprintf(out->sampler, sizeof out->sampler, "%s%s", sdp_sched_kind_name(kind), sched->karras ? " karras" : "");
-    size_t pcap = strlen(r->prompt) + strlen(negative) + strlen(s->sched_cfg) + 512;
+    const char *a_s, *a_sc;
+    sdp_sched_a1111_name(sched, &a_s, &a_sc);
+    snprintf(out->a1111_sampler, sizeof out->a1111_sampler, "%s", a_s);
+    snprintf(out->a1111_schedule, sizeof out->a1111_schedule, "%s", a_sc);
+    size_t pcap = strlen(r->prompt) * 2 + strlen(negative) * 2 + 1024;
     out->parameters = malloc(pcap);
     if (!out->parameters) {
         free(rgb);
         rc = fail(err, errcap, SDS_ERROR, "out of memory");
         goto done;
     }
-    snprintf(out->parameters, pcap,
-             "%s\nNegative prompt: %s\nSteps: %d, Sampler: %s%s%s, CFG scale: %g, Seed: %llu, Size: %dx%d, "
-             "Scheduler config: %s, Generator: onnx2cl-sd %s",
-             r->prompt, negative, steps, out->sampler, r->spacing ? " " : "", r->spacing ? r->spacing : "", r->cfg,
-             (unsigned long long)r->seed, s->p.img_w, s->p.img_h, s->sched_cfg, ONNX2CL_VERSION);
+    struct sdp_infotext it = {.prompt = r->prompt, .negative = negative, .steps = steps, .sampler = a_s,
+                              .karras = !strcmp(a_sc, "Karras"), .cfg = r->cfg, .seed = r->seed, .width = s->p.img_w,
+                              .height = s->p.img_h, .model_hash = s->model_hash, .model = s->model,
+                              .strength = img2img ? strength : -1, .inpaint = r->mask != NULL,
+                              .version = "onnx2cl-sd " ONNX2CL_VERSION};
+    sdp_infotext(&it, out->parameters, pcap);
     out->width = s->p.img_w;
     out->height = s->p.img_h;
     out->chw = image;
@@ -505,8 +612,9 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
     out->seconds = now_s() - tg;
     image = NULL;
 done:
-    (void)t0;
     free(image);
+    free(init);
+    free(mask);
     sdp_sched_free(sched);
     free_tags(&tags, 0, prompt, r->prompt);
     pthread_mutex_unlock(&s->mu);
@@ -590,11 +698,14 @@ int sds_png_encode(const unsigned char *rgb, int w, int h, const char *const *ke
     png_set_write_fn(png, &b, mem_write, mem_flush);
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    for (int i = 0; i < n_text; i++) {
-        text[i].compression = PNG_TEXT_COMPRESSION_NONE;
+    for (int i = 0; i < n_text; i++) { /* tEXt is Latin-1: UTF-8 text goes in iTXt, as PIL writes A1111's */
+        int ascii = 1;
+        for (const unsigned char *c = (const unsigned char *)values[i]; *c; c++) ascii &= *c < 0x80;
+        text[i].compression = ascii ? PNG_TEXT_COMPRESSION_NONE : PNG_ITXT_COMPRESSION_NONE;
         text[i].key = (png_charp)keys[i];
         text[i].text = (png_charp)values[i];
-        text[i].text_length = strlen(values[i]);
+        if (ascii) text[i].text_length = strlen(values[i]);
+        else text[i].itxt_length = strlen(values[i]);
     }
     if (n_text > 0) png_set_text(png, info, text, n_text);
     png_write_info(png, info);
@@ -665,6 +776,38 @@ int sds_png_text(const unsigned char *data, size_t len, char **keys, char **valu
     }
     *n_text = got;
     png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+}
+
+int sds_png_decode(const unsigned char *png, size_t len, int want_gray, unsigned char **pix, int *w, int *h,
+                   char *err, size_t errcap)
+{
+    *pix = NULL;
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    if (len < 8 || png_sig_cmp((png_const_bytep)png, 0, 8))
+        return fail(err, errcap, SDS_EINVAL, "not a PNG (no PNG signature)");
+    if (!png_image_begin_read_from_memory(&im, png, len))
+        return fail(err, errcap, SDS_EINVAL, "unreadable PNG: %s", im.message);
+    if (im.width < 1 || im.height < 1 || im.width > 16384 || im.height > 16384) {
+        png_image_free(&im);
+        return fail(err, errcap, SDS_EINVAL, "PNG of %ux%u: out of [1, 16384]", im.width, im.height);
+    }
+    im.format = want_gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+    unsigned char *buf = calloc(1, PNG_IMAGE_SIZE(im)); /* alpha is composed onto black */
+    if (!buf) {
+        png_image_free(&im);
+        return fail(err, errcap, SDS_ERROR, "out of memory");
+    }
+    if (!png_image_finish_read(&im, NULL, buf, 0, NULL)) {
+        free(buf);
+        png_image_free(&im);
+        return fail(err, errcap, SDS_EINVAL, "unreadable PNG: %s", im.message);
+    }
+    *pix = buf;
+    *w = (int)im.width;
+    *h = (int)im.height;
     return 0;
 }
 

@@ -99,6 +99,9 @@ struct sds_info {
     int fixed_size;          /* 1: compiled models (models_dir): only width x height */
     int size_multiple;       /* width and height must be multiples of this (the VAE factor, 8) */
     char default_sampler[32];/* the checkpoint's scheduler_config _class_name as a sampler name */
+    char model[256];         /* the checkpoint's file or folder name without .safetensors (A1111's Model) */
+    char model_hash[11];     /* A1111's short hash of a single-file checkpoint (SHA-256, 10 hex), or "" */
+    int has_vae_encoder;     /* img2img possible (checkpoint: always; models_dir: DIR/vae_encoder.so|.o2d) */
 };
 /* Fills *info. Returns SDS_OK. */
 int sds_get_info(struct sds_session *s, struct sds_info *info);
@@ -124,11 +127,21 @@ struct sds_request {
     int steps;                 /* denoising steps, >= 1 (0: 20) */
     double cfg;                /* guidance scale; <= 1 turns guidance off (one UNet run per step) */
     uint64_t seed;             /* torch.Generator().manual_seed(seed) noise, as diffusers */
-    const char *sampler;       /* scheduler name as sdp_sched_names() lists them ("euler", "euler_a",
-                                  "dpmpp_2m", "ddim", "lcm"), or NULL: the checkpoint's own class */
-    int karras;                /* Karras sigmas (euler, dpmpp_2m): 0 the config's, 1 on, -1 off */
+    const char *sampler;       /* NULL (the checkpoint's scheduler_config class), one of sdp_sched_names()
+                                  ("euler", "euler_a", "dpmpp_2m", ...), or an A1111 sampler name ("Euler a",
+                                  "DPM++ 2M", "DPM++ 2M Karras", "UniPC", ...: sds_sampler_check) */
+    const char *schedule;      /* NULL, or A1111 1.9+'s schedule type, by name or label ("automatic",
+                                  "Karras", "exponential", "SGM Uniform", ...) */
+    int karras;                /* Karras sigmas: 0 as sampler/schedule/config say, 1 on, -1 off */
     const char *spacing;       /* timestep_spacing override ("linspace", "leading", "trailing") or NULL */
-    int width, height;         /* pixels (0: the session's current size) */
+    int width, height;         /* pixels (0: the session's current size; with init_rgb: its size) */
+    const unsigned char *init_rgb; /* NULL (txt2img), or img2img's start image: 8-bit RGB [init_h, init_w, 3]
+                                  (its size is the output size; a given width/height must equal it) */
+    int init_w, init_h;        /* init_rgb's size in pixels */
+    double strength;           /* img2img denoising strength in (0, 1] (0: 0.75); int(steps * strength)
+                                  steps run, at least 1 */
+    const unsigned char *mask; /* NULL, or inpainting's mask: 8-bit gray [init_h, init_w], >= 128 repaints
+                                  (needs init_rgb and an inpainting checkpoint) */
     sds_progress_fn progress;  /* NULL, or called after every step */
     void *progress_user;       /* passed to progress */
     const volatile int *cancel;/* NULL, or a flag another thread sets non-zero to cancel */
@@ -139,26 +152,39 @@ struct sds_image {
     int width, height;     /* pixels */
     float *chw;            /* [3, height, width] float32 in [0, 1] (the VAE output / 2 + 0.5, clamped) */
     unsigned char *rgb;    /* [height, width, 3] 8-bit RGB: chw * 255 rounded half to even, as the CLI's PNG */
-    char *parameters;      /* the generation parameters as text (the CLI's PNG "parameters" chunk) */
+    char *parameters;      /* A1111's infotext of the generation (the CLI's PNG "parameters" chunk:
+                              prompt as given, Steps, Sampler, Schedule type, CFG scale, Seed, Size, Model
+                              hash, Model, Denoising strength, Version) */
     char sampler[32];      /* the sampler that ran (sdp_sched_names() spelling, " karras" appended when on) */
+    char a1111_sampler[32];/* the same as A1111 names it ("Euler a", "DPM++ 2M", ...) */
+    char a1111_schedule[32];/* A1111's schedule type ("Automatic", "Karras", "Exponential", ...) */
     int n_tokens;          /* the prompt's token count with BOS/EOS (> 77: truncated, as diffusers) */
     double seconds;        /* generation time (no model loading) */
     double load_seconds;   /* time spent re-preparing / reloading models for this request (0: none) */
 };
 
-/* Runs txt2img on the session (waits for a generation already running on it). On SDS_OK *out
- * holds the image (free with sds_image_free); on an error *out is zeroed. Returns SDS_EINVAL for
- * the request (empty prompt, steps out of [1, 1000], a size the models cannot do, an unknown
- * sampler, a malformed LoRA tag or an unknown LoRA name, LoRA tags on compiled models), SDS_CANCELLED
- * when cancelled, SDS_ERROR otherwise; always with a message. */
+/* Runs txt2img, or img2img when r->init_rgb is set (inpainting with r->mask), on the session (waits
+ * for a generation already running on it). On SDS_OK *out holds the image (free with
+ * sds_image_free); on an error *out is zeroed. Returns SDS_EINVAL for the request (no prompt, steps
+ * out of [1, 1000], a size the models cannot do, an unknown sampler or schedule type, a strength
+ * that runs no step, a malformed LoRA tag or an unknown LoRA name, LoRA tags on compiled models, no
+ * VAE encoder for img2img), SDS_CANCELLED when cancelled, SDS_ERROR otherwise; always with a
+ * message. */
+int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
+                 size_t errcap);
+/* sds_generate under its older name (txt2img when r->init_rgb is NULL). */
 int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
                 size_t errcap);
+
+/* Checks a sampler / schedule type pair as sds_generate reads them (NULL or "": the default),
+ * without a session. Returns SDS_OK, or SDS_EINVAL with a message listing the accepted names. */
+int sds_sampler_check(const char *sampler, const char *schedule, char *err, size_t errcap);
 
 /* Frees what sds_txt2img put in *im (and zeroes it). NULL is a no-op. */
 void sds_image_free(struct sds_image *im);
 
-/* Encodes an 8-bit RGB image ([h, w, 3]) as a PNG in memory with n_text tEXt chunks keys[i] =
- * values[i] (Latin-1 keys of 1-79 bytes). *png receives a malloc'd buffer of *len bytes (free()).
+/* Encodes an 8-bit RGB image ([h, w, 3]) as a PNG in memory with n_text text chunks keys[i] =
+ * values[i] (keys: Latin-1, 1-79 bytes; values: tEXt when ASCII, else iTXt holding UTF-8). *png receives a malloc'd buffer of *len bytes (free()).
  * Returns SDS_OK, or SDS_ERROR with a message. */
 int sds_png_encode(const unsigned char *rgb, int w, int h, const char *const *keys, const char *const *values,
                    int n_text, unsigned char **png, size_t *len, char *err, size_t errcap);
@@ -169,6 +195,12 @@ int sds_png_encode(const unsigned char *rgb, int w, int h, const char *const *ke
  * not a PNG. */
 int sds_png_text(const unsigned char *png, size_t len, char **keys, char **values, int cap, int *n_text, int *w,
                  int *h, char *err, size_t errcap);
+
+/* Decodes a PNG in memory (any PNG mode; alpha dropped, gray expanded) into malloc'd 8-bit RGB
+ * [h, w, 3] (gray: [h, w] when want_gray). Returns SDS_OK, or SDS_EINVAL with a message for data that
+ * is not a readable PNG or is larger than 16384 x 16384. */
+int sds_png_decode(const unsigned char *png, size_t len, int want_gray, unsigned char **pix, int *w, int *h,
+                   char *err, size_t errcap);
 
 /* A cheap preview of latents ([4, lat_h, lat_w] float32, SD 1.x/2.x) as 8-bit RGB [lat_h, lat_w, 3]:
  * the linear latent -> RGB map A1111 calls "Approx cheap" (x * 0.5 + 0.5, clamped). rgb holds

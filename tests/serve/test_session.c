@@ -10,7 +10,9 @@
  *   4. another thread sets the cancel flag while a 200-step run goes: SDS_CANCELLED before the end;
  *   5. a request for guidance off (cfg 1: UNet batch 1) reloads, the next cfg 7.5 request reloads back;
  *   6. sds_png_encode / sds_png_text round-trip the parameters chunk; sds_preview_rgb.
- * Usage: test_session CHECKPOINT CACHE_DIR CLI_PNG PROMPT
+ *   7. A1111 sampler names / schedule types; img2img (strength 0.6) from the CLI's PNG == the CLI's
+ *      --init-image PNG (argv[5]) byte for byte; strengths that run no step and resizes refused.
+ * Usage: test_session CHECKPOINT CACHE_DIR CLI_PNG PROMPT [CLI_IMG2IMG_PNG]
  */
 #include "sd_session.h"
 
@@ -86,8 +88,8 @@ static void *cancel_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: test_session CHECKPOINT CACHE_DIR CLI_PNG PROMPT\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: test_session CHECKPOINT CACHE_DIR CLI_PNG PROMPT [CLI_IMG2IMG_PNG]\n");
         return 2;
     }
     const char *ckpt = argv[1], *cache = argv[2], *cli_png = argv[3], *prompt = argv[4];
@@ -150,8 +152,54 @@ int main(int argc, char **argv)
                im[0].seconds);
         free(cli);
     }
-    CHECK(strstr(im[0].parameters, "Steps: 4, Sampler: euler, CFG scale: 7.5, Seed: 42, Size: 32x32") != NULL,
+    CHECK(strstr(im[0].parameters, "\nSteps: 4, Sampler: Euler, CFG scale: 7.5, Seed: 42, Size: 32x32, Model hash: ") &&
+              strstr(im[0].parameters, ", Model: tiny_sd15, Version: onnx2cl-sd ") && !strcmp(im[0].a1111_sampler, "Euler"),
           "parameters: %s", im[0].parameters);
+    /* A1111 sampler names and schedule types (sdp_sched_parse) */
+    r = rq;
+    r.sampler = "DPM++ SDE";
+    CHECK(sds_txt2img(s, &r, &im[2], err, sizeof err) == SDS_EINVAL && strstr(err, "not supported"), "DPM++ SDE: %s", err);
+    r.sampler = "Euler a";
+    r.schedule = "karras";
+    CHECK(sds_txt2img(s, &r, &im[2], err, sizeof err) == SDS_EINVAL && strstr(err, "Karras"), "Euler a + karras: %s", err);
+    CHECK(sds_sampler_check("DPM++ 2M", "Karras", err, sizeof err) == 0 && sds_sampler_check("k_euler_a", NULL, err, sizeof err) == 0 &&
+              sds_sampler_check("Nope", NULL, err, sizeof err) == SDS_EINVAL && strstr(err, "Nope"),
+          "sds_sampler_check: %s", err);
+    r.sampler = "DPM++ 2M";
+    r.schedule = "karras";
+    rc = sds_txt2img(s, &r, &im[2], err, sizeof err);
+    CHECK(rc == 0 && !strcmp(im[2].a1111_sampler, "DPM++ 2M") && !strcmp(im[2].a1111_schedule, "Karras") &&
+              strstr(im[2].parameters, "Sampler: DPM++ 2M, Schedule type: Karras,"),
+          "DPM++ 2M Karras: rc %d %s %s", rc, err, im[2].parameters ? im[2].parameters : "");
+    sds_image_free(&im[2]);
+    /* img2img from the CLI's image == the CLI's img2img (argv[5]) */
+    if (argc > 5) {
+        int iw, ih;
+        unsigned char *init = read_png_rgb(cli_png, &iw, &ih), *ref2 = read_png_rgb(argv[5], &cw, &ch);
+        r = rq;
+        r.init_rgb = init;
+        r.init_w = iw;
+        r.init_h = ih;
+        r.strength = 0.6;
+        r.steps = 10;
+        rc = sds_generate(s, &r, &im[2], err, sizeof err);
+        CHECK(rc == 0 && init && ref2, "img2img: rc %d %s", rc, err);
+        if (rc == 0 && init && ref2) {
+            size_t d = 0;
+            for (size_t i = 0; i < nb; i++) d += ref2[i] != im[2].rgb[i];
+            CHECK(d == 0, "img2img differs from the CLI's in %zu of %zu bytes", d, nb);
+            CHECK(strstr(im[2].parameters, "Denoising strength: 0.6") != NULL, "img2img infotext %s", im[2].parameters);
+            printf("img2img (strength 0.6, 10 steps) == the CLI's --init-image PNG byte for byte\n");
+        }
+        sds_image_free(&im[2]);
+        r.strength = 0.01;
+        CHECK(sds_generate(s, &r, &im[2], err, sizeof err) == SDS_EINVAL && strstr(err, "0 denoising steps"), "strength 0.01: %s", err);
+        r.strength = 0.6;
+        r.width = 64;
+        CHECK(sds_generate(s, &r, &im[2], err, sizeof err) == SDS_EINVAL && strstr(err, "not resized"), "img2img width: %s", err);
+        free(init);
+        free(ref2);
+    }
     /* 3. cancel through the flag from the progress callback, then a further generation */
     struct watch w = {.ordered = 1, .cancel_at = 3};
     r = rq;
