@@ -6,10 +6,10 @@
  * lookups are hash tables (open addressing), merges O(n^2) in the piece length at worst.
  */
 #include "clip_tokenizer.h"
-#include "json.h"
 #include "../runtime/platform.h"
 #include "unicode_tables.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ struct pair_map {
 };
 
 struct sdp_tokenizer {
-    struct sdp_json *vocab_doc; /* keeps the vocab key strings alive */
+    cJSON *vocab_doc;           /* keeps the vocab key strings alive */
     struct str_map vocab;       /* symbol -> id */
     struct pair_map merges;     /* pair -> rank/merged id */
     int32_t byte_id[256];       /* id of the byte's symbol */
@@ -304,14 +304,92 @@ static uint32_t byte_char(unsigned b)
     return 256 + n;
 }
 
+/* Code point cp (<= 0x10FFFF) as UTF-8 into o (4 bytes of room); returns the byte count. */
+static size_t utf8_put(uint32_t cp, char *o)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 63));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 63));
+        o[2] = (char)(0x80 | (cp & 63));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 63));
+    o[2] = (char)(0x80 | ((cp >> 6) & 63));
+    o[3] = (char)(0x80 | (cp & 63));
+    return 4;
+}
+
 /* ---- loading -------------------------------------------------------------------------------- */
 
-static const char *json_token_string(const struct sdp_json *v)
+/* Reads and parses the JSON file at path with cJSON. Regular files only (a FIFO without a writer is
+ * refused, never waited on). Errors as "PATH: cannot read: ...", "PATH: not a regular file", or
+ * "PATH:LINE:COL: unterminated string / unexpected end of input / syntax error" (cJSON's error
+ * position, 1-based line and column). */
+static cJSON *json_file(const char *path, char *err, size_t errcap)
 {
-    if (v && v->type == SDP_JSON_STRING) return v->str;
-    if (v && v->type == SDP_JSON_OBJECT) {
-        const struct sdp_json *c = sdp_json_get(v, "content");
-        if (c && c->type == SDP_JSON_STRING) return c->str;
+    int odd;
+    FILE *f = o2r_fopen_regular(path, &odd);
+    if (!f) {
+        snprintf(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ", odd ? "" : strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (!buf || rerr) {
+        snprintf(err, errcap, "%s: %s", path, buf ? "read error" : "out of memory");
+        free(buf);
+        return NULL;
+    }
+    cJSON *j = cJSON_ParseWithLength(buf, n);
+    if (!j) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = at && at >= buf && at <= buf + n ? (size_t)(at - buf) : n;
+        size_t line = 1, col = 1;
+        int in_str = 0;
+        for (size_t i = 0; i < off; i++) {
+            if (buf[i] == '\n') line++, col = 1;
+            else col++;
+            if (in_str && buf[i] == '\\') i++, col++;
+            else if (buf[i] == '"') in_str = !in_str;
+        }
+        const char *what = "syntax error";
+        if (off >= n) what = in_str ? "unterminated string" : "unexpected end of input";
+        else if (in_str) {
+            size_t k = off;
+            while (k < n && buf[k] != '"') k += buf[k] == '\\' ? 2 : 1;
+            if (k >= n) what = "unterminated string";
+        }
+        snprintf(err, errcap, "%s:%zu:%zu: %s", path, line, col, what);
+    }
+    free(buf);
+    return j;
+}
+
+static const char *json_token_string(const cJSON *v)
+{
+    if (cJSON_IsString(v)) return v->valuestring;
+    if (cJSON_IsObject(v)) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(v, "content");
+        if (cJSON_IsString(c)) return c->valuestring;
     }
     return NULL;
 }
@@ -329,17 +407,17 @@ static int read_pad_token(const char *dir, char *pad, size_t cap, char *err, siz
         FILE *f = o2r_fopen_regular(path, &odd);
         if (!f && !odd) continue; /* absent: optional; not regular: refused by the parse */
         if (f) fclose(f);
-        struct sdp_json *j = sdp_json_parse_file(path, err, errcap);
+        cJSON *j = json_file(path, err, errcap);
         if (!j) return -1;
-        const struct sdp_json *p = sdp_json_get(j, "pad_token");
+        const cJSON *p = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "pad_token") : NULL;
         const char *s = json_token_string(p);
-        if (p && p->type != SDP_JSON_NULL && !s) {
+        if (p && !cJSON_IsNull(p) && !s) {
             snprintf(err, errcap, "%s: pad_token is neither a string nor {\"content\": string}", path);
-            sdp_json_free(j);
+            cJSON_Delete(j);
             return -1;
         }
         if (s) snprintf(pad, cap, "%s", s);
-        sdp_json_free(j);
+        cJSON_Delete(j);
         if (s) return 0;
     }
     return 0;
@@ -349,36 +427,35 @@ static int load_vocab(struct sdp_tokenizer *t, const char *dir, char *err, size_
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/vocab.json", dir);
-    t->vocab_doc = sdp_json_parse_file(path, err, errcap);
+    t->vocab_doc = json_file(path, err, errcap);
     if (!t->vocab_doc) return -1;
-    const struct sdp_json *v = t->vocab_doc;
-    if (v->type != SDP_JSON_OBJECT || v->n == 0) {
+    const cJSON *v = t->vocab_doc;
+    const int nv = cJSON_GetArraySize(v);
+    if (!cJSON_IsObject(v) || nv == 0) {
         snprintf(err, errcap, "%s: expected a non-empty object {symbol: id}", path);
         return -1;
     }
-    if (str_map_init(&t->vocab, v->n)) {
+    if (str_map_init(&t->vocab, (size_t)nv)) {
         snprintf(err, errcap, "%s: out of memory", path);
         return -1;
     }
     t->vocab_size = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const struct sdp_json *id = v->items[i];
-        if (id->type != SDP_JSON_NUMBER || id->num < 0 || id->num > 1e8 ||
-            id->num != (double)(int32_t)id->num) {
-            snprintf(err, errcap, "%s: entry \"%s\": id is not a non-negative integer", path,
-                     v->keys[i]);
+    for (const cJSON *id = v->child; id; id = id->next) {
+        const double num = id->valuedouble;
+        if (!cJSON_IsNumber(id) || num < 0 || num > 1e8 || num != (double)(int32_t)num) {
+            snprintf(err, errcap, "%s: entry \"%s\": id is not a non-negative integer", path, id->string);
             return -1;
         }
-        size_t n = strlen(v->keys[i]);
-        uint32_t s = str_map_slot(&t->vocab, v->keys[i], n);
+        size_t n = strlen(id->string);
+        uint32_t s = str_map_slot(&t->vocab, id->string, n);
         if (t->vocab.keys[s]) {
-            snprintf(err, errcap, "%s: symbol \"%s\" listed twice", path, v->keys[i]);
+            snprintf(err, errcap, "%s: symbol \"%s\" listed twice", path, id->string);
             return -1;
         }
-        t->vocab.keys[s] = v->keys[i];
+        t->vocab.keys[s] = id->string;
         t->vocab.lens[s] = (uint32_t)n;
-        t->vocab.vals[s] = (int32_t)id->num;
-        if ((int32_t)id->num + 1 > t->vocab_size) t->vocab_size = (int32_t)id->num + 1;
+        t->vocab.vals[s] = (int32_t)num;
+        if ((int32_t)num + 1 > t->vocab_size) t->vocab_size = (int32_t)num + 1;
     }
     return 0;
 }
@@ -489,7 +566,7 @@ int sdp_tokenizer_load(const char *dir, struct sdp_tokenizer **out, char *err, s
     }
     for (unsigned b = 0; b < 256; b++) {
         char s[16];
-        size_t n = sdp_utf8_put(byte_char(b), s);
+        size_t n = utf8_put(byte_char(b), s);
         t->byte_id[b] = str_map_get(&t->vocab, s, n);
         memcpy(s + n, "</w>", 4);
         t->byte_id_eow[b] = str_map_get(&t->vocab, s, n + 4);
@@ -506,7 +583,7 @@ void sdp_tokenizer_free(struct sdp_tokenizer *t)
     if (!t) return;
     str_map_free(&t->vocab);
     pair_map_free(&t->merges);
-    sdp_json_free(t->vocab_doc);
+    cJSON_Delete(t->vocab_doc);
     free(t);
 }
 
@@ -602,7 +679,7 @@ static int encode_span(const struct sdp_tokenizer *t, const uint32_t *cps, size_
             size_t cut[4] = {i, i + 2, i + (size_t)lit - 2, i + (size_t)lit};
             for (int q = 0; q < 3; q++) {
                 size_t nb = 0;
-                for (size_t x = cut[q]; x < cut[q + 1]; x++) nb += sdp_utf8_put(b[x], (char *)bytes + nb);
+                for (size_t x = cut[q]; x < cut[q + 1]; x++) nb += utf8_put(b[x], (char *)bytes + nb);
                 if (bpe_piece(t, bytes, nb, sym, out)) goto done;
             }
             i += (size_t)lit;
@@ -624,7 +701,7 @@ static int encode_span(const struct sdp_tokenizer *t, const uint32_t *cps, size_
         } else
             for (j = i + 1; j < k && !is_space(b[j]) && !is_letter(b[j]) && !is_number(b[j]); j++) {}
         size_t nb = 0;
-        for (size_t q = i; q < j; q++) nb += sdp_utf8_put(b[q], (char *)bytes + nb);
+        for (size_t q = i; q < j; q++) nb += utf8_put(b[q], (char *)bytes + nb);
         if (bpe_piece(t, bytes, nb, sym, out)) goto done;
         i = j;
     }
