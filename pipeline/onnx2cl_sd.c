@@ -82,7 +82,9 @@ static void usage(FILE *f)
         "                          --width/--height the image's size is the output size)\n"
         "  --strength S            denoising strength in (0, 1] (default 0.75); int(steps*S) steps run\n"
         "  --mask F.png            inpainting mask, 8-bit gray or RGB (to gray as PIL's convert(\"L\")),\n"
-        "                          the init image's size: white (>= 128) is repainted, black kept; no blur\n"
+        "                          the init image's size: white (>= 128) is repainted, black kept\n"
+        "  --mask-blur R           blur the mask first as diffusers' mask_processor.blur(mask, R) (PIL's\n"
+        "                          GaussianBlur, bit for bit; default 0: none; A1111's \"Mask blur\")\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
         "  --scheduler NAME        %s,\n"
         "                          or A1111's sampler name (\"Euler a\", \"DPM++ 2M\", \"DPM++ 2M Karras\", ...)\n"
@@ -248,7 +250,7 @@ static int cli_main(int argc, char **argv)
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
-    double strength = -1;
+    double strength = -1, mask_blur = 0;
     int batch = 1, batch_count = 1, random_seed = 0;
     struct sde_options eo = {0};
     const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
@@ -308,6 +310,7 @@ static int cli_main(int argc, char **argv)
         }
         else if (!strcmp(a, "--init-image")) init_path = NEXT();
         else if (!strcmp(a, "--mask")) mask_path = NEXT();
+        else if (!strcmp(a, "--mask-blur")) mask_blur = parse_num(a, NEXT(), 0, 1000);
         else if (!strcmp(a, "--vae-encoder")) venc_so = NEXT();
         else if (!strcmp(a, "--strength")) {
             const char *v = NEXT();
@@ -362,6 +365,7 @@ static int cli_main(int argc, char **argv)
     /* img2img / inpainting inputs: read and checked before any work */
     if (mask_path && !init_path) die(2, "--mask %s: needs --init-image (the image to inpaint)", mask_path);
     if (strength >= 0 && !init_path) die(2, "--strength: needs --init-image (img2img or inpainting)");
+    if (mask_blur > 0 && !mask_path) die(2, "--mask-blur: needs --mask");
     if (strength < 0) strength = 0.75; /* A1111's default denoising strength */
     unsigned char *init_pix = NULL, *mask_pix = NULL;
     int init_w = 0, init_h = 0;
@@ -396,6 +400,7 @@ static int cli_main(int argc, char **argv)
                 mh, init_path, init_w, init_h);
         size_t np = (size_t)mw * mh, white = 0;
         if (!(mask_img = malloc(np * sizeof *mask_img))) die(1, "out of memory");
+        if (sdp_gaussian_blur_u8(mask_pix, mw, mh, ch, (float)mask_blur)) die(1, "out of memory");
         for (size_t k = 0; k < np; k++) {
             unsigned L = ch == 1 ? mask_pix[k] /* PIL convert("L"): ITU-R 601-2 luma, integer rounding */
                                  : (mask_pix[3 * k] * 19595u + mask_pix[3 * k + 1] * 38470u + mask_pix[3 * k + 2] * 7471u +
@@ -403,9 +408,12 @@ static int cli_main(int argc, char **argv)
             mask_img[k] = (float)L / 255.0f;
             white += mask_img[k] >= 0.5f;
         }
-        if (white == 0) die(2, "--mask %s: all black (no pixel >= 128): nothing would be repainted", mask_path);
+        if (white == 0)
+            die(2, "--mask %s: all black (no pixel >= 128%s): nothing would be repainted", mask_path,
+                mask_blur > 0 ? " after --mask-blur" : "");
         if (white == np)
-            die(2, "--mask %s: all white: every pixel would be repainted (use --init-image without --mask)", mask_path);
+            die(2, "--mask %s: all white%s: every pixel would be repainted (use --init-image without --mask)",
+                mask_path, mask_blur > 0 ? " after --mask-blur" : "");
     }
     free(init_pix);
     free(mask_pix);
@@ -657,6 +665,7 @@ static int cli_main(int argc, char **argv)
                                        .cfg = cfg, .seed = seed + (uint64_t)k, .width = p.img_w, .height = p.img_h,
                                        .model_hash = model_hash, .model = model_name,
                                        .strength = init_path ? strength : -1, .inpaint = mask_path != NULL,
+                                       .mask_blur = mask_blur,
                                        .extra = latents_path ? "Latents: from file" : NULL,
                                        .version = "onnx2cl-sd " ONNX2CL_VERSION};
             sdp_infotext(&itx, params, sizeof params);

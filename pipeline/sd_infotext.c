@@ -62,7 +62,10 @@ void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
         snprintf(v, sizeof v, "%g", it->strength);
         o = put_kv(buf, cap, o, "Denoising strength", v);
     }
-    if (it->inpaint) o = put_kv(buf, cap, o, "Mask blur", "0");
+    if (it->inpaint) {
+        snprintf(v, sizeof v, "%g", it->mask_blur);
+        o = put_kv(buf, cap, o, "Mask blur", v);
+    }
     if (it->extra && it->extra[0]) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, ", %s", it->extra);
     o = put_kv(buf, cap, o, "Version", it->version);
     if (o >= cap) buf[cap - 1] = 0;

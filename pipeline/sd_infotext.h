@@ -30,7 +30,8 @@ struct sdp_infotext {
     const char *model_hash;     /* 10 hex or NULL/"" */
     const char *model;          /* name or NULL/"" */
     double strength;            /* < 0: txt2img */
-    int inpaint;                /* Mask blur: 0 */
+    int inpaint;                /* Mask blur: <mask_blur> */
+    double mask_blur;           /* inpainting's --mask-blur radius */
     const char *extra;          /* NULL, or more "Key: value" pairs appended before Version */
     const char *version;        /* "onnx2cl-sd X" */
 };

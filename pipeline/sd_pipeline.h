@@ -155,6 +155,12 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
  * strength is too small for the steps), from model evaluation t_start * sdp_sched_order(). */
 int sdp_img2img_t_start(int steps, double strength);
 
+/* Pillow's ImageFilter.GaussianBlur(radius) in place on an 8-bit image of w x h pixels with ch
+ * interleaved channels (each channel alone), bit for bit (mask_blur.c): diffusers'
+ * VaeImageProcessor.blur(mask, blur_factor=radius). radius <= 0: unchanged. Returns 0, or -1 when
+ * out of memory. */
+int sdp_gaussian_blur_u8(unsigned char *pix, int w, int h, int ch, float radius);
+
 /* Reads an 8-bit PNG (libpng, png_read.c) into *pix (malloc'd, h*w*channels bytes, rows top to
  * bottom) with its channels: 1 (8-bit gray) or 3 (8-bit RGB). Other modes (RGBA, gray+alpha,
  * 16-bit, palette, 1/2/4-bit gray) are refused naming the mode; so is a file that is not a PNG or

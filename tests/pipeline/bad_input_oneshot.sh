@@ -65,6 +65,8 @@ expect mask_alone 2 "mask $im/mask_rect.png: needs --init-image" -- -m "$tiny" -
 expect mask_size 2 "mask $im/bad_size48.png: 48x48, but --init-image" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/bad_size48.png"
 expect mask_black 2 "all black" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_black.png"
 expect mask_white 2 "all white" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_white.png"
+expect mask_blurred_away 2 "all black (no pixel >= 128 after --mask-blur)" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_circle.png" --mask-blur 10
+expect blur_alone 2 "mask-blur: needs --mask" -- -m "$tiny" --mask-blur 4
 expect mask_rgba 2 "mask $im/bad_rgba.png: PNG mode RGBA" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/bad_rgba.png"
 expect batch_zero 2 "batch-size 0: expected" -- -m "$tiny" --batch-size 0
 expect batch_frac 2 "batch-size 1.5: expected an integer" -- -m "$tiny" --batch-size 1.5

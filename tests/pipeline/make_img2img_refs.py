@@ -65,6 +65,11 @@ CASES = [
     ("i2i_b2_dpmpp_2m_sde_075_4", "img2img", "dpmpp_2m_sde", 4, 7.5, 2, 0.75, None),
     ("i2i_heun_06_5", "img2img", "heun", 5, 7.5, 1, 0.6, None),
     ("inp_dpm2_a_rect_075_4", "inpaint", "dpm2_a", 4, 7.5, 1, 0.75, "rect"),
+    # --mask-blur R = mask_processor.blur(mask, R) (PIL GaussianBlur) before the pipeline (radii
+    # chosen so that the latent mask changes: 4 and 1 of its 16 pixels; 9-channel: the masked image)
+    ("inp_blur6_circle_euler_075_4", "inpaint", "euler", 4, 7.5, 1, 0.75, "circle:6"),
+    ("inp_blur3_rect_euler_a_1_4", "inpaint", "euler_a", 4, 7.5, 1, 1.0, "rect:3"),
+    ("inp9_blur2_odd_ddim_075_5", "inpaint9", "ddim", 5, 7.5, 1, 0.75, "odd:2.5"),
     ("inp_rect_euler_1_4", "inpaint", "euler", 4, 7.5, 1, 1.0, "rect"),
     ("inp_circle_euler_a_075_4", "inpaint", "euler_a", 4, 7.5, 1, 0.75, "circle"),
     ("inp_half_ddim_05_10", "inpaint", "ddim", 10, 7.5, 1, 0.5, "half"),
@@ -147,8 +152,13 @@ def main():
             kw.update(image=init, strength=strength)
             flags += f" --init-image init.png --strength {strength}"
         if mode in ("inpaint", "inpaint9"):
-            kw.update(mask_image=Image.open(os.path.join(a.out, f"mask_{mask}.png")), height=32, width=32)
-            flags += f" --mask mask_{mask}.png"
+            mname, _, blur = mask.partition(":")
+            m = Image.open(os.path.join(a.out, f"mask_{mname}.png"))
+            if blur:
+                m = pipe.mask_processor.blur(m, blur_factor=float(blur))
+                flags += f" --mask-blur {blur}"
+            kw.update(mask_image=m, height=32, width=32)
+            flags += f" --mask mask_{mname}.png"
         with torch.no_grad():
             img = pipe(PROMPT, **kw).images
         img = np.ascontiguousarray(img.transpose(0, 3, 1, 2)).astype(np.float32)

@@ -9,7 +9,7 @@
 #   GROUP img2img: strengths 0.3/0.5/0.6/0.75/1.0, euler/euler_a/ddim/dpmpp_2m, 4-20 steps,
 #                  batch 1 and 2, with and without guidance; pndm/lms/unipc/dpmpp_2m_sde (noise
 #                  per image) for their add_noise and begin index
-#   GROUP inpaint: rect/circle/RGB/off-grid masks, strengths 0.5-1.0, batch 1 and 2
+#   GROUP inpaint: rect/circle/RGB/off-grid masks, strengths 0.5-1.0, batch 1 and 2, --mask-blur
 #   GROUP inpaint9: the 9-channel inpainting UNet (architecture tiny_sd15_inpaint; the checkpoint
 #                  made here by make_inpaint_ckpt.py from tiny_sd15, as the refs were): strengths
 #                  0.6-1.0, batch 1 and 2, with and without guidance; without --mask it is refused
@@ -82,13 +82,18 @@ inpaint)
     run "$c" "$c"
   done
   may_refuse=1 run inp_dpm2_a_rect_075_4 inp_dpm2_a_rect_075_4
+  # --mask-blur: PIL's GaussianBlur of the mask, bit for bit (a blur moves the 0.5 boundary)
+  run inp_blur6_circle_euler_075_4 inp_blur6_circle_euler_075_4
+  run inp_blur3_rect_euler_a_1_4 inp_blur3_rect_euler_a_1_4
+  "$py" "$here/check_infotext.py" "$out/inp_blur6_circle_euler_075_4.png" "Mask blur=6" || bad "infotext: Mask blur 6"
   "$py" "$here/check_infotext.py" "$out/inp_half_ddim_05_10.png" "Denoising strength=0.5" "Mask blur=0" \
     "Sampler=DDIM" || bad "infotext inp_half_ddim_05_10.png"
   ;;
 inpaint9)
   "$py" "$here/make_inpaint_ckpt.py" "$ckpt" "$work/tiny_inpaint"
   ck=$work/tiny_inpaint
-  for c in inp9_rect_euler_075_4 inp9_circle_euler_a_1_4 inp9_b2_half_ddim_1_5 inp9_b2_nocfg_odd_dpmpp_06_6; do
+  for c in inp9_rect_euler_075_4 inp9_circle_euler_a_1_4 inp9_b2_half_ddim_1_5 inp9_b2_nocfg_odd_dpmpp_06_6 \
+           inp9_blur2_odd_ddim_075_5; do
     run "$c" "$c"
   done
   grep -q "architecture tiny_sd15_inpaint" "$out/inp9_rect_euler_075_4.log" 2>/dev/null ||
