@@ -1,4 +1,4 @@
-/* onnx2cl_sd.c — onnx2cl-sd: Stable Diffusion txt2img from three models compiled by onnx2cl.
+/* onnx2cl_sd.c — onnx2cl-sd: Stable Diffusion txt2img, img2img and inpainting from models compiled by onnx2cl.
  *
  *   onnx2cl-sd -m CHECKPOINT -p "a photo of a cat" -o cat.png [options]
  *   onnx2cl-sd --models DIR --hf CKPT -p "a photo of a cat" -o cat.png [options]
@@ -9,7 +9,11 @@
  * or descriptor files text_encoder.o2d, ... (onnx2cl -o NAME.o2d: no C compiler needed);
  * CKPT is a Hugging Face SD folder (tokenizer/vocab.json + merges.txt,
  * scheduler/scheduler_config.json, vae/config.json). Prints a progress line per step and a timings
- * table on stderr; writes an 8-bit RGB PNG with the generation parameters in a tEXt chunk.
+ * table on stderr; writes 8-bit RGB PNGs with the generation parameters in A1111's infotext format
+ * (sd_infotext.h). txt2img, img2img (--init-image, --strength: the VAE encoder is compiled too),
+ * inpainting (--mask, --mask-blur; 4-channel UNets by latent blending, 9-channel inpainting UNets),
+ * batches (--batch-size N per UNet run, --batch-count K; image k: seed + k, OUT-k.png), each as the
+ * diffusers 0.42 pipeline of the same name with generator=[Generator().manual_seed(seed + i)].
  * Exit status: 0 ok, 1 error (files, models, device), 2 usage (flags, shapes the build cannot do,
  * output path). Nothing is written unless generation succeeds (atomic rename); an output that is a
  * file the run reads, or another output, is refused before any work.
@@ -98,7 +102,8 @@ static void usage(FILE *f)
         "                          scheduler/, else arch.json's prediction_type)\n"
         "  --width W --height H    must match the compiled models (default: what they were compiled for;\n"
         "                          with -m: arch.json's default_size, e.g. 768x768 for SD 2.x)\n"
-        "  --latents F.npy         initial noise [1,4,h,w] float32 instead of --seed's (tests)\n"
+        "  --latents F.npy         initial noise [N,4,h,w] float32 instead of --seed's (tests; img2img: the\n"
+        "                          noise add_noise adds; every batch of --batch-count takes the same)\n"
         "output:\n"
         "  -o, --output F.png      image (default out.png); more images: F.png, F-1.png, F-2.png, ...\n"
         "                          (image k of the run: batch k / N, position k %% N)\n"
