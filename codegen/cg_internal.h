@@ -58,6 +58,9 @@ struct cg_buffer {
                          CG_VARIANT_ALL for graph inputs/outputs and untouched buffers */
 };
 
+/* Sets m->desc.weights_checksum if not yet set (makes every weight once: lazy constants). */
+void cg_checksum_ensure(const struct cg_ctx *m);
+
 struct cg_ctx {
     struct ir_graph *g;        /* the graph being lowered */
     uint32_t cur_node;         /* node being lowered (IR_NONE outside lowering) */
@@ -102,6 +105,8 @@ struct cg_ctx {
     uint32_t nsegments;
     struct o2r_model_desc desc; /* descriptor (arrays in the graph arena) */
     void *payload;             /* lazily built weights payload (malloc) */
+    bool have_checksum;        /* desc.weights_checksum is set (by cg_write_weights, which
+                                  computes it while writing, or cg_checksum_ensure) */
     enum ir_dtype wdtype;      /* storage of repacked weights: IR_F32 or IR_F16 (--weights-dtype) */
     uint32_t *wconsts;         /* constants made by cg_weight_const (storage-dtype weights) */
     const char **wkinds;       /* [nwconsts] their layout kinds ("tensor", "panels", "fconv_v8") */

@@ -427,7 +427,7 @@ static void est_build(struct cg_ctx *cg)
     int64_t *diff = calloc((size_t)step + 3, sizeof *diff);
     if (!diff) ir_die("out of memory");
     for (uint32_t v = 0; v < nv; v++)
-        if (view_source(g, v) == v && !g->values[v].data && cg->est_first[v] <= cg->est_last[v]) {
+        if (view_source(g, v) == v && !ir_is_const(g, v) && cg->est_first[v] <= cg->est_last[v]) {
             const int64_t b = (int64_t)value_bytes(g, v);
             diff[cg->est_first[v] + 1] += b;
             diff[cg->est_last[v] + 2] -= b;
@@ -510,8 +510,8 @@ static bool link_child(struct cg_ctx *cg, uint32_t child, uint32_t parent, uint6
     uint64_t poff;
     const uint32_t top = top_of(cg, parent, &poff);
     if (off % O2R_ALIGN != 0 || cg->alias[child] != IR_NONE || cg->within[child] != IR_NONE ||
-        cg->pinned[child] || c->data || c->producer == IR_NONE || ir_numel(g, child) < 1 ||
-        g->values[top].data || top == child)
+        cg->pinned[child] || ir_is_const(g, child) || c->producer == IR_NONE ||
+        ir_numel(g, child) < 1 || ir_is_const(g, top) || top == child)
         return false;
     for (uint32_t r = root_of(cg, parent); cg->within[r] != IR_NONE; r = root_of(cg, cg->within[r]))
         if (r == child) return false; /* child is an ancestor of parent: a cycle */
@@ -576,26 +576,54 @@ void cg_weight_repack(struct cg_ctx *cg, uint32_t v, const struct o2r_repack *r)
     cg->repacks[cg->nrepacks++].buf = v;
 }
 
-uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, const char *layout, int rank,
-                         const int64_t *dims, float *data)
+/* ir_lazy fill of a half weight: l->ctx is the float32 transform (a struct ir_lazy), p[0] the
+ * element count, p[1] the node that made it (IR_NONE: none), l->src[3] the value itself (its
+ * name for the range error). */
+static void fill_half(const struct ir_graph *g, const struct ir_lazy *l, void *dst)
 {
+    const struct ir_lazy *f32 = l->ctx;
+    const int64_t numel = l->p[0];
+    float *tmp = calloc((size_t)(numel ? numel : 1), sizeof *tmp);
+    if (!tmp) ir_die("out of memory (%" PRId64 " floats of a weight)", numel);
+    f32->fill(g, f32, tmp);
+    uint16_t *h = dst;
+    for (int64_t i = 0; i < numel; i++) {
+        uint32_t x;
+        memcpy(&x, &tmp[i], 4);
+        const uint32_t ax = x & 0x7fffffffu;
+        if (ax - 0x38800000u < 0x477ff000u - 0x38800000u) { /* normal in half: ref_f32_to_f16 */
+            const uint32_t r = ax - 0x38000000u;            /* inlined (rebias, round to even) */
+            h[i] = (uint16_t)(((x >> 16) & 0x8000u) | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+            continue;
+        }
+        h[i] = ref_f32_to_f16(tmp[i]);
+        if ((h[i] & 0x7fffu) == 0x7c00u && isfinite(tmp[i])) {
+            const float f = tmp[i];
+            free(tmp);
+            ir_fatal_node(g, l->p[1] != (int64_t)IR_NONE ? &g->nodes[l->p[1]] : NULL,
+                          "weight '%s' holds %g, beyond float16's range (65504): compile with "
+                          "--weights-dtype f32", g->values[l->src[3]].name, (double)f);
+        }
+    }
+    free(tmp);
+}
+
+uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, const char *layout, int rank,
+                         const int64_t *dims, const struct ir_lazy *fill)
+{
+    struct ir_graph *g = cg->g;
     int64_t numel = 1;
     for (int k = 0; k < rank; k++) numel *= dims[k];
     const enum ir_dtype t = cg_weight_dtype(cg);
-    if (t == IR_F16) { /* in place, front to back: half i overwrites bytes of float i/2 <= i */
-        unsigned char *p = (unsigned char *)data;
-        for (int64_t i = 0; i < numel; i++) {
-            float f;
-            memcpy(&f, p + 4 * i, 4);
-            const uint16_t h = ref_f32_to_f16(f);
-            if ((h & 0x7fffu) == 0x7c00u && isfinite(f))
-                ir_fatal_node(cg->g, cg->cur_node != IR_NONE ? &cg->g->nodes[cg->cur_node] : NULL,
-                              "weight '%s' holds %g, beyond float16's range (65504): compile "
-                              "with --weights-dtype f32", name, (double)f);
-            memcpy(p + 2 * i, &h, 2);
-        }
+    struct ir_lazy l = *fill;
+    if (t == IR_F16) {
+        struct ir_lazy *f32 = ir_alloc(g, sizeof *f32);
+        *f32 = *fill;
+        l = (struct ir_lazy){.fill = fill_half, .src = {fill->src[0], fill->src[1], fill->src[2]},
+                             .p = {numel, (int64_t)cg->cur_node}, .ctx = f32};
     }
-    uint32_t v = ir_const_add(cg->g, name, t, rank, dims, data, (size_t)numel * ir_dtype_size(t));
+    uint32_t v = ir_lazy_add(g, name, t, rank, dims, (size_t)numel * ir_dtype_size(t), &l);
+    if (t == IR_F16) ((struct ir_lazy *)g->values[v].lazy)->src[3] = v;
     record_wconst(cg, v, layout);
     return v;
 }
@@ -603,15 +631,18 @@ uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, const char *layout
 bool cg_weight_operand_ok(const struct ir_graph *g, uint32_t v)
 {
     const struct ir_value *x = &g->values[v];
-    if (x->dtype != IR_F32 || !x->data || !ir_is_const(g, v) || ir_numel(g, v) < 1024)
+    if (x->dtype != IR_F32 || !ir_is_const(g, v) || ir_numel(g, v) < 1024)
         return false;
-    const unsigned char *p = x->data;
-    for (int64_t i = 0, n = ir_numel(g, v); i < n; i++) {
+    void *owned;
+    const unsigned char *p = ir_const_bytes(g, v, &owned);
+    bool ok = true;
+    for (int64_t i = 0, n = ir_numel(g, v); i < n && ok; i++) {
         float f;
         memcpy(&f, p + 4 * i, 4);
-        if (isfinite(f) && fabsf(f) >= 65520.0f) return false; /* would round to inf */
+        if (isfinite(f) && fabsf(f) >= 65520.0f) ok = false; /* would round to inf */
     }
-    return true;
+    free(owned);
+    return ok;
 }
 
 uint32_t cg_weight_operand(struct cg_ctx *cg, uint32_t v)
@@ -625,11 +656,14 @@ uint32_t cg_weight_operand(struct cg_ctx *cg, uint32_t v)
             const struct ir_value *x = &g->values[v];
             const int64_t numel = ir_numel(g, v);
             uint16_t *h = ir_alloc(g, sizeof(uint16_t) * (size_t)numel);
+            void *owned;
+            const unsigned char *p = ir_const_bytes(g, v, &owned);
             for (int64_t i = 0; i < numel; i++) {
                 float f;
-                memcpy(&f, (const unsigned char *)x->data + 4 * i, 4);
+                memcpy(&f, p + 4 * i, 4);
                 h[i] = ref_f32_to_f16(f);
             }
+            free(owned);
             int64_t dims[IR_MAX_RANK];
             memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
             out = ir_const_add(g, name, IR_F16, x->rank, dims, h, sizeof(uint16_t) * (size_t)numel);
@@ -755,7 +789,7 @@ static int32_t buffer_of(struct cg_ctx *cg, uint32_t v)
         buffer_of(cg, top_of(cg, r, NULL));
         return add_buffer(cg, r, O2R_SPACE_ARENA);
     }
-    return add_buffer(cg, r, val->data ? O2R_SPACE_WEIGHTS : O2R_SPACE_ARENA);
+    return add_buffer(cg, r, val->data || val->lazy ? O2R_SPACE_WEIGHTS : O2R_SPACE_ARENA);
 }
 
 static int cmp_size_desc(const void *a, const void *b, void *ctx)
@@ -1011,7 +1045,9 @@ uint64_t cg_weights_checksum(const struct cg_ctx *m)
             pos += k;
         }
         const struct ir_value *v = &m->g->values[bf->value];
-        o2r_wsum_update(&s, v->data, v->nbytes);
+        void *owned;
+        o2r_wsum_update(&s, ir_const_bytes(m->g, bf->value, &owned), v->nbytes);
+        free(owned);
         pos += v->nbytes;
     }
     while (pos < m->file_bytes) {
@@ -1282,7 +1318,10 @@ static void build_weights_tables(struct cg_ctx *m)
         if (bf->space != O2R_SPACE_WEIGHTS) continue;
         if (bf->offset >= m->file_bytes) {
             const struct ir_value *v = &g->values[bf->value];
-            memcpy(cd + (bf->offset - m->file_bytes), v->data, v->nbytes);
+            void *owned;
+            memcpy(cd + (bf->offset - m->file_bytes), ir_const_bytes(g, bf->value, &owned),
+                   v->nbytes);
+            free(owned);
         } else {
             ns++;
         }
@@ -1354,7 +1393,7 @@ static void build_desc(struct cg_ctx *m, const struct cg_options *opt)
     d->build_options = "-cl-std=CL1.2";
     d->arena_bytes = m->arena_bytes;
     d->weights_bytes = m->weights_bytes;
-    d->weights_checksum = cg_weights_checksum(m);
+    d->weights_checksum = 0; /* set by cg_write_weights or cg_checksum_ensure: made once */
     d->weights_dtype = m->wdtype == IR_F16 ? O2R_F16 : O2R_F32;
     d->weights_file_bytes = m->file_bytes;
     struct o2r_buffer *bufs = ir_alloc(g, sizeof *bufs * (m->nbufs ? m->nbufs : 1));
@@ -1438,6 +1477,7 @@ struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
         step++;
     }
     m->cur_node = IR_NONE;
+    ir_memtrace("lowering");
     for (uint32_t k = 0; k < g->noutputs; k++) touch(m, g->outputs[k], INT64_MAX - 1);
     /* A graph output that aliases a graph input or another output, or is a constant, needs its
      * own buffer only if names would collide; aliasing is harmless because outputs are read
@@ -1455,6 +1495,7 @@ struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt)
     plan_views(m);
     drop_view_copies(m);
     build_source(m);
+    ir_memtrace("build_source");
     build_desc(m, opt);
     return m;
 }
@@ -1489,8 +1530,17 @@ void cg_free(struct cg_ctx *m)
     /* the struct itself and the descriptor arrays live in the graph arena */
 }
 
+void cg_checksum_ensure(const struct cg_ctx *m)
+{
+    struct cg_ctx *mm = (struct cg_ctx *)m;
+    if (mm->have_checksum) return;
+    mm->desc.weights_checksum = cg_weights_checksum(m);
+    mm->have_checksum = true;
+}
+
 const struct o2r_model_desc *cg_desc(const struct cg_ctx *m)
 {
+    cg_checksum_ensure(m);
     return &m->desc;
 }
 
@@ -1504,7 +1554,9 @@ const void *cg_weights_payload(const struct cg_ctx *m)
         const struct cg_buffer *bf = &m->bufs[b];
         if (bf->space != O2R_SPACE_WEIGHTS) continue;
         const struct ir_value *v = &m->g->values[bf->value];
-        memcpy(p + bf->offset, v->data, v->nbytes);
+        void *owned;
+        memcpy(p + bf->offset, ir_const_bytes(m->g, bf->value, &owned), v->nbytes);
+        free(owned);
     }
     mm->payload = p;
     return p;

@@ -110,6 +110,7 @@ static void io_signature(FILE *f, const struct ir_graph *g, const struct o2r_io 
 
 void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_options *opt)
 {
+    cg_checksum_ensure(m); /* the descriptor prints it */
     const struct o2r_model_desc *d = &m->desc;
     const struct ir_graph *g = m->g;
     const char *nm = d->name;
@@ -316,10 +317,17 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     cg_commit_tmp(f, tmp, path);
 }
 
+/* Writes the weights file tensor by tensor: a lazy constant (a packed or half weight) is made,
+ * written and freed before the next, so the transformed weights are never all in memory; the
+ * payload checksum is summed on the way and written into the header at the end (and into the
+ * descriptor, which the C / .o2d file written after this prints). */
 void cg_write_weights(const struct cg_ctx *m, const char *path)
 {
     static const unsigned char zeros[O2R_ALIGN];
+    struct cg_ctx *mm = (struct cg_ctx *)m;
     const struct o2r_model_desc *d = &m->desc;
+    struct o2r_wsum ws;
+    o2r_wsum_init(&ws);
     char *tmp;
     FILE *f = cg_open_tmp(path, &tmp);
     unsigned char hdr[O2R_WEIGHTS_HEADER];
@@ -328,7 +336,7 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
     uint32_t ver = O2R_WEIGHTS_VERSION, wdt = d->weights_dtype;
     memcpy(hdr + 8, &ver, 4);
     memcpy(hdr + 12, &wdt, 4); /* weights storage dtype (--weights-dtype) */
-    uint64_t bytes = d->weights_file_bytes, sum = d->weights_checksum;
+    uint64_t bytes = d->weights_file_bytes, sum = 0; /* the checksum: written at the end */
     memcpy(hdr + 16, &bytes, 8);
     memcpy(hdr + 24, &sum, 8);
     memcpy(hdr + 32, d->model_hash, 64);
@@ -341,16 +349,34 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
         while (pos < b->offset) {
             uint64_t k = b->offset - pos > O2R_ALIGN ? O2R_ALIGN : b->offset - pos;
             fwrite(zeros, 1, k, f);
+            o2r_wsum_update(&ws, zeros, k);
             pos += k;
         }
-        const struct ir_value *v = &m->g->values[m->bufs[d->stored[i].buf].value];
-        if (v->nbytes && fwrite(v->data, 1, v->nbytes, f) != v->nbytes) break;
+        const uint32_t val = m->bufs[d->stored[i].buf].value;
+        const struct ir_value *v = &m->g->values[val];
+        void *owned;
+        const void *data = ir_const_bytes(m->g, val, &owned);
+        size_t put = v->nbytes ? fwrite(data, 1, v->nbytes, f) : 0;
+        o2r_wsum_update(&ws, data, v->nbytes);
+        free(owned);
+        if (put != v->nbytes) break;
         pos += v->nbytes;
     }
     while (pos < bytes) {
         uint64_t k = bytes - pos > O2R_ALIGN ? O2R_ALIGN : bytes - pos;
         fwrite(zeros, 1, k, f);
+        o2r_wsum_update(&ws, zeros, k);
         pos += k;
+    }
+    if (pos == bytes) { /* all written (else the commit below reports the failed write) */
+        sum = o2r_wsum_final(&ws);
+        if (mm->have_checksum && sum != d->weights_checksum)
+            ir_die("internal error (%s:%d): the weights checksum changed", __FILE__, __LINE__);
+        mm->desc.weights_checksum = sum;
+        mm->have_checksum = true;
+        if (fseek(f, 24, SEEK_SET) != 0 || fwrite(&sum, 8, 1, f) != 1 ||
+            fseek(f, 0, SEEK_END) != 0)
+            ir_die("%s: write failed: %s", tmp, strerror(errno));
     }
     /* layout trailer: per stored tensor its hash, then tensor name, node, layout (onnx2cl_rt.h) */
     uint32_t tver = 2, n = d->n_stored;

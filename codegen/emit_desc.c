@@ -15,6 +15,7 @@ void cg_write_desc(const struct cg_ctx *m, const char *path)
 {
     unsigned char *data = NULL;
     size_t len = 0;
+    cg_checksum_ensure(m); /* part of the descriptor */
     o2r_status st = o2r_desc_serialize(&m->desc, &data, &len);
     if (st != O2R_OK)
         ir_die("%s: cannot serialize the model descriptor (%s)", path,

@@ -115,16 +115,18 @@ void cg_tunable(struct cg_ctx *cg, const struct o2r_tunable *t);
  * (kernels/prelude.cl O2C_WT / O2C_WLOAD*: half is read with vload_half, arithmetic is float). */
 /* IR_F16 when this build stores repacked weights as half, else IR_F32. */
 enum ir_dtype cg_weight_dtype(const struct cg_ctx *cg);
-/* Adds constant `name` (dims[rank]) from float32 `data` (numel floats allocated by the caller
- * with ir_alloc; the constant takes it over): kept as float32, or converted in place to half
- * (round to nearest even, subnormals, inf and NaN kept: ref_f32_to_f16) under IR_F16 storage;
- * layout: the layout kind, part of the weights layout hash (e.g. "panels", "fconv_v8"); it and
- * the dims must follow from the source weight's dims only, never from activation shapes;
- * a finite value beyond half's range (|x| >= 65520) is fatal, naming the constant and
- * --weights-dtype f32. Recorded as a storage-dtype weight (cg_weights_bytes_as). Returns the
- * value id. */
+/* Adds constant `name` (dims[rank]) whose float32 values fill makes (a lazy transform of
+ * constants, struct ir_lazy in ir/ir.h, whose src[3] must be unused: the bytes are made only
+ * when the weights file is written, one tensor at a time, never all at once): kept as float32,
+ * or converted to half (round to nearest even, subnormals, inf and NaN kept: ref_f32_to_f16)
+ * under IR_F16 storage; layout: the layout kind, part of the weights layout hash (e.g.
+ * "panels", "fconv_v8"); it and the dims must follow from the source weight's dims only, never
+ * from activation shapes. Under IR_F16 storage a finite value beyond half's range
+ * (|x| >= 65520) is fatal when the weights are written, naming the constant, the node being
+ * lowered now and --weights-dtype f32. Recorded as a storage-dtype weight
+ * (cg_weights_bytes_as). Returns the value id. */
 uint32_t cg_weight_const(struct cg_ctx *cg, const char *name, const char *layout, int rank,
-                         const int64_t *dims, float *data);
+                         const int64_t *dims, const struct ir_lazy *fill);
 /* Says that weight constant v (made by cg_weight_const, data in the form the weights file keeps)
  * is rearranged at load into the form r describes (r->buf is filled in by codegen): for packing
  * choices that depend on activation shapes, so the weights file stays the same for every

@@ -21,6 +21,7 @@
 #include "codegen/sched_gemm.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FG_MAX_SPLITS SCHED_GEMM_MAX_SPLITS /* output buffers the kernels take */
@@ -34,9 +35,25 @@ static void need_i32(const struct ir_graph *g, const struct ir_node *n, uint32_t
                       "32-bit ints", g->values[v].name, (long long)e);
 }
 
+/* ir_lazy fill of the panels of weight src[0] [K, N]: p = {K, N, pw}, float32. */
+static void fill_panels(const struct ir_graph *g, const struct ir_lazy *l, void *out)
+{
+    const int64_t K = l->p[0], N = l->p[1], pw = l->p[2], np = (N + pw - 1) / pw;
+    void *owned;
+    const float *src = ir_const_bytes(g, l->src[0], &owned);
+    float *dst = out;
+    for (int64_t p = 0; p < np; p++) {
+        const int64_t nw = N - p * pw < pw ? N - p * pw : pw;
+        for (int64_t k = 0; k < K; k++)
+            memcpy(dst + (p * K + k) * pw, src + k * N + p * pw, sizeof(float) * (size_t)nw);
+    }
+    free(owned);
+}
+
 /* Packs constant weight w [K, N] into panels of pw columns, K-major inside a panel:
- * packed[(p * K + k) * pw + j] = w[k, p * pw + j], zero where p * pw + j >= N. Reuses the packed
- * constant when another node already packed the same weight. Returns its value id. */
+ * packed[(p * K + k) * pw + j] = w[k, p * pw + j], zero where p * pw + j >= N (made when the
+ * weights file is written: fill_panels). Reuses the packed constant when another node already
+ * packed the same weight. Returns its value id. */
 static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int64_t K,
                             int64_t N, int pw)
 {
@@ -48,17 +65,11 @@ static uint32_t pack_weight(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, i
         g->values[got].dims[0] == np && g->values[got].dims[1] == K &&
         g->values[got].dims[2] == pw)
         return got;
-    const size_t bytes = sizeof(float) * (size_t)(np * K * pw);
-    float *dst = ir_alloc(g, bytes); /* zeroed */
-    const float *src = g->values[w].data;
-    for (int64_t p = 0; p < np; p++) {
-        const int64_t nw = N - p * pw < pw ? N - p * pw : pw;
-        for (int64_t k = 0; k < K; k++)
-            memcpy(dst + (p * K + k) * pw, src + k * N + p * pw, sizeof(float) * (size_t)nw);
-    }
     const int64_t dims[3] = {np, K, pw};
+    const struct ir_lazy fill = {.fill = fill_panels, .src = {w, IR_NONE, IR_NONE, IR_NONE},
+                                 .p = {K, N, pw}};
     /* float32 or half (--weights-dtype) */
-    const uint32_t pv = cg_weight_const(cg, name, "panels", 3, dims, dst);
+    const uint32_t pv = cg_weight_const(cg, name, "panels", 3, dims, &fill);
     g->values[pv].shape_dep = g->values[w].shape_dep;
     return pv;
 }

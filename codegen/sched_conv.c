@@ -68,6 +68,28 @@ struct conv_packed {
  * kernels read another form the runtime rearranges it at load (cg_weight_repack, equal sizes).
  * ocb is the panel width the kernel reads (the 16-channel fconv_v kernels read 8-channel
  * panels), so only the flat form of grouped convs is rearranged today. */
+/* ir_lazy fill of the direct-form panels of conv weight src[0]: p = {OC, cin, KH, KW, OCB},
+ * float32 (packed_weights). */
+static void fill_fconv(const struct ir_graph *g, const struct ir_lazy *l, void *out)
+{
+    const int64_t OC = l->p[0], cin = l->p[1], KH = l->p[2], KW = l->p[3], ocb = l->p[4];
+    void *owned;
+    const float *src = ir_const_bytes(g, l->src[0], &owned);
+    float *dst = out;
+    /* a panel's ocb rows are read together, each tap run of a row in order (cache friendly) */
+    for (int64_t ob = 0; ob * ocb < OC; ob++) {
+        const int64_t nrow = OC - ob * ocb < ocb ? OC - ob * ocb : ocb;
+        for (int64_t ci = 0; ci < cin; ci++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    float *d = dst + (((ob * KH + kh) * cin + ci) * KW + kw) * ocb;
+                    const float *s = src + ((ob * ocb * cin + ci) * KH + kh) * KW + kw;
+                    for (int64_t oo = 0; oo < nrow; oo++) d[oo] = s[oo * cin * KH * KW];
+                }
+    }
+    free(owned);
+}
+
 static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w, int ocb,
                                int base_ocb, bool flat)
 {
@@ -88,16 +110,10 @@ static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w
     if ((OC + ocb - 1) / ocb * ocb != nb * base_ocb)
         ir_die("internal error (%s:%d): conv weight '%s': panels of %d and %d channels differ "
                "in size", __FILE__, __LINE__, wv->name, ocb, base_ocb);
-    float *dst = ir_alloc(g, sizeof(float) * (size_t)numel); /* zeroed */
-    const float *src = wv->data;
-    for (int64_t o = 0; o < OC; o++)
-        for (int64_t ci = 0; ci < cin; ci++)
-            for (int64_t kh = 0; kh < KH; kh++)
-                for (int64_t kw = 0; kw < KW; kw++)
-                    dst[((((o / base_ocb) * KH + kh) * cin + ci) * KW + kw) * base_ocb +
-                        o % base_ocb] = src[((o * cin + ci) * KH + kh) * KW + kw];
     const int64_t dims[1] = {numel};
-    pv = cg_weight_const(cg, name, ir_sprintf(g, "fconv_v%d", base_ocb), 1, dims, dst);
+    const struct ir_lazy fill = {.fill = fill_fconv, .src = {w, IR_NONE, IR_NONE, IR_NONE},
+                                 .p = {OC, cin, KH, KW, base_ocb}};
+    pv = cg_weight_const(cg, name, ir_sprintf(g, "fconv_v%d", base_ocb), 1, dims, &fill);
     g->values[pv].shape_dep = wv->shape_dep;
     if (repack) {
         const struct o2r_repack r = {.kind = O2R_REPACK_CONV,
@@ -171,7 +187,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
     const struct ir_node *n = &g->nodes[node];
     const char *env = fconv_env();
     if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return false;
-    if (!ir_is_const(g, w) || !g->values[w].data) return false;
+    if (!ir_is_const(g, w)) return false;
     if (in[0] != 1 || k[0] != 1 || out[0] != 1) return false; /* 3-D */
     const struct ir_value *xv = &g->values[x];
     const int64_t N = xv->dims[0], C = xv->dims[1], OC = g->values[w].dims[0];
@@ -346,7 +362,7 @@ static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sch
     /* "winograd" forces it where it applies; "winograd/N" also makes chunks of N blocks (tests) */
     const bool forced = env && strncmp(env, "winograd", 8) == 0;
     if (env && *env && !forced) return false;
-    if (!ir_is_const(g, c->w) || !g->values[c->w].data || c->group != 1) return false;
+    if (!ir_is_const(g, c->w) || c->group != 1) return false;
     if (c->in[0] != 1 || c->k[0] != 1 || c->out[0] != 1) return false; /* 3-D */
     if (c->k[1] != 3 || c->k[2] != 3 || c->s[1] != 1 || c->s[2] != 1 || c->d[1] != 1 ||
         c->d[2] != 1)

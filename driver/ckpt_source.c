@@ -12,21 +12,18 @@
 
 #include "store.h"
 
-/* A base weight with LoRA deltas merged (float32, in the graph arena). */
-struct merged {
-    enum o2s_component c;
-    const char *key;
-    float *data;
-};
-
 struct ckpt_src {
     struct ir_graph *g;
     struct o2s_store *s;
     enum o2s_component comp;   /* what at() enumerates */
     struct o2s_lora **loras;   /* opened --lora files */
     const struct ckpt_options *opt;
-    struct merged *merged;     /* weights merged so far */
-    size_t nmerged, capmerged;
+};
+
+/* A base weight some --lora touches: merged when the weights file is written (nm_view.make). */
+struct merge_job {
+    const struct ckpt_src *cs;
+    struct o2s_view v; /* the base weight (its key and file stay valid: the store stays open) */
 };
 
 static enum ir_dtype ir_dtype_of(enum o2s_dtype t)
@@ -34,42 +31,43 @@ static enum ir_dtype ir_dtype_of(enum o2s_dtype t)
     return t == O2S_F32 ? IR_F32 : t == O2S_F16 ? IR_F16 : IR_BF16;
 }
 
-/* v as a name-map view; the LoRA-merged float32 copy when a --lora touches it. */
+/* nm_view.make of a LoRA-touched weight: the base as float32 plus every LoRA's delta that
+ * touches it, in command-line order (o2s_lora_apply). */
+static void merge_make(const void *ctx, void *dst)
+{
+    const struct merge_job *j = ctx;
+    const struct ckpt_src *cs = j->cs;
+    float *m = dst;
+    o2s_to_f32(&j->v, m);
+    for (int k = 0; k < cs->opt->nloras; k++) {
+        const struct o2s_lora_entry *e = o2s_lora_find(cs->loras[k], j->v.component, j->v.key);
+        if (e && o2s_lora_apply(e, cs->opt->loras[k].scale, m) != 0)
+            ir_die("%s: out of memory merging LoRA %s into '%s'", j->v.file,
+                   cs->opt->loras[k].path, j->v.key);
+    }
+}
+
+/* v as a name-map view; a LoRA-merged float32 tensor made on demand when a --lora touches it. */
 static void view_of(struct ckpt_src *cs, const struct o2s_view *v, struct nm_view *out)
 {
     memset(out, 0, sizeof *out);
-    float *m = NULL;
-    for (size_t i = 0; i < cs->nmerged && !m; i++)
-        if (cs->merged[i].c == v->component && strcmp(cs->merged[i].key, v->key) == 0)
-            m = cs->merged[i].data;
-    for (int l = 0; l < cs->opt->nloras && !m; l++) {
-        if (!o2s_lora_find(cs->loras[l], v->component, v->key)) continue;
-        m = ir_alloc(cs->g, (size_t)o2s_elements(v) * sizeof *m);
-        o2s_to_f32(v, m);
-        for (int k = l; k < cs->opt->nloras; k++) { /* every LoRA touching it, in order */
-            const struct o2s_lora_entry *e = o2s_lora_find(cs->loras[k], v->component, v->key);
-            if (e && o2s_lora_apply(e, cs->opt->loras[k].scale, m) != 0)
-                ir_die("%s: out of memory merging LoRA %s into '%s'", v->file,
-                       cs->opt->loras[k].path, v->key);
-        }
-        if (cs->nmerged == cs->capmerged) {
-            cs->capmerged = cs->capmerged ? 2 * cs->capmerged : 64;
-            cs->merged = realloc(cs->merged, cs->capmerged * sizeof *cs->merged);
-            if (!cs->merged) ir_die("out of memory");
-        }
-        cs->merged[cs->nmerged++] = (struct merged){v->component, v->key, m};
-    }
-    if (m) {
+    out->rank = v->rank;
+    for (int k = 0; k < v->rank && k < IR_MAX_RANK; k++) out->dims[k] = v->dims[k];
+    bool touched = false;
+    for (int l = 0; l < cs->opt->nloras && !touched; l++)
+        touched = o2s_lora_find(cs->loras[l], v->component, v->key) != NULL;
+    if (touched) {
+        struct merge_job *j = ir_alloc(cs->g, sizeof *j);
+        j->cs = cs;
+        j->v = *v;
         out->dtype = IR_F32;
-        out->rank = v->rank;
-        for (int k = 0; k < v->rank && k < IR_MAX_RANK; k++) out->dims[k] = v->dims[k];
-        out->data = m;
-        out->nbytes = (size_t)o2s_elements(v) * sizeof *m;
+        out->data = NULL;
+        out->nbytes = (size_t)o2s_elements(v) * sizeof(float);
+        out->make = merge_make;
+        out->make_ctx = j;
         return;
     }
     out->dtype = ir_dtype_of(v->dtype);
-    out->rank = v->rank;
-    for (int k = 0; k < v->rank && k < IR_MAX_RANK; k++) out->dims[k] = v->dims[k];
     out->data = v->data;
     out->nbytes = (size_t)v->bytes;
 }

@@ -30,9 +30,10 @@ void ckpt_lora_parse(const char *arg, struct ckpt_lora *l);
 
 /* Fills src with the canonical keys of `component` (unet, vae, text_encoder, text_encoder_2) of
  * the checkpoint at path, opened by the store; find() answers any component's keys (a name map's
- * lines say which), at() enumerates `component`'s. Every tensor a LoRA of opt touches is
- * materialized float32 with the LoRA deltas added (scale x alpha/rank x up @ down); the others
- * are zero-copy views of the mapped files. Returns false (nothing filled) when path is a single
+ * lines say which), at() enumerates `component`'s. Every tensor a LoRA of opt touches is a
+ * view made on demand (nm_view.make: float32 with the LoRA deltas added, scale x alpha/rank x
+ * up @ down, when the weights file is written, one tensor at a time); the others are zero-copy
+ * views of the mapped files. Returns false (nothing filled) when path is a single
  * .safetensors file that the store cannot read or that gives `component` no key, and opt asks
  * for nothing the store alone does (no variant, EMA or LoRA): the caller then reads it as a plain
  * file of canonical keys (nm_source_safetensors). Fatal (exit 1) with the store's message, which

@@ -791,6 +791,7 @@ int main(int argc, char **argv)
 
     double t0 = now_s();
     struct ir_graph *g = onnx_load(model);
+    ir_memtrace("onnx_load");
     {
         const char *outs[5] = {c_path, w_path, h_path}, *what[5] = {"C output", "weights output",
                                                                      "header output"};
@@ -810,6 +811,7 @@ int main(int argc, char **argv)
         free(nm_path);
     }
     apply_weights_from(g, model, weights_from, name_map, component, &ckpt_opt);
+    ir_memtrace("weights_from");
     const enum ir_dtype wd = weights_dtype(g, wdtype);
     double t1 = now_s();
     passes_run(g, &opt);
@@ -817,6 +819,7 @@ int main(int argc, char **argv)
     struct cg_options cgo = {.name = id, .command_line = cmdline, .with_main = with_main,
                              .weights_dtype = wd};
     struct cg_ctx *m = cg_build(g, &cgo);
+    ir_memtrace("cg_build");
     double t3 = now_s();
     /* Until the whole job succeeds, every output written so far is removed on any error or
      * interrupt: a failed run leaves none of its outputs behind. The set is all-or-nothing: from
@@ -824,6 +827,7 @@ int main(int argc, char **argv)
      * weights file it reads). */
     if (exe) ir_tmp_register(out);
     cg_write_weights(m, w_path);
+    ir_memtrace("write_weights");
     ir_tmp_register(w_path);
     if (o2d) {
         cg_write_desc(m, c_path);

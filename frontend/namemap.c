@@ -184,6 +184,7 @@ void nm_load(struct ir_graph *g, const char *path, struct nm_map *m)
 
 static void view_of(const struct st_tensor *t, struct nm_view *out)
 {
+    memset(out, 0, sizeof *out);
     out->dtype = t->dtype;
     out->rank = t->rank;
     memcpy(out->dims, t->dims, sizeof out->dims);
@@ -264,6 +265,14 @@ __attribute__((format(printf, 2, 3))) static void problem(struct problems *p, co
 static const void *converted(struct ir_graph *g, const struct nm_view *v, enum ir_dtype dt,
                              const struct ir_value *like)
 {
+    if (v->make) { /* made now, for good (only where no lazy fill applies) */
+        void *d = ir_alloc(g, v->nbytes ? v->nbytes : 1);
+        v->make(v->make_ctx, d);
+        struct nm_view made = *v;
+        made.data = d;
+        made.make = NULL;
+        return converted(g, &made, dt, like);
+    }
     struct ir_value tmp = *like;
     tmp.dtype = dt;
     IR_ASSERT(st_fill(g, &tmp, v->dtype, v->data, v->nbytes / ir_dtype_size(v->dtype)));
@@ -337,14 +346,113 @@ static bool check_line(const struct nm_map *m, const struct nm_line *l, const st
     return ok;
 }
 
-/* 2-D transpose of rows x cols elements of size es. */
+/* 2-D transpose of rows x cols elements of size es, in 32 x 32 tiles (cache lines of both
+ * sides reused); 4- and 2-byte elements copied with constant sizes. */
 static void transpose_bytes(unsigned char *dst, const unsigned char *src, int64_t rows,
                             int64_t cols, size_t es)
 {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            memcpy(dst + ((size_t)j * (size_t)rows + (size_t)i) * es,
-                   src + ((size_t)i * (size_t)cols + (size_t)j) * es, es);
+    enum { T = 32 };
+    for (int64_t i0 = 0; i0 < rows; i0 += T)
+        for (int64_t j0 = 0; j0 < cols; j0 += T) {
+            const int64_t i1 = i0 + T < rows ? i0 + T : rows, j1 = j0 + T < cols ? j0 + T : cols;
+            for (int64_t i = i0; i < i1; i++)
+                for (int64_t j = j0; j < j1; j++) {
+                    unsigned char *d = dst + ((size_t)j * (size_t)rows + (size_t)i) * es;
+                    const unsigned char *p = src + ((size_t)i * (size_t)cols + (size_t)j) * es;
+                    if (es == 4) memcpy(d, p, 4);
+                    else if (es == 2) memcpy(d, p, 2);
+                    else memcpy(d, p, es);
+                }
+        }
+}
+
+/* Lazy fills (struct ir_lazy): a transposed or converted weight is made from the checkpoint's
+ * bytes when the weights file is written (or a pass needs it), never held for the compile.
+ * Smaller tensors (fewer than NM_LAZY_MIN elements) are made at once. */
+#define NM_LAZY_MIN 1024
+
+/* ctx: the checkpoint tensor; p = {transpose (0/1), rows, cols, numel, initializer dtype}. */
+struct nm_lazy_src {
+    const void *data;   /* its elements (mapped file), or NULL: make gives them */
+    enum ir_dtype dtype; /* their dtype */
+    void (*make)(const void *make_ctx, void *dst); /* nm_view's (a LoRA-merged weight) */
+    const void *make_ctx;
+    size_t nbytes;      /* bytes make writes */
+};
+
+static void fill_nm(const struct ir_graph *g, const struct ir_lazy *l, void *dst)
+{
+    const struct nm_lazy_src *s = l->ctx;
+    const enum ir_dtype to = (enum ir_dtype)l->p[4]; /* the initializer's dtype */
+    (void)g;
+    const size_t es = ir_dtype_size(to);
+    const uint64_t numel = (uint64_t)l->p[3];
+    unsigned char *conv = dst;
+    void *made = NULL;
+    const void *from = s->data;
+    if (s->make) {
+        if (!(made = malloc(s->nbytes ? s->nbytes : 1)))
+            ir_die("out of memory (%zu bytes of a weight)", s->nbytes);
+        s->make(s->make_ctx, made);
+        from = made;
+    }
+    if (l->p[0] && s->dtype == to) { /* transposed straight from the source */
+        transpose_bytes(dst, from, l->p[1], l->p[2], es);
+        free(made);
+        return;
+    }
+    if (l->p[0]) {
+        conv = malloc(numel ? numel * es : 1);
+        if (!conv) ir_die("out of memory (%" PRIu64 " elements of a weight)", numel);
+    }
+    if (s->dtype == to) {
+        memcpy(conv, from, numel * es);
+    } else {
+        for (uint64_t k = 0; k < numel; k++) { /* as st_fill converts */
+            float f = st_load_float(from, s->dtype, k);
+            if (to == IR_F32) {
+                memcpy(conv + 4 * k, &f, 4);
+            } else {
+                uint16_t h = ref_f32_to_f16(f);
+                memcpy(conv + 2 * k, &h, 2);
+            }
+        }
+    }
+    free(made);
+    if (l->p[0]) {
+        transpose_bytes(dst, conv, l->p[1], l->p[2], es);
+        free(conv);
+    }
+}
+
+/* Makes val a lazy constant of checkpoint tensor v (converted to val's dtype, transposed when
+ * transpose) where that saves a copy; returns false (val untouched) where it does not apply. */
+static bool fill_lazy(struct ir_graph *g, struct ir_value *val, const struct nm_view *v,
+                      bool transpose)
+{
+    const int64_t numel = numel_of(val->dims, val->rank);
+    const bool in_place = v->data && v->dtype == val->dtype &&
+                          (uintptr_t)v->data % ir_dtype_size(val->dtype) == 0;
+    if ((val->dtype != IR_F32 && val->dtype != IR_F16) || (numel < NM_LAZY_MIN && !v->make) ||
+        (in_place && !transpose))
+        return false;
+    if (v->dtype != val->dtype && v->dtype != IR_F32 && v->dtype != IR_F16 && v->dtype != IR_BF16 &&
+        v->dtype != IR_F64)
+        return false;
+    struct nm_lazy_src *s = ir_alloc(g, sizeof *s);
+    s->data = v->data;
+    s->dtype = v->dtype;
+    s->make = v->make;
+    s->make_ctx = v->make_ctx;
+    s->nbytes = v->nbytes;
+    val->lazy = ir_alloc(g, sizeof *val->lazy);
+    *(struct ir_lazy *)val->lazy = (struct ir_lazy){
+        .fill = fill_nm, .src = {(uint32_t)(val - g->values), IR_NONE, IR_NONE, IR_NONE},
+        .p = {transpose, transpose ? v->dims[0] : 0, transpose ? v->dims[1] : 0, numel,
+              val->dtype}, .ctx = s};
+    val->data = NULL;
+    val->nbytes = (size_t)numel * ir_dtype_size(val->dtype);
+    return true;
 }
 
 /* Fills val from line l (checked by check_line). Returns false (val untouched) when the line's
@@ -372,6 +480,9 @@ static bool fill_line(struct ir_graph *g, const struct nm_line *l, struct ir_val
         val->nbytes = nbytes;
         return true;
     }
+    if (l->nkeys == 1 && (l->tr == NM_TRANSPOSE || l->tr == NM_COPY || l->tr == NM_RESHAPE) &&
+        fill_lazy(g, val, &v0, l->tr == NM_TRANSPOSE))
+        return true;
     const void *c0 = converted(g, &v0, val->dtype, val);
     for (int k = 1; k < l->nkeys; k++) { /* deduplicated: every key must hold the same values */
         struct nm_view v;

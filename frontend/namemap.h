@@ -61,8 +61,14 @@ struct nm_view {
     enum ir_dtype dtype;       /* IR_F32, IR_F16, IR_BF16, IR_F64 (or an integer dtype) */
     int rank;                  /* number of dims */
     int64_t dims[IR_MAX_RANK]; /* dims, row-major */
-    const void *data;          /* dense little-endian elements (must outlive the compile) */
+    const void *data;          /* dense little-endian elements (must outlive the compile), or
+                                  NULL when make gives them */
     size_t nbytes;             /* bytes at data */
+    /* A tensor made on demand (a LoRA-merged weight): writes its nbytes (dtype IR_F32) into dst
+     * from make_ctx; nm_apply calls it when the weight is written (ir_lazy), not before. NULL
+     * for a tensor at data. */
+    void (*make)(const void *make_ctx, void *dst);
+    const void *make_ctx;
 };
 
 /* Where mapped initializers take their values: (component, canonical key) -> tensor view. */

@@ -1,7 +1,9 @@
 /* onnx_load.c — reads an ONNX ModelProto file and builds the IR graph.
  *
- * Steps: mmap the file, SHA-256 it (g->model_hash), unpack it with protobuf-c, copy what the IR
- * needs into the graph's arena, free the unpacked message. No Onnx__* type outlives onnx_load().
+ * Steps: mmap the file, SHA-256 it (g->model_hash), unpack it with protobuf-c (the top-level
+ * graph's initializers one at a time, their file pages dropped once copied: unpack_model), copy
+ * what the IR needs into the graph's arena, free the unpacked message. No Onnx__* type outlives
+ * onnx_load().
  *
  * What becomes what:
  *   opset_import      the default domain ("" or "ai.onnx") version -> g->opset. Other imported
@@ -867,6 +869,143 @@ static bool wire_nesting_ok(const ProtobufCMessageDescriptor *d, const uint8_t *
 static struct ir_graph *inflight_graph;
 static Onnx__ModelProto *inflight_msg;
 
+/* ---- unpacking with the initializers one at a time ----
+ * protobuf-c copies every bytes field it unpacks: unpacking a model with its weights inside
+ * (raw_data) at once holds the mapped file's pages and a copy of every weight together (2x the
+ * weights). unpack_model() unpacks the ModelProto without the top-level graph's initializers
+ * (a copy of the wire bytes with them cut out), then each initializer alone, dropping the
+ * file's pages of each from the process (MADV_DONTNEED on the read-only mapping: clean pages,
+ * still in the page cache) once it is copied, so the weights are resident once. Wire data it does
+ * not expect (no graph field or two, a group, a truncated field) goes to the plain unpack,
+ * which reports it as before. */
+
+/* Skips the field of key at p[*i] (wire types 0, 1, 2, 5); false when malformed. */
+static bool wire_skip(const uint8_t *p, size_t n, size_t *i, uint64_t key)
+{
+    uint64_t v;
+    switch (key & 7) {
+    case 0: return wire_varint(p, n, i, &v);
+    case 1: if (n - *i < 8) return false; *i += 8; return true;
+    case 5: if (n - *i < 4) return false; *i += 4; return true;
+    case 2:
+        if (!wire_varint(p, n, i, &v) || v > n - *i) return false;
+        *i += (size_t)v;
+        return true;
+    default: return false;
+    }
+}
+
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+    size_t k = 0;
+    do {
+        out[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return k;
+}
+
+struct wire_range {
+    size_t start, end; /* [start, end): a field's bytes (tag included) or a message's payload */
+};
+
+static Onnx__ModelProto *unpack_model(const uint8_t *p, size_t n, bool drop_pages)
+{
+    /* the graph field (7, length-delimited), once */
+    size_t i = 0, gtag = 0, gs = 0, ge = 0;
+    int ngraph = 0;
+    while (i < n) {
+        size_t at = i;
+        uint64_t key, len;
+        if (!wire_varint(p, n, &i, &key)) return onnx__model_proto__unpack(NULL, n, p);
+        if (key == ((7u << 3) | 2)) {
+            if (!wire_varint(p, n, &i, &len) || len > n - i)
+                return onnx__model_proto__unpack(NULL, n, p);
+            gtag = at, gs = i, ge = i + (size_t)len, i = ge;
+            ngraph++;
+        } else if (!wire_skip(p, n, &i, key)) {
+            return onnx__model_proto__unpack(NULL, n, p);
+        }
+    }
+    if (ngraph != 1) return onnx__model_proto__unpack(NULL, n, p);
+    /* the graph's initializer fields (5, length-delimited) */
+    struct wire_range *ini = NULL;
+    size_t nini = 0, cap = 0, kept = 0;
+    for (i = gs; i < ge;) {
+        size_t at = i;
+        uint64_t key, len;
+        if (!wire_varint(p, ge, &i, &key)) break;
+        if (key == ((5u << 3) | 2)) {
+            if (!wire_varint(p, ge, &i, &len) || len > ge - i) break;
+            if (nini == cap) {
+                cap = cap ? 2 * cap : 256;
+                struct wire_range *q = realloc(ini, cap * sizeof *q);
+                if (!q) ir_die("out of memory");
+                ini = q;
+            }
+            ini[nini++] = (struct wire_range){at, i + (size_t)len};
+            i += (size_t)len;
+        } else if (!wire_skip(p, ge, &i, key)) {
+            break;
+        }
+    }
+    if (i != ge || nini == 0) {
+        free(ini);
+        return onnx__model_proto__unpack(NULL, n, p);
+    }
+    for (size_t k = 0; k < nini; k++) kept += ini[k].end - ini[k].start;
+    /* the model without them: [0, gtag) + graph tag + new length + graph pieces + [ge, n) */
+    const size_t glen = (ge - gs) - kept;
+    uint8_t *r = malloc(n - kept + 16);
+    if (!r) ir_die("out of memory");
+    size_t o = 0;
+    memcpy(r, p, gtag);
+    o = gtag;
+    o += put_varint(r + o, (7u << 3) | 2);
+    o += put_varint(r + o, glen);
+    size_t from = gs;
+    for (size_t k = 0; k < nini; k++) {
+        memcpy(r + o, p + from, ini[k].start - from);
+        o += ini[k].start - from;
+        from = ini[k].end;
+    }
+    memcpy(r + o, p + from, ge - from);
+    o += ge - from;
+    memcpy(r + o, p + ge, n - ge);
+    o += n - ge;
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, o, r);
+    free(r);
+    if (!m || !m->graph || m->graph->n_initializer) { /* not as parsed: the plain way */
+        if (m) protobuf_c_message_free_unpacked(&m->base, NULL);
+        free(ini);
+        return onnx__model_proto__unpack(NULL, n, p);
+    }
+    inflight_msg = m;
+    Onnx__GraphProto *gp = m->graph;
+    gp->initializer = malloc(nini * sizeof *gp->initializer);
+    if (!gp->initializer) ir_die("out of memory");
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (size_t k = 0; k < nini; k++) {
+        size_t j = ini[k].start;
+        uint64_t key, len;
+        IR_ASSERT(wire_varint(p, n, &j, &key) && wire_varint(p, n, &j, &len));
+        Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, (size_t)len, p + j);
+        if (!t) {
+            free(ini);
+            return NULL; /* protobuf parse failed */
+        }
+        gp->initializer[gp->n_initializer++] = t;
+        if (drop_pages && page) { /* the whole pages of this tensor's bytes: copied now */
+            uintptr_t a = ((uintptr_t)(p + j) + page - 1) & ~(page - 1);
+            uintptr_t b = (uintptr_t)(p + ini[k].end) & ~(page - 1);
+            if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
+        }
+    }
+    free(ini);
+    return m;
+}
+
+
 void onnx_load_abandon(void)
 {
     if (inflight_msg) protobuf_c_message_free_unpacked(&inflight_msg->base, NULL);
@@ -875,7 +1014,9 @@ void onnx_load_abandon(void)
     inflight_graph = NULL;
 }
 
-struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t size)
+/* onnx_load_buffer; drop_pages: bytes is a read-only file mapping of ours (see unpack_model). */
+static struct ir_graph *load_buffer(const char *path, const void *bytes, size_t size,
+                                    bool drop_pages)
 {
     if (size == 0) ir_die("%s: not a valid ONNX model (empty file)", path);
     struct ir_graph *g = ir_graph_new(path);
@@ -884,7 +1025,9 @@ struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t si
     if (!wire_nesting_ok(&onnx__model_proto__descriptor, bytes, size, 0))
         ir_die("%s: not a valid ONNX model (messages nested more than %d levels deep)", path,
                MAX_NESTING);
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, bytes);
+    if (drop_pages) /* hashed: the pages are read again below, one initializer at a time */
+        (void)madvise((void *)bytes, size, MADV_DONTNEED);
+    Onnx__ModelProto *m = unpack_model(bytes, size, drop_pages);
     if (!m) ir_die("%s: not a valid ONNX model (protobuf parse failed)", path);
     inflight_msg = m;
     if (!m->graph) ir_die("%s: not a valid ONNX model (no graph)", path);
@@ -906,6 +1049,11 @@ struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t si
     return g;
 }
 
+struct ir_graph *onnx_load_buffer(const char *path, const void *bytes, size_t size)
+{
+    return load_buffer(path, bytes, size, false);
+}
+
 struct ir_graph *onnx_load(const char *path)
 {
     /* O_NONBLOCK: a FIFO without a writer must not block the compiler (refused below) */
@@ -920,8 +1068,9 @@ struct ir_graph *onnx_load(const char *path)
     void *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (base == MAP_FAILED) ir_die("%s: cannot mmap: %s", path, strerror(errno));
     close(fd);
-    /* protobuf-c copies every byte it keeps; large raw_data buffers are taken over from it. */
-    struct ir_graph *g = onnx_load_buffer(path, base, size);
+    /* protobuf-c copies every byte it keeps; large raw_data buffers are taken over from it
+     * (unpack_model: one initializer at a time, its file pages dropped once copied). */
+    struct ir_graph *g = load_buffer(path, base, size, true);
     munmap(base, size);
     return g;
 }

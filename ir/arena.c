@@ -6,6 +6,7 @@
  * A user error (ir_fatal_node, ir_fatal) raised while a trap is set (ir_trap_set) is not
  * reported: its message goes to the trap, which longjmps back to its caller (an If branch that
  * does not fit the bound shapes becomes a run-time check, passes/expand/control.c).
+ * ir_memtrace() prints resident memory at phase boundaries ($ONNX2CL_MEMTRACE; docs/memory.md).
  */
 #include "ir.h"
 
@@ -278,4 +279,30 @@ void ir_assert_fail(const char *expr, const char *file, int line)
             line, expr);
     remove_tmps();
     abort();
+}
+
+void ir_memtrace(const char *phase)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("ONNX2CL_MEMTRACE");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    if (!on) return;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return;
+    char line[256], out[256] = "";
+    size_t n = 0;
+    while (fgets(line, sizeof line, f)) {
+        static const char *keys[] = {"VmHWM:", "VmRSS:", "RssAnon:", "RssFile:"};
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            if (strncmp(line, keys[k], strlen(keys[k])) == 0) {
+                long kb = atol(line + strlen(keys[k]));
+                n += (size_t)snprintf(out + n, sizeof out - n, " %s %.0f MiB", keys[k],
+                                      kb / 1024.0);
+            }
+        if (n >= sizeof out) break;
+    }
+    fclose(f);
+    fprintf(stderr, "onnx2cl: memory after %s:%s\n", phase, out);
 }

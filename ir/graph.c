@@ -130,6 +130,9 @@ static float half_to_float(uint16_t h)
 
 int64_t ir_const_i64(const struct ir_graph *g, uint32_t v, int64_t i)
 {
+    /* a lazy constant read element by element is made once, for good (small ones: biases,
+     * norm scales; the transforms read big ones whole, through ir_const_bytes) */
+    if (g->values[v].lazy) ir_const_materialize((struct ir_graph *)g, v);
     const struct ir_value *val = &g->values[v];
     IR_ASSERT(val->data != NULL);
     IR_ASSERT(i >= 0 && (size_t)(i + 1) * ir_dtype_size(val->dtype) <= val->nbytes);
@@ -151,6 +154,9 @@ int64_t ir_const_i64(const struct ir_graph *g, uint32_t v, int64_t i)
 
 double ir_const_f64(const struct ir_graph *g, uint32_t v, int64_t i)
 {
+    /* a lazy constant read element by element is made once, for good (small ones: biases,
+     * norm scales; the transforms read big ones whole, through ir_const_bytes) */
+    if (g->values[v].lazy) ir_const_materialize((struct ir_graph *)g, v);
     const struct ir_value *val = &g->values[v];
     IR_ASSERT(val->data != NULL);
     IR_ASSERT(i >= 0 && (size_t)(i + 1) * ir_dtype_size(val->dtype) <= val->nbytes);
@@ -289,6 +295,46 @@ uint32_t ir_const_add(struct ir_graph *g, const char *name, enum ir_dtype dtype,
     v->is_initializer = true;
     v->dims_known = true;
     return id;
+}
+
+uint32_t ir_lazy_add(struct ir_graph *g, const char *name, enum ir_dtype dtype, int rank,
+                     const int64_t *dims, size_t nbytes, const struct ir_lazy *l)
+{
+    struct ir_lazy *copy = ir_alloc(g, sizeof *copy);
+    *copy = *l;
+    uint32_t id = ir_value_add(g, name, dtype, rank, dims);
+    struct ir_value *v = &g->values[id];
+    v->lazy = copy;
+    v->nbytes = nbytes;
+    v->is_initializer = true;
+    v->dims_known = true;
+    return id;
+}
+
+const void *ir_const_bytes(const struct ir_graph *g, uint32_t v, void **owned)
+{
+    const struct ir_value *val = &g->values[v];
+    *owned = NULL;
+    if (!val->lazy) return val->data;
+    void *p = calloc(1, val->nbytes ? val->nbytes : 1);
+    if (!p) ir_die("out of memory (%zu bytes for weight '%s')", val->nbytes, val->name);
+    val->lazy->fill(g, val->lazy, p);
+    *owned = p;
+    return p;
+}
+
+void ir_const_materialize(struct ir_graph *g, uint32_t v)
+{
+    struct ir_value *val = &g->values[v];
+    if (!val->lazy) return;
+    void *owned;
+    const void *p = ir_const_bytes(g, v, &owned);
+    void *d = ir_alloc(g, val->nbytes ? val->nbytes : 1);
+    memcpy(d, p, val->nbytes);
+    free(owned);
+    val = &g->values[v];
+    val->data = d;
+    val->lazy = NULL;
 }
 
 const char *ir_name_unique(struct ir_graph *g, const char *base)

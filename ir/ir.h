@@ -126,8 +126,11 @@ struct ir_value {
     bool dims_known;                    /* rank and every dim concrete */
     uint32_t producer;                  /* node id making it, IR_NONE for inputs/constants */
     uint32_t nuses;                     /* number of node-input slots reading it (+1 per graph output) */
-    const void *data;                   /* constant data (host, little-endian), NULL if not const */
+    const void *data;                   /* constant data (host, little-endian), NULL if not const
+                                           or lazy */
     size_t nbytes;                      /* bytes of data (== numel * dtype size) */
+    const struct ir_lazy *lazy;         /* a lazy constant (data NULL): how its bytes are made
+                                           (ir_const_bytes); NULL otherwise */
     bool is_input;                      /* graph input (fed at run time) */
     bool is_output;                     /* graph output */
     bool is_initializer;                /* came from an initializer / Constant (a weight) */
@@ -136,6 +139,22 @@ struct ir_value {
     bool shape_dep;                     /* constant whose bytes depend on dims of run-time values
                                            (Shape/Size of a non-constant; --bind): it is part of
                                            the build, kept out of the weights file (codegen) */
+};
+
+/* A lazy constant: a weight the compiler transforms (transposed, concatenated, packed into
+ * panels, stored as half) whose bytes are made only when needed, one tensor at a time, by
+ * fill() from the constants it reads (src), instead of held for the whole compilation. The
+ * weights file is written tensor by tensor (codegen/emit_c.c), so a model's transformed weights
+ * are never all in memory at once (docs/memory.md, "Compile memory"). Only code that knows
+ * them reads them: ir_const_bytes(); passes that need values materialize them
+ * (ir_const_materialize). */
+struct ir_graph;
+struct ir_lazy {
+    /* Writes the value's nbytes into dst (zeroed by the caller). */
+    void (*fill)(const struct ir_graph *g, const struct ir_lazy *l, void *dst);
+    uint32_t src[4];   /* constants it reads (IR_NONE where unused) */
+    int64_t p[8];      /* the transform's parameters (its fill says which) */
+    const void *ctx;   /* the transform's extra data (arena-owned), or NULL */
 };
 
 /* One operator application. */
@@ -192,6 +211,15 @@ uint32_t ir_value_add(struct ir_graph *g, const char *name, enum ir_dtype dtype,
 /* Adds a constant value owning (not copying) data of nbytes; dims must be concrete. */
 uint32_t ir_const_add(struct ir_graph *g, const char *name, enum ir_dtype dtype, int rank,
                       const int64_t *dims, const void *data, size_t nbytes);
+/* Adds a lazy constant of nbytes (l copied into the arena; see struct ir_lazy). */
+uint32_t ir_lazy_add(struct ir_graph *g, const char *name, enum ir_dtype dtype, int rank,
+                     const int64_t *dims, size_t nbytes, const struct ir_lazy *l);
+/* The bytes of constant v: its data, or a lazy constant's bytes made into a new malloc'd
+ * buffer that *owned also gets (the caller frees it; NULL when nothing was made). */
+const void *ir_const_bytes(const struct ir_graph *g, uint32_t v, void **owned);
+/* Turns lazy constant v into an ordinary one (its bytes made once, in the arena); no-op
+ * otherwise. For the few passes that read weight values element by element. */
+void ir_const_materialize(struct ir_graph *g, uint32_t v);
 /* Looks a value up by name; IR_NONE if absent. */
 uint32_t ir_value_find(const struct ir_graph *g, const char *name);
 /* `base` if no value has that name yet, else the first free "<base>_<k>", k = 1, 2, ... */
@@ -257,7 +285,7 @@ static inline bool ir_weight_dep(const struct ir_value *v)
 }
 static inline bool ir_is_const(const struct ir_graph *g, uint32_t v)
 {
-    return v != IR_NONE && g->values[v].data != NULL;
+    return v != IR_NONE && (g->values[v].data != NULL || g->values[v].lazy != NULL);
 }
 /* Optional input k of node n, IR_NONE if absent (k beyond ninputs also gives IR_NONE). */
 static inline uint32_t ir_input(const struct ir_node *n, uint32_t k)
@@ -276,6 +304,10 @@ void ir_fatal(const struct ir_graph *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 /* Error with a plain prefix (e.g. a file or flag name); g may be NULL. */
 void ir_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* With $ONNX2CL_MEMTRACE set (not "0"): prints the process's peak and current resident memory
+ * (VmHWM, VmRSS, RssAnon, RssFile of /proc/self/status) after `phase` to stderr; else nothing.
+ * For measuring compile memory (bench/compile_memory.py); Linux only (silent elsewhere). */
+void ir_memtrace(const char *phase);
 /* Command-line (usage) error: like ir_die, but exit status 2. */
 void ir_usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Registers a path removed by every fatal exit (temporary outputs); unregister after rename. */

@@ -43,7 +43,7 @@ bool ir_verify(const struct ir_graph *g, const char *after_pass)
             }
             uses[v]++;
             const struct ir_value *val = &g->values[v];
-            if (!val->data && !val->is_input && prod[v] == IR_NONE)
+            if (!val->data && !val->lazy && !val->is_input && prod[v] == IR_NONE)
                 BAD("node #%u '%s' (%s): input '%s' is not produced before it", i, n->name,
                     ir_op_name(n->op), val->name);
         }
@@ -62,14 +62,14 @@ bool ir_verify(const struct ir_graph *g, const char *after_pass)
         uint32_t v = g->outputs[k];
         uses[v]++;
         const struct ir_value *val = &g->values[v];
-        if (prod[v] == IR_NONE && !val->data && !val->is_input)
+        if (prod[v] == IR_NONE && !val->data && !val->lazy && !val->is_input)
             BAD("graph output '%s' is never computed", val->name);
     }
     for (uint32_t v = 0; v < g->nvalues; v++) {
         const struct ir_value *val = &g->values[v];
         if (uses[v] != val->nuses && (uses[v] || prod[v] != IR_NONE))
             BAD("value '%s': nuses %u, counted %u", val->name, val->nuses, uses[v]);
-        if (val->data && val->dims_known && val->dtype != IR_STRING) {
+        if ((val->data || val->lazy) && val->dims_known && val->dtype != IR_STRING) {
             int64_t n;
             if (!ir_dims_numel(val->dims, val->rank, &n) ||
                 (uint64_t)n * ir_dtype_size(val->dtype) != val->nbytes)
@@ -92,7 +92,7 @@ static void dump_value(const struct ir_graph *g, uint32_t v, FILE *f)
     const struct ir_value *val = &g->values[v];
     char buf[128];
     fprintf(f, "%%%s:%s%s%s", val->name, ir_dtype_name(val->dtype), ir_dims_str(val, buf, sizeof buf),
-            val->data ? "(const)" : "");
+            val->data || val->lazy ? "(const)" : "");
 }
 
 void ir_dump(const struct ir_graph *g, void *file)

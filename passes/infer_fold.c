@@ -127,6 +127,8 @@ bool infer_fold_node(struct ir_graph *g, uint32_t i)
         wdep = true;
     }
     if (sdep && wdep && !(ir_op_flags(n->op) & IR_F_SHAPEOP)) return false;
+    for (uint32_t k = 0; k < n->ninputs; k++) /* the reference ops read data */
+        if (n->inputs[k] != IR_NONE) ir_const_materialize(g, n->inputs[k]);
     return eval_erase(g, i, sdep, wdep);
 }
 

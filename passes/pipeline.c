@@ -82,6 +82,7 @@ static void after_pass(struct ir_graph *g, const struct pass_options *opt, const
 {
     if (opt->stats)
         fprintf(stderr, "pass %-18s nodes %6u -> %6u  (%.1f ms)\n", name, before, live_nodes(g), ms);
+    ir_memtrace(name);
     if (opt->verify && !ir_verify(g, name)) ir_fatal(g, "internal error: IR invalid after pass %s", name);
     if (opt->dump_after && (strcmp(opt->dump_after, name) == 0 || strcmp(opt->dump_after, "all") == 0)) {
         printf("=== after %s ===\n", name);

@@ -22,9 +22,34 @@
  */
 #include "passes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ref/ref_util.h"
+
+/* A float16 / bfloat16 constant made float32 (step 4 below), exactly, when its bytes are read
+ * (struct ir_lazy): from its data, or from what its own lazy fill makes. */
+struct widen {
+    const void *data;            /* the half elements, or NULL: inner makes them */
+    const struct ir_lazy *inner; /* the value's lazy fill before (writes half elements), or NULL */
+    enum ir_dtype ht;            /* IR_F16 or IR_BF16 */
+    size_t half_bytes;           /* bytes inner writes */
+};
+
+static void fill_widen(const struct ir_graph *g, const struct ir_lazy *l, void *dst)
+{
+    const struct widen *w = l->ctx;
+    void *tmp = NULL;
+    const void *src = w->data;
+    if (w->inner) {
+        if (!(tmp = calloc(1, w->half_bytes ? w->half_bytes : 1))) ir_die("out of memory");
+        w->inner->fill(g, w->inner, tmp);
+        src = tmp;
+    }
+    float *d = dst;
+    for (int64_t k = 0; k < l->p[0]; k++) d[k] = (float)ref_get_f(src, w->ht, k);
+    free(tmp);
+}
 
 /* Adds out = Cast(in, to) (out made when IR_NONE) and infers it; returns out. */
 static uint32_t add_cast(struct ir_graph *g, uint32_t in, uint32_t out, enum ir_dtype to, const char *name)
@@ -143,7 +168,7 @@ static bool promote(struct ir_graph *g, enum ir_dtype ht)
             g->values[y].producer = IR_NONE;
             reroute(g, y, y32);
             add_cast(g, y32, y, ht, ir_sprintf(g, "%s/to_%s", g->values[y].name, hs));
-        } else if (g->values[y].data) {
+        } else if (ir_const_materialize(g, y), g->values[y].data) { /* read here */
             /* a constant output stays as it is; nodes reading it read a float32 copy */
             keep16[y] = true;
             int64_t cnt = ref_numel_v(&g->values[y]);
@@ -163,11 +188,22 @@ static bool promote(struct ir_graph *g, enum ir_dtype ht)
     for (uint32_t v = 0; v < nv; v++) {
         struct ir_value *x = &g->values[v];
         if (x->dtype != ht || keep16[v]) continue;
-        if (x->data) {
-            int64_t cnt = ref_numel_v(x);
+        const int64_t cnt = ref_numel_v(x);
+        if (cnt < 1024) ir_const_materialize(g, v); /* small: converted now, as data */
+        x = &g->values[v];
+        if (x->data && cnt < 1024) {
             float *d = ir_alloc(g, (size_t)(cnt ? cnt : 1) * sizeof(float));
             for (int64_t k = 0; k < cnt; k++) d[k] = (float)ref_get_f(x->data, ht, k);
             x->data = d;
+            x->nbytes = (size_t)cnt * sizeof(float);
+        } else if (x->data || x->lazy) { /* a weight: widened when read, never held as float32 */
+            struct widen *w = ir_alloc(g, sizeof *w);
+            *w = (struct widen){x->data, x->lazy, ht, (size_t)x->nbytes};
+            struct ir_lazy *l = ir_alloc(g, sizeof *l);
+            *l = (struct ir_lazy){.fill = fill_widen, .src = {v, IR_NONE, IR_NONE, IR_NONE},
+                                  .p = {cnt}, .ctx = w};
+            x->data = NULL;
+            x->lazy = l;
             x->nbytes = (size_t)cnt * sizeof(float);
         }
         x->dtype = IR_F32;

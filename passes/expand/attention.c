@@ -253,6 +253,8 @@ void expand_attention(struct ex_ctx *e)
     if (mode == 2) qk_out = logits;
 
     uint32_t p = ex_softmax(e, IR_OP_SOFTMAX, ex_cast(e, logits, sm_t), -1);
+    if (bias != IR_NONE && ir_is_const(e->g, bias))
+        ir_const_materialize(e->g, bias); /* its values are read below */
     if (bias != IR_NONE && (!ir_is_const(e->g, bias) || const_has_masked_row(ex_v(e, bias)))) {
         int64_t last = -1;
         uint32_t mx = ex_reduce(e, IR_OP_REDUCE_MAX, bias, 1, &last, true);

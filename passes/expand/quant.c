@@ -54,6 +54,7 @@ static void value_range(struct ex_ctx *e, uint32_t v, double *lo, double *hi)
 {
     *lo = *hi = 0.0;
     if (v == IR_NONE) return;
+    ir_const_materialize(e->g, v); /* a lazy constant: its values are read below */
     const struct ir_value *x = ex_v(e, v);
     if (x->data) {
         int64_t n = numel_of(e, v);

@@ -17,6 +17,7 @@
  */
 #include "passes/fuse/fuse.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define FG_MAX_SPLITS 8 /* outputs one o2c.Gemm may write (kernels/fgemm.cl) */
@@ -98,24 +99,40 @@ bool fuse_linear_match(const struct ir_graph *g, uint32_t node, struct fuse_line
 void fuse_linear_write_w(const struct ir_graph *g, const struct fuse_linear *l, float *dst,
                          int64_t ld, int64_t col0)
 {
-    const float *w = g->values[l->w].data;
+    void *owned;
+    const float *w = ir_const_bytes(g, l->w, &owned);
     for (int64_t k = 0; k < l->K; k++)
         for (int64_t j = 0; j < l->N; j++) {
             float v = l->trans_w ? w[j * l->K + k] : w[k * l->N + j];
             dst[k * ld + col0 + j] = l->alpha == 1.0f ? v : l->alpha * v;
         }
+    free(owned);
 }
 
 bool fuse_linear_add_bias(const struct ir_graph *g, const struct fuse_linear *l, float *dst)
 {
     if (l->c == IR_NONE) return false;
-    const float *c = g->values[l->c].data;
+    void *owned;
+    const float *c = ir_const_bytes(g, l->c, &owned);
     const bool scalar = ir_numel(g, l->c) == 1;
     for (int64_t j = 0; j < l->N; j++) dst[j] += l->beta * c[scalar ? 0 : j];
+    free(owned);
     return true;
 }
 
-/* Rewrites one group of linears (all reading the same x) into one o2c.Gemm. */
+/* ir_lazy fill of a batched weight [K, N]: ctx = the group's linears, p = {count, N}. */
+static void fill_batched(const struct ir_graph *g, const struct ir_lazy *l, void *dst)
+{
+    const struct fuse_linear *mem = l->ctx;
+    int64_t off = 0;
+    for (int64_t i = 0; i < l->p[0]; i++) {
+        fuse_linear_write_w(g, &mem[i], dst, l->p[1], off);
+        off += mem[i].N;
+    }
+}
+
+/* Rewrites one group of linears (all reading the same x) into one o2c.Gemm; the concatenated
+ * weight is lazy (made when written: fill_batched). */
 static void rewrite_group(struct ir_graph *g, const struct fuse_linear *mem, int cnt)
 {
     int64_t K = mem[0].K, N = 0;
@@ -124,20 +141,22 @@ static void rewrite_group(struct ir_graph *g, const struct fuse_linear *mem, int
         N += mem[i].N;
         any_bias |= mem[i].c != IR_NONE;
     }
-    float *w = ir_alloc(g, sizeof(float) * (size_t)(K * N));
     float *b = any_bias ? ir_alloc(g, sizeof(float) * (size_t)N) : NULL;
+    struct fuse_linear *keep = ir_alloc(g, sizeof *keep * (size_t)cnt);
+    memcpy(keep, mem, sizeof *keep * (size_t)cnt);
     int64_t off = 0;
     uint32_t old[FG_MAX_SPLITS], outs[FG_MAX_SPLITS];
     for (int i = 0; i < cnt; i++) {
-        fuse_linear_write_w(g, &mem[i], w, N, off);
         if (b) fuse_linear_add_bias(g, &mem[i], b + off);
         off += mem[i].N;
         old[i] = mem[i].node;
         outs[i] = mem[i].y;
     }
     const int64_t wd[2] = {K, N};
-    uint32_t wid = ir_const_add(g, ir_sprintf(g, "%s/o2c_batched_w", g->values[mem[0].y].name),
-                                IR_F32, 2, wd, w, sizeof(float) * (size_t)(K * N));
+    const struct ir_lazy fill = {.fill = fill_batched, .src = {IR_NONE, IR_NONE, IR_NONE, IR_NONE},
+                                 .p = {cnt, N}, .ctx = keep};
+    uint32_t wid = ir_lazy_add(g, ir_sprintf(g, "%s/o2c_batched_w", g->values[mem[0].y].name),
+                               IR_F32, 2, wd, sizeof(float) * (size_t)(K * N), &fill);
     uint32_t bid = IR_NONE;
     if (b)
         bid = ir_const_add(g, ir_sprintf(g, "%s/o2c_batched_b", g->values[mem[0].y].name),

@@ -17,6 +17,7 @@
  */
 #include "passes/fuse/fuse.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define PASS "geglu"
@@ -83,20 +84,42 @@ static bool match(const struct ir_graph *g, uint32_t gi, struct gg_match *m)
 /* A copy of the first (rows of) columns of src [rows, 2F] (row length 2F; rows = 1 for a bias)
  * in pair order into a new [rows, 2 F16] constant (see the banner); gate_half says which half
  * of src is the gate. */
+static void pair_rows(const float *s, float *d, int64_t rows, int64_t F, int gate_half)
+{
+    const int64_t F16 = (F + 15) / 16 * 16, ld = 2 * F16;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < F; c++) {
+            const int64_t at = r * ld + (c / 16) * 32 + c % 16;
+            d[at] = s[r * 2 * F + (1 - gate_half) * F + c];  /* hidden */
+            d[at + 16] = s[r * 2 * F + gate_half * F + c];   /* gate */
+        }
+}
+
+/* ir_lazy fill of a pair-ordered weight: src[0] float32 [rows, 2F], p = {rows, F, gate_half}. */
+static void fill_pairs(const struct ir_graph *g, const struct ir_lazy *l, void *dst)
+{
+    void *owned;
+    const float *s = ir_const_bytes(g, l->src[0], &owned);
+    pair_rows(s, dst, l->p[0], l->p[1], (int)l->p[2]);
+    free(owned);
+}
+
 static uint32_t pair_order(struct ir_graph *g, uint32_t src, int64_t rows, int64_t F,
                            int gate_half, const char *name)
 {
     const int64_t F16 = (F + 15) / 16 * 16, ld = 2 * F16;
-    float *d = ir_alloc(g, sizeof(float) * (size_t)(rows * ld)); /* zeroed */
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < F; c++) {
-            const int64_t at = r * ld + (c / 16) * 32 + c % 16;
-            d[at] = (float)ir_const_f64(g, src, r * 2 * F + (1 - gate_half) * F + c); /* hidden */
-            d[at + 16] = (float)ir_const_f64(g, src, r * 2 * F + gate_half * F + c);  /* gate */
-        }
-    if (rows == 1) return ir_const_add(g, name, IR_F32, 1, &ld, d, sizeof(float) * (size_t)ld);
+    IR_ASSERT(g->values[src].dtype == IR_F32);
+    if (rows == 1) {
+        float *d = ir_alloc(g, sizeof(float) * (size_t)ld); /* zeroed */
+        void *owned;
+        pair_rows(ir_const_bytes(g, src, &owned), d, 1, F, gate_half);
+        free(owned);
+        return ir_const_add(g, name, IR_F32, 1, &ld, d, sizeof(float) * (size_t)ld);
+    }
     const int64_t dims[2] = {rows, ld};
-    return ir_const_add(g, name, IR_F32, 2, dims, d, sizeof(float) * (size_t)(rows * ld));
+    const struct ir_lazy fill = {.fill = fill_pairs, .src = {src, IR_NONE, IR_NONE, IR_NONE},
+                                 .p = {rows, F, gate_half}};
+    return ir_lazy_add(g, name, IR_F32, 2, dims, sizeof(float) * (size_t)(rows * ld), &fill);
 }
 
 static void rewrite(struct ir_graph *g, const struct gg_match *m)

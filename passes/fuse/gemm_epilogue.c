@@ -25,6 +25,7 @@
 #include "ref/ref.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef PLAIN_LINEARS_TO_FGEMM
@@ -230,7 +231,11 @@ static void rewrite(struct ir_graph *g, const struct ep *e)
         K = g->values[w].dims[0];
         if (e->scale != 1.0) {
             float *wd = ir_alloc(g, sizeof(float) * (size_t)(K * N));
-            for (int64_t i = 0; i < K * N; i++) wd[i] = (float)(ir_const_f64(g, w, i) * e->scale);
+            void *owned;
+            const float *ws = ir_const_bytes(g, w, &owned); /* o2c.Gemm weights: float32 */
+            IR_ASSERT(g->values[w].dtype == IR_F32);
+            for (int64_t i = 0; i < K * N; i++) wd[i] = (float)((double)ws[i] * e->scale);
+            free(owned);
             const int64_t dims[2] = {K, N};
             w = ir_const_add(g, ir_sprintf(g, "%s/o2c_w", g->values[e->out[0]].name), IR_F32, 2,
                              dims, wd, sizeof(float) * (size_t)(K * N));

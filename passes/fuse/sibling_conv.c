@@ -42,6 +42,7 @@
 #include "passes/fuse/fuse.h"
 #include "ref/ref_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define PASS "sibling_conv"
@@ -78,11 +79,11 @@ static bool candidate(const struct ir_graph *g, uint32_t i, struct sc_conv *c, c
         *why = "not a 1-D or 2-D conv";
         return false;
     }
-    if (!ir_is_const(g, c->w) || !wv->data || wv->dtype != IR_F32 || wv->rank != xv->rank) {
+    if (!ir_is_const(g, c->w) || wv->dtype != IR_F32 || wv->rank != xv->rank) {
         *why = "weight is not a float32 constant";
         return false;
     }
-    if (c->b != IR_NONE && (!ir_is_const(g, c->b) || !g->values[c->b].data ||
+    if (c->b != IR_NONE && (!ir_is_const(g, c->b) ||
                             g->values[c->b].dtype != IR_F32 || ir_numel(g, c->b) != wv->dims[0])) {
         *why = "bias is not a float32 constant of OC elements";
         return false;
@@ -138,9 +139,14 @@ static void rewrite_group(struct ir_graph *g, const struct sc_conv *mem, int cnt
     uint32_t old[SC_MAX_SPLITS], outs[SC_MAX_SPLITS];
     int64_t off = 0;
     for (int i = 0; i < cnt; i++) {
-        memcpy(w + off * per, g->values[mem[i].w].data, sizeof(float) * (size_t)(mem[i].oc * per));
-        if (mem[i].b != IR_NONE)
-            memcpy(b + off, g->values[mem[i].b].data, sizeof(float) * (size_t)mem[i].oc);
+        void *owned;
+        memcpy(w + off * per, ir_const_bytes(g, mem[i].w, &owned),
+               sizeof(float) * (size_t)(mem[i].oc * per));
+        free(owned);
+        if (mem[i].b != IR_NONE) {
+            memcpy(b + off, ir_const_bytes(g, mem[i].b, &owned), sizeof(float) * (size_t)mem[i].oc);
+            free(owned);
+        }
         off += mem[i].oc;
         old[i] = mem[i].node;
         outs[i] = mem[i].y;
