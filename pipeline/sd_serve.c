@@ -801,23 +801,31 @@ static void run_switch(struct server *sv, struct job *j)
     char err[4096];
     struct sds_open_options o = sv->oo;
     o.checkpoint = j->path;
-    sds_close(sv->sess);
+    struct sds_session *old = sv->sess; /* sv->sess is written under mu (/health reads it) */
+    pthread_mutex_lock(&sv->mu);
     sv->sess = NULL;
+    pthread_mutex_unlock(&sv->mu);
+    sds_close(old); /* first: two model sets need not fit in memory at once */
     struct sds_session *ns = NULL;
     int rc = sds_open(&o, &ns, err, sizeof err);
     if (rc) { /* back to the checkpoint we had */
         char e2[4096];
         o.checkpoint = sv->ckpt;
-        if (sds_open(&o, &sv->sess, e2, sizeof e2))
+        if (sds_open(&o, &ns, e2, sizeof e2)) {
             fprintf(stderr, "onnx2cl-sd serve: cannot reopen %s either: %s\n", sv->ckpt, e2);
+            ns = NULL;
+        }
+        pthread_mutex_lock(&sv->mu);
+        sv->sess = ns;
+        pthread_mutex_unlock(&sv->mu);
         cJSON *e = err_json(rc == SDS_EINVAL ? "ValidationError" : "ModelLoadError", "sd_model_checkpoint %s: %s",
                             j->title, err);
         j->status = rc == SDS_EINVAL ? 422 : 500;
         j->body = cJSON_PrintUnformatted(e);
         cJSON_Delete(e);
     } else {
-        sv->sess = ns;
         pthread_mutex_lock(&sv->mu);
+        sv->sess = ns;
         snprintf(sv->ckpt, sizeof sv->ckpt, "%s", j->path);
         snprintf(sv->title, sizeof sv->title, "%s", j->title);
         pthread_mutex_unlock(&sv->mu);

@@ -53,6 +53,8 @@ ckdir = os.path.join(work, "ckpts")
 os.makedirs(ckdir)
 os.symlink(os.path.join(oneshot, "tiny_sd15.safetensors"), os.path.join(ckdir, "tiny_sd15.safetensors"))
 os.symlink(os.path.join(oneshot, "tiny_sd15"), os.path.join(ckdir, "tiny_sd15"))
+with open(os.path.join(ckdir, "broken.safetensors"), "wb") as f:  # listed, but not a checkpoint
+    f.write(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")
 PROMPT = "a photo of an astronaut riding a horse on mars"
 NEG = "blurry, low quality"
 USER, PASS = "tester", "s3cret:with:colons"
@@ -259,7 +261,7 @@ mark("queue")
 # 4. options: list, switch to the diffusers folder and back, refused names
 models = api.get_sd_models()
 titles = sorted(m["title"] for m in models)
-check(titles == ["tiny_sd15", "tiny_sd15.safetensors"], f"sd-models titles {titles}")
+check(titles == ["broken.safetensors", "tiny_sd15", "tiny_sd15.safetensors"], f"sd-models titles {titles}")
 check(api.get_options()["sd_model_checkpoint"] == "tiny_sd15.safetensors", "options: current checkpoint")
 s, r = call("POST", "/sdapi/v1/options", {"sd_model_checkpoint": "tiny_sd15", "samples_format": "png"})
 check(s == 200, f"switch to the folder: {s} {r}")
@@ -267,6 +269,11 @@ check(api.get_options()["sd_model_checkpoint"] == "tiny_sd15", "options after th
 res_f = api.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
                     sampler_name="Euler a", steps=4)
 check(res_f.image.size == (32, 32) and "Model: tiny_sd15, " in res_f.info["infotexts"][0], "txt2img on the folder")
+s, r = call("POST", "/sdapi/v1/options", {"sd_model_checkpoint": "broken.safetensors"})
+check(s in (422, 500) and "broken.safetensors" in r.get("detail", ""), f"switch to a broken checkpoint: {s} {r}")
+broken_detail = r.get("detail", "")[:150]
+check(api.get_options()["sd_model_checkpoint"] == "tiny_sd15", "a failed switch reopens the checkpoint we had")
+healthy("a failed switch")
 api.util_set_model("tiny_sd15.safetensors", find_closest=False)
 check(api.get_options()["sd_model_checkpoint"] == "tiny_sd15.safetensors", "switched back (webuiapi util_set_model)")
 res_b = api.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
@@ -284,7 +291,8 @@ check({"Euler", "Euler a", "DPM++ 2M", "DDIM"} <= set(samplers), f"samplers {sam
 check([s["name"] for s in api.get_schedulers()][:3] == ["automatic", "uniform", "karras"], "schedulers")
 res_k = api.txt2img(prompt=PROMPT, seed=42, width=32, height=32, sampler_name="DPM++ 2M", scheduler="Karras", steps=4)
 check("Sampler: DPM++ 2M, Schedule type: Karras," in res_k.image.info.get("parameters", ""), "DPM++ 2M + Karras infotext")
-print(f"4. options: {titles}, switched to the folder and back (reference image again); 4 names outside the list -> 422")
+print(f"4. options: {titles}, switched to the folder and back (reference image again), a broken one refused "
+      f"({s}: {broken_detail}) and the folder reopened; 4 names outside the list -> 422")
 mark("options + lists")
 
 # 5. png-info round trip
