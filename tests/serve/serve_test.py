@@ -20,7 +20,10 @@ and by urllib:
      unknown scheduler, too many images, too long a prompt, an oversized body, no / wrong
      credentials, unknown route, wrong method, img2img (501);
   7. a client that disconnects mid-generation loses its job; the server goes on serving;
-  8. SIGTERM: the server exits 0.
+  8. SIGTERM: the server exits 0;
+  9. a second server on compiled models (--models + --hf: the cache's programs and weights) makes
+     the same image, refuses other sizes, LoRA tags and switches, and drops slow clients (partial
+     headers) after --timeout while serving others.
 Prints the wall time of each part.
 """
 import base64
@@ -384,6 +387,78 @@ except subprocess.TimeoutExpired:
     rc = "timeout"
 check(rc == 0, f"exit status after SIGTERM: {rc}")
 mark("SIGTERM")
+
+# 9. compiled models (--models DIR --hf DIR: the cache's programs and weights of the single file)
+#    with --timeout 1: the same image as -m; fixed size, no LoRA tags, no switch; slow clients
+#    (partial headers) are dropped after the timeout while others are served
+cache = os.path.join(work, "cache")
+mdir, hf = os.path.join(work, "models"), os.path.join(work, "hf")
+os.makedirs(mdir)
+os.makedirs(os.path.join(hf, "scheduler"))
+wdir = [os.path.dirname(p) for p in
+        (os.path.join(cache, "weights", d, "source.txt") for d in os.listdir(os.path.join(cache, "weights")))
+        if "tiny_sd15.safetensors" in open(p).read()][0]
+for m in ["text_encoder", "unet", "vae_decoder", "vae_encoder"]:
+    pdir = os.path.join(cache, "programs", "tiny_sd15", m)
+    prog = [d for d in sorted(os.listdir(pdir)) if m == "text_encoder" or d.startswith("32x32-b2" if m == "unet" else "32x32-b1")][0]
+    os.symlink(os.path.join(pdir, prog, "model.o2d"), os.path.join(mdir, m + ".o2d"))
+    os.symlink(os.path.join(wdir, m + ".weights"), os.path.join(mdir, m + ".weights"))
+arch = os.path.normpath(os.path.join(here, "..", "..", "models", "arch", "tiny_sd15"))
+os.symlink(os.path.join(arch, "tokenizer"), os.path.join(hf, "tokenizer"))
+os.symlink(os.path.join(cache, "programs", "tiny_sd15", "scheduler_config.json"),
+           os.path.join(hf, "scheduler", "scheduler_config.json"))
+log2 = open(os.path.join(work, "server2.log"), "w+")
+srv2 = subprocess.Popen([sd, "serve", "--models", mdir, "--hf", hf, "--listen", "127.0.0.1:0", "--timeout", "1",
+                         "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=log2)
+atexit.register(lambda: srv2.poll() is None and srv2.kill())
+port2 = None
+for _ in range(300):
+    log2.seek(0)
+    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", log2.read())
+    if m:
+        port2 = int(m.group(1))
+        break
+    if srv2.poll() is not None:
+        break
+    time.sleep(0.05)
+check(port2 is not None, "the --models server started")
+if port2:
+    base = f"http://127.0.0.1:{port2}"
+    api2 = webuiapi.WebUIApi(host="127.0.0.1", port=port2)
+    r2 = api2.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+                      sampler_name="Euler a", steps=4)
+    diff = int((pixels(r2.image) != ref).sum())
+    check(diff == 0, f"--models image differs from -m's in {diff} values")
+    for name, body, want, needle in [
+            ("size", dict(ok, width=64), 422, "make 32x32 only"),
+            ("LoRA tag", dict(ok, prompt="x <lora:tiny_peft:1>"), 422, "need -m"),
+            ("switch", None, 422, "switching needs -m")]:
+        s, r = (call("POST", "/sdapi/v1/txt2img", body, auth=None) if body else
+                call("POST", "/sdapi/v1/options", {"sd_model_checkpoint": "x"}, auth=None))
+        check(s == want and needle in r.get("detail", ""), f"--models {name}: {s} {r}")
+    slow = []
+    for _ in range(8):
+        k = socket.create_connection(("127.0.0.1", port2))
+        k.sendall(b"POST /sdapi/v1/txt2img HTTP/1.1\r\nHost: x\r\nContent-Le")
+        slow.append(k)
+    s, h = call("GET", "/health", auth=None)
+    check(s == 200, "served while 8 slow clients hold connections")
+    time.sleep(1.8)
+    closed = 0
+    for k in slow:
+        k.settimeout(2)
+        try:
+            closed += k.recv(100) == b""
+        except OSError:
+            closed += 1
+        k.close()
+    check(closed == 8, f"slow clients dropped after --timeout 1: {closed} of 8")
+    s, h = call("GET", "/health", auth=None)
+    check(s == 200, "/health after the slow clients")
+    srv2.send_signal(signal.SIGTERM)
+    check(srv2.wait(10) == 0, "--models server: exit 0 after SIGTERM")
+    print(f"9. --models DIR --hf DIR: the -m image ({diff} values differ); 3 refusals; {closed} of 8 slow clients dropped")
+mark("--models server + slow clients")
 print(f"serve: {len(fails)} failed, {time.time() - t_start:.1f} s")
 if fails:
     log.seek(0)
