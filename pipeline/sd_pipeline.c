@@ -601,7 +601,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                         *ue = &ud->inputs[p->u_ehs], *uo = &ud->outputs[p->u_out];
     size_t esz = o2r_dtype_size(us->dtype), osz = o2r_dtype_size(uo->dtype), hsz = o2r_dtype_size(ue->dtype);
     size_t nu = (size_t)p->unet_in_c * hw; /* one row of the UNet's sample input */
-    double t_loop = now_s();
+    double t_loop = now_s(), t_step = t_loop;
     for (int i = t0i; i < n; i++) {
         double ts0 = now_s();
         float t = sdp_sched_timestep(p->sched, i);
@@ -656,10 +656,11 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         }
         tm->scheduler += now_s() - ts0;
         int done_steps = i - t0i + 1, total = n - t0i;
-        double el = now_s() - t_loop, per_step = el / done_steps;
-        if (!prm->quiet)
-            fprintf(stderr, "step %d/%d  t=%g  %.3f s/step  ETA %.1f s\n", done_steps, total, (double)t, per_step,
+        double t_now = now_s(), el = t_now - t_loop, per_step = el / done_steps;
+        if (!prm->quiet) /* this step's own time; the ETA from the mean of the steps so far */
+            fprintf(stderr, "step %d/%d  t=%g  %.3f s  ETA %.1f s\n", done_steps, total, (double)t, t_now - t_step,
                     per_step * (total - done_steps));
+        t_step = t_now;
         if (prm->progress) {
             struct sdp_progress pr = {.step = done_steps, .total = total, .elapsed = el,
                                       .eta = per_step * (total - done_steps), .latents = lat, .lat_c = p->lat_c,
