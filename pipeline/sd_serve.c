@@ -898,10 +898,37 @@ struct reqctx {
     int too_big;
 };
 
+/* The offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, <= U+10FFFF), or n when all are. */
+static size_t utf8_bad(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t k = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 9;
+        if (k == 9 || i + k >= n + (k == 0)) return i;
+        uint32_t cp = k == 0 ? c : k == 1 ? c & 0x1F : k == 2 ? c & 0x0F : c & 0x07;
+        for (size_t q = 1; q <= k; q++) {
+            if ((s[i + q] & 0xC0) != 0x80) return i;
+            cp = cp << 6 | (s[i + q] & 0x3F);
+        }
+        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += k + 1;
+    }
+    return n;
+}
+
 static cJSON *parse_body(struct reqctx *rc, char *msg, size_t cap)
 {
     if (!rc->n) {
         snprintf(msg, cap, "empty body: expected a JSON object");
+        return NULL;
+    }
+    size_t bad = utf8_bad((const unsigned char *)rc->body, rc->n);
+    if (bad < rc->n) {
+        snprintf(msg, cap, "the body is not UTF-8 (byte %zu of %zu): JSON text is UTF-8", bad, rc->n);
         return NULL;
     }
     const char *end = NULL;
