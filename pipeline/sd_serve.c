@@ -3,9 +3,11 @@
  *
  * Threads: libmicrohttpd runs one thread per connection (at most --max-connections); those threads
  * parse, validate and answer, and never run a model. Generations and checkpoint switches are jobs
- * in one FIFO queue served by one worker thread that owns the session. A connection waiting for its
- * job polls its socket: a client that disconnects loses its job (removed from the queue, or
- * cancelled through the session's cancel flag when running); the server's state is untouched.
+ * in one FIFO queue served by one worker thread per device (--devices; default one), each owning a
+ * session on its device; a switch waits until the other workers are idle and switches them all. A
+ * connection waiting for its job polls its socket: a client that disconnects loses its job
+ * (removed from the queue, or cancelled through the session's cancel flag when running); the
+ * server's state is untouched.
  *
  * Security: binds to 127.0.0.1 unless --listen names another address; --api-auth USER:PASS asks
  * every request for HTTP Basic credentials (compared in constant time); limits on the body, the
@@ -103,32 +105,43 @@ struct entry {               /* a checkpoint or LoRA found in a listed folder */
 #undef MAX_LIST
 #define MAX_LIST 256 /* checkpoints / LoRAs listed */
 
-struct server {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;       /* queue changed, a job finished, shutdown */
-    struct job *head, *tail;
-    int n_queued;
+struct server;
+
+/* One worker: a thread, its session on one OpenCL device, its running job and its progress. */
+struct worker {
+    struct server *sv;
+    pthread_t th;
+    const char *device;      /* --devices entry (NULL: --device / the default) */
+    struct sds_session *sess;/* written under sv->mu (/health reads it); used by this worker (and by the
+                                worker that runs a checkpoint switch while this one is idle) */
     struct job *current;
-    int stopping;
-    long next_id;
-    struct limits lim;
-    const char *auth;        /* "user:pass" or NULL */
-    int timeout;
-    /* the session (worker thread only) and what the HTTP threads may read (under mu) */
-    struct sds_session *sess;
-    struct sds_open_options oo;
-    char ckpt[PATH_MAX];     /* the checkpoint open now ("" with --models) */
-    char title[PATH_MAX];    /* its title in /sd-models */
-    struct sds_info info;
-    const char *ckpt_dir, *lora_dir;
-    cJSON *options;          /* options set through POST /options (echoed by GET) */
-    /* progress of the running job */
     char job_timestamp[32];
     double job_t0;
     int job_no, job_count, step, steps, skipped;
     float *lat;
     int lat_c, lat_h, lat_w;
     size_t lat_cap;
+};
+
+struct server {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;       /* queue changed, a job finished, shutdown */
+    struct job *head, *tail;
+    int n_queued;
+    int stopping;
+    int pausing;             /* a checkpoint switch waits for the other workers: no job is started */
+    long next_id;
+    struct limits lim;
+    const char *auth;        /* "user:pass" or NULL */
+    int timeout;
+    struct worker *wk;       /* one per device */
+    int n_wk;
+    struct sds_open_options oo;
+    char ckpt[PATH_MAX];     /* the checkpoint open now ("" with --models) */
+    char title[PATH_MAX];    /* its title in /sd-models */
+    struct sds_info info;    /* of worker 0's session (under mu) */
+    const char *ckpt_dir, *lora_dir;
+    cJSON *options;          /* options set through POST /options (echoed by GET) */
 };
 
 static double now_s(void)
@@ -624,20 +637,21 @@ static int submit_and_wait(struct server *sv, struct MHD_Connection *c, struct j
 
 static int on_progress(const struct sds_progress *pr, void *user)
 {
-    struct server *sv = user;
+    struct worker *wk = user;
+    struct server *sv = wk->sv;
     pthread_mutex_lock(&sv->mu);
-    sv->step = pr->step;
-    sv->steps = pr->total;
+    wk->step = pr->step;
+    wk->steps = pr->total;
     size_t n = (size_t)pr->lat_c * pr->lat_h * pr->lat_w;
-    if (n > sv->lat_cap) {
-        float *nl = realloc(sv->lat, n * sizeof *nl);
-        if (nl) sv->lat = nl, sv->lat_cap = n;
+    if (n > wk->lat_cap) {
+        float *nl = realloc(wk->lat, n * sizeof *nl);
+        if (nl) wk->lat = nl, wk->lat_cap = n;
     }
-    if (n <= sv->lat_cap && pr->latents) {
-        memcpy(sv->lat, pr->latents, n * sizeof *sv->lat);
-        sv->lat_c = pr->lat_c;
-        sv->lat_h = pr->lat_h;
-        sv->lat_w = pr->lat_w;
+    if (n <= wk->lat_cap && pr->latents) {
+        memcpy(wk->lat, pr->latents, n * sizeof *wk->lat);
+        wk->lat_c = pr->lat_c;
+        wk->lat_h = pr->lat_h;
+        wk->lat_w = pr->lat_w;
     }
     pthread_mutex_unlock(&sv->mu);
     return 0;
@@ -652,8 +666,9 @@ static void model_name(const struct server *sv, char *buf, size_t cap)
     if (dot && !strcmp(dot, ".safetensors")) *dot = 0;
 }
 
-static void run_txt2img(struct server *sv, struct job *j)
+static void run_txt2img(struct worker *wk, struct job *j)
 {
+    struct server *sv = wk->sv;
     cJSON *images = cJSON_CreateArray(), *infotexts = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
     char err[4096] = "";
     int rc = 0, done = 0, w = j->width, h = j->height;
@@ -662,9 +677,9 @@ static void run_txt2img(struct server *sv, struct job *j)
         pthread_mutex_lock(&sv->mu);
         int stop = j->interrupted || sv->stopping;
         if (!stop) j->stop = 0; /* a /skip of the previous image is spent */
-        sv->job_no = i;
-        sv->step = 0;
-        sv->skipped = 0;
+        wk->job_no = i;
+        wk->step = 0;
+        wk->skipped = 0;
         pthread_mutex_unlock(&sv->mu);
         if (stop) break;
         uint64_t seed = j->seed + (uint64_t)i;
@@ -673,12 +688,12 @@ static void run_txt2img(struct server *sv, struct job *j)
                                 .schedule = j->schedule[0] ? j->schedule : NULL, .width = j->width,
                                 .height = j->height, .init_rgb = j->init, .init_w = j->init_w, .init_h = j->init_h,
                                 .strength = j->strength, .mask = j->mask, .progress = on_progress,
-                                .progress_user = sv, .cancel = &j->stop};
+                                .progress_user = wk, .cancel = &j->stop};
         struct sds_image im;
-        rc = sds_generate(sv->sess, &r, &im, err, sizeof err);
+        rc = sds_generate(wk->sess, &r, &im, err, sizeof err);
         if (im.load_seconds > 0) {
             struct sds_info info;
-            sds_get_info(sv->sess, &info);
+            sds_get_info(wk->sess, &info);
             pthread_mutex_lock(&sv->mu);
             sv->info = info;
             pthread_mutex_unlock(&sv->mu);
@@ -727,7 +742,7 @@ static void run_txt2img(struct server *sv, struct job *j)
     char model[256], ts[32];
     model_name(sv, model, sizeof model);
     pthread_mutex_lock(&sv->mu);
-    snprintf(ts, sizeof ts, "%s", sv->job_timestamp);
+    snprintf(ts, sizeof ts, "%s", wk->job_timestamp);
     pthread_mutex_unlock(&sv->mu);
     cJSON *info = cJSON_CreateObject();
     cJSON_AddStringToObject(info, "prompt", j->prompt);
@@ -796,28 +811,50 @@ static void run_txt2img(struct server *sv, struct job *j)
     cJSON_Delete(resp);
 }
 
-static void run_switch(struct server *sv, struct job *j)
+/* Switches every worker's session to j->path: waits until the other workers are idle (no job starts
+ * meanwhile), closes each session (two model sets need not fit in memory at once), opens the new
+ * checkpoint on each device; on a failure reopens the checkpoint we had. */
+static void run_switch(struct worker *self, struct job *j)
 {
-    char err[4096];
-    struct sds_open_options o = sv->oo;
-    o.checkpoint = j->path;
-    struct sds_session *old = sv->sess; /* sv->sess is written under mu (/health reads it) */
+    struct server *sv = self->sv;
+    char err[4096] = "";
+    struct sds_session *old[64] = {0};
     pthread_mutex_lock(&sv->mu);
-    sv->sess = NULL;
+    sv->pausing = 1;
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < sv->n_wk; i++) busy |= &sv->wk[i] != self && sv->wk[i].current != NULL;
+        if (!busy || sv->stopping) break;
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    }
+    for (int i = 0; i < sv->n_wk; i++) old[i] = sv->wk[i].sess, sv->wk[i].sess = NULL;
     pthread_mutex_unlock(&sv->mu);
-    sds_close(old); /* first: two model sets need not fit in memory at once */
-    struct sds_session *ns = NULL;
-    int rc = sds_open(&o, &ns, err, sizeof err);
-    if (rc) { /* back to the checkpoint we had */
-        char e2[4096];
-        o.checkpoint = sv->ckpt;
-        if (sds_open(&o, &ns, e2, sizeof e2)) {
-            fprintf(stderr, "onnx2cl-sd serve: cannot reopen %s either: %s\n", sv->ckpt, e2);
-            ns = NULL;
+    for (int i = 0; i < sv->n_wk; i++) sds_close(old[i]);
+    struct sds_open_options o = sv->oo;
+    int rc = 0;
+    for (int pass = 0; pass < 2; pass++) { /* pass 1: back to the checkpoint we had */
+        o.checkpoint = pass ? sv->ckpt : j->path;
+        for (int i = 0; i < sv->n_wk; i++) {
+            struct sds_session *ns = NULL;
+            char e[4096];
+            o.device = sv->wk[i].device ? sv->wk[i].device : sv->oo.device;
+            int r = sds_open(&o, &ns, e, sizeof e);
+            if (r) {
+                if (!pass) rc = r, snprintf(err, sizeof err, "%s", e);
+                else fprintf(stderr, "onnx2cl-sd serve: cannot reopen %s either: %s\n", sv->ckpt, e);
+                break;
+            }
+            pthread_mutex_lock(&sv->mu);
+            sv->wk[i].sess = ns;
+            pthread_mutex_unlock(&sv->mu);
         }
+        if (!rc || pass) break;
         pthread_mutex_lock(&sv->mu);
-        sv->sess = ns;
+        for (int i = 0; i < sv->n_wk; i++) old[i] = sv->wk[i].sess, sv->wk[i].sess = NULL;
         pthread_mutex_unlock(&sv->mu);
+        for (int i = 0; i < sv->n_wk; i++) sds_close(old[i]);
+    }
+    if (rc) {
         cJSON *e = err_json(rc == SDS_EINVAL ? "ValidationError" : "ModelLoadError", "sd_model_checkpoint %s: %s",
                             j->title, err);
         j->status = rc == SDS_EINVAL ? 422 : 500;
@@ -825,7 +862,6 @@ static void run_switch(struct server *sv, struct job *j)
         cJSON_Delete(e);
     } else {
         pthread_mutex_lock(&sv->mu);
-        sv->sess = ns;
         snprintf(sv->ckpt, sizeof sv->ckpt, "%s", j->path);
         snprintf(sv->title, sizeof sv->title, "%s", j->title);
         pthread_mutex_unlock(&sv->mu);
@@ -833,21 +869,23 @@ static void run_switch(struct server *sv, struct job *j)
         j->status = 200;
         j->body = strdup("null");
     }
-    if (sv->sess) {
-        struct sds_info info;
-        sds_get_info(sv->sess, &info);
-        pthread_mutex_lock(&sv->mu);
-        sv->info = info;
-        pthread_mutex_unlock(&sv->mu);
-    }
+    struct sds_info info;
+    int have = sv->wk[0].sess != NULL;
+    if (have) sds_get_info(sv->wk[0].sess, &info);
+    pthread_mutex_lock(&sv->mu);
+    if (have) sv->info = info;
+    sv->pausing = 0;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
 }
 
 static void *worker_main(void *arg)
 {
-    struct server *sv = arg;
+    struct worker *wk = arg;
+    struct server *sv = wk->sv;
     pthread_mutex_lock(&sv->mu);
     for (;;) {
-        while (!sv->head && !sv->stopping) pthread_cond_wait(&sv->cv, &sv->mu);
+        while ((!sv->head || sv->pausing) && !sv->stopping) pthread_cond_wait(&sv->cv, &sv->mu);
         if (sv->stopping) break;
         struct job *j = sv->head;
         sv->head = j->next;
@@ -855,34 +893,35 @@ static void *worker_main(void *arg)
         sv->n_queued--;
         j->next = NULL;
         j->state = JOB_RUNNING;
-        sv->current = j;
+        wk->current = j;
         time_t t = time(NULL);
         struct tm tmv;
         localtime_r(&t, &tmv);
-        strftime(sv->job_timestamp, sizeof sv->job_timestamp, "%Y%m%d%H%M%S", &tmv);
-        sv->job_t0 = now_s();
-        sv->job_no = 0;
-        sv->job_count = j->kind == JOB_TXT2IMG ? j->n_images : 1;
-        sv->step = sv->steps = 0;
-        sv->lat_c = 0;
+        strftime(wk->job_timestamp, sizeof wk->job_timestamp, "%Y%m%d%H%M%S", &tmv);
+        wk->job_t0 = now_s();
+        wk->job_no = 0;
+        wk->job_count = j->kind == JOB_TXT2IMG ? j->n_images : 1;
+        wk->step = wk->steps = 0;
+        wk->lat_c = 0;
+        int have = wk->sess != NULL;
         pthread_mutex_unlock(&sv->mu);
-        if (!sv->sess) {
+        if (j->kind == JOB_SWITCH) {
+            run_switch(wk, j);
+        } else if (!have) {
             cJSON *e = err_json("ModelLoadError", "no checkpoint is loaded (a switch failed); POST /sdapi/v1/options "
                                 "with sd_model_checkpoint");
             j->status = 503;
             j->body = cJSON_PrintUnformatted(e);
             cJSON_Delete(e);
-        } else if (j->kind == JOB_TXT2IMG) {
-            run_txt2img(sv, j);
         } else {
-            run_switch(sv, j);
+            run_txt2img(wk, j);
         }
         pthread_mutex_lock(&sv->mu);
         j->state = JOB_DONE;
-        sv->current = NULL;
-        sv->job_count = 0;
-        sv->step = sv->steps = 0;
-        sv->lat_c = 0;
+        wk->current = NULL;
+        wk->job_count = 0;
+        wk->step = wk->steps = 0;
+        wk->lat_c = 0;
         job_unref(sv, j);
         pthread_cond_broadcast(&sv->cv);
     }
@@ -994,39 +1033,45 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
     const char *skip = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "skip_current_image");
     int want_image = !(skip && (!strcasecmp(skip, "true") || !strcmp(skip, "1")));
     pthread_mutex_lock(&sv->mu);
-    struct job *j = sv->current;
+    struct worker *wk = NULL; /* the worker running the oldest job (A1111 reports one job) */
+    for (int i = 0; i < sv->n_wk; i++)
+        if (sv->wk[i].current && (!wk || sv->wk[i].current->id < wk->current->id)) wk = &sv->wk[i];
+    int n_busy = 0;
+    for (int i = 0; i < sv->n_wk; i++) n_busy += sv->wk[i].current != NULL;
+    struct job *j = wk ? wk->current : NULL;
     int running = j && j->kind == JOB_TXT2IMG;
-    double el = running ? now_s() - sv->job_t0 : 0;
+    double el = running ? now_s() - wk->job_t0 : 0;
     double prog = 0, eta = 0;
-    if (running && sv->job_count > 0) {
-        prog = (sv->job_no + (sv->steps ? (double)sv->step / sv->steps : 0)) / sv->job_count;
+    if (running && wk->job_count > 0) {
+        prog = (wk->job_no + (wk->steps ? (double)wk->step / wk->steps : 0)) / wk->job_count;
         if (prog > 0) eta = el / prog - el;
     }
     cJSON *o = cJSON_CreateObject(), *st = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "progress", prog);
     cJSON_AddNumberToObject(o, "eta_relative", eta);
-    cJSON_AddBoolToObject(st, "skipped", running && sv->skipped);
+    cJSON_AddBoolToObject(st, "skipped", running && wk->skipped);
     cJSON_AddBoolToObject(st, "interrupted", running && j->interrupted);
     cJSON_AddBoolToObject(st, "stopping_generation", 0);
     char jobname[64] = "";
     if (j) snprintf(jobname, sizeof jobname, "%s(%ld)", j->kind == JOB_TXT2IMG ? "txt2img" : "switch-model", j->id);
     cJSON_AddStringToObject(st, "job", jobname);
-    cJSON_AddNumberToObject(st, "job_count", j ? sv->job_count : 0);
-    cJSON_AddStringToObject(st, "job_timestamp", j ? sv->job_timestamp : "0");
-    cJSON_AddNumberToObject(st, "job_no", j ? sv->job_no : 0);
-    cJSON_AddNumberToObject(st, "sampling_step", running ? sv->step : 0);
-    cJSON_AddNumberToObject(st, "sampling_steps", running ? sv->steps : 0);
+    cJSON_AddNumberToObject(st, "job_count", j ? wk->job_count : 0);
+    cJSON_AddStringToObject(st, "job_timestamp", j ? wk->job_timestamp : "0");
+    cJSON_AddNumberToObject(st, "job_no", j ? wk->job_no : 0);
+    cJSON_AddNumberToObject(st, "sampling_step", running ? wk->step : 0);
+    cJSON_AddNumberToObject(st, "sampling_steps", running ? wk->steps : 0);
     cJSON_AddNumberToObject(st, "queued", sv->n_queued);
+    cJSON_AddNumberToObject(st, "running", n_busy);
     cJSON_AddItemToObject(o, "state", st);
     char *b64 = NULL;
-    if (want_image && running && sv->lat_c == 4) {
-        size_t np = (size_t)sv->lat_h * sv->lat_w;
+    if (want_image && running && wk->lat_c == 4) {
+        size_t np = (size_t)wk->lat_h * wk->lat_w;
         unsigned char *rgb = malloc(np * 3);
-        if (rgb && sds_preview_rgb(sv->lat, sv->lat_c, sv->lat_h, sv->lat_w, rgb) == 0) {
+        if (rgb && sds_preview_rgb(wk->lat, wk->lat_c, wk->lat_h, wk->lat_w, rgb) == 0) {
             unsigned char *png;
             size_t len;
             char e[256];
-            if (sds_png_encode(rgb, sv->lat_w, sv->lat_h, NULL, NULL, 0, &png, &len, e, sizeof e) == 0) {
+            if (sds_png_encode(rgb, wk->lat_w, wk->lat_h, NULL, NULL, 0, &png, &len, e, sizeof e) == 0) {
                 b64 = b64_encode(png, len);
                 free(png);
             }
@@ -1043,12 +1088,14 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
 
 static enum MHD_Result r_interrupt(struct server *sv, struct MHD_Connection *c, int skip)
 {
-    pthread_mutex_lock(&sv->mu);
-    struct job *j = sv->current;
-    if (j && j->kind == JOB_TXT2IMG) {
-        if (skip) sv->skipped = 1;
-        else j->interrupted = 1;
-        j->stop = 1;
+    pthread_mutex_lock(&sv->mu); /* every running generation (one per device) */
+    for (int i = 0; i < sv->n_wk; i++) {
+        struct job *j = sv->wk[i].current;
+        if (j && j->kind == JOB_TXT2IMG) {
+            if (skip) sv->wk[i].skipped = 1;
+            else j->interrupted = 1;
+            j->stop = 1;
+        }
     }
     pthread_mutex_unlock(&sv->mu);
     return send_json(c, 200, cJSON_CreateObject());
@@ -1314,10 +1361,14 @@ static enum MHD_Result r_health(struct server *sv, struct MHD_Connection *c)
 {
     cJSON *o = cJSON_CreateObject();
     pthread_mutex_lock(&sv->mu);
-    cJSON_AddStringToObject(o, "status", sv->sess ? "ok" : "no-model");
+    int loaded = 1, busy = 0;
+    for (int i = 0; i < sv->n_wk; i++) loaded &= sv->wk[i].sess != NULL, busy += sv->wk[i].current != NULL;
+    cJSON_AddStringToObject(o, "status", loaded ? "ok" : "no-model");
     cJSON_AddStringToObject(o, "sd_model_checkpoint", sv->title);
     cJSON_AddNumberToObject(o, "queued", sv->n_queued);
-    cJSON_AddBoolToObject(o, "busy", sv->current != NULL);
+    cJSON_AddBoolToObject(o, "busy", busy > 0);
+    cJSON_AddNumberToObject(o, "workers", sv->n_wk);
+    cJSON_AddNumberToObject(o, "running", busy);
     cJSON_AddStringToObject(o, "version", "onnx2cl-sd " ONNX2CL_VERSION);
     pthread_mutex_unlock(&sv->mu);
     return send_json(c, 200, o);
@@ -1476,6 +1527,8 @@ static void usage(FILE *f)
         "                          (*.safetensors and diffusers folders, subfolders too; names only, never paths)\n"
         "  --lora-dir DIR          where <lora:NAME:W> prompt tags find NAME.safetensors (default $ONNX2CL_LORA_DIR)\n"
         "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC   (as the CLI)\n"
+        "  --devices A,B,...       one worker per OpenCL device (index or name part; up to 64; the same device\n"
+        "                          twice runs two generations on it): jobs go to the first idle worker\n"
         "  --width W --height H    size prepared at start (default: the architecture's); requests may ask others\n"
         "server:\n"
         "  --listen HOST:PORT      address to bind (default 127.0.0.1:7860: this machine only; 0.0.0.0:PORT for all;\n"
@@ -1534,7 +1587,7 @@ int sd_serve_main(int argc, char **argv)
     memset(sv, 0, sizeof *sv);
     sv->lim = (struct limits){.body = 16u << 20, .size = 2048, .steps = 150, .batch = 8, .prompt = 16384, .queue = 32};
     sv->timeout = 30;
-    const char *listen = "127.0.0.1:7860";
+    const char *listen = "127.0.0.1:7860", *devices = NULL;
     long long maxconn = 64, v;
     struct sds_open_options *oo = &sv->oo;
     for (int i = 1; i < argc; i++) {
@@ -1561,6 +1614,7 @@ int sd_serve_main(int argc, char **argv)
         else if (!strcmp(a, "--variant")) sp = &oo->variant;
         else if (!strcmp(a, "--weights-dtype")) sp = &oo->weights_dtype;
         else if (!strcmp(a, "--device")) sp = &oo->device;
+        else if (!strcmp(a, "--devices")) sp = &devices;
         else if (!strcmp(a, "--listen")) sp = &listen;
         else if (!strcmp(a, "--api-auth")) sp = &sv->auth;
         else if (!strcmp(a, "--width")) NUM(8, 16384, oo->width);
@@ -1618,15 +1672,46 @@ int sd_serve_main(int argc, char **argv)
         }
         addr.sin_port = htons((uint16_t)port);
     }
-    /* the model set */
-    char err[4096];
-    fprintf(stderr, "onnx2cl-sd serve: loading %s\n", oo->checkpoint ? oo->checkpoint : oo->models_dir);
-    int rc = sds_open(oo, &sv->sess, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "onnx2cl-sd serve: %s\n", err);
-        return rc == SDS_EINVAL ? 2 : 1;
+    /* the workers: one per --devices entry, each with the model set opened on its device */
+    static char devbuf[4096];
+    static const char *devlist[64];
+    int n_dev = 0;
+    if (devices) {
+        snprintf(devbuf, sizeof devbuf, "%s", devices);
+        for (char *save = NULL, *t = strtok_r(devbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (n_dev == 64) {
+                fprintf(stderr, "onnx2cl-sd serve: --devices %s: more than 64\n", devices);
+                return 2;
+            }
+            devlist[n_dev++] = t;
+        }
+        if (!n_dev) {
+            fprintf(stderr, "onnx2cl-sd serve: --devices %s: no device named\n", devices);
+            return 2;
+        }
+    } else {
+        devlist[n_dev++] = NULL;
     }
-    sds_get_info(sv->sess, &sv->info);
+    sv->n_wk = n_dev;
+    sv->wk = calloc((size_t)n_dev, sizeof *sv->wk);
+    if (!sv->wk) return 1;
+    char err[4096];
+    for (int i = 0; i < n_dev; i++) {
+        struct sds_open_options o = *oo;
+        sv->wk[i].sv = sv;
+        sv->wk[i].device = devlist[i];
+        if (devlist[i]) o.device = devlist[i];
+        fprintf(stderr, "onnx2cl-sd serve: loading %s%s%s\n", oo->checkpoint ? oo->checkpoint : oo->models_dir,
+                devlist[i] ? " on device " : "", devlist[i] ? devlist[i] : "");
+        int rc = sds_open(&o, &sv->wk[i].sess, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "onnx2cl-sd serve: %s\n", err);
+            for (int k = 0; k < i; k++) sds_close(sv->wk[k].sess);
+            free(sv->wk);
+            return rc == SDS_EINVAL ? 2 : 1;
+        }
+    }
+    sds_get_info(sv->wk[0].sess, &sv->info);
     if (oo->checkpoint) {
         snprintf(sv->ckpt, sizeof sv->ckpt, "%s", oo->checkpoint);
         /* its title: the name in --ckpt-dir when it lies there, else its base name */
@@ -1656,8 +1741,7 @@ int sd_serve_main(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    pthread_t worker;
-    pthread_create(&worker, NULL, worker_main, sv);
+    for (int i = 0; i < sv->n_wk; i++) pthread_create(&sv->wk[i].th, NULL, worker_main, &sv->wk[i]);
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
         NULL, on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
@@ -1671,29 +1755,33 @@ int sd_serve_main(int argc, char **argv)
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
         char ip[64];
         inet_ntop(AF_INET, &addr.sin_addr, ip, sizeof ip);
-        fprintf(stderr, "onnx2cl-sd serve: listening on http://%s:%u (%s, %dx%d)%s\n", ip,
-                di ? di->port : ntohs(addr.sin_port), sv->title, sv->info.width, sv->info.height,
-                sv->auth ? " with --api-auth" : "");
+        fprintf(stderr, "onnx2cl-sd serve: listening on http://%s:%u (%s, %dx%d, %d worker%s)%s\n", ip,
+                di ? di->port : ntohs(addr.sin_port), sv->title, sv->info.width, sv->info.height, sv->n_wk,
+                sv->n_wk > 1 ? "s" : "", sv->auth ? " with --api-auth" : "");
         int sig = 0;
         sigwait(&sigs, &sig);
         fprintf(stderr, "onnx2cl-sd serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     }
     pthread_mutex_lock(&sv->mu);
     sv->stopping = 1;
-    if (sv->current) {
-        sv->current->interrupted = 1;
-        sv->current->stop = 1;
-    }
+    for (int i = 0; i < sv->n_wk; i++)
+        if (sv->wk[i].current) {
+            sv->wk[i].current->interrupted = 1;
+            sv->wk[i].current->stop = 1;
+        }
     pthread_cond_broadcast(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
-    pthread_join(worker, NULL);
+    for (int i = 0; i < sv->n_wk; i++) pthread_join(sv->wk[i].th, NULL);
     if (d) MHD_stop_daemon(d); /* waits for the connection threads (they answer 503 and return) */
     pthread_mutex_lock(&sv->mu);
     while (sv->head) queue_remove(sv, sv->head);
     pthread_mutex_unlock(&sv->mu);
-    sds_close(sv->sess);
+    for (int i = 0; i < sv->n_wk; i++) {
+        sds_close(sv->wk[i].sess);
+        free(sv->wk[i].lat);
+    }
+    free(sv->wk);
     cJSON_Delete(sv->options);
-    free(sv->lat);
     pthread_cond_destroy(&sv->cv);
     pthread_mutex_destroy(&sv->mu);
     return status;

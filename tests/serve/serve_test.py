@@ -24,7 +24,9 @@ and by urllib:
   8. SIGTERM: the server exits 0;
   9. a second server on compiled models (--models + --hf: the cache's programs and weights) makes
      the same image, refuses other sizes, LoRA tags and switches, and drops slow clients (partial
-     headers) after --timeout while serving others.
+     headers) after --timeout while serving others;
+ 10. two workers (--devices 0,0): two jobs at once, a checkpoint switch that waits for both and
+     switches both, concurrent requests all equal to the reference.
 Prints the wall time of each part.
 """
 import base64
@@ -502,6 +504,66 @@ if port2:
     check(srv2.wait(10) == 0, "--models server: exit 0 after SIGTERM")
     print(f"9. --models DIR --hf DIR: the -m image ({diff} values differ); 3 refusals; {closed} of 8 slow clients dropped")
 mark("--models server + slow clients")
+
+# 10. two workers (--devices 0,0: two sessions on the one device here): two jobs run at once; a
+#     checkpoint switch waits for both, switches both sessions, and both make the reference again
+log3 = open(os.path.join(work, "server3.log"), "w+")
+srv3 = subprocess.Popen([sd, "serve", "-m", os.path.join(ckdir, "tiny_sd15.safetensors"), "--ckpt-dir", ckdir,
+                         "--devices", "0,0", "--listen", "127.0.0.1:0", "--width", "32", "--height", "32",
+                         "--max-steps", "300", "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=log3)
+atexit.register(lambda: srv3.poll() is None and srv3.kill())
+port3 = None
+for _ in range(400):
+    log3.seek(0)
+    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", log3.read())
+    if m:
+        port3 = int(m.group(1))
+        break
+    if srv3.poll() is not None:
+        break
+    time.sleep(0.05)
+check(port3 is not None and "2 workers" in open(os.path.join(work, "server3.log")).read(), "the 2-worker server started")
+if port3:
+    base = f"http://127.0.0.1:{port3}"
+    api3 = webuiapi.WebUIApi(host="127.0.0.1", port=port3)
+    jobs = [threading.Thread(target=long_job, args=(f"w{k}", 60, 3 + k)) for k in range(2)]
+    for t in jobs:
+        t.start()
+    running = 0
+    t_end = time.time() + 20
+    while time.time() < t_end and running < 2 and any(t.is_alive() for t in jobs):
+        running = max(running, api3.get_progress()["state"].get("running", 0))
+        time.sleep(0.02)
+    check(running == 2, f"two jobs ran at once on 2 workers: {running}")
+    sw = {}
+    tsw = threading.Thread(target=lambda: sw.update(r=call("POST", "/sdapi/v1/options",
+                                                         {"sd_model_checkpoint": "tiny_sd15"}, auth=None),
+                                                    t=time.time()))
+    tsw.start()
+    for t in jobs:
+        t.join(60)
+    tsw.join(60)
+    check(all(out[f"w{k}"][0] == 200 and len(out[f"w{k}"][1]["images"]) == 1 for k in range(2)), "both jobs answered")
+    check(sw.get("r", (0,))[0] == 200 and sw["t"] >= max(out[f"w{k}_t"][1] for k in range(2)) - 0.05,
+          f"the switch waited for both jobs: {sw.get('r')}")
+    check(api3.get_options()["sd_model_checkpoint"] == "tiny_sd15", "2 workers switched")
+    rs = [api3.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+                       sampler_name="Euler a", steps=4) for _ in range(2)]
+    check(all(r.info["infotexts"][0].find("Model: tiny_sd15,") > 0 for r in rs), "both on the folder")
+    api3.util_set_model("tiny_sd15.safetensors", find_closest=False)
+    same = []
+    th2 = [threading.Thread(target=lambda: same.append(int((pixels(api3.txt2img(
+        prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32, sampler_name="Euler a",
+        steps=4).image) != ref).sum()))) for _ in range(4)]
+    for t in th2:
+        t.start()
+    for t in th2:
+        t.join(60)
+    check(same == [0, 0, 0, 0], f"4 concurrent requests on 2 workers after switching back: differing values {same}")
+    srv3.send_signal(signal.SIGTERM)
+    check(srv3.wait(10) == 0, "2-worker server: exit 0 after SIGTERM")
+    print(f"10. --devices 0,0: {running} jobs at once; the switch waited for both; 4 concurrent images == reference")
+mark("2 workers")
 print(f"serve: {len(fails)} failed, {time.time() - t_start:.1f} s")
 if fails:
     log.seek(0)
