@@ -65,10 +65,12 @@ struct sds_open_options {
     const char *checkpoint;    /* .safetensors file or diffusers folder (engine: compiles into the cache) */
     const char *models_dir;    /* compiled models: DIR/text_encoder.so|.o2d, unet, vae_decoder */
     const char *hf_dir;        /* with models_dir: tokenizer/, scheduler/scheduler_config.json, vae/config.json */
-    const char *arch_dir;      /* checkpoint: installed architectures (NULL: share/onnx2cl/arch) */
+    const char *arch_dir;      /* checkpoint: installed architectures (NULL: <exe dir>/../share/onnx2cl/arch,
+                                  else the configured install prefix's, else the source tree's models/arch) */
     const char *cache_dir;     /* checkpoint: NULL = $ONNX2CL_CACHE_DIR, $XDG_CACHE_HOME/onnx2cl, ~/.cache/onnx2cl */
-    const char *compiler;      /* checkpoint: the onnx2cl executable (NULL: beside this program, else the
-                                  build tree's) */
+    const char *compiler;      /* checkpoint: the onnx2cl executable (NULL: beside this program's executable,
+                                  else the build tree's; an application installed elsewhere gives
+                                  PREFIX/bin/onnx2cl) */
     const char *variant;       /* checkpoint: diffusers file variant ("fp16") or NULL */
     const char *weights_dtype; /* checkpoint: "f16" (default: half the memory) or "f32" */
     const char *lora_dir;      /* where <lora:NAME:W> prompt tags find NAME.safetensors (subfolders too;
