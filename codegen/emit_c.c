@@ -10,12 +10,16 @@
 #include "cg_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef O2C_THREADS
+#include <pthread.h>
+#endif
 
 FILE *cg_open_tmp(const char *path, char **tmp)
 {
@@ -317,6 +321,49 @@ void cg_write_c(const struct cg_ctx *m, const char *path, const struct cg_option
     cg_commit_tmp(f, tmp, path);
 }
 
+/* The bytes of stored tensor i of m (ir_const_bytes), made on a second thread where pthreads
+ * exist (started by make_start, collected by make_join) while the writer writes tensor i - 1:
+ * making (packing, half conversion) and writing overlap; at most two tensors are held. */
+struct make_job {
+    const struct cg_ctx *m;
+    uint32_t val;      /* the value to make */
+    const void *data;  /* its bytes (out) */
+    void *owned;       /* what to free after (out) */
+#ifdef O2C_THREADS
+    pthread_t tid;
+    bool started;      /* tid runs make_run */
+#endif
+};
+
+static void *make_run(void *arg)
+{
+    struct make_job *j = arg;
+    j->data = ir_const_bytes(j->m->g, j->val, &j->owned);
+    return NULL;
+}
+
+static void make_start(struct make_job *j, const struct cg_ctx *m, uint32_t val)
+{
+    j->m = m;
+    j->val = val;
+    j->data = j->owned = NULL;
+#ifdef O2C_THREADS
+    j->started = m->g->values[val].lazy && pthread_create(&j->tid, NULL, make_run, j) == 0;
+    if (j->started) return;
+#endif
+    make_run(j);
+}
+
+static void make_join(struct make_job *j)
+{
+#ifdef O2C_THREADS
+    if (j->started) pthread_join(j->tid, NULL);
+    j->started = false;
+#else
+    (void)j;
+#endif
+}
+
 /* Writes the weights file tensor by tensor: a lazy constant (a packed or half weight) is made,
  * written and freed before the next, so the transformed weights are never all in memory; the
  * payload checksum is summed on the way and written into the header at the end (and into the
@@ -344,7 +391,13 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
     memcpy(hdr + 96, &layout, 8);
     fwrite(hdr, 1, sizeof hdr, f);
     uint64_t pos = 0;
+    struct make_job job[2];
+    if (d->n_stored) make_start(&job[0], m, m->bufs[d->stored[0].buf].value);
     for (uint32_t i = 0; i < d->n_stored; i++) {
+        struct make_job *cur = &job[i % 2];
+        make_join(cur);
+        if (i + 1 < d->n_stored)
+            make_start(&job[(i + 1) % 2], m, m->bufs[d->stored[i + 1].buf].value);
         const struct o2r_buffer *b = &d->buffers[d->stored[i].buf];
         while (pos < b->offset) {
             uint64_t k = b->offset - pos > O2R_ALIGN ? O2R_ALIGN : b->offset - pos;
@@ -352,14 +405,17 @@ void cg_write_weights(const struct cg_ctx *m, const char *path)
             o2r_wsum_update(&ws, zeros, k);
             pos += k;
         }
-        const uint32_t val = m->bufs[d->stored[i].buf].value;
-        const struct ir_value *v = &m->g->values[val];
-        void *owned;
-        const void *data = ir_const_bytes(m->g, val, &owned);
-        size_t put = v->nbytes ? fwrite(data, 1, v->nbytes, f) : 0;
-        o2r_wsum_update(&ws, data, v->nbytes);
-        free(owned);
-        if (put != v->nbytes) break;
+        const struct ir_value *v = &m->g->values[cur->val];
+        size_t put = v->nbytes ? fwrite(cur->data, 1, v->nbytes, f) : 0;
+        o2r_wsum_update(&ws, cur->data, v->nbytes);
+        free(cur->owned);
+        if (put != v->nbytes) {
+            if (i + 1 < d->n_stored) { /* the next one is being made: wait for it, drop it */
+                make_join(&job[(i + 1) % 2]);
+                free(job[(i + 1) % 2].owned);
+            }
+            break;
+        }
         pos += v->nbytes;
     }
     while (pos < bytes) {
