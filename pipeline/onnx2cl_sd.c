@@ -71,8 +71,16 @@ static void usage(FILE *f)
         "  --scheduler-config F    scheduler_config.json (override)\n"
         "  --scaling-factor X      VAE latent scaling factor (default: vae/config.json, else 0.18215)\n"
         "generation:\n"
-        "  -p, --prompt TEXT       prompt (UTF-8; more than 75 tokens are truncated, with a note)\n"
+        "  -p, --prompt TEXT       prompt (UTF-8; more than 75 tokens are truncated, with a note, unless\n"
+        "                          --emphasis is given)\n"
         "  -n, --negative-prompt TEXT\n"
+        "  --emphasis MODE         A1111's prompt syntax (its \"Emphasis\" option): Original ((word:1.2), [word],\n"
+        "                          BREAK, 75-token chunks concatenated: long prompts), \"No norm\" (the same\n"
+        "                          without the mean restore), Ignore (brackets removed, no weights), None\n"
+        "                          (text as is, 75-token chunks); default diffusers: text as is, truncated\n"
+        "                          at 77 tokens, as StableDiffusionPipeline\n"
+        "  --clip-skip N           A1111's Clip skip (1: the last layer, the default; N > 1 is refused: not\n"
+        "                          built yet)\n"
         "  --steps N               inference steps (default 20)\n"
         "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
         "  --seed N                torch.Generator().manual_seed(N) noise (default 0); -1: a random seed\n"
@@ -260,7 +268,7 @@ static int cli_main(int argc, char **argv)
     struct sde_options eo = {0};
     const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
     double cfg = 7.5, scaling = 0;
-    int steps = 20, width = 0, height = 0, quiet = 0;
+    int steps = 20, width = 0, height = 0, quiet = 0, emphasis = SDP_EMPHASIS_DIFFUSERS, clip_skip = 1;
     uint64_t seed = 0;
     struct sdp_sched_overrides ov = {.karras = -1, .spacing = NULL};
     for (int i = 1; i < argc; i++) {
@@ -294,6 +302,15 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = NEXT();
         else if (!strcmp(a, "-n") || !strcmp(a, "--negative-prompt")) negative = NEXT();
         else if (!strcmp(a, "--steps")) steps = (int)parse_num(a, NEXT(), 1, 1000);
+        else if (!strcmp(a, "--emphasis")) {
+            const char *v = NEXT();
+            char e[512];
+            if (sdp_emphasis_parse(v, &emphasis, e, sizeof e)) die(2, "--emphasis: %s", e);
+        } else if (!strcmp(a, "--clip-skip")) {
+            const char *v = NEXT();
+            clip_skip = (int)parse_num(a, v, 1, 12);
+            if (clip_skip != atof(v)) die(2, "--clip-skip %s: expected an integer in [1, 12]", v);
+        }
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100);
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
@@ -343,6 +360,10 @@ static int cli_main(int argc, char **argv)
 #undef NEXT
     }
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
+    if (clip_skip > 1)
+        die(2, "--clip-skip %d: not supported yet (A1111 takes the text encoder's hidden state %d layers before "
+            "the last, then final_layer_norm; the compiled text encoder gives the last layer only); use 1",
+            clip_skip, clip_skip - 1);
     { /* only PNG is written: another image format's name is refused, not silently given a PNG */
         static const char *const other[] = {".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".avif", ".jxl"};
         const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
@@ -469,6 +490,21 @@ static int cli_main(int argc, char **argv)
         eo.batch = cfg > 1 ? 2 * batch : batch;
         eo.vae_encoder = init_path != NULL;
         eo.quiet = 0;
+        if (emphasis != SDP_EMPHASIS_DIFFUSERS) { /* long prompts: the UNet's text length from the chunks */
+            eo.plan_only = 1;
+            int prc = sde_prepare(&eo, &er, err, sizeof err);
+            if (prc) die(prc == -2 ? 2 : 1, "%s", err);
+            eo.plan_only = 0;
+            const char *td = tok_dir ? tok_dir : er.tokenizer;
+            struct sdp_tokenizer *t0;
+            if (!td[0])
+                die(1, "-m %s: no tokenizer (neither the folder's tokenizer/vocab.json nor %s/tokenizer/): "
+                    "give --tokenizer DIR (vocab.json + merges.txt)", eo.ckpt, er.arch_path);
+            if (sdp_tokenizer_load(td, &t0, err, sizeof err)) die(1, "%s", err);
+            if (sdp_cond_tokens(t0, emphasis, prompt, negative, cfg > 1, 77, &eo.tokens, NULL, NULL, err, sizeof err))
+                die(2, "%s", err);
+            sdp_tokenizer_free(t0);
+        }
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
         te_so = er.program[0];
@@ -596,6 +632,9 @@ static int cli_main(int argc, char **argv)
         if (sdp_tokenizer_encode(p.tok, prompt, ids, 2, &full, err, sizeof err)) die(2, "--prompt: %s", err);
         if (sdp_tokenizer_encode(p.tok, negative, ids, 2, &neg_tokens, err, sizeof err))
             die(2, "--negative-prompt: %s", err);
+        int ct;
+        if (sdp_cond_tokens(p.tok, emphasis, prompt, negative, cfg > 1, 77, &ct, NULL, NULL, err, sizeof err))
+            die(2, "%s", err);
         if (sdp_sched_set_timesteps(p.sched, steps, err, sizeof err)) die(2, "%s", err);
         if (init_path && sdp_sched_add_noise(p.sched, 0, NULL, NULL, NULL, 0))
             die(2, "--init-image: scheduler %s has no img2img here (add_noise)", sched_name);
@@ -637,7 +676,7 @@ static int cli_main(int argc, char **argv)
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)cfg,
                              .seed = seed, .batch = batch, .latents = latents, .init_image = init_img,
                              .strength = strength, .mask = mask_img, .scaling_factor = (float)scaling,
-                             .quiet = quiet};
+                             .quiet = quiet, .emphasis = emphasis};
     size_t ni = (size_t)3 * p.img_h * p.img_w;
     float *image = malloc((save_image ? (size_t)n_images : (size_t)batch) * ni * sizeof *image);
     if (!image) die(1, "out of memory");
@@ -655,10 +694,10 @@ static int cli_main(int argc, char **argv)
         tsum.text_encoder += tm.text_encoder, tsum.text_runs += tm.text_runs, tsum.unet_total += tm.unet_total;
         tsum.unet_runs += tm.unet_runs, tsum.scheduler += tm.scheduler, tsum.vae += tm.vae;
         tsum.vae_encoder += tm.vae_encoder, tsum.total += tm.total;
-        if (it == 0 && n_tokens > p.seq)
+        if (it == 0 && emphasis == SDP_EMPHASIS_DIFFUSERS && n_tokens > p.seq)
             fprintf(stderr, "%s: note: the prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
                     "the last %d were dropped (as diffusers truncates)\n", prog, n_tokens, p.seq, n_tokens - p.seq);
-        if (it == 0 && cfg > 1 && neg_tokens > p.seq)
+        if (it == 0 && emphasis == SDP_EMPHASIS_DIFFUSERS && cfg > 1 && neg_tokens > p.seq)
             fprintf(stderr, "%s: note: the negative prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
                     "the last %d were dropped (as diffusers truncates)\n", prog, neg_tokens, p.seq,
                     neg_tokens - p.seq);
@@ -671,6 +710,9 @@ static int cli_main(int argc, char **argv)
                                        .model_hash = model_hash, .model = model_name,
                                        .strength = init_path ? strength : -1, .inpaint = mask_path != NULL,
                                        .mask_blur = mask_blur,
+                                       .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
+                                                                         : sdp_emphasis_name(emphasis),
+                                                                         prompt_tagged, cfg > 1 ? negative : ""),
                                        .extra = latents_path ? "Latents: from file" : NULL,
                                        .version = "onnx2cl-sd " ONNX2CL_VERSION};
             sdp_infotext(&itx, params, sizeof params);

@@ -285,10 +285,29 @@ static int next_chunk(struct chunker *c, int is_last)
 int sdp_prompt_chunks(const struct sdp_tokenizer *tok, const char *text, int comma_backtrack,
                       struct sdp_prompt_chunks *out, char *err, size_t errcap)
 {
+    return sdp_prompt_chunks_ex(tok, text, comma_backtrack, 1, out, err, errcap);
+}
+
+int sdp_prompt_chunks_ex(const struct sdp_tokenizer *tok, const char *text, int comma_backtrack, int parse,
+                         struct sdp_prompt_chunks *out, char *err, size_t errcap)
+{
     memset(out, 0, sizeof *out);
     struct sdp_prompt_piece *pieces;
     int np;
-    if (sdp_prompt_parse(text, &pieces, &np, err, errcap)) return -1;
+    if (parse) {
+        if (sdp_prompt_parse(text, &pieces, &np, err, errcap)) return -1;
+    } else { /* A1111's emphasis "None": [[line, 1.0]] (no brackets, no BREAK) */
+        np = 1;
+        pieces = calloc(1, sizeof *pieces);
+        size_t tl = strlen(text);
+        if (pieces && (pieces->text = malloc(tl + 1))) memcpy(pieces->text, text, tl + 1);
+        if (!pieces || !pieces->text) {
+            free(pieces);
+            snprintf(err, errcap, "prompt: out of memory");
+            return -1;
+        }
+        pieces->weight = 1.0;
+    }
     struct chunker c = {.last_comma = -1, .bos = sdp_tokenizer_bos(tok), .eos = sdp_tokenizer_eos(tok)};
     int64_t comma_ids[3], *ids = NULL;
     int full, rc = -1;
@@ -353,6 +372,12 @@ void sdp_prompt_chunks_free(struct sdp_prompt_chunks *c)
     free(c->ids);
     free(c->mult);
     memset(c, 0, sizeof *c);
+}
+
+void sdp_prompt_multiply(float *z, const float *mult, size_t n_tok, size_t dim)
+{
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t c = 0; c < dim; c++) z[t * dim + c] *= mult[t];
 }
 
 void sdp_prompt_emphasis(float *z, const float *mult, size_t n_tok, size_t dim)

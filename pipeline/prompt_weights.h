@@ -56,6 +56,11 @@ struct sdp_prompt_chunks {
  * out of memory). Free with sdp_prompt_chunks_free. */
 int sdp_prompt_chunks(const struct sdp_tokenizer *tok, const char *text, int comma_backtrack,
                       struct sdp_prompt_chunks *out, char *err, size_t errcap);
+/* sdp_prompt_chunks with parse = 0: the text as one piece of weight 1, brackets and BREAK as
+ * literal text (A1111's emphasis "None": tokenize_line's parsed = [[line, 1.0]]), still in 75-token
+ * chunks; parse = 1 is sdp_prompt_chunks. */
+int sdp_prompt_chunks_ex(const struct sdp_tokenizer *tok, const char *text, int comma_backtrack, int parse,
+                         struct sdp_prompt_chunks *out, char *err, size_t errcap);
 void sdp_prompt_chunks_free(struct sdp_prompt_chunks *c);
 
 /* EmphasisOriginal on z [n_tok, dim] float32 (the text encoder's output for one batch of chunks,
@@ -63,5 +68,8 @@ void sdp_prompt_chunks_free(struct sdp_prompt_chunks *c);
  * (means over all n_tok * dim values, accumulated in double; torch accumulates float32 sums
  * pairwise: results agree to ~1e-7 relative). */
 void sdp_prompt_emphasis(float *z, const float *mult, size_t n_tok, size_t dim);
+
+/* A1111's emphasis "No norm" (EmphasisOriginalNoNorm): z[t][c] *= mult[t], no mean restore. */
+void sdp_prompt_multiply(float *z, const float *mult, size_t n_tok, size_t dim);
 
 #endif

@@ -411,6 +411,7 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
     const cJSON *boc = jget(v, "block_out_channels");
     int f = 1 << (jlen(boc) ? jlen(boc) - 1 : 3);
     int lc = (int)jnum(u, "in_channels", 4), seq = (int)jnum(tok, "max_length", 77);
+    int useq = j->o->tokens > 0 ? j->o->tokens : seq;
     int hidden = (int)jnum(t, "hidden_size", 768);
     int lh = j->r->height / f, lw = j->r->width / f, b = j->o->batch;
     size_t o = 0;
@@ -423,21 +424,30 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
     if (m == 0) ARG("input_ids=1,%d", seq);
     else if (m == 1) {
         ARG("sample=%d,%d,%d,%d", b, lc, lh, lw);
-        ARG("encoder_hidden_states=%d,%d,%d", b, seq, hidden);
+        ARG("encoder_hidden_states=%d,%d,%d", b, useq, hidden);
     } else if (m == 2) ARG("latent_sample=1,%d,%d,%d", (int)jnum(v, "latent_channels", 4), lh, lw); /* not the
                                                               UNet's in_channels: 9 for an inpainting UNet */
     else ARG("sample=1,3,%d,%d", j->r->height, j->r->width);
 #undef ARG
 }
 
+/* The shape part of model m's program folder name: tokens<S>-b1, WxH-b<B> (UNet: -t<T> appended
+ * when it takes T != S text tokens). */
+static void program_shape(const cJSON *arch, const struct sde_options *o, int w, int h, int m, char *shape,
+                          size_t cap)
+{
+    int seq = (int)jnum(jget(arch, "tokenizer"), "max_length", 77);
+    if (m == 0) fmt(shape, cap, "tokens%d-b1", seq);
+    else if (m == 1 && o->tokens > 0 && o->tokens != seq) fmt(shape, cap, "%dx%d-b%d-t%d", w, h, o->batch, o->tokens);
+    else fmt(shape, cap, "%dx%d-b%d", w, h, m == 1 ? o->batch : 1);
+}
+
 /* Makes sure program and weights of model m are in the cache. */
 static int prepare_model(struct job *j, int m, char *err, size_t errcap)
 {
     const char *name = MODELS[m];
-    const cJSON *tok = jget(j->arch, "tokenizer");
     char pdir[PATH_MAX], shape[64];
-    if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
-    else fmt(shape, sizeof shape, "%dx%d-b%d", j->r->width, j->r->height, m == 1 ? j->o->batch : 1);
+    program_shape(j->arch, j->o, j->r->width, j->r->height, m, shape, sizeof shape);
     fmt(pdir, sizeof pdir, "%s/programs/%s/%s/%s-any-%s-%s", j->cache, j->r->arch, name, shape,
         sde_weights_dtype(j->o), j->compiler_id);
     fmt(j->r->program[m], PATH_MAX, "%s/model.o2d", pdir);
@@ -677,15 +687,23 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
     int need = 0, n_models = o->vae_encoder ? 4 : 3;
     for (int m = 0; m < n_models; m++) { /* anything to build? (the paths are set by prepare_model) */
-        const cJSON *tok = jget(arch, "tokenizer");
         char p[PATH_MAX + 256], shape[64];
-        if (m == 0) fmt(shape, sizeof shape, "tokens%d-b1", (int)jnum(tok, "max_length", 77));
-        else fmt(shape, sizeof shape, "%dx%d-b%d", r->width, r->height, m == 1 ? o->batch : 1);
+        program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
         fmt(p, sizeof p, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m], shape,
             sde_weights_dtype(o), j.compiler_id);
         char w[PATH_MAX + 64];
         fmt(w, sizeof w, "%s/%s.weights", j.wdir, MODELS[m]);
         need |= !is_file(p) || !is_file(w);
+    }
+    if (o->plan_only) { /* the paths only */
+        for (int m = 0; m < n_models; m++) {
+            char shape[64];
+            program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
+            fmt(r->program[m], PATH_MAX, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m],
+                shape, sde_weights_dtype(o), j.compiler_id);
+            fmt(r->weights[m], PATH_MAX, "%s/%s.weights", j.wdir, MODELS[m]);
+        }
+        need = 0;
     }
     if (need) {
         if (mkdir_p(j.wdir) != 0 || !writable_dir(j.wdir)) {
@@ -694,7 +712,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
-    for (int m = 0; m < n_models; m++)
+    for (int m = 0; m < n_models && !o->plan_only; m++)
         if (prepare_model(&j, m, err, errcap)) goto out;
     if (r->converted) { /* what the weights were made from, for people looking at the cache */
         char text[PATH_MAX * 2], p[PATH_MAX + 32];

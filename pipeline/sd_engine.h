@@ -7,7 +7,8 @@
  *      ARCH_DIR/<arch>/arch.json (o2s_match_arch_dir: keys and dims);
  *   2. for text_encoder, unet, vae_decoder (and vae_encoder when o->vae_encoder): the program
  *        CACHE/programs/<arch>/<model>/<shape>-b<batch>-any-<compiler id>/model.o2d
- *      (shape: WxH, or tokens<N> for the text encoder; "any": the .o2d holds every kernel class,
+ *      (shape: WxH, or tokens<N> for the text encoder; the UNet's WxH-b<B>-t<T> when it takes T != 77
+ *      text tokens (long prompts); "any": the .o2d holds every kernel class,
  *      the runtime picks one at init) and the weights
  *        CACHE/weights/<key>/<model>.weights
  *      (key: hash of the checkpoint's keys, dtypes, dims, file sizes and mtimes + LoRA set +
@@ -56,6 +57,11 @@ struct sde_options {
                                              text encoder's (<lora:NAME:TE:UNET>), else NULL */
     int quiet;                 /* no progress lines */
     int vae_encoder;           /* also the VAE encoder (img2img/inpainting): program[3], weights[3] */
+    int tokens;                /* UNet encoder_hidden_states tokens (0: arch.json's tokenizer max_length,
+                                  77): a multiple of it for long prompts (sdp_cond_tokens); the UNet
+                                  program folder's shape gets "-t<tokens>" when it is not 77 */
+    int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
+                                  name the program/weights paths, but compile and convert nothing */
 };
 
 /* The storage of the converted weights for o: o->weights_dtype, else "f16" (IEEE half for the

@@ -38,6 +38,14 @@ static size_t put_kv(char *buf, size_t cap, size_t o, const char *k, const char 
     return put_value(buf, cap, o, v);
 }
 
+const char *sdp_infotext_emphasis(const char *name, const char *prompt, const char *negative)
+{
+    if (!name || !strcmp(name, "Original")) return NULL;
+    if ((prompt && strpbrk(prompt, "([")) || (negative && strpbrk(negative, "("))) return name;
+    if (negative && strchr(negative, '[')) return name;
+    return NULL;
+}
+
 void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
 {
     if (!cap) return;
@@ -62,10 +70,15 @@ void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
         snprintf(v, sizeof v, "%g", it->strength);
         o = put_kv(buf, cap, o, "Denoising strength", v);
     }
+    if (it->clip_skip > 1) {
+        snprintf(v, sizeof v, "%d", it->clip_skip);
+        o = put_kv(buf, cap, o, "Clip skip", v);
+    }
     if (it->inpaint) {
         snprintf(v, sizeof v, "%g", it->mask_blur);
         o = put_kv(buf, cap, o, "Mask blur", v);
     }
+    if (it->emphasis && it->emphasis[0]) o = put_kv(buf, cap, o, "Emphasis", it->emphasis);
     if (it->extra && it->extra[0]) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, ", %s", it->extra);
     o = put_kv(buf, cap, o, "Version", it->version);
     if (o >= cap) buf[cap - 1] = 0;

@@ -32,9 +32,17 @@ struct sdp_infotext {
     double strength;            /* < 0: txt2img */
     int inpaint;                /* Mask blur: <mask_blur> */
     double mask_blur;           /* inpainting's --mask-blur radius */
+    int clip_skip;              /* A1111's "Clip skip: N", written when > 1 (after Denoising strength) */
+    const char *emphasis;       /* NULL, or A1111's "Emphasis: X" (after Mask blur): A1111 writes it when
+                                   its Emphasis option is not "Original" and the prompt or the negative
+                                   prompt holds '(' or '[' (sdp_infotext_emphasis) */
     const char *extra;          /* NULL, or more "Key: value" pairs appended before Version */
     const char *version;        /* "onnx2cl-sd X" */
 };
+
+/* The Emphasis value A1111 writes for a generation: NULL when name is "Original" or neither
+ * prompt nor negative (may be NULL) holds '(' or '[', else name (sd_hijack_clip.py's rule). */
+const char *sdp_infotext_emphasis(const char *name, const char *prompt, const char *negative);
 
 /* Writes the parameters text into buf (truncated to cap). */
 void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap);

@@ -7,6 +7,7 @@
  */
 #include "sd_pipeline.h"
 #include "clip_tokenizer.h"
+#include "prompt_weights.h"
 #include "torch_rng.h"
 
 #include <ctype.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static double now_s(void)
@@ -299,12 +301,14 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
                  want);
         return -1;
     }
-    if (ue->dims[1] != p->seq || ue->dims[2] != p->hidden) {
+    if (ue->dims[1] < p->seq || ue->dims[1] % p->seq || ue->dims[2] != p->hidden) {
         shape_str(ue, a, sizeof a);
         snprintf(err, errcap, "%s: encoder_hidden_states %s does not match the text encoder's output "
-                 "[*,%d,%d] (%s)", p->unet.path, a, p->seq, p->hidden, p->te.path);
+                 "[*,%d,%d] (%s; or k * %d tokens for long prompts)", p->unet.path, a, p->seq, p->hidden,
+                 p->te.path, p->seq);
         return -1;
     }
+    p->u_seq = (int)ue->dims[1];
     p->lat_c = (int)uo->dims[1];
     p->unet_in_c = (int)us->dims[1];
     p->lat_h = (int)us->dims[2];
@@ -380,9 +384,9 @@ static void free_io(const struct o2r_model_desc *d, void **in, void **out)
 
 #define MAXIO 16
 
-/* Text encoder on one or two prompts: emb receives n_prompts * seq * hidden floats. */
-static int encode(struct sdp_pipeline *p, const char *const *prompts, int n_prompts, float *emb,
-                  int *n_tokens, struct sdp_timings *tm, char *err, size_t errcap)
+/* Text encoder on n_rows rows of seq ids: z receives n_rows * seq * hidden floats. */
+static int encode_rows(struct sdp_pipeline *p, const int64_t *ids, int n_rows, float *z, struct sdp_timings *tm,
+                       char *err, size_t errcap)
 {
     const struct o2r_model_desc *d = p->te.desc;
     void *in[MAXIO] = {0}, *out[MAXIO] = {0};
@@ -392,29 +396,153 @@ static int encode(struct sdp_pipeline *p, const char *const *prompts, int n_prom
         snprintf(err, errcap, "%s: out of memory", p->te.path);
         goto done;
     }
-    for (int k = 0; k < n_prompts; k += p->te_batch) {
+    for (int k = 0; k < n_rows; k += p->te_batch) {
         for (int b = 0; b < p->te_batch; b++) {
-            int64_t ids[1024];
-            int full;
-            const char *txt = prompts[k + b < n_prompts ? k + b : k];
-            if (sdp_tokenizer_encode(p->tok, txt, ids, p->seq, &full, err, errcap)) goto done;
-            if (k + b == 0 && n_tokens) *n_tokens = full;
+            const int64_t *row = ids + (size_t)(k + b < n_rows ? k + b : k) * p->seq;
             for (int j = 0; j < p->seq; j++) {
-                if (d->inputs[0].dtype == O2R_I64) ((int64_t *)in[0])[b * p->seq + j] = ids[j];
-                else ((int32_t *)in[0])[b * p->seq + j] = (int32_t)ids[j];
+                if (d->inputs[0].dtype == O2R_I64) ((int64_t *)in[0])[b * p->seq + j] = row[j];
+                else ((int32_t *)in[0])[b * p->seq + j] = (int32_t)row[j];
             }
         }
         double t0 = now_s();
         if (run_model(&p->te, (const void *const *)in, out, err, errcap)) goto done;
         tm->text_encoder += now_s() - t0;
         tm->text_runs++;
-        for (int b = 0; b < p->te_batch && k + b < n_prompts; b++)
-            get_floats(emb + (size_t)(k + b) * per, d->outputs[p->te_out].dtype,
+        for (int b = 0; b < p->te_batch && k + b < n_rows; b++)
+            get_floats(z + (size_t)(k + b) * per, d->outputs[p->te_out].dtype,
                        (const char *)out[p->te_out] + (size_t)b * per * o2r_dtype_size(d->outputs[p->te_out].dtype), per);
     }
     rc = 0;
 done:
     free_io(d, in, out);
+    return rc;
+}
+
+int sdp_emphasis_parse(const char *name, int *out, char *err, size_t errcap)
+{
+    static const struct { const char *n; int e; } names[] = {
+        {"diffusers", SDP_EMPHASIS_DIFFUSERS}, {"None", SDP_EMPHASIS_NONE}, {"Ignore", SDP_EMPHASIS_IGNORE},
+        {"Original", SDP_EMPHASIS_ORIGINAL}, {"No norm", SDP_EMPHASIS_NO_NORM}, {"no-norm", SDP_EMPHASIS_NO_NORM},
+        {"no_norm", SDP_EMPHASIS_NO_NORM}, {"nonorm", SDP_EMPHASIS_NO_NORM}};
+    for (size_t i = 0; name && i < sizeof names / sizeof *names; i++)
+        if (!strcasecmp(name, names[i].n)) {
+            *out = names[i].e;
+            return 0;
+        }
+    snprintf(err, errcap, "emphasis '%s': not one of Original, No norm, None, Ignore (A1111's Emphasis option) "
+             "or diffusers", name ? name : "");
+    return -1;
+}
+
+const char *sdp_emphasis_name(int e)
+{
+    switch (e) {
+    case SDP_EMPHASIS_NONE: return "None";
+    case SDP_EMPHASIS_IGNORE: return "Ignore";
+    case SDP_EMPHASIS_ORIGINAL: return "Original";
+    case SDP_EMPHASIS_NO_NORM: return "No norm";
+    default: return "diffusers";
+    }
+}
+
+#define SDP_MAX_COND_CHUNKS 16
+
+static int gcd_i(int a, int b) { return b ? gcd_i(b, a % b) : a; }
+
+int sdp_cond_tokens(const struct sdp_tokenizer *tok, int emphasis, const char *prompt, const char *negative,
+                    int cfg_on, int seq, int *tokens, int *n_pos, int *n_neg, char *err, size_t errcap)
+{
+    int kp = 1, kn = 1;
+    if (emphasis != SDP_EMPHASIS_DIFFUSERS) {
+        struct sdp_prompt_chunks c;
+        char e[1024];
+        const int parse = emphasis != SDP_EMPHASIS_NONE;
+        if (sdp_prompt_chunks_ex(tok, prompt, SDP_COMMA_BACKTRACK, parse, &c, e, sizeof e)) {
+            snprintf(err, errcap, "prompt: %s", e);
+            return -1;
+        }
+        kp = c.n_chunks;
+        sdp_prompt_chunks_free(&c);
+        if (cfg_on) {
+            if (sdp_prompt_chunks_ex(tok, negative ? negative : "", SDP_COMMA_BACKTRACK, parse, &c, e, sizeof e)) {
+                snprintf(err, errcap, "negative prompt: %s", e);
+                return -1;
+            }
+            kn = c.n_chunks;
+            sdp_prompt_chunks_free(&c);
+        }
+    }
+    long long l = (long long)kp / gcd_i(kp, kn) * kn;
+    if (l > SDP_MAX_COND_CHUNKS) {
+        snprintf(err, errcap, "the prompt is %d chunks of 75 tokens and the negative prompt %d: onnx2cl-sd runs both "
+                 "in one UNet batch at a common length of %lld chunks, more than %d; shorten one or make their chunk "
+                 "counts divide each other (BREAK adds a chunk)", kp, kn, l, SDP_MAX_COND_CHUNKS);
+        return -1;
+    }
+    *tokens = (int)l * seq;
+    if (n_pos) *n_pos = kp;
+    if (n_neg) *n_neg = cfg_on ? kn : 0;
+    return 0;
+}
+
+/* One conditioning row of p->u_seq tokens for text into row (u_seq * hidden floats): diffusers
+ * mode: the 77 truncated ids encoded; A1111 modes: every chunk encoded alone, the emphasis applied
+ * per chunk, the chunks concatenated; either repeated to u_seq tokens. *n_tokens: see sdp_generate. */
+static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, float *row, int *n_tokens,
+                    struct sdp_timings *tm, char *err, size_t errcap)
+{
+    const size_t per = (size_t)p->seq * p->hidden;
+    int64_t *ids = NULL;
+    float *z = NULL;
+    int k = 1, rc = -1;
+    struct sdp_prompt_chunks c = {0};
+    if (emphasis == SDP_EMPHASIS_DIFFUSERS) {
+        int full;
+        if (!(ids = malloc((size_t)p->seq * sizeof *ids))) goto oom;
+        if (sdp_tokenizer_encode(p->tok, text, ids, p->seq, &full, err, errcap)) goto done;
+        if (n_tokens) *n_tokens = full;
+    } else {
+        if (sdp_prompt_chunks_ex(p->tok, text, SDP_COMMA_BACKTRACK, emphasis != SDP_EMPHASIS_NONE, &c, err, errcap))
+            goto done;
+        k = c.n_chunks;
+        if (n_tokens) *n_tokens = c.token_count;
+        if (p->seq != 77) {
+            snprintf(err, errcap, "%s: A1111's prompt chunks are 77 ids; the text encoder takes %d", p->te.path, p->seq);
+            goto done;
+        }
+        ids = c.ids;
+        const int64_t eos = sdp_tokenizer_eos(p->tok), pad = sdp_tokenizer_pad(p->tok);
+        if (pad != eos) /* A1111 (process_tokens): ids after the first EOS become the pad id (SD 2.x: 0) */
+            for (int i = 0; i < k; i++) {
+                int64_t *r = ids + (size_t)i * p->seq;
+                int j = 0;
+                while (j < p->seq && r[j] != eos) j++;
+                for (j++; j < p->seq; j++) r[j] = pad;
+            }
+    }
+    if ((size_t)p->u_seq % ((size_t)k * p->seq)) {
+        snprintf(err, errcap, "%s: the prompt is %d chunks (%d tokens), but the UNet takes encoder_hidden_states "
+                 "of %d tokens (not a multiple): compile it with --shape encoder_hidden_states=B,%d,%d",
+                 p->unet.path, k, k * p->seq, p->u_seq, k * p->seq, p->hidden);
+        goto done;
+    }
+    if (!(z = malloc((size_t)k * per * sizeof *z))) goto oom;
+    if (encode_rows(p, ids, k, z, tm, err, errcap)) goto done;
+    for (int i = 0; i < k && emphasis != SDP_EMPHASIS_DIFFUSERS; i++) {
+        if (emphasis == SDP_EMPHASIS_ORIGINAL)
+            sdp_prompt_emphasis(z + (size_t)i * per, c.mult + (size_t)i * p->seq, (size_t)p->seq, (size_t)p->hidden);
+        else if (emphasis == SDP_EMPHASIS_NO_NORM)
+            sdp_prompt_multiply(z + (size_t)i * per, c.mult + (size_t)i * p->seq, (size_t)p->seq, (size_t)p->hidden);
+    }
+    for (int r = 0; r < p->u_seq / (k * p->seq); r++) memcpy(row + (size_t)r * k * per, z, (size_t)k * per * sizeof *z);
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errcap, "out of memory");
+done:
+    if (ids != c.ids) free(ids);
+    sdp_prompt_chunks_free(&c);
+    free(z);
     return rc;
 }
 
@@ -472,7 +600,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     const int cfg_on = prm->cfg > 1.0f, img2img = prm->init_image != NULL, inpaint = img2img && prm->mask;
     const int inpaint9 = p->unet_in_c == 2 * p->lat_c + 1; /* UNet input: latents, mask, masked-image latents */
     const int R = cfg_on ? 2 * B : B; /* UNet rows per step: [uncond x B; cond x B] or [cond x B] */
-    size_t per = (size_t)p->seq * p->hidden;
+    size_t per = (size_t)(p->u_seq ? p->u_seq : p->seq) * p->hidden; /* one conditioning row */
     size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nt = (size_t)B * nl, hw = (size_t)p->lat_h * p->lat_w;
     const struct o2r_model_desc *ud = p->unet.desc, *vd = p->vae.desc;
     void *uin[MAXIO] = {0}, *uout[MAXIO] = {0}, *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
@@ -517,18 +645,11 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             goto done;
         }
     }
-    /* 1. text: [uncond, cond] with guidance, else [cond] */
-    const char *prompts[2] = {prm->negative ? prm->negative : "", prm->prompt};
-    int n_tokens_unused;
+    /* 1. text: [uncond, cond] with guidance, else [cond]; each row u_seq tokens */
     CANCEL_POINT("before the text encoder");
-    if (cfg_on) {
-        if (encode(p, prompts, 2, emb, &n_tokens_unused, tm, err, errcap)) goto done;
-        /* the count reported is the prompt's: re-tokenize cheaply */
-        int64_t ids[1024];
-        if (sdp_tokenizer_encode(p->tok, prm->prompt, ids, p->seq, n_tokens, err, errcap)) goto done;
-    } else {
-        if (encode(p, prompts + 1, 1, emb + per, n_tokens, tm, err, errcap)) goto done;
-    }
+    if (cfg_on && cond_row(p, prm->emphasis, prm->negative ? prm->negative : "", emb, NULL, tm, err, errcap))
+        goto done;
+    if (cond_row(p, prm->emphasis, prm->prompt, emb + per, n_tokens, tm, err, errcap)) goto done;
     /* 2. schedule, generators (image i: seed + i) */
     if (sdp_sched_set_timesteps(p->sched, prm->steps, err, errcap)) goto done;
     int n = p->sched->n_steps, t0i = 0;

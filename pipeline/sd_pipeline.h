@@ -81,6 +81,33 @@ typedef int (*sdp_progress_fn)(const struct sdp_progress *pr, void *user);
 /* sdp_generate's return value when the run was cancelled (progress callback or cancel flag). */
 #define SDP_CANCELLED (-2)
 
+/* How prompts become text-encoder input (sdp_params.emphasis). */
+enum sdp_emphasis {
+    SDP_EMPHASIS_DIFFUSERS = 0, /* diffusers: the text as is, one 77-id row, truncated (the default) */
+    SDP_EMPHASIS_NONE,          /* A1111 "None": the text as is (brackets, BREAK literal), 75-token chunks */
+    SDP_EMPHASIS_IGNORE,        /* A1111 "Ignore": parsed (brackets removed, BREAK), no multipliers */
+    SDP_EMPHASIS_ORIGINAL,      /* A1111 "Original": parsed, z *= multiplier, chunk mean restored */
+    SDP_EMPHASIS_NO_NORM        /* A1111 "No norm": parsed, z *= multiplier */
+};
+/* A1111's comma_padding_backtrack default, used by every A1111 mode. */
+#define SDP_COMMA_BACKTRACK 20
+
+/* Reads an emphasis name: A1111's option values "Original", "No norm", "None", "Ignore" (any case;
+ * "no-norm"/"no_norm"/"nonorm" too) or "diffusers". Returns 0, or -1 with a message listing them. */
+int sdp_emphasis_parse(const char *name, int *out, char *err, size_t errcap);
+/* A1111's spelling of e ("Original", "No norm", "None", "Ignore"); "diffusers" for SDP_EMPHASIS_DIFFUSERS. */
+const char *sdp_emphasis_name(int e);
+
+/* The encoder_hidden_states length (tokens) a UNet needs for this prompt pair: seq (the text
+ * encoder's 77) with SDP_EMPHASIS_DIFFUSERS; else 77 * lcm(prompt's chunks, negative's chunks when
+ * cfg_on) (each conditioning is repeated to that length: cross-attention over a key/value set
+ * repeated m times is the attention over the set once, so this equals A1111's default of running
+ * prompt and negative prompt in separate UNet passes when their lengths differ). *n_pos / *n_neg
+ * (NULL: not wanted) receive the chunk counts (1 in diffusers mode). Returns 0, or -1 with a message
+ * (a bad weight naming its byte offset, invalid UTF-8, more than 16 chunks in the common length). */
+int sdp_cond_tokens(const struct sdp_tokenizer *tok, int emphasis, const char *prompt, const char *negative,
+                    int cfg_on, int seq, int *tokens, int *n_pos, int *n_neg, char *err, size_t errcap);
+
 /* Generation parameters. */
 struct sdp_params {
     const char *prompt;           /* UTF-8 */
@@ -96,6 +123,10 @@ struct sdp_params {
     const float *mask;            /* NULL, or inpainting's mask [H,W] in [0,1] (>= 0.5: repaint);
                                      needs init_image */
     float scaling_factor;         /* VAE latent scaling factor (0.18215 for SD 1.x/2.x) */
+    int emphasis;                 /* enum sdp_emphasis (0: diffusers). The A1111 modes chunk each prompt
+                                     (prompt_weights.h), encode every chunk alone, apply the emphasis per
+                                     chunk and concatenate; the UNet must take a multiple of the
+                                     sdp_cond_tokens length */
     int quiet;                    /* no per-step progress lines */
     sdp_progress_fn progress;     /* NULL, or called after every step (from the calling thread) */
     void *progress_user;          /* passed to progress */
@@ -126,6 +157,7 @@ struct sdp_pipeline {
     int te_batch, seq, hidden;               /* text encoder batch, sequence length, hidden size */
     int u_sample, u_t, u_ehs, u_out;         /* UNet input/output indices */
     int u_batch, lat_c, lat_h, lat_w;        /* UNet batch, latent dims (the UNet's output) */
+    int u_seq;                               /* UNet encoder_hidden_states tokens (a multiple of seq) */
     int unet_in_c;                           /* UNet sample channels: lat_c, or 2 lat_c + 1 for an
                                                 inpainting UNet (latents, mask, masked-image latents) */
     int v_in, v_out;                         /* VAE input/output index */
@@ -134,8 +166,8 @@ struct sdp_pipeline {
 };
 
 /* Checks that the loaded models fit together (a UNet whose inputs look like a UNet: sample
- * [B,C,h,w] float, timestep of 1 or B elements, encoder_hidden_states [B,S,D] float with S and D
- * the text encoder's; a text encoder with int32/int64 ids [b,S] and a [b,S,D] output; a VAE
+ * [B,C,h,w] float, timestep of 1 or B elements, encoder_hidden_states [B,S*k,D] float with S and D
+ * the text encoder's, k >= 1: long prompts); a text encoder with int32/int64 ids [b,S] and a [b,S,D] output; a VAE
  * decoder taking [1,C,h,w] or [B,C,h,w]; a VAE encoder when loaded: [1,3,H,W] -> [1,2C,h,w]
  * (mean || logvar); with p->tok loaded, a tokenizer whose largest id is a
  * row of the text encoder's token embedding table) and fills the index/shape fields. Returns 0,
@@ -144,7 +176,8 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap);
 
 /* Runs txt2img, img2img (prm->init_image) or inpainting (prm->init_image + prm->mask). image
  * receives batch*img_c*img_h*img_w floats in [0, 1] (NCHW). n_tokens receives the untruncated
- * token count of the prompt (> seq means it was truncated). Returns 0,
+ * token count of the prompt with BOS/EOS (diffusers mode: > seq means it was truncated), or in the A1111
+ * modes A1111's token count (the "75/150" counter: 75 per chunk before the last). Returns 0,
  * SDP_CANCELLED (message "cancelled ...": prm->cancel set or the progress callback asked; image
  * unset), or -1 with a message. The pipeline stays usable after either. */
 int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *image, int *n_tokens,

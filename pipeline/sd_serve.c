@@ -83,6 +83,8 @@ struct job {
     char *prompt, *negative;
     char sampler[64];        /* sds_request.sampler as the client named it ("" = the checkpoint's) */
     char schedule[32];       /* sds_request.schedule ("" = none) */
+    char emphasis[16];       /* sds_request.emphasis: override_settings.emphasis, else POST /options'
+                                "emphasis", else "Original" (A1111's default) */
     int steps, width, height, n_images, batch_size, send_images;
     /* img2img */
     unsigned char *init, *mask; /* 8-bit RGB [h, w, 3] / gray [h, w], or NULL */
@@ -519,6 +521,22 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
     j->send_images = !si || cJSON_IsNull(si) || cJSON_IsTrue(si);
     /* sampler and schedule, checked here (422 before queueing), run by the session */
     if (sds_sampler_check(sname, sched, msg, cap)) return -1;
+    { /* A1111's Emphasis option: override_settings, else the server's options, else "Original" */
+        const cJSON *os = cJSON_GetObjectItemCaseSensitive(o, "override_settings");
+        const cJSON *em = cJSON_IsObject(os) ? cJSON_GetObjectItemCaseSensitive(os, "emphasis") : NULL;
+        char e[512];
+        if (em && !cJSON_IsNull(em)) {
+            if (!cJSON_IsString(em)) return snprintf(msg, cap, "override_settings.emphasis: expected a string"), -1;
+            if (sds_emphasis_check(em->valuestring, e, sizeof e))
+                return snprintf(msg, cap, "override_settings.%s", e), -1;
+            snprintf(j->emphasis, sizeof j->emphasis, "%s", em->valuestring);
+        } else {
+            pthread_mutex_lock(&sv->mu);
+            const cJSON *oe = cJSON_GetObjectItemCaseSensitive(sv->options, "emphasis");
+            snprintf(j->emphasis, sizeof j->emphasis, "%s", cJSON_IsString(oe) ? oe->valuestring : "Original");
+            pthread_mutex_unlock(&sv->mu);
+        }
+    }
     snprintf(j->sampler, sizeof j->sampler, "%s", sname ? sname : "");
     snprintf(j->schedule, sizeof j->schedule, "%s", sched ? sched : "");
     j->prompt = strdup(prompt);
@@ -688,7 +706,7 @@ static void run_txt2img(struct worker *wk, struct job *j)
                                 .schedule = j->schedule[0] ? j->schedule : NULL, .width = j->width,
                                 .height = j->height, .init_rgb = j->init, .init_w = j->init_w, .init_h = j->init_h,
                                 .strength = j->strength, .mask = j->mask, .progress = on_progress,
-                                .progress_user = wk, .cancel = &j->stop};
+                                .progress_user = wk, .cancel = &j->stop, .emphasis = j->emphasis};
         struct sds_image im;
         rc = sds_generate(wk->sess, &r, &im, err, sizeof err);
         if (im.load_seconds > 0) {
@@ -1191,6 +1209,7 @@ static enum MHD_Result r_options_get(struct server *sv, struct MHD_Connection *c
     cJSON_DeleteItemFromObjectCaseSensitive(o, "sd_model_checkpoint");
     cJSON_AddStringToObject(o, "sd_model_checkpoint", sv->title);
     if (!cJSON_GetObjectItemCaseSensitive(o, "samples_format")) cJSON_AddStringToObject(o, "samples_format", "png");
+    if (!cJSON_GetObjectItemCaseSensitive(o, "emphasis")) cJSON_AddStringToObject(o, "emphasis", "Original");
     cJSON_AddNullToObject(o, "sd_checkpoint_hash");
     pthread_mutex_unlock(&sv->mu);
     return send_json(c, 200, o);
@@ -1215,6 +1234,14 @@ static enum MHD_Result r_options_post(struct server *sv, struct MHD_Connection *
     if (ck && !cJSON_IsString(ck)) {
         cJSON_Delete(o);
         return send_err(c, 422, "ValidationError", "sd_model_checkpoint: expected a string");
+    }
+    const cJSON *em = cJSON_GetObjectItemCaseSensitive(o, "emphasis"); /* A1111's Emphasis option */
+    if (em) {
+        char e[512] = "expected a string";
+        if (!cJSON_IsString(em) || sds_emphasis_check(em->valuestring, e, sizeof e)) {
+            cJSON_Delete(o);
+            return send_err(c, 422, "ValidationError", "%s%s", cJSON_IsString(em) ? "" : "emphasis: ", e);
+        }
     }
     struct job *j = NULL;
     if (ck) {
@@ -1559,6 +1586,9 @@ static void usage(FILE *f)
         "  POST /sdapi/v1/interrupt      stop the running job;  POST /sdapi/v1/skip: skip its current image\n"
         "  GET  /sdapi/v1/samplers, /schedulers, /sd-models, /loras, /scripts;  POST /refresh-checkpoints, /refresh-loras\n"
         "  GET  /sdapi/v1/options        POST /sdapi/v1/options {sd_model_checkpoint: NAME} switches the checkpoint\n"
+        "                                {emphasis: Original|No norm|Ignore|None|diffusers} sets A1111's prompt\n"
+        "                                syntax (default Original: (word:1.2), [word], BREAK, 75-token chunks);\n"
+        "                                a request's override_settings.emphasis overrides it\n"
         "  POST /sdapi/v1/png-info       {image: base64 PNG} -> {info, items, parameters}\n"
         "  GET  /health                  {status, sd_model_checkpoint, queued, busy}\n"
         "errors: {error, detail}: 400 malformed JSON, 401 credentials, 404 route, 405 method, 413 body, 422 a field\n"

@@ -46,6 +46,7 @@ struct sds_session {
     struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
     int loaded;                     /* p.te/unet/vae loaded */
     int cur_w, cur_h, cur_batch;    /* the loaded set's key (engine) */
+    int cur_tokens;                 /* ... and the UNet's text tokens (77, or 77 k for long prompts) */
     int has_venc;                   /* a VAE encoder can be loaded (checkpoint; models_dir with the file) */
     char model[256], model_hash[11];
     char *cur_loras;                /* its LoRA list ("FILE:TE|UNET;...") */
@@ -182,14 +183,14 @@ static int load_models(struct sds_session *s, const char *const so[4], const cha
 
 /* Engine: prepares and loads the set (w, h, batch, loras). A failed preparation keeps the loaded set;
  * a failed load leaves none loaded (the next request prepares again). */
-static int engine_load(struct sds_session *s, int w, int h, int batch, int venc, int n_loras,
+static int engine_load(struct sds_session *s, int w, int h, int batch, int tokens, int venc, int n_loras,
                        const char *const *loras, const char *const *lora_unet, const char *key, int first, char *err,
                        size_t errcap)
 {
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet,
-                             .vae_encoder = venc};
+                             .vae_encoder = venc, .tokens = tokens};
     for (int i = 0; i < n_loras; i++) {
         eo.loras[i] = loras[i];
         eo.lora_unet[i] = lora_unet[i];
@@ -228,6 +229,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int venc,
         s->cur_w = s->p.img_w;
         s->cur_h = s->p.img_h;
         s->cur_batch = batch;
+        s->cur_tokens = s->p.u_seq;
         s->cur_loras = strdup(key ? key : "");
         if (!s->cur_loras) {
             unload(s);
@@ -303,7 +305,7 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
         goto bad;
     }
     s->has_venc = s->engine;
-    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, NULL, NULL, "", 1, err, errcap);
+    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, 0, NULL, NULL, "", 1, err, errcap);
     else rc = models_dir_open(s, err, errcap);
     if (rc) goto bad;
     { /* A1111's Model and Model hash */
@@ -429,6 +431,15 @@ int sds_sampler_check(const char *sampler, const char *schedule, char *err, size
     return pick_sampler(sampler, schedule, SDP_SCHED_EULER, &k, &ov, err, errcap);
 }
 
+int sds_emphasis_check(const char *name, char *err, size_t errcap)
+{
+    int e;
+    char m[512];
+    if (!name || !name[0]) return SDS_OK;
+    if (sdp_emphasis_parse(name, &e, m, sizeof m)) return fail(err, errcap, SDS_EINVAL, "%s", m);
+    return SDS_OK;
+}
+
 int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
                 size_t errcap)
 {
@@ -493,6 +504,19 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         ov.sigmas = r->karras == 1 ? SDP_SIGMAS_KARRAS : SDP_SIGMAS_DEFAULT;
     }
     if (r->spacing) ov.spacing = r->spacing;
+    /* the prompt syntax: how many text tokens the UNet takes */
+    int emphasis = SDP_EMPHASIS_DIFFUSERS, tokens = 77;
+    {
+        char e[1024];
+        if (r->emphasis && r->emphasis[0] && sdp_emphasis_parse(r->emphasis, &emphasis, e, sizeof e)) {
+            rc = fail(err, errcap, SDS_EINVAL, "%s", e);
+            goto done;
+        }
+        if (sdp_cond_tokens(s->p.tok, emphasis, prompt, negative, r->cfg > 1, 77, &tokens, NULL, NULL, e, sizeof e)) {
+            rc = fail(err, errcap, SDS_EINVAL, "%s", e);
+            goto done;
+        }
+    }
     /* the models this request needs */
     const int want_w = img2img ? r->init_w : r->width, want_h = img2img ? r->init_h : r->height;
     if (s->engine) {
@@ -511,9 +535,9 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
             kl += (size_t)snprintf(key + kl, LORA_KEY_CAP - kl, "%s|%s;", tags.loras[i],
                                    tags.lora_unet[i] ? tags.lora_unet[i] : "");
         if (!s->loaded || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || strcmp(key, s->cur_loras) ||
-            (venc && !s->p.venc.desc)) {
+            (venc && !s->p.venc.desc) || tokens != s->cur_tokens) {
             double tl = now_s();
-            rc = engine_load(s, w, h, batch, venc, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
+            rc = engine_load(s, w, h, batch, tokens, venc, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
             out->load_seconds = now_s() - tl;
         }
         free(key);
@@ -521,6 +545,10 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     } else if ((want_w && want_w != s->p.img_w) || (want_h && want_h != s->p.img_h)) {
         rc = fail(err, errcap, SDS_EINVAL, "size %dx%d: the compiled models (%s) make %dx%d only",
                   want_w ? want_w : s->p.img_w, want_h ? want_h : s->p.img_h, s->models_dir, s->p.img_w, s->p.img_h);
+        goto done;
+    } else if (s->p.u_seq % tokens) {
+        rc = fail(err, errcap, SDS_EINVAL, "prompt: %d text tokens (75-token chunks of the prompt and negative prompt), "
+                  "but the compiled UNet (%s) takes %d", tokens, s->models_dir, s->p.u_seq);
         goto done;
     }
     /* scheduler, prompt and schedule checked before any model runs */
@@ -570,7 +598,7 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
                              .seed = r->seed, .batch = 1, .init_image = init, .strength = img2img ? strength : 0,
                              .mask = mask, .scaling_factor = s->scaling, .quiet = 1,
                              .progress = r->progress ? progress_cb : NULL, .progress_user = &br,
-                             .cancel = r->cancel};
+                             .cancel = r->cancel, .emphasis = emphasis};
     struct sdp_timings tm;
     s->p.sched = sched;
     double tg = now_s();
@@ -603,6 +631,9 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
                               .karras = !strcmp(a_sc, "Karras"), .cfg = r->cfg, .seed = r->seed, .width = s->p.img_w,
                               .height = s->p.img_h, .model_hash = s->model_hash, .model = s->model,
                               .strength = img2img ? strength : -1, .inpaint = r->mask != NULL,
+                              .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
+                                                                : sdp_emphasis_name(emphasis), r->prompt,
+                                                                r->cfg > 1 ? negative : ""),
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
     sdp_infotext(&it, out->parameters, pcap);
     out->width = s->p.img_w;

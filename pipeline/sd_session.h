@@ -144,6 +144,11 @@ struct sds_request {
                                   steps run, at least 1 */
     const unsigned char *mask; /* NULL, or inpainting's mask: 8-bit gray [init_h, init_w], >= 128 repaints
                                   (needs init_rgb and an inpainting checkpoint) */
+    const char *emphasis;      /* prompt syntax, A1111's "Emphasis" option: "Original" ((word:1.2), [word], BREAK,
+                                  prompts over 75 tokens in 75-token chunks), "No norm", "Ignore", "None" (text
+                                  as is, chunked), or NULL/"diffusers" (the default: text as is, truncated at 77
+                                  tokens, as diffusers). A prompt of k chunks loads a UNet for 77 k text tokens
+                                  (checkpoint sessions: compiled on first use) */
     sds_progress_fn progress;  /* NULL, or called after every step */
     void *progress_user;       /* passed to progress */
     const volatile int *cancel;/* NULL, or a flag another thread sets non-zero to cancel */
@@ -160,7 +165,8 @@ struct sds_image {
     char sampler[32];      /* the sampler that ran (sdp_sched_names() spelling, " karras" appended when on) */
     char a1111_sampler[32];/* the same as A1111 names it ("Euler a", "DPM++ 2M", ...) */
     char a1111_schedule[32];/* A1111's schedule type ("Automatic", "Karras", "Exponential", ...) */
-    int n_tokens;          /* the prompt's token count with BOS/EOS (> 77: truncated, as diffusers) */
+    int n_tokens;          /* the prompt's token count with BOS/EOS (> 77: truncated, as diffusers); with an
+                              A1111 emphasis, A1111's count (75 per chunk before the last) */
     double seconds;        /* generation time (no model loading) */
     double load_seconds;   /* time spent re-preparing / reloading models for this request (0: none) */
 };
@@ -181,6 +187,10 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
 /* Checks a sampler / schedule type pair as sds_generate reads them (NULL or "": the default),
  * without a session. Returns SDS_OK, or SDS_EINVAL with a message listing the accepted names. */
 int sds_sampler_check(const char *sampler, const char *schedule, char *err, size_t errcap);
+
+/* Checks an emphasis name as sds_request.emphasis reads it (NULL or "": the default, diffusers).
+ * Returns SDS_OK, or SDS_EINVAL with a message listing the accepted names. */
+int sds_emphasis_check(const char *name, char *err, size_t errcap);
 
 /* Frees what sds_txt2img put in *im (and zeroes it). NULL is a no-op. */
 void sds_image_free(struct sds_image *im);
