@@ -31,8 +31,9 @@ static enum ir_dtype ir_dtype_of(enum o2s_dtype t)
     return t == O2S_F32 ? IR_F32 : t == O2S_F16 ? IR_F16 : IR_BF16;
 }
 
-/* nm_view.make of a LoRA-touched weight: the base as float32 plus every LoRA's delta that
- * touches it, in command-line order (o2s_lora_apply). */
+/* nm_view.make of a LoRA-touched or transposed weight: the base as float32 in its canonical
+ * layout (o2s_to_f32 honours a transposed view) plus every LoRA's delta that touches it, in
+ * command-line order (o2s_lora_apply). */
 static void merge_make(const void *ctx, void *dst)
 {
     const struct merge_job *j = ctx;
@@ -47,7 +48,8 @@ static void merge_make(const void *ctx, void *dst)
     }
 }
 
-/* v as a name-map view; a LoRA-merged float32 tensor made on demand when a --lora touches it. */
+/* v as a name-map view; a float32 tensor made on demand when a --lora touches it or the store's
+ * view is transposed (SDXL OpenCLIP's text_projection: the bytes are not in the key's layout). */
 static void view_of(struct ckpt_src *cs, const struct o2s_view *v, struct nm_view *out)
 {
     memset(out, 0, sizeof *out);
@@ -56,7 +58,7 @@ static void view_of(struct ckpt_src *cs, const struct o2s_view *v, struct nm_vie
     bool touched = false;
     for (int l = 0; l < cs->opt->nloras && !touched; l++)
         touched = o2s_lora_find(cs->loras[l], v->component, v->key) != NULL;
-    if (touched) {
+    if (touched || v->transposed) {
         struct merge_job *j = ir_alloc(cs->g, sizeof *j);
         j->cs = cs;
         j->v = *v;

@@ -34,6 +34,18 @@ Architectures
   tiny_sd2   sd2 shrunk as export_family's sd21_unet (the text encoder: 2 layers, gelu)
   tiny_sd15_inpaint  tiny_sd15 with a 9-channel inpainting UNet (latents + mask + masked-image
              latents, as runwayml/stable-diffusion-inpainting): the tests' inpainting checkpoint
+  tiny_sdxl  SDXL base (stabilityai/stable-diffusion-xl-base-1.0) shrunk: UNet DownBlock2D +
+             2 CrossAttnDownBlock2D (16/32/32 channels, heads 2/2/4, layers_per_block 2,
+             transformer layers 1/2/2, mid 2), addition_embed_type "text_time"; text_encoder = CLIP-L (quick_gelu,
+             3 layers, hidden 32), text_encoder_2 = OpenCLIP-G as CLIPTextModelWithProjection
+             (gelu, 3 layers, hidden 48, projection 40); cross_attention_dim 32 + 48 = 80;
+             VAE (16/32 channels) scaling 0.13025; EulerDiscreteScheduler as SDXL's scheduler_config.json
+  SDXL models: unet(sample, timestep, encoder_hidden_states, text_embeds, time_ids) ->
+  out_sample (export_family's SdxlUNetWrapper, as sdxl_unet); text_encoder(input_ids) ->
+  last_hidden_state, pooler_output, penultimate_hidden_state (= hidden_states[-2], what SDXL
+  conditions on); text_encoder_2(input_ids) -> text_embeds, last_hidden_state,
+  penultimate_hidden_state (export_family's clip_g naming). text_encoder_2's canonical keys
+  drop transformers' text_model. level (as the store's, and text_encoder's in transformers 5.x).
 
 Assumes
   torch, diffusers, transformers, onnx (dev machine only; CI never runs it). The graphs contain
@@ -58,6 +70,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import export_family  # noqa: E402
 import export_sd  # noqa: E402
 import name_map  # noqa: E402
 
@@ -115,6 +128,42 @@ SD2_DEFAULTS = dict(SD15_DEFAULTS, family="sd2", prediction_type="v_prediction",
                     scheduler=dict(SD15_DEFAULTS["scheduler"], kind="ddim", clip_sample=False,
                                    set_alpha_to_one=False))
 
+# SDXL base (stabilityai/stable-diffusion-xl-base-1.0: unet, text_encoder, text_encoder_2, vae
+# config.json), shrunk with SDXL's block structure
+UNET_TINY_SDXL = dict(
+    export_family.SDXL_UNET_FULL, sample_size=64,
+    block_out_channels=[16, 32, 32], layers_per_block=2, norm_num_groups=8,
+    attention_head_dim=[2, 2, 4], transformer_layers_per_block=[1, 2, 2],
+    cross_attention_dim=32 + 48,  # text_encoder hidden + text_encoder_2 hidden (SDXL: 768 + 1280)
+    addition_time_embed_dim=8,
+    projection_class_embeddings_input_dim=40 + 6 * 8)  # text_embeds + 6 time ids (SDXL: 1280 + 6 * 256)
+CLIP_TINY_SDXL = dict(export_sd.CLIP_TINY, num_hidden_layers=3)
+CLIPG_TINY_SDXL = dict(export_family.CLIPG_FULL, vocab_size=1000, hidden_size=48,
+                       intermediate_size=96, num_attention_heads=2, num_hidden_layers=3,
+                       projection_dim=40)
+VAE_TINY_SDXL = dict(export_sd.VAE_TINY, block_out_channels=[16, 32], scaling_factor=0.13025,
+                     force_upcast=True)
+SDXL_DEFAULTS = {"family": "sdxl", "prediction_type": "epsilon", "default_size": [1024, 1024],
+                 "vae_scaling_factor": 0.13025, "clip_skip_layers": 0,
+                 "tokenizer": {"kind": "clip_bpe", "max_length": 77, "pad": "eos"},
+                 "tokenizer_2": {"kind": "clip_bpe", "max_length": 77, "pad": "!"},
+                 # what the pipeline feeds: text_encoder's and text_encoder_2's penultimate hidden
+                 # states concatenated on the last axis; text_encoder_2's text_embeds; time ids
+                 # (original size, crop top-left, target size)
+                 "conditioning": {"encoder_hidden_states": ["text_encoder.penultimate_hidden_state",
+                                                           "text_encoder_2.penultimate_hidden_state"],
+                                  "text_embeds": "text_encoder_2.text_embeds",
+                                  "time_ids": ["original_size", "crops_coords_top_left",
+                                               "target_size"]},
+                 # stabilityai/stable-diffusion-xl-base-1.0 scheduler/scheduler_config.json
+                 "scheduler": {"kind": "euler", "num_train_timesteps": 1000,
+                               "beta_start": 0.00085, "beta_end": 0.012,
+                               "beta_schedule": "scaled_linear", "steps_offset": 1,
+                               "timestep_spacing": "leading", "interpolation_type": "linear",
+                               "use_karras_sigmas": False, "clip_sample": False,
+                               "set_alpha_to_one": False, "skip_prk_steps": True,
+                               "sample_max_value": 1.0}}
+
 ARCHS = {
     "tiny_sd15": dict(SD15_DEFAULTS, size="tiny", unet=export_sd.UNET_TINY,
                       vae=export_sd.VAE_TINY, text_encoder=export_sd.CLIP_TINY,
@@ -130,8 +179,40 @@ ARCHS = {
                      text_encoder=CLIP_TINY_SD2, default_size=[128, 128]),
     "sd2": dict(SD2_DEFAULTS, size="full", unet=UNET_SD2, vae=export_sd.VAE_FULL,
                 text_encoder=CLIP_SD2),
+    "tiny_sdxl": dict(SDXL_DEFAULTS, size="tiny", unet=UNET_TINY_SDXL, vae=VAE_TINY_SDXL,
+                      text_encoder=CLIP_TINY_SDXL, text_encoder_2=CLIPG_TINY_SDXL,
+                      default_size=[128, 128]),
 }
 MODELS = ["unet", "vae_decoder", "vae_encoder", "text_encoder"]
+MODELS_SDXL = MODELS + ["text_encoder_2"]
+CONFIG_KEYS = ("unet", "vae", "text_encoder", "text_encoder_2")
+
+
+class SdxlTextEncoderWrapper(torch.nn.Module):
+    """text_encoder(input_ids) -> (last_hidden_state, pooler_output, penultimate_hidden_state):
+    SDXL's CLIP-L, whose hidden_states[-2] the pipeline uses."""
+
+    def __init__(self, clip):
+        super().__init__()
+        self.clip = clip
+
+    def forward(self, input_ids):
+        out = self.clip(input_ids=input_ids, output_hidden_states=True, return_dict=True)
+        return out.last_hidden_state, out.pooler_output, out.hidden_states[-2]
+
+
+class _NoTextModel:
+    """A module's state_dict() without transformers' text_model. level (canonical keys)."""
+
+    def __init__(self, m):
+        self.m = m
+
+    def state_dict(self):
+        return {k.removeprefix("text_model."): v for k, v in self.m.state_dict().items()}
+
+
+def is_sdxl(arch):
+    return ARCHS[arch]["family"] == "sdxl"
 
 
 def build(arch, model, seed):
@@ -146,6 +227,22 @@ def build(arch, model, seed):
         ins = {k: torch.from_numpy(v) for k, v in ins.items()}
         return m, ins, outs, dyn, name_map.COMPONENTS[model]
     torch.manual_seed(seed)
+    if model == "unet" and is_sdxl(arch):
+        cfg = a["unet"]
+        m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
+        h = 16 if a["size"] == "tiny" else cfg["sample_size"]
+        ntext = cfg["projection_class_embeddings_input_dim"] - 6 * cfg["addition_time_embed_dim"]
+        px = float(8 * h)
+        ins = {"sample": torch.randn(1, cfg.get("in_channels", 4), h, h),
+               "timestep": torch.tensor([981.0]),
+               "encoder_hidden_states": torch.randn(1, 77, cfg["cross_attention_dim"]),
+               "text_embeds": torch.randn(1, ntext),
+               "time_ids": torch.tensor([[px, px, 0.0, 0.0, px, px]])}
+        dyn = {"sample": {0: "batch", 2: "height", 3: "width"},
+               "encoder_hidden_states": {0: "batch", 1: "sequence"},
+               "text_embeds": {0: "batch"}, "time_ids": {0: "batch"},
+               "out_sample": {0: "batch", 2: "height", 3: "width"}}
+        return export_family.SdxlUNetWrapper(m), ins, ["out_sample"], dyn, "unet"
     if model == "unet":
         cfg = a["unet"]
         m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
@@ -170,10 +267,28 @@ def build(arch, model, seed):
                "latent_parameters": {0: "batch", 2: "latent_height", 3: "latent_width"}}
         return (VaeEncoderWrapper(m), {"sample": torch.randn(1, 3, h, h)}, ["latent_parameters"],
                 dyn, "vae")
+    if model == "text_encoder_2":
+        from transformers import CLIPTextModelWithProjection
+        cfg = a["text_encoder_2"]
+        m = export_sd.reinit(CLIPTextModelWithProjection(CLIPTextConfig(**cfg)), seed).eval()
+        ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77,
+                                                        cfg["vocab_size"]))
+        outs = ["text_embeds", "last_hidden_state", "penultimate_hidden_state"]
+        dyn = {"input_ids": {0: "batch", 1: "sequence"}, "text_embeds": {0: "batch"},
+               "last_hidden_state": {0: "batch", 1: "sequence"},
+               "penultimate_hidden_state": {0: "batch", 1: "sequence"}}
+        return export_family.ClipProjWrapper(m), {"input_ids": ids}, outs, dyn, "text_encoder_2"
     cfg = a["text_encoder"]
     m = export_sd.reinit(CLIPTextModel(CLIPTextConfig(**cfg)), seed).eval()
     ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77,
                                                     cfg["vocab_size"]))
+    if is_sdxl(arch):
+        dyn = {"input_ids": {0: "batch", 1: "sequence"},
+               "last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"},
+               "penultimate_hidden_state": {0: "batch", 1: "sequence"}}
+        return (SdxlTextEncoderWrapper(m), {"input_ids": ids},
+                ["last_hidden_state", "pooler_output", "penultimate_hidden_state"], dyn,
+                "text_encoder")
     dyn = {"input_ids": {0: "batch", 1: "sequence"},
            "last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}}
     return (export_sd.TextEncoderWrapper(m), {"input_ids": ids},
@@ -224,6 +339,8 @@ def make_one(arch, model, out_dir, seed):
               flush=True)
         m = onnx.load(path)
         cm = name_map.component_module(module)
+        if comp.startswith("text_encoder"):
+            cm = _NoTextModel(cm)  # canonical keys: no text_model. level
         rows = name_map.name_map(cm, m)
         nm_path = os.path.join(out_dir, model + ".namemap")
         name_map.write_name_map(nm_path, cm, m, comp)
@@ -264,7 +381,7 @@ def write_sums(root):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", default="tiny_sd15,tiny_sd2")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", help="default: every model of the architecture")
     ap.add_argument("--out", default=os.path.join(HERE, "arch"))
     ap.add_argument("--seed", type=int, default=export_sd.DEFAULT_SEED)
     args = ap.parse_args()
@@ -277,12 +394,13 @@ def main():
         jpath = os.path.join(d, "arch.json")
         info = json.load(open(jpath)) if os.path.exists(jpath) else {}
         a = ARCHS[arch]
-        info.update({k: v for k, v in a.items() if k not in ("unet", "vae", "text_encoder")})
+        info.update({k: v for k, v in a.items() if k not in CONFIG_KEYS})
         info["arch"] = arch
-        info["configs"] = {"unet": a["unet"], "vae": a["vae"], "text_encoder": a["text_encoder"]}
+        info["configs"] = {k: a[k] for k in CONFIG_KEYS if k in a}
         info.setdefault("models", {})
         info.setdefault("keys", {})
-        for model in args.models.split(","):
+        models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else MODELS)
+        for model in models.split(","):
             comp, keys = make_one(arch, model, d, args.seed)
             info["models"][model] = {"graph": model + ".onnx", "name_map": model + ".namemap",
                                      "component": comp}

@@ -33,6 +33,22 @@ convert_ldm_clip_checkpoint, convert_open_clip_checkpoint), which must give back
 state_dict exactly, key for key and value for value. Extra keys of real single files are
 included so the store's ignore rules are exercised: LDM noise-schedule buffers (betas,
 alphas_cumprod), CLIP's int64 position_ids, OpenCLIP's text_projection, EMA's decay/num_updates.
+
+SDXL (models/ckpt/sdxl/, `--families sdxl`): random weights for models/arch/tiny_sdxl's configs
+(so the checkpoint is that architecture: onnx2cl-ckpt info names it, its graphs compile from it),
+every value rounded to float16 (the files are float16: small, and the f32 reference is exact):
+  diffusers/{unet,vae,text_encoder,text_encoder_2}/   save_pretrained, float16
+  sdxl.safetensors        single file as SDXL's sgm layout has it: model.diffusion_model.* (with
+                          label_emb.0.{0,2} = add_embedding), first_stage_model.*,
+                          conditioner.embedders.0.transformer.text_model.* (CLIP-L, + position_ids),
+                          conditioner.embedders.1.model.* (OpenCLIP-G: fused in_proj, every layer,
+                          text_projection [D,P] = text_projection.weight transposed, logit_scale)
+  refiner_te2.safetensors the refiner's text encoder layout (conditioner.embedders.0.model.*:
+                          OpenCLIP-G only) holding text_encoder_2 alone
+  reference.tsv           as above
+checked with diffusers' convert_ldm_unet_checkpoint (addition_embed_type text_time),
+convert_ldm_vae_checkpoint, convert_ldm_clip_checkpoint and convert_open_clip_checkpoint(prefix=
+conditioner.embedders.1.model. / .0.model.), which must give every key and value back.
 """
 import argparse
 import hashlib
@@ -117,6 +133,10 @@ def ldm_unet(sd):
         p = k.split(".")
         if k.startswith("time_embedding.linear_1."):
             n = "time_embed.0." + p[-1]
+        elif k.startswith("add_embedding.linear_1."):  # SDXL text_time
+            n = "label_emb.0.0." + p[-1]
+        elif k.startswith("add_embedding.linear_2."):
+            n = "label_emb.0.2." + p[-1]
         elif k.startswith("time_embedding.linear_2."):
             n = "time_embed.2." + p[-1]
         elif k.startswith("conv_in."):
@@ -191,13 +211,16 @@ OPENCLIP_LAYER = [("layer_norm1", "ln_1"), ("layer_norm2", "ln_2"), ("mlp.fc1", 
                   ("mlp.fc2", "mlp.c_proj"), ("self_attn", "attn")]
 
 
-def ldm_openclip(sd, seed):
-    P = "cond_stage_model.model."
+def ldm_openclip(sd, seed, P="cond_stage_model.model."):
     out = {P + "positional_embedding": sd["text_model.embeddings.position_embedding.weight"],
            P + "token_embedding.weight": sd["text_model.embeddings.token_embedding.weight"],
            P + "ln_final.weight": sd["text_model.final_layer_norm.weight"],
-           P + "ln_final.bias": sd["text_model.final_layer_norm.bias"],
-           P + "text_projection": torch.randn(HIDDEN, HIDDEN, generator=torch.Generator().manual_seed(seed))}
+           P + "ln_final.bias": sd["text_model.final_layer_norm.bias"]}
+    if "text_projection.weight" in sd:  # SDXL: OpenCLIP's x @ proj [D,P] = diffusers' weight.T
+        out[P + "text_projection"] = sd["text_projection.weight"].T.contiguous()
+        out[P + "logit_scale"] = torch.tensor(4.6052)
+    else:
+        out[P + "text_projection"] = torch.randn(HIDDEN, HIDDEN, generator=torch.Generator().manual_seed(seed))
     layers = sorted({int(k.split(".")[3]) for k in sd if k.startswith("text_model.encoder.layers.")})
     for i in layers:
         pre = f"text_model.encoder.layers.{i}."
@@ -279,14 +302,80 @@ def from_arch(arch_dir, out):
     print(a["arch"], "ok:", sum(len(m.state_dict()) for m in models.values()), "keys in", out)
 
 
+def f16_exact(model):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.half().float())
+    return model
+
+
+def sdxl(arch_dir, d):
+    """models/ckpt/sdxl (see the file comment)."""
+    global L
+    from transformers import CLIPTextModelWithProjection
+    a = json.load(open(os.path.join(arch_dir, "arch.json")))
+    cfg = a["configs"]
+    L = cfg["unet"]["layers_per_block"]
+    torch.manual_seed(0)
+    models = {"unet": UNet2DConditionModel(**cfg["unet"]), "vae": AutoencoderKL(**cfg["vae"]),
+              "text_encoder": CLIPTextModel(CLIPTextConfig(**cfg["text_encoder"])),
+              "text_encoder_2": CLIPTextModelWithProjection(CLIPTextConfig(**cfg["text_encoder_2"]))}
+    for i, (comp, m) in enumerate(models.items()):
+        f16_exact(randomize(m, 201 + i)).eval()
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    import copy
+    for comp, m in models.items():
+        copy.deepcopy(m).half().save_pretrained(os.path.join(d, "diffusers", comp),
+                                                safe_serialization=True)
+    ck = {}
+    ck.update(ldm_unet(canonical("unet", models["unet"])))
+    ck.update(ldm_vae(canonical("vae", models["vae"])))
+    te = {"text_model." + k: v for k, v in canonical("text_encoder", models["text_encoder"]).items()}
+    ck.update({"conditioner.embedders.0.transformer." + k: v for k, v in te.items()})
+    ck["conditioner.embedders.0.transformer.text_model.embeddings.position_ids"] = torch.arange(77)[None]
+    te2 = {("text_model." + k if k != "text_projection.weight" else k): v
+           for k, v in canonical("text_encoder_2", models["text_encoder_2"]).items()}
+    ck.update(ldm_openclip(te2, 0, "conditioner.embedders.1.model."))
+    ck = {k: v.contiguous() for k, v in ck.items()}
+    # diffusers' own conversion gives every key and value back
+    unet_cfg = dict(cfg["unet"])
+    got = {"unet": sfu.convert_ldm_unet_checkpoint(ck, unet_cfg),
+           "vae": sfu.convert_ldm_vae_checkpoint(ck, cfg["vae"]),
+           "text_encoder": sfu.convert_ldm_clip_checkpoint(ck),
+           "text_encoder_2": sfu.convert_open_clip_checkpoint(
+               models["text_encoder_2"], ck, prefix="conditioner.embedders.1.model.")}
+    got["text_encoder"].pop("text_model.embeddings.position_ids")
+    refiner = ldm_openclip(te2, 0, "conditioner.embedders.0.model.")
+    got_ref = sfu.convert_open_clip_checkpoint(models["text_encoder_2"], refiner,
+                                               prefix="conditioner.embedders.0.model.")
+    for comp, g in list(got.items()) + [("text_encoder_2", got_ref)]:
+        g = {k.removeprefix("text_model."): v for k, v in g.items()}
+        ref = canonical(comp, models[comp])
+        assert set(g) == set(ref), (comp, set(g) ^ set(ref))
+        for k, v in ref.items():
+            assert torch.equal(g[k].float(), v.float()), (comp, k)
+    meta = {"format": "pt"}
+    save_file({k: (v.half() if v.is_floating_point() else v) for k, v in ck.items()},
+              os.path.join(d, "sdxl.safetensors"), metadata=meta)
+    save_file({k: v.half().contiguous() for k, v in refiner.items()},
+              os.path.join(d, "refiner_te2.safetensors"), metadata=meta)
+    write_reference(os.path.join(d, "reference.tsv"), models)
+    print("sdxl ok:", sum(len(m.state_dict()) for m in models.values()), "keys in", d)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", help="models/arch/<arch> folder: checkpoints for its configs instead")
     ap.add_argument("--out", help="with --arch: output folder")
+    ap.add_argument("--families", default="sd1,sd2,sdxl")
     args = ap.parse_args()
     if args.arch:
         return from_arch(args.arch, args.out or os.path.join(OUT, os.path.basename(args.arch.rstrip("/"))))
-    for family in ("sd1", "sd2"):
+    fams = args.families.split(",")
+    if "sdxl" in fams:
+        sdxl(os.path.join(os.path.dirname(OUT), "arch", "tiny_sdxl"), os.path.join(OUT, "sdxl"))
+    for family in [f for f in ("sd1", "sd2") if f in fams]:
         d = os.path.join(OUT, family)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)

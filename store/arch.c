@@ -1,9 +1,12 @@
-/* arch.c — which family a checkpoint is (SD 1.x / 2.x), from its canonical keys and shapes, and
- * a check that it is a whole, self-consistent model of that family.
- * Evidence: SD 2.x has an OpenCLIP text encoder in single files (cond_stage_model.model.*), linear
- * proj_in/proj_out in the UNet's transformers (use_linear_projection) and cross-attention dim
- * 1024; SD 1.x has CLIP-L (768) and 1x1-conv projections. Files with SDXL's add_embedding, or
- * without a UNet conv_in, are refused as unknown.
+/* arch.c — which family a checkpoint is (SD 1.x / 2.x / SDXL), from its canonical keys and shapes,
+ * and a check that it is a whole, self-consistent model of that family.
+ * Evidence: SDXL's UNet has add_embedding (addition_embed_type "text_time") and its
+ * cross-attention reads the two text encoders' hidden states concatenated (X = CLIP-L's H +
+ * OpenCLIP-G's G; the refiner: text_encoder_2 alone, X = G); text_encoder_2 has a
+ * text_projection. SD 2.x has an OpenCLIP text encoder in single files (cond_stage_model.model.*),
+ * linear proj_in/proj_out in the UNet's transformers (use_linear_projection) and cross-attention
+ * dim 1024; SD 1.x has CLIP-L (768) and 1x1-conv projections. Files without a UNet conv_in are
+ * refused as unknown.
  * Checks (tables below, data): REQUIRED keys with dims over variables bound by the first key that
  * names them (C = block_out_channels[0], T = time embedding, M = mid channels, X = cross-attention
  * dim, ...); MODULES: every ResNet / transformer block / attention / text layer that has one key
@@ -20,31 +23,40 @@
 
 #define MAX_LISTED 4
 
-/* dims: a letter binds/compares a variable, a number is literal, '*' is any. */
-static const struct req { enum o2s_component c; const char *key; const char *dims; } REQUIRED[] = {
-    {O2S_UNET, "conv_in.weight", "C I 3 3"},
-    {O2S_UNET, "conv_in.bias", "C"},
-    {O2S_UNET, "time_embedding.linear_1.weight", "T C"},
-    {O2S_UNET, "time_embedding.linear_2.weight", "T T"},
-    {O2S_UNET, "down_blocks.0.resnets.0.conv1.weight", "C C 3 3"},
-    {O2S_UNET, "down_blocks.0.resnets.0.time_emb_proj.weight", "C T"},
-    {O2S_UNET, "mid_block.resnets.0.conv1.weight", "M M 3 3"},
-    {O2S_UNET, "mid_block.resnets.0.time_emb_proj.weight", "M T"},
-    {O2S_UNET, "mid_block.attentions.0.transformer_blocks.0.attn2.to_k.weight", "M X"},
-    {O2S_UNET, "mid_block.resnets.1.conv2.weight", "M M 3 3"},
-    {O2S_UNET, "conv_norm_out.weight", "C"},
-    {O2S_UNET, "conv_out.weight", "* C 3 3"},
-    {O2S_VAE, "encoder.conv_in.weight", "V 3 3 3"},
-    {O2S_VAE, "encoder.conv_out.weight", "Z W 3 3"},
-    {O2S_VAE, "quant_conv.weight", "Z Z 1 1"},
-    {O2S_VAE, "post_quant_conv.weight", "Y Y 1 1"},
-    {O2S_VAE, "decoder.conv_in.weight", "* Y 3 3"},
-    {O2S_VAE, "decoder.conv_out.weight", "3 V 3 3"},
-    {O2S_VAE, "decoder.mid_block.attentions.0.to_q.weight", "W W"},
-    {O2S_TEXT_ENCODER, "embeddings.token_embedding.weight", "* H"},
-    {O2S_TEXT_ENCODER, "embeddings.position_embedding.weight", "* H"},
-    {O2S_TEXT_ENCODER, "encoder.layers.0.self_attn.q_proj.weight", "H H"},
-    {O2S_TEXT_ENCODER, "final_layer_norm.weight", "H"},
+/* dims: a letter binds/compares a variable, a number is literal, '*' is any. xl: 1 = SDXL only. */
+static const struct req { enum o2s_component c; const char *key; const char *dims; int xl; } REQUIRED[] = {
+    {O2S_UNET, "conv_in.weight", "C I 3 3", 0},
+    {O2S_UNET, "conv_in.bias", "C", 0},
+    {O2S_UNET, "time_embedding.linear_1.weight", "T C", 0},
+    {O2S_UNET, "time_embedding.linear_2.weight", "T T", 0},
+    {O2S_UNET, "add_embedding.linear_1.weight", "T A", 1},
+    {O2S_UNET, "add_embedding.linear_1.bias", "T", 1},
+    {O2S_UNET, "add_embedding.linear_2.weight", "T T", 1},
+    {O2S_UNET, "add_embedding.linear_2.bias", "T", 1},
+    {O2S_UNET, "down_blocks.0.resnets.0.conv1.weight", "C C 3 3", 0},
+    {O2S_UNET, "down_blocks.0.resnets.0.time_emb_proj.weight", "C T", 0},
+    {O2S_UNET, "mid_block.resnets.0.conv1.weight", "M M 3 3", 0},
+    {O2S_UNET, "mid_block.resnets.0.time_emb_proj.weight", "M T", 0},
+    {O2S_UNET, "mid_block.attentions.0.transformer_blocks.0.attn2.to_k.weight", "M X", 0},
+    {O2S_UNET, "mid_block.resnets.1.conv2.weight", "M M 3 3", 0},
+    {O2S_UNET, "conv_norm_out.weight", "C", 0},
+    {O2S_UNET, "conv_out.weight", "* C 3 3", 0},
+    {O2S_VAE, "encoder.conv_in.weight", "V 3 3 3", 0},
+    {O2S_VAE, "encoder.conv_out.weight", "Z W 3 3", 0},
+    {O2S_VAE, "quant_conv.weight", "Z Z 1 1", 0},
+    {O2S_VAE, "post_quant_conv.weight", "Y Y 1 1", 0},
+    {O2S_VAE, "decoder.conv_in.weight", "* Y 3 3", 0},
+    {O2S_VAE, "decoder.conv_out.weight", "3 V 3 3", 0},
+    {O2S_VAE, "decoder.mid_block.attentions.0.to_q.weight", "W W", 0},
+    {O2S_TEXT_ENCODER, "embeddings.token_embedding.weight", "* H", 0},
+    {O2S_TEXT_ENCODER, "embeddings.position_embedding.weight", "* H", 0},
+    {O2S_TEXT_ENCODER, "encoder.layers.0.self_attn.q_proj.weight", "H H", 0},
+    {O2S_TEXT_ENCODER, "final_layer_norm.weight", "H", 0},
+    {O2S_TEXT_ENCODER_2, "embeddings.token_embedding.weight", "* G", 0},
+    {O2S_TEXT_ENCODER_2, "embeddings.position_embedding.weight", "* G", 0},
+    {O2S_TEXT_ENCODER_2, "encoder.layers.0.self_attn.q_proj.weight", "G G", 0},
+    {O2S_TEXT_ENCODER_2, "final_layer_norm.weight", "G", 0},
+    {O2S_TEXT_ENCODER_2, "text_projection.weight", "P G", 0},
 };
 
 /* A module (prefix pattern, '#' = a number) with one key has all of these. */
@@ -82,6 +94,7 @@ static const struct module { enum o2s_component c; const char *pattern; const ch
     {O2S_VAE, "encoder.mid_block.attentions.#.", VATTN},
     {O2S_VAE, "decoder.mid_block.attentions.#.", VATTN},
     {O2S_TEXT_ENCODER, "encoder.layers.#.", TLAYER},
+    {O2S_TEXT_ENCODER_2, "encoder.layers.#.", TLAYER},
 };
 
 /* Length of the prefix of key that pattern matches ('#' = digits), or 0. */
@@ -168,9 +181,7 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
     memset(a, 0, sizeof *a);
     const char *file = s->nfiles ? s->files[0].path : s->path;
     struct o2s_view v;
-    if (o2s_find(s, O2S_UNET, "add_embedding.linear_1.weight", &v) == 0)
-        return o2s_fail(err, cap, "%s: unsupported architecture: the UNet has '%s' (SDXL-like "
-                        "added conditioning); the store knows SD 1.x and 2.x", file, v.orig_key);
+    bool xl = o2s_find(s, O2S_UNET, "add_embedding.linear_1.weight", NULL) == 0;
     if (o2s_find(s, O2S_UNET, "conv_in.weight", &v) != 0 && s->format == O2S_FORMAT_DIFFUSERS) {
         /* a folder: name its unet/ and what is there (a variant only, a pickle, nothing) */
         char list[512] = "";
@@ -203,6 +214,7 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
     for (size_t i = 0; i < sizeof REQUIRED / sizeof REQUIRED[0]; i++) {
         const struct req *q = &REQUIRED[i];
         if (!s->nentries[q->c]) continue; /* component absent (a UNet-only file, ...) */
+        if (q->xl && !xl) continue;
         if (o2s_find(s, q->c, q->key, &v) != 0) {
             add(&r, "%s '%s' missing", o2s_component_name(q->c), q->key);
             continue;
@@ -259,8 +271,8 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
     if (r.n) {
         char list[1024];
         snprintf(list, sizeof list, "%s", err);
-        return o2s_fail(err, cap, "%s: not a complete SD 1.x/2.x checkpoint: %d problem%s: %s%s",
-                        file, r.n, r.n > 1 ? "s" : "", list, r.n > MAX_LISTED ? "; ..." : "");
+        return o2s_fail(err, cap, "%s: not a complete %s checkpoint: %d problem%s: %s%s",
+                        file, xl ? "SDXL" : "SD 1.x/2.x", r.n, r.n > 1 ? "s" : "", list, r.n > MAX_LISTED ? "; ..." : "");
     }
     /* config */
     o2s_find(s, O2S_UNET, "conv_in.weight", &v);
@@ -293,6 +305,43 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
         }
     }
     if (o2s_find(s, O2S_VAE, "encoder.conv_in.weight", &v) == 0) a->vae_channels = v.dims[0];
+    if (o2s_find(s, O2S_TEXT_ENCODER_2, "embeddings.token_embedding.weight", &v) == 0) {
+        a->text2_hidden = v.dims[1];
+        a->text2_openclip = strncmp(v.orig_key, "conditioner.embedders.", 22) == 0 &&
+                            strstr(v.orig_key, ".model.") != NULL;
+        for (size_t i = 0; i < s->nentries[O2S_TEXT_ENCODER_2]; i++) {
+            int l;
+            if (sscanf(s->entries[O2S_TEXT_ENCODER_2][i].key, "encoder.layers.%d.", &l) == 1 &&
+                l + 1 > a->text2_layers)
+                a->text2_layers = l + 1;
+        }
+        if (o2s_find(s, O2S_TEXT_ENCODER_2, "text_projection.weight", &v) == 0)
+            a->text2_projection_dim = v.dims[0];
+    }
+    if (xl) {
+        a->addition_embed_dim = vars['A' - 'A'];
+        bool refiner = a->text2_hidden && !a->text_hidden;
+        int64_t want = a->text_hidden + a->text2_hidden;
+        if (!a->text2_hidden && a->text_hidden)
+            return o2s_fail(err, cap, "%s: unknown architecture: SDXL evidence (UNet add_embedding) "
+                            "and a text_encoder, but no text_encoder_2 (SDXL's OpenCLIP ViT-bigG, "
+                            "conditioner.embedders.1.model.* in a single file)", file);
+        if (want && a->cross_attention_dim != want)
+            return o2s_fail(err, cap, "%s: unknown architecture: SDXL evidence (UNet add_embedding) "
+                            "with cross-attention dim %lld, but the text encoders' hidden sizes "
+                            "add up to %lld (text_encoder %lld + text_encoder_2 %lld)", file,
+                            (long long)a->cross_attention_dim, (long long)want,
+                            (long long)a->text_hidden, (long long)a->text2_hidden);
+        snprintf(a->family, sizeof a->family, "%s", refiner ? "sdxl_refiner" : "sdxl");
+        snprintf(a->why, sizeof a->why, "UNet add_embedding (text_time, input %lld), %s proj_in, "
+                 "cross-attention dim %lld%s", (long long)a->addition_embed_dim,
+                 a->use_linear_projection ? "linear" : "1x1-conv", (long long)a->cross_attention_dim,
+                 refiner ? " = OpenCLIP-G" : a->text_hidden ? " = CLIP-L + OpenCLIP-G" : "");
+        return 0;
+    }
+    if (a->text2_hidden)
+        return o2s_fail(err, cap, "%s: unknown architecture: a text_encoder_2 without SDXL's UNet "
+                        "add_embedding", file);
     int sd2 = a->text_openclip || a->use_linear_projection;
     const char *conflict = NULL;
     if (a->cross_attention_dim == 768 && sd2) conflict = "cross-attention dim 768 (SD 1.x)";

@@ -23,11 +23,13 @@ enum rules {
     RS_LDM_VAE,
     RS_CLIP,
     RS_OPENCLIP,
+    RS_OPENCLIP_XL,
 };
 enum renames { RN_NONE = 0, RN_UNET_RESNET, RN_VAE_RESNET, RN_VAE_ATTN, RN_OPENCLIP_LAYER };
 #define T_COPY O2S_COPY
 #define T_LINEAR O2S_LINEAR
 #define T_SPLIT3 O2S_SPLIT3
+#define T_TRANSPOSE O2S_TRANSPOSE
 #define IGNORE NULL
 
 static const struct prefix_row { const char *prefix; enum o2s_component c; enum rules r; } PREFIXES[] = {
@@ -337,7 +339,7 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
         long caps[2] = {0, 0};
         const char *tail;
         if (RULES[k].r != p->r || !(tail = match_pattern(rest, RULES[k].pattern, caps))) continue;
-        if (!RULES[k].tmpl || RULES[k].tf == O2S_SPLIT3) return -1;
+        if (!RULES[k].tmpl || RULES[k].tf == O2S_SPLIT3 || RULES[k].tf == O2S_TRANSPOSE) return -1;
         char tl[O2S_KEY_MAX];
         if (strlen(tail) + 1 > sizeof tl || apply_renames(RULES[k].rn, strcpy(tl, tail), sizeof tl) < 0 ||
             expand(RULES[k].tmpl, caps, &pr, 'q', out, cap) < 0 || strlen(out) + strlen(tl) + 1 > cap)

@@ -280,6 +280,13 @@ int main(int argc, char **argv)
             if (a.text_hidden)
                 printf("text_encoder: hidden %" PRId64 ", %d layers%s\n", a.text_hidden,
                        a.text_layers, a.text_openclip ? " (from OpenCLIP keys)" : "");
+            if (a.text2_hidden)
+                printf("text_encoder_2: hidden %" PRId64 ", %d layers, projection %" PRId64 "%s\n",
+                       a.text2_hidden, a.text2_layers, a.text2_projection_dim,
+                       a.text2_openclip ? " (from OpenCLIP keys)" : "");
+            if (a.addition_embed_dim)
+                printf("unet: addition_embed_type text_time, projection_class_embeddings_input_dim %" PRId64
+                       "\n", a.addition_embed_dim);
             char dir[4096];
             if (arch_dir) snprintf(dir, sizeof dir, "%s", arch_dir);
             if (arch_dir || default_arch_dir(dir, sizeof dir) == 0) {

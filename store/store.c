@@ -391,6 +391,13 @@ int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, si
         e->dims[0] /= 3;
         e->bytes /= 3;
         e->offset = (uint64_t)part * e->bytes;
+    } else if (tf == O2S_TRANSPOSE) {
+        if (t->rank != 2)
+            return o2s_fail(err, cap, "%s: tensor '%s' %s: expected a 2-D projection matrix "
+                            "(read transposed)", path, t->name, ds);
+        e->dims[0] = t->dims[1];
+        e->dims[1] = t->dims[0];
+        e->transposed = 1;
     }
     e->key = strdup(key);
     if (!e->key) return o2s_fail(err, cap, "out of memory");
@@ -644,6 +651,7 @@ static void fill_view(const struct o2s_store *s, enum o2s_component c, const str
     v->orig_key = t->name;
     v->file = f->path;
     v->component = c;
+    v->transposed = e->transposed;
 }
 
 int o2s_find(const struct o2s_store *s, enum o2s_component c, const char *key,
@@ -722,7 +730,33 @@ uint64_t o2s_elements(const struct o2s_view *v)
     return n;
 }
 
+static void to_f32(const struct o2s_view *v, float *out);
+
 void o2s_to_f32(const struct o2s_view *v, float *out)
+{
+    if (!v->transposed || v->rank != 2) {
+        to_f32(v, out);
+        return;
+    }
+    /* stored [C, R] row-major; out is [R, C] = dims: convert one stored row at a time into a
+     * strided column of out */
+    uint64_t R = (uint64_t)v->dims[0], C = (uint64_t)v->dims[1];
+    size_t es = o2s_dtype_size(v->dtype);
+    float row[256];
+    struct o2s_view piece = *v;
+    piece.transposed = 0;
+    piece.rank = 1;
+    for (uint64_t c = 0; c < C; c++)
+        for (uint64_t r0 = 0; r0 < R; r0 += 256) {
+            uint64_t n = R - r0 < 256 ? R - r0 : 256;
+            piece.dims[0] = (int64_t)n;
+            piece.data = (const unsigned char *)v->data + (c * R + r0) * es;
+            to_f32(&piece, row);
+            for (uint64_t k = 0; k < n; k++) out[(r0 + k) * C + c] = row[k];
+        }
+}
+
+static void to_f32(const struct o2s_view *v, float *out)
 {
     uint64_t n = o2s_elements(v);
     const unsigned char *p = v->data;

@@ -8,7 +8,9 @@
  *
  * Views: dtype F32, F16 or BF16 (little-endian, as stored), dims as the diffusers model has them
  * (the VAE attention's 1x1-conv weights [C,C,1,1] are presented as linear [C,C]; SD 2.x
- * OpenCLIP's fused in_proj [3D,D] as three [D,D] row slices q/k/v). data points into the mapping:
+ * OpenCLIP's fused in_proj [3D,D] as three [D,D] row slices q/k/v; OpenCLIP's text_projection
+ * [D,P] as diffusers' text_projection.weight [P,D]: a transposed view, see o2s_view.transposed).
+ * data points into the mapping:
  * valid until o2s_close, read-only, not necessarily aligned to the element size (read it with
  * memcpy or o2s_to_f32).
  *
@@ -59,6 +61,10 @@ struct o2s_view {
     const char *orig_key;          /* the key in the file */
     const char *file;              /* the file's path */
     enum o2s_component component;
+    int transposed;                /* 2-D only: data holds the [dims[1], dims[0]] matrix
+                                      row-major (OpenCLIP's text_projection, which diffusers
+                                      stores transposed); o2s_to_f32 writes dims' layout. Users
+                                      of data itself must honour it */
 };
 
 /* Open options (a zeroed struct, or NULL, asks for the defaults). */
@@ -122,13 +128,13 @@ const char *o2s_dtype_name(enum o2s_dtype t);
 size_t o2s_dtype_size(enum o2s_dtype t);
 /* Elements of v (product of dims). */
 uint64_t o2s_elements(const struct o2s_view *v);
-/* Converts v's elements to float32 into out (o2s_elements(v) floats); exact for all three
- * dtypes. */
+/* Converts v's elements to float32 into out (o2s_elements(v) floats, row-major in v's dims:
+ * a transposed view comes out transposed); exact for all three dtypes. */
 void o2s_to_f32(const struct o2s_view *v, float *out);
 
 /* ---- architecture (minimal: family and the config that keys and shapes reveal) ----------- */
 struct o2s_arch {
-    char family[16];                 /* "sd1" or "sd2" */
+    char family[16];                 /* "sd1", "sd2", "sdxl" or "sdxl_refiner" */
     int text_openclip;               /* text encoder came from OpenCLIP keys (SD 2.x files) */
     int use_linear_projection;       /* UNet transformers' proj_in is linear (rank 2; SD 2.x) */
     int64_t unet_in_channels;        /* conv_in.weight dims[1] */
@@ -139,6 +145,13 @@ struct o2s_arch {
     int64_t text_hidden;             /* token_embedding dims[1] (0: no text encoder) */
     int text_layers;                 /* encoder layers */
     int64_t vae_channels;            /* encoder.conv_in.weight dims[0] (0: no VAE) */
+    /* SDXL (UNet addition_embed_type "text_time"): */
+    int64_t addition_embed_dim;      /* add_embedding.linear_1.weight dims[1]
+                                        (projection_class_embeddings_input_dim; 0: none) */
+    int64_t text2_hidden;            /* text_encoder_2 token_embedding dims[1] (0: none) */
+    int text2_layers;
+    int64_t text2_projection_dim;    /* text_encoder_2 text_projection.weight dims[0] */
+    int text2_openclip;              /* text_encoder_2 came from OpenCLIP keys (single files) */
     char why[160];                   /* the evidence for family, one line */
 };
 /* Detects the family from keys and shapes and checks the checkpoint against it: each required

@@ -34,7 +34,7 @@ struct o2s_tensor {
     enum o2s_tstate state;
 };
 
-enum o2s_transform { O2S_COPY = 0, O2S_LINEAR, O2S_SPLIT3 };
+enum o2s_transform { O2S_COPY = 0, O2S_LINEAR, O2S_SPLIT3, O2S_TRANSPOSE };
 
 /* A canonical key of a component. */
 struct o2s_entry {
@@ -43,6 +43,7 @@ struct o2s_entry {
     int rank;
     int64_t dims[O2S_MAX_RANK];
     uint64_t offset, bytes;     /* within the tensor's bytes */
+    int transposed;             /* O2S_TRANSPOSE: dims are the stored 2-D dims swapped */
 };
 
 struct o2s_store {

@@ -81,6 +81,17 @@ def main():
     k = "model.diffusion_model.out.2.weight"  # conv_out [4, 8, 3, 3] -> [4, 16, 3, 3]
     wrong[k] = ("F16", [4, 16, 3, 3], b"\0" * (4 * 16 * 9 * 2))
     write(p("unet_shape.safetensors"), wrong)
+    # SDXL (models/ckpt/sdxl): without its OpenCLIP-G; a text_projection that is not 2-D; a
+    # UNet whose cross-attention (80 = 32 + 48) does not read what is there (CLIP-L dropped: 48)
+    sd, _ = read(os.path.join(src, "sdxl", "sdxl.safetensors"))
+    G = "conditioner.embedders.1.model."
+    write(p("sdxl_no_te2.safetensors"), {k: v for k, v in sd.items() if not k.startswith(G)})
+    bad = dict(sd)
+    dt, shape, raw = bad[G + "text_projection"]
+    bad[G + "text_projection"] = (dt, [shape[0] * shape[1]], raw)
+    write(p("sdxl_proj_1d.safetensors"), bad)
+    write(p("sdxl_cross_dim.safetensors"),
+          {k: v for k, v in sd.items() if not k.startswith("conditioner.embedders.0.")})
     os.makedirs(p("escape/unet"), exist_ok=True)
     with open(p("escape/unet/diffusion_pytorch_model.safetensors.index.json"), "w") as f:
         json.dump({"weight_map": {"conv_in.weight": "../../unknown_arch.safetensors"}}, f)

@@ -35,7 +35,7 @@ struct ref {
     int64_t dims[8];
     char sha[3][65]; /* f32, f16-rounded, bf16-rounded */
 };
-static struct ref refs[1024];
+static struct ref refs[4096];
 static int nrefs;
 
 static void load_refs(const char *path)
@@ -47,7 +47,7 @@ static void load_refs(const char *path)
         exit(1);
     }
     char line[1024];
-    while (fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof line, f) && nrefs < (int)(sizeof refs / sizeof refs[0])) {
         if (line[0] == '#') continue;
         struct ref *r = &refs[nrefs];
         char comp[32], shape[128];
@@ -179,6 +179,73 @@ int main(int argc, char **argv)
         V("single +ema, ema ignored", "%s_ema.safetensors", NULL, ALL, 0, 0);
         V("single +ema, ema used", "%s_ema.safetensors", &ema, ALL, 0, 1);
 #undef V
+    }
+
+    /* SDXL (models/ckpt/sdxl: tiny_sdxl's configs, float16-exact values): the diffusers folder
+     * (text_encoder_2 in CLIPTextModelWithProjection naming), the sgm single file
+     * (conditioner.embedders.*, label_emb), the refiner's OpenCLIP-G-only layout */
+    snprintf(rp, sizeof rp, "%s/sdxl/reference.tsv", dir);
+    load_refs(rp);
+    CHECK(nrefs == 979, "sdxl: %d reference keys", nrefs);
+    const unsigned ALL4 = ALL | 1u << O2S_TEXT_ENCODER_2;
+    snprintf(p, sizeof p, "%s/sdxl/diffusers", dir);
+    check_variant("sdxl diffusers f16", p, NULL, ALL4, 0, 0, "sdxl");
+    snprintf(p, sizeof p, "%s/sdxl/sdxl.safetensors", dir);
+    check_variant("sdxl single f16", p, NULL, ALL4, 0, 0, "sdxl");
+    snprintf(p, sizeof p, "%s/sdxl/refiner_te2.safetensors", dir);
+    check_variant("sdxl refiner layout, te2", p, NULL, 1u << O2S_TEXT_ENCODER_2, 0, 0, "sdxl_refiner");
+    {
+        char err0[2048];
+        snprintf(p, sizeof p, "%s/sdxl/sdxl.safetensors", dir);
+        struct o2s_store *x = o2s_open(p, NULL, err0, sizeof err0);
+        CHECK(x, "open %s: %s", p, err0);
+        struct o2s_view v, q, k;
+        if (x) {
+            CHECK(o2s_find(x, O2S_TEXT_ENCODER_2, "text_projection.weight", &v) == 0 && v.transposed &&
+                  v.rank == 2 && v.dims[0] == 40 && v.dims[1] == 48 &&
+                  strcmp(v.orig_key, "conditioner.embedders.1.model.text_projection") == 0,
+                  "text_projection.weight: a transposed [40,48] view of the OpenCLIP [48,40]");
+            CHECK(o2s_find(x, O2S_UNET, "add_embedding.linear_2.bias", &v) == 0 &&
+                  strcmp(v.orig_key, "model.diffusion_model.label_emb.0.2.bias") == 0, "label_emb.0.2");
+            CHECK(o2s_find(x, O2S_UNET, "down_blocks.1.downsamplers.0.conv.weight", &v) == 0 &&
+                  strcmp(v.orig_key, "model.diffusion_model.input_blocks.6.0.op.weight") == 0,
+                  "layers_per_block 2: %s", v.orig_key);
+            CHECK(o2s_find(x, O2S_UNET, "up_blocks.1.attentions.2.transformer_blocks.1.attn2.to_k.weight", &v) == 0 &&
+                  strcmp(v.orig_key, "model.diffusion_model.output_blocks.5.1.transformer_blocks.1.attn2.to_k.weight") == 0,
+                  "transformer_layers_per_block 2: %s", v.orig_key);
+            CHECK(o2s_find(x, O2S_TEXT_ENCODER_2, "encoder.layers.2.self_attn.q_proj.weight", &q) == 0 &&
+                  o2s_find(x, O2S_TEXT_ENCODER_2, "encoder.layers.2.self_attn.k_proj.weight", &k) == 0 &&
+                  (const char *)k.data == (const char *)q.data + q.bytes,
+                  "SDXL keeps OpenCLIP-G's last layer (q/k slices of resblocks.2)");
+            CHECK(o2s_find(x, O2S_TEXT_ENCODER, "encoder.layers.2.mlp.fc1.weight", &v) == 0 &&
+                  strcmp(v.orig_key, "conditioner.embedders.0.transformer.text_model.encoder.layers.2.mlp.fc1.weight") == 0,
+                  "CLIP-L under conditioner.embedders.0.transformer");
+            struct o2s_info in;
+            o2s_info(x, &in);
+            CHECK(in.unknown == 0 && in.ignored == 2, "sdxl: %zu unknown, %zu ignored (position_ids, "
+                  "logit_scale)", in.unknown, in.ignored);
+            struct o2s_arch a;
+            CHECK(o2s_detect_arch(x, &a, err0, sizeof err0) == 0 && a.addition_embed_dim == 88 &&
+                  a.text2_hidden == 48 && a.text2_layers == 3 && a.text2_projection_dim == 40 &&
+                  a.text_hidden == 32 && a.cross_attention_dim == 80 && a.text2_openclip,
+                  "sdxl arch fields: %s", err0);
+            /* o2s_to_f32 of the transposed view = the diffusers folder's (plain) tensor */
+            snprintf(p, sizeof p, "%s/sdxl/diffusers", dir);
+            struct o2s_store *y = o2s_open(p, NULL, err0, sizeof err0);
+            struct o2s_view w;
+            if (y && o2s_find(x, O2S_TEXT_ENCODER_2, "text_projection.weight", &v) == 0 &&
+                o2s_find(y, O2S_TEXT_ENCODER_2, "text_projection.weight", &w) == 0) {
+                CHECK(!w.transposed && w.rank == 2 && w.dims[0] == 40 && w.dims[1] == 48, "folder view plain");
+                float a1[40 * 48], b1[40 * 48];
+                o2s_to_f32(&v, a1);
+                o2s_to_f32(&w, b1);
+                CHECK(memcmp(a1, b1, sizeof a1) == 0, "transposed view converts to the folder's values");
+            } else {
+                CHECK(0, "sdxl folder: %s", err0);
+            }
+            o2s_close(y);
+        }
+        o2s_close(x);
     }
 
     /* details of one LDM file of each family */
