@@ -15,12 +15,18 @@ What it does
      add_special_tokens) and without truncation (the untruncated length).
   Prompts: the CLIP test's generator and fixed lists (SD-style prompts, weights, unicode, odd
   whitespace, emoji, over-long) plus T5's added tokens in text (</s>, <pad>, <unk>,
-  <extra_id_N>, near misses like <extra_id_100>).
+  <extra_id_N>, near misses like <extra_id_100>), and the two places where T5TokenizerFast
+  (Hugging Face tokenizers) parts from sentencepiece's own encoder, which the C tokenizer follows:
+  graphemes() (the Precompiled normalizer maps one extended grapheme cluster at a time: Hangul
+  jamo, stacked marks, emoji ZWJ sequences, flags, skin tones, keycaps, Indic conjuncts, marks
+  after a mapped character) and ties() (runs of punctuation of every length 1..40, where
+  segmentations of equal score exist and the unigram Viterbi's tie rule decides).
 
 Output format (one case per line, tab separated):
   <prompt as hex of its UTF-8 bytes> \t <untruncated count incl. </s>> \t <first min(n, 256) ids>
-  [\t grapheme|tie: a known difference, see known_difference()]
   (the rest of the 256 is <pad> = 0)
+  It also reports how many prompts sentencepiece's own encoder (with the added tokens split out
+  the same way) gets wrong: the cases that exercise the tokenizers-specific steps.
 
 Usage (dev machine: transformers + sentencepiece; the test reads the committed files)
   python3 tests/t5_tokenizer/make_cases.py tests/t5_tokenizer [--keep-model]
@@ -52,8 +58,9 @@ ADDED = ["<pad>", "</s>", "<unk>"] + [f"<extra_id_{n}>" for n in range(100)]
 
 
 def sentencepiece_ids(sp, text):
-    """What pipeline/t5_tokenizer.cc does: added tokens split out leftmost-longest, sentencepiece on
-    the rest (no </s>)."""
+    """sentencepiece's own encoder (what pipeline/t5_tokenizer.cc ran before it followed tokenizers'
+    normalizer and Viterbi): added tokens split out leftmost-longest, sentencepiece on the rest (no
+    </s>)."""
     ids, seg, i = [], 0, 0
     while i < len(text):
         best = max((a for a in ADDED if text.startswith(a, i)), key=len, default=None)
@@ -73,22 +80,60 @@ def tok_added_id(sp, a):
     return ["<pad>", "</s>", "<unk>"].index(a)
 
 
-def known_difference(sp, tok, text):
-    """Where libsentencepiece and T5TokenizerFast part ways (the C test lets these differ):
-    "grapheme": tokenizers' Precompiled normalizer maps a grapheme of >= 6 UTF-8 bytes one
-    character at a time (sentencepiece composes across it: Hangul jamo L+V+T, stacked combining
-    marks); "tie": two segmentations with the same total score (runs like "!!!!!!!!"), broken
-    differently by the two Viterbi implementations. Any other difference stops the script."""
-    import regex
-    ours, hf = sentencepiece_ids(sp, text), tok(text, add_special_tokens=False).input_ids
-    if ours == hf:
-        return ""
-    if any(len(g.encode()) >= 6 for g in regex.findall(r"\X", text)):
-        return "grapheme"
-    score = lambda ids: sum(sp.get_score(i) for i in ids if i < sp.get_piece_size())  # noqa: E731
-    if len(ours) == len(hf) and abs(score(ours) - score(hf)) < 1e-4:
-        return "tie"
-    raise SystemExit(f"unexplained difference on {text!r}: {ours} vs {hf}")
+def graphemes(rng):
+    """Prompts whose extended grapheme clusters matter to the Precompiled normalizer."""
+    jamo_l, jamo_v, jamo_t = "\u1100\u1102\u1112\u115f", "\u1161\u1162\u1175\u1160", "\u11a8\u11ab\u11c2"
+    marks = "\u0301\u0308\u0323\u0330\u20dd\u0345\u05b8\u064b\u3099"
+    fixed = [
+        "\u1100\u1161", "\u1100\u1161\u11a8", "\u1100\u1100\u1161\u11a8", "\uac00\u11a8", "\uac01\u11a8",
+        "\u1100", "\u1161\u11a8", "\ud7b0\ud7cb", "a \u1112\u1161\u11ab\u1100\u1173\u11af b",
+        "e\u0301\u0301", "a\u0308\u0301\u0323", "o\u0323\u0302", "ﬁ\u0301", "Ａ\u0301", "①\u0308", "ｶﾞ",
+        "ｶ\u3099",
+        "Z\u0351\u0360\u0346\u0353\u0318algo", "\u0915\u094d\u0937", "\u0924\u094d\u0930", "\u0915\u094d\u200d\u0937",
+        "\u0915\u094d\u200c\u0937", "\u0928\u092e\u0938\u094d\u0924\u0947", "\u0995\u09cd\u09b7", "\u0d15\u0d4d\u0d37",
+        "\u0b95\u0bcd\u0bb7", "\u0e01\u0e33", "\u1780\u17d2\u179a", "\u0600\u0661", "\r\n", "a\r\nb",
+        "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466", "\U0001F469\u200d\u2764\ufe0f\u200d\U0001F468",
+        "\U0001F44D\U0001F3FD", "\U0001F9D1\U0001F3FF\u200d\U0001F91D\u200d\U0001F9D1\U0001F3FB",
+        "\U0001F1FA\U0001F1F8", "\U0001F1FA\U0001F1F8\U0001F1EF", "\U0001F1EF\U0001F1F5\U0001F1FA\U0001F1F8",
+        "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F", "#\ufe0f\u20e3", "1\u20e3",
+        "\u2764\ufe0f", "\u263a\ufe0e", "\u200d\U0001F600", "a\u200db", "x\u034fy", "\u00ad", "ab\u00adcd",
+        "a photo of a \U0001F468\u200d\U0001F469\u200d\U0001F467 family, 8k", "\uff21\uff22\u0301\uff23",
+    ]
+    out = list(fixed)
+    for _ in range(150):
+        pick = rng.random()
+        if pick < 0.3:
+            s = "".join(rng.choice(jamo_l) + rng.choice(jamo_v) + rng.choice(["", rng.choice(jamo_t)])
+                        for _ in range(rng.randint(1, 3)))
+        elif pick < 0.55:
+            s = "".join(rng.choice("aeoAZﬁ①Ａｶ가") +
+                        "".join(rng.choice(marks) for _ in range(rng.randint(1, 6)))
+                        for _ in range(rng.randint(1, 3)))
+        elif pick < 0.8:
+            people = ["\U0001F468", "\U0001F469", "\U0001F467", "\U0001F9D1", "\u2764\ufe0f", "\U0001F44D"]
+            tones = ["", "\U0001F3FB", "\U0001F3FD", "\U0001F3FF"]
+            s = "\u200d".join(rng.choice(people) + rng.choice(tones) for _ in range(rng.randint(1, 4)))
+            s += "".join(chr(0x1F1E6 + rng.randrange(26)) for _ in range(rng.randint(0, 3)))
+        else:
+            cons = "\u0915\u0937\u0924\u0930\u092e\u0938"
+            s = "".join(rng.choice(cons) + rng.choice(["\u094d", "\u094d\u200d", "\u093f", "\u0947", "\u0902", ""])
+                        for _ in range(rng.randint(2, 5)))
+        words = ["photo", "of", "a", "cat"]
+        out.append(" ".join(rng.sample(words, 2)) + " " + s if rng.random() < 0.5 else s)
+    return out
+
+
+def ties():
+    """Runs of punctuation of every length 1..40 (segmentations of equal score exist)."""
+    out = [c * n for c in "!?.,-~*#=_" for n in range(1, 41)]
+    out += [p * n for p in ("!?", "?!", "..!", "-_") for n in range(1, 11)]
+    out += ["wow" + "!" * n + " nice" for n in range(1, 21)]
+    return out
+
+
+def sentencepiece_differs(sp, tok, text):
+    """Whether sentencepiece's own encoder gives other ids than T5TokenizerFast."""
+    return sentencepiece_ids(sp, text) != tok(text, add_special_tokens=False).input_ids
 
 
 def main():
@@ -118,15 +163,14 @@ def main():
         assert len(tok) == 4100, len(tok)
         rng = random.Random(13)
         prompts = (T5_FIXED + clip_cases.FIXED + [clip_cases.prompt(rng) for _ in range(1100)] +
-                   clip_cases.UNICODE + clip_cases.PUNCT + clip_cases.BANG)
+                   clip_cases.UNICODE + clip_cases.PUNCT + clip_cases.BANG + graphemes(random.Random(17)) +
+                   ties())
         sp = spm.SentencePieceProcessor(model_file=os.path.join(out, "spiece.model"))
         over = 0
-        known = {"grapheme": 0, "tie": 0}
+        spm_differs = 0
         with open(os.path.join(out, "cases.txt"), "w") as f:
             for p in prompts:
-                flag = known_difference(sp, tok, p)
-                if flag:
-                    known[flag] += 1
+                spm_differs += sentencepiece_differs(sp, tok, p)
                 full = tok(p).input_ids
                 ids = tok(p, padding="max_length", max_length=MAX_LEN, truncation=True).input_ids
                 assert len(ids) == MAX_LEN
@@ -134,8 +178,8 @@ def main():
                 assert ids[k - 1] == 1 and all(i == 0 for i in ids[k:])
                 over += len(full) > MAX_LEN
                 f.write(p.encode("utf-8").hex() + "\t" + str(len(full)) + "\t" +
-                        " ".join(str(i) for i in ids[:k]) + ("\t" + flag if flag else "") + "\n")
-        print(f"{len(prompts)} cases, {over} over-long, known differences: {known}")
+                        " ".join(str(i) for i in ids[:k]) + "\n")
+        print(f"{len(prompts)} cases, {over} over-long, {spm_differs} where sentencepiece's own encoder differs")
     finally:
         shutil.rmtree(tmp)
 

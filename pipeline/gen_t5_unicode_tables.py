@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""gen_t5_unicode_tables.py — writes pipeline/t5_unicode_tables.c: the Unicode properties that
+extended grapheme cluster segmentation (UAX #29) needs, for the T5 tokenizer (t5_tokenizer.cc).
+
+Why
+  transformers' T5TokenizerFast normalizes with tokenizers' Precompiled normalizer, which maps the
+  text one extended grapheme cluster at a time (unicode-segmentation 1.13, Unicode 17.0), so the C
+  tokenizer must cut graphemes exactly where that crate does.
+
+What it does
+  Reads, for every code point, Grapheme_Cluster_Break, Extended_Pictographic and
+  Indic_Conjunct_Break from the Python `regex` module (its \\p{...} properties, Unicode 17.0 in
+  regex 2026.x), and writes sorted ranges with one byte each:
+    bits 0-3: the category as unicode-segmentation counts it (GCB value; GCB=Other code points that
+              are Extended_Pictographic or InCB=Consonant get those as their category; the two never
+              overlap a GCB value, checked here);
+    bit 4: InCB=Linker; bit 5: InCB=Extend.
+  Then checks a C-equivalent segmentation (seg() below, the rules of t5_tokenizer.cc) against
+  regex's \\X on random strings of the interesting code points.
+
+Usage (dev machine; the generated file is committed, the build never runs this)
+  python3 pipeline/gen_t5_unicode_tables.py > pipeline/t5_unicode_tables.c
+"""
+
+import random
+import sys
+
+import regex
+
+CATS = ["Other", "CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator", "Prepend", "SpacingMark",
+        "L", "V", "T", "LV", "LVT", "Extended_Pictographic", "InCB_Consonant"]
+LINKER, INCB_EXTEND = 16, 32
+
+ALL = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+
+
+def code_points(prop):
+    out = set()
+    for m in regex.finditer(r"\p{%s}+" % prop, ALL):
+        out.update(range(ord(m.group()[0]), ord(m.group()[-1]) + 1))
+    return out
+
+
+def table():
+    val = {}
+    for i, cat in enumerate(CATS[1:14], 1):
+        for c in code_points("Grapheme_Cluster_Break=" + cat):
+            val[c] = i
+    for i, prop in ((14, "Extended_Pictographic"), (15, "InCB=Consonant")):
+        for c in code_points(prop):
+            assert c not in val, f"U+{c:04X}: {prop} overlaps GCB={CATS[val[c]]}"
+            val[c] = i
+    for bit, prop in ((LINKER, "InCB=Linker"), (INCB_EXTEND, "InCB=Extend")):
+        for c in code_points(prop):
+            val[c] = val.get(c, 0) | bit
+    return val
+
+
+def seg(s, val):
+    """Extended grapheme boundaries with the rules t5_tokenizer.cc implements (as unicode-segmentation)."""
+    cat = [val.get(ord(ch), 0) & 15 for ch in s]
+    bits = [val.get(ord(ch), 0) for ch in s]
+    out, start = [], 0
+    for k in range(1, len(s)):
+        b, a = CATS[cat[k - 1]], CATS[cat[k]]
+        if b == "CR" and a == "LF":
+            brk = False
+        elif b in ("Control", "CR", "LF") or a in ("Control", "CR", "LF"):
+            brk = True
+        elif b == "L" and a in ("L", "V", "LV", "LVT") or b in ("LV", "V") and a in ("V", "T") or \
+                b in ("LVT", "T") and a == "T":
+            brk = False
+        elif a in ("Extend", "ZWJ", "SpacingMark") or b == "Prepend":
+            brk = False
+        elif a == "InCB_Consonant":
+            j, linkers = k - 1, 0
+            while j >= 0 and bits[j] & (LINKER | INCB_EXTEND):
+                linkers += bool(bits[j] & LINKER)
+                j -= 1
+            brk = not (j >= 0 and linkers and CATS[cat[j]] == "InCB_Consonant")
+        elif b == "ZWJ" and a == "Extended_Pictographic":
+            j = k - 2
+            while j >= 0 and CATS[cat[j]] == "Extend":
+                j -= 1
+            brk = not (j >= 0 and CATS[cat[j]] == "Extended_Pictographic")
+        elif b == a == "Regional_Indicator":
+            j = k - 1
+            while j >= 0 and CATS[cat[j]] == "Regional_Indicator":
+                j -= 1
+            brk = (k - 1 - j) % 2 == 0
+        else:
+            brk = True
+        if brk:
+            out.append(s[start:k])
+            start = k
+    return out + [s[start:]] if s else out
+
+
+def check(val):
+    rng = random.Random(29)
+    by_val = {}
+    for c, v in val.items():
+        by_val.setdefault(v, []).append(c)
+    pool = [chr(rng.choice(cs)) for cs in by_val.values() for _ in range(4)] + list("a1 .") + ["\u0915", "\u094d"]
+    for _ in range(200000):
+        s = "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
+        want = regex.findall(r"\X", s)
+        assert seg(s, val) == want, (s, seg(s, val), want)
+
+
+def main():
+    assert regex.match(r"\p{Assigned}", "\U00016EA0"), "the regex module predates Unicode 17.0"
+    val = table()
+    check(val)
+    ranges = []
+    for c in sorted(val):
+        if ranges and ranges[-1][1] == c - 1 and ranges[-1][2] == val[c]:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c, val[c]])
+    w = sys.stdout.write
+    w("/* t5_unicode_tables.c — generated by pipeline/gen_t5_unicode_tables.py (regex %s): the\n"
+      " * extended grapheme cluster properties of Unicode 17.0 for t5_tokenizer.cc. Do not edit.\n"
+      " * Sorted ranges {first, last, value}; value & 15 = the category:\n" % regex.__version__)
+    for i in range(0, len(CATS), 6):
+        w(" *   " + ", ".join(f"{k} {CATS[k]}" for k in range(i, min(i + 6, len(CATS)))) + "\n")
+    w(" * value & 16: InCB=Linker, value & 32: InCB=Extend; code points not listed are 0 (Other). */\n")
+    w("#include <stddef.h>\n#include <stdint.h>\n\n")
+    w("extern const uint32_t sdp_t5_gcb_ranges[][3];\nextern const size_t sdp_t5_gcb_nranges;\n\n")
+    w("const uint32_t sdp_t5_gcb_ranges[][3] = {\n")
+    for i in range(0, len(ranges), 4):
+        w("    " + " ".join("{0x%X, 0x%X, %d}," % tuple(r) for r in ranges[i:i + 4]) + "\n")
+    w("};\nconst size_t sdp_t5_gcb_nranges = sizeof sdp_t5_gcb_ranges / sizeof sdp_t5_gcb_ranges[0];\n")
+    print(f"{len(ranges)} ranges", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
