@@ -183,6 +183,39 @@ check("Denoising strength: 0.6" in i2i.image.info.get("parameters", "") and i2i.
 print(f"1b. img2img via webuiapi (strength 0.6, 10 steps) == CLI --init-image PNG ({diff} values differ)")
 mark("txt2img + random seed batch + img2img")
 
+# 1c. A1111's prompt syntax (issue 21 item 5): the server's default emphasis is "Original" (the CLI's
+# --emphasis Original, long prompts chunked), override_settings.emphasis "None" and the CLI's
+# default (diffusers) agree under 75 tokens; a bad emphasis is a 422
+EMP = "a (photo:1.3) of an [astronaut] riding a ((horse)) on mars"
+LONG = ", ".join([PROMPT] * 5)  # 2 chunks of the tiny tokenizer: the server compiles the UNet for 154 tokens
+
+
+def cli_png(tag, prompt, *flags):
+    path = os.path.join(work, tag + ".png")
+    subprocess.run([sd, "-m", os.path.join(ckdir, "tiny_sd15.safetensors"), "-p", prompt, "-n", NEG, "--steps", "4",
+                    "--cfg", "7.5", "--seed", "42", "--scheduler", "euler_a", "--width", "32", "--height", "32",
+                    "--quiet", "-o", path, *flags], env=env, check=True, stderr=subprocess.DEVNULL)
+    return pixels(Image.open(path))
+
+
+for tag, prompt, flags, over in (("emp_orig", EMP, ["--emphasis", "Original"], None),
+                                 ("emp_none", EMP, [], {"emphasis": "None"}),
+                                 ("emp_long", LONG, ["--emphasis", "Original"], None)):
+    want = cli_png(tag, prompt, *flags)
+    kw = {"override_settings": over} if over else {}
+    r = api.txt2img(prompt=prompt, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+                    sampler_name="Euler a", steps=4, **kw)
+    diff = int((pixels(r.image) != want).sum())
+    check(diff == 0, f"{tag}: server image differs from the CLI's ({' '.join(flags) or 'default'}) in {diff} values")
+    check(("Emphasis: None" in r.image.info.get("parameters", "")) == (tag == "emp_none"), f"{tag}: Emphasis key")
+st, body = call("POST", "/sdapi/v1/options", {"emphasis": "Bogus"})
+check(st == 422 and "Original" in json.dumps(body), f"options emphasis Bogus: {st} {str(body)[:200]}")
+st, body = call("POST", "/sdapi/v1/txt2img", {"prompt": "a (cat:1.2.3)", "steps": 1, "width": 32, "height": 32})
+check(st >= 400 and "byte" in json.dumps(body), f"txt2img bad weight: {st} {str(body)[:200]}")
+print("1c. emphasis: server default Original == CLI --emphasis Original (brackets, 2-chunk prompt), "
+      "override_settings None == CLI default; bad emphasis 422")
+mark("emphasis")
+
 # 2. progress during a long run, then interrupt
 out = {}
 
