@@ -79,8 +79,9 @@ static void usage(FILE *f)
         "                          without the mean restore), Ignore (brackets removed, no weights), None\n"
         "                          (text as is, 75-token chunks); default diffusers: text as is, truncated\n"
         "                          at 77 tokens, as StableDiffusionPipeline\n"
-        "  --clip-skip N           A1111's Clip skip (1: the last layer, the default; N > 1 is refused: not\n"
-        "                          built yet)\n"
+        "  --clip-skip N           A1111's Clip skip (default 1: the last layer): the text encoder's hidden\n"
+        "                          state N layers from the end, then final_layer_norm (= diffusers'\n"
+        "                          clip_skip N-1); SD 1.x with -m only\n"
         "  --steps N               inference steps (default 20)\n"
         "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
         "  --seed N                torch.Generator().manual_seed(N) noise (default 0); -1: a random seed\n"
@@ -360,10 +361,10 @@ static int cli_main(int argc, char **argv)
 #undef NEXT
     }
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
-    if (clip_skip > 1)
-        die(2, "--clip-skip %d: not supported yet (A1111 takes the text encoder's hidden state %d layers before "
-            "the last, then final_layer_norm; the compiled text encoder gives the last layer only); use 1",
-            clip_skip, clip_skip - 1);
+    if (clip_skip > 1 && !eo.ckpt)
+        die(2, "--clip-skip %d: needs -m CHECKPOINT (the engine converts the text encoder's weights for it; "
+            "compiled --models take the last layer only)", clip_skip);
+    eo.clip_skip = clip_skip;
     { /* only PNG is written: another image format's name is refused, not silently given a PNG */
         static const char *const other[] = {".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".avif", ".jxl"};
         const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
@@ -709,7 +710,7 @@ static int cli_main(int argc, char **argv)
                                        .cfg = cfg, .seed = seed + (uint64_t)k, .width = p.img_w, .height = p.img_h,
                                        .model_hash = model_hash, .model = model_name,
                                        .strength = init_path ? strength : -1, .inpaint = mask_path != NULL,
-                                       .mask_blur = mask_blur,
+                                       .mask_blur = mask_blur, .clip_skip = clip_skip,
                                        .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
                                                                          : sdp_emphasis_name(emphasis),
                                                                          prompt_tagged, cfg > 1 ? negative : ""),

@@ -442,6 +442,87 @@ static void program_shape(const cJSON *arch, const struct sde_options *o, int w,
     else fmt(shape, cap, "%dx%d-b%d", w, h, m == 1 ? o->batch : 1);
 }
 
+/* The weights file name of model m ("text_encoder-clipskip<N>" with a clip skip). */
+static void weights_file(const struct sde_options *o, const char *wdir, int m, char *buf, size_t cap)
+{
+    if (m == 0 && o->clip_skip > 1) fmt(buf, cap, "%s/%s-clipskip%d.weights", wdir, MODELS[m], o->clip_skip);
+    else fmt(buf, cap, "%s/%s.weights", wdir, MODELS[m]);
+}
+
+/* Clip skip N: writes ARCH's text_encoder.namemap with the last N - 1 layers' self_attn.out_proj
+ * (weight, bias), layer_norm2 (weight, bias), mlp.fc1.bias and mlp.fc2.bias lines as scale:0 into
+ * out (the cache), unless it is there. Those layers then add exactly 0 to the residual stream. */
+static int clip_skip_namemap(struct job *j, char *out, size_t cap, char *err, size_t errcap)
+{
+    const int n = j->o->clip_skip;
+    const int layers = (int)jnum(jget(jget(j->arch, "configs"), "text_encoder"), "num_hidden_layers", 0);
+    fmt(out, cap, "%s/programs/%s/text_encoder/clipskip%d.namemap", j->cache, j->r->arch, n);
+    if (is_file(out)) return 0;
+    char src[PATH_MAX + 64], dir[PATH_MAX];
+    fmt(src, sizeof src, "%s/text_encoder.namemap", j->r->arch_path);
+    FILE *f = fopen(src, "rb");
+    if (!f) return fail(err, errcap, "%s: %s", src, strerror(errno));
+    size_t tcap = 1 << 16, len = 0;
+    char *text = malloc(tcap), line[8192];
+    int rc = -1, changed = 0;
+    if (!text) goto oom;
+    text[0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        char keys[8192] = "", tr[256] = "";
+        int zero = 0, keep = 0;
+        if (line[0] != '#' && sscanf(line, "%*[^\t]\t%*[^\t]\t%8191[^\t]\t%255[^\n]", keys, tr) == 2) {
+            for (char *k = keys, *next; k; k = next) {
+                if ((next = strchr(k, ','))) *next++ = 0;
+                int li, off = 0;
+                const char *sfx;
+                if (sscanf(k, "encoder.layers.%d.%n", &li, &off) == 1 && off > 0 && li >= layers - (n - 1) &&
+                    (sfx = k + off, !strcmp(sfx, "self_attn.out_proj.weight") || !strcmp(sfx, "self_attn.out_proj.bias") ||
+                     !strcmp(sfx, "layer_norm2.weight") || !strcmp(sfx, "layer_norm2.bias") ||
+                     !strcmp(sfx, "mlp.fc1.bias") || !strcmp(sfx, "mlp.fc2.bias")))
+                    zero = 1;
+                else
+                    keep = 1;
+            }
+        }
+        if (zero && keep) {
+            fail(err, errcap, "%s: an initializer shared by a skipped and a kept tensor (%s); --clip-skip %d "
+                 "cannot be made from this architecture", src, line, n);
+            goto done;
+        }
+        if (zero) { /* the line with its transform replaced */
+            char *t = strrchr(line, '\t');
+            fmt(t + 1, sizeof line - (size_t)(t + 1 - line), "scale:0\n");
+            changed++;
+        }
+        size_t l = strlen(line);
+        if (len + l + 1 > tcap) {
+            char *nt = realloc(text, tcap *= 2);
+            if (!nt) goto oom;
+            text = nt;
+        }
+        memcpy(text + len, line, l + 1);
+        len += l;
+    }
+    if (changed != 6 * (n - 1)) {
+        fail(err, errcap, "%s: %d lines of the last %d layers' out_proj, layer_norm2, fc1/fc2 biases, expected %d: "
+             "--clip-skip %d cannot be made from this architecture", src, changed, n - 1, 6 * (n - 1), n);
+        goto done;
+    }
+    dir_of(out, dir, sizeof dir);
+    if (mkdir_p(dir) != 0) {
+        fail(err, errcap, "cache folder %s: cannot be written (%s)", dir, strerror(errno));
+        goto done;
+    }
+    rc = write_atomic(out, text, err, errcap);
+    goto done;
+oom:
+    fail(err, errcap, "out of memory");
+done:
+    fclose(f);
+    free(text);
+    return rc;
+}
+
 /* Makes sure program and weights of model m are in the cache. */
 static int prepare_model(struct job *j, int m, char *err, size_t errcap)
 {
@@ -451,12 +532,13 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     fmt(pdir, sizeof pdir, "%s/programs/%s/%s/%s-any-%s-%s", j->cache, j->r->arch, name, shape,
         sde_weights_dtype(j->o), j->compiler_id);
     fmt(j->r->program[m], PATH_MAX, "%s/model.o2d", pdir);
-    fmt(j->r->weights[m], PATH_MAX, "%s/%s.weights", j->wdir, name);
+    weights_file(j->o, j->wdir, m, j->r->weights[m], PATH_MAX);
     int have_p = is_file(j->r->program[m]), have_w = is_file(j->r->weights[m]);
     if (have_p && have_w) return 0;
     char graph[PATH_MAX + 64], nmap[PATH_MAX + 64], shapes[512], tmpdir[PATH_MAX + 64], out[PATH_MAX + 80];
     fmt(graph, sizeof graph, "%s/%s.onnx", j->r->arch_path, name);
     fmt(nmap, sizeof nmap, "%s/%s.namemap", j->r->arch_path, name);
+    if (m == 0 && j->o->clip_skip > 1 && clip_skip_namemap(j, nmap, sizeof nmap, err, errcap)) return -1;
     char parent[PATH_MAX];
     dir_of(pdir, parent, sizeof parent);
     if (mkdir_p(parent) != 0 || !writable_dir(parent))
@@ -673,6 +755,22 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
+    if (o->clip_skip > 1) { /* A1111's Clip skip: SD 1.x's CLIP-L (its SD 2.x embedder ignores the option) */
+        const char *fam = cJSON_GetStringValue(jget(arch, "family"));
+        int layers = (int)jnum(jget(jget(arch, "configs"), "text_encoder"), "num_hidden_layers", 0);
+        if (!fam || strcmp(fam, "sd1")) {
+            fail(err, errcap, "--clip-skip %d: architecture %s (family %s): clip skip applies to SD 1.x's CLIP text "
+                 "encoder (A1111 ignores it for SD 2.x, whose text encoder already ends at the penultimate layer)",
+                 o->clip_skip, am.name, fam ? fam : "?");
+            rc = -2;
+            goto out;
+        }
+        if (o->clip_skip > layers) {
+            fail(err, errcap, "--clip-skip %d: the text encoder of %s has %d layers", o->clip_skip, am.name, layers);
+            rc = -2;
+            goto out;
+        }
+    }
     const cJSON *ds = jget(arch, "default_size");
     r->width = o->width ? o->width : jlen(ds) == 2 ? (int)cJSON_GetArrayItem(ds, 0)->valuedouble : 512;
     r->height = o->height ? o->height : jlen(ds) == 2 ? (int)cJSON_GetArrayItem(ds, 1)->valuedouble : 512;
@@ -701,7 +799,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         fmt(p, sizeof p, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m], shape,
             sde_weights_dtype(o), j.compiler_id);
         char w[PATH_MAX + 64];
-        fmt(w, sizeof w, "%s/%s.weights", j.wdir, MODELS[m]);
+        weights_file(o, j.wdir, m, w, sizeof w);
         need |= !is_file(p) || !is_file(w);
     }
     if (o->plan_only) { /* the paths only */
@@ -710,7 +808,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
             fmt(r->program[m], PATH_MAX, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m],
                 shape, sde_weights_dtype(o), j.compiler_id);
-            fmt(r->weights[m], PATH_MAX, "%s/%s.weights", j.wdir, MODELS[m]);
+            weights_file(o, j.wdir, m, r->weights[m], PATH_MAX);
         }
         need = 0;
     }

@@ -60,6 +60,13 @@ struct sde_options {
     int tokens;                /* UNet encoder_hidden_states tokens (0: arch.json's tokenizer max_length,
                                   77): a multiple of it for long prompts (sdp_cond_tokens); the UNet
                                   program folder's shape gets "-t<tokens>" when it is not 77 */
+    int clip_skip;             /* A1111's Clip skip (0 or 1: off; N > 1: SD 1.x only, N <= the text encoder's
+                                  layers): the text encoder's weights with its last N - 1 layers made exact
+                                  identities (self_attn.out_proj, layer_norm2, mlp.fc1.bias, mlp.fc2.bias
+                                  scaled by 0: attention and MLP add 0), so final_layer_norm reads
+                                  hidden_states[-N], as A1111 (and diffusers' clip_skip = N - 1); the same
+                                  program, weights text_encoder-clipskip<N>.weights, converted through
+                                  CACHE/programs/<arch>/text_encoder/clipskip<N>.namemap */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
 };
@@ -78,7 +85,7 @@ struct sde_result {
     char arch[256];                 /* architecture name */
     char arch_path[PATH_MAX];       /* its folder */
     char program[4][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) .o2d */
-    char weights[4][PATH_MAX];      /* their weights files */
+    char weights[4][PATH_MAX];      /* their weights files (text encoder: -clipskip<N> with o->clip_skip > 1) */
     char tokenizer[PATH_MAX];       /* tokenizer folder (vocab.json + merges.txt) */
     char sched_cfg[PATH_MAX];       /* scheduler_config.json */
     char vae_cfg[PATH_MAX];         /* vae/config.json of a diffusers folder, or "" */

@@ -3,7 +3,10 @@
 item 5): the images diffusers' StableDiffusionPipeline makes from A1111-style conditionings of the
 tiny SD 1.5 checkpoint (tests/pipeline/oneshot/tiny_sd15).
 
-What it does, per case of tests/pipeline/emphasis/cases.txt (prompt, negative, emphasis mode):
+What it does, per case of tests/pipeline/emphasis/cases.txt (prompt, negative, emphasis mode, and
+A1111's Clip skip N when a 5th column gives it: hidden_states[-N] then final_layer_norm; mode
+"diffusers": encode_prompt's text path with clip_skip = N - 1, given as prompt_embeds, since
+diffusers 0.42's own clip_skip fails with transformers 5):
   1. each prompt -> pieces by A1111's own parse_prompt_attention (--a1111 FILE.py defines it;
      A1111's modules/prompt_parser.py, not in this repository), or [[text, 1.0]] for "None";
   2. pieces -> 77-id chunks + multipliers by tests/prompt_weights/make_cases.py's tokenize_line
@@ -45,19 +48,41 @@ def read_cases(path):
     for line in open(path, encoding="utf-8"):
         if line.startswith("#") or not line.strip():
             continue
-        name, mode, prompt, negative = line.rstrip("\n").split("\t")
-        cases.append((name, mode, prompt, negative))
+        f = line.rstrip("\n").split("\t")
+        cases.append((f[0], f[1], f[2], f[3], int(f[4]) if len(f) > 4 else 1))
     return cases
 
 
-def conditioning(tok, te, parse, text, mode):
+def final_ln(te):
+    """CLIPTextModel's final_layer_norm (transformers 5 flattened text_model away)."""
+    return te.text_model.final_layer_norm if hasattr(te, "text_model") else te.final_layer_norm
+
+
+def diffusers_embeds(tok, te, text, clip_skip):
+    """StableDiffusionPipeline.encode_prompt's text path (max_length padding, truncation; clip_skip k:
+    hidden_states[-(k + 1)] then final_layer_norm). diffusers 0.42 itself fails there with
+    transformers 5 (it reads text_encoder.text_model, which CLIPTextModel no longer has)."""
+    ids = tok(text, padding="max_length", max_length=tok.model_max_length, truncation=True,
+              return_tensors="pt").input_ids
+    with torch.no_grad():
+        if clip_skip is None:
+            return te(input_ids=ids)[0]
+        hs = te(input_ids=ids, output_hidden_states=True).hidden_states
+        return final_ln(te)(hs[-(clip_skip + 1)])
+
+
+def conditioning(tok, te, parse, text, mode, clip_skip):
     parsed = parse(text) if mode != "None" else [[text, 1.0]]
     comma = tok.get_vocab().get(",</w>", None)
     chunks, _ = make_cases.tokenize_line(tok, parsed, comma)
     zs = []
     for ids, mult in chunks:
         with torch.no_grad():
-            z = te(input_ids=torch.tensor([ids]))[0]
+            if clip_skip > 1:  # A1111: hidden_states[-N], then final_layer_norm
+                hs = te(input_ids=torch.tensor([ids]), output_hidden_states=True).hidden_states
+                z = final_ln(te)(hs[-clip_skip])
+            else:
+                z = te(input_ids=torch.tensor([ids]))[0]
         m = torch.asarray(mult).reshape(1, 77, 1)
         if mode == "Original":
             original_mean = z.mean()
@@ -83,9 +108,21 @@ def main():
     pipe.set_progress_bar_config(disable=True)
     tok, te = pipe.tokenizer, pipe.text_encoder
     unet_forward = pipe.unet.forward
-    for name, mode, prompt, negative in read_cases(os.path.join(a.out, "cases.txt")):
-        cond, kc = conditioning(tok, te, mod.parse_prompt_attention, prompt, mode)
-        unc, ku = conditioning(tok, te, mod.parse_prompt_attention, negative, mode)
+    for name, mode, prompt, negative, clip_skip in read_cases(os.path.join(a.out, "cases.txt")):
+        if mode == "diffusers":  # diffusers' own text handling; its clip_skip k = A1111's Clip skip k + 1
+            pipe.unet.forward = unet_forward
+            g = torch.Generator().manual_seed(42)
+            with torch.no_grad():
+                k = clip_skip - 1 if clip_skip > 1 else None
+                img = pipe(prompt_embeds=diffusers_embeds(tok, te, prompt, k),
+                           negative_prompt_embeds=diffusers_embeds(tok, te, negative, k), num_inference_steps=4,
+                           guidance_scale=7.5, generator=g, height=32, width=32, output_type="np").images
+            img = np.ascontiguousarray(np.transpose(img, (0, 3, 1, 2)).astype(np.float32))
+            np.save(os.path.join(a.out, name + ".npy"), img)
+            print(f"{name}: diffusers, clip_skip {clip_skip - 1}; image mean {img.mean():.6f}")
+            continue
+        cond, kc = conditioning(tok, te, mod.parse_prompt_attention, prompt, mode, clip_skip)
+        unc, ku = conditioning(tok, te, mod.parse_prompt_attention, negative, mode, clip_skip)
         tc, tn = cond.shape[1], unc.shape[1]
         if tc != tn:
             L = np.lcm(tc // 77, tn // 77) * 77

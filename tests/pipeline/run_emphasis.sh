@@ -4,11 +4,13 @@
 # BREAK, a 2-chunk prompt with a 1-chunk negative and the reverse, "Original", "No norm", "None")
 # against the image diffusers makes from A1111's conditioning (emphasis/<case>.npy,
 # make_emphasis_refs.py): max |got - ref| <= 1e-3 on the float image (float32 weights storage).
+# Clip skip 2 (A1111's hidden_states[-2] + final_layer_norm; diffusers' clip_skip 1) with the
+# default text handling and with Original.
 # Also: "None" and "Original" differ on a prompt with brackets; the default (diffusers: text as
 # is) equals "None" on a prompt under 75 tokens; the PNG's parameters say "Emphasis: None" for
 # None and nothing for Original (A1111's rule); a 2-chunk prompt compiles the UNet as
 # 32x32-b2-t154 and the 1-chunk cases keep 32x32-b2; bad input: a weight that is not a number
-# (exit 2, its byte offset), --emphasis foo, --clip-skip 0 / 1.5 / 2 (exit 2), nothing written.
+# (exit 2, its byte offset), --emphasis foo, --clip-skip 0 / 1.5 / 3 (tiny: 2 layers) (exit 2), nothing written.
 #
 # Usage: run_emphasis.sh ONNX2CL_SD O2C_COMPARE WORK_DIR
 set -euo pipefail
@@ -33,9 +35,12 @@ check() { # check TAG REF
     bad "$1: $(head -3 "$work/$1.cmp")"
   fi
 }
-while IFS=$'\t' read -r name mode prompt negative; do
+while IFS=$'\t' read -r name mode prompt negative cs; do
   case $name in '#'*|'') continue ;; esac
-  if gen "$name" "$prompt" "$negative" --emphasis "$mode" --quiet; then check "$name" "$name"
+  flags=(--quiet)
+  [ "$mode" = diffusers ] || flags+=(--emphasis "$mode")
+  [ -z "$cs" ] || flags+=(--clip-skip "$cs")
+  if gen "$name" "$prompt" "$negative" "${flags[@]}"; then check "$name" "$name"
   else bad "$name: onnx2cl-sd exited non-zero: $(tail -3 "$work/$name.log")"; fi
 done < "$em/cases.txt"
 # None differs from Original on brackets; the default (diffusers) is None under 75 tokens
@@ -50,6 +55,17 @@ grep -aq "Emphasis: None" "$work/default.png" || bad "default.png: no 'Emphasis:
 grep -aq "Emphasis: No norm" "$work/weights_nonorm.png" || bad "weights_nonorm.png: no 'Emphasis: No norm'"
 ! grep -aq "Emphasis" "$work/weights.png" || bad "weights.png (Original): an Emphasis key"
 ! grep -aq "Emphasis" "$work/break.png" || bad "break.png (Original): an Emphasis key"
+p=$(awk -F'\t' '$1 == "clipskip2" {print $3}' "$em/cases.txt")
+n=$(awk -F'\t' '$1 == "clipskip2" {print $4}' "$em/cases.txt")
+if gen noskip "$p" "$n" --quiet; then
+  if "$compare" "$work/noskip.npy" "$em/clipskip2.npy" 1e-2 0 > /dev/null 2>&1; then
+    bad "clip skip 2 equals clip skip 1: it did nothing"; fi
+else bad "noskip: exited non-zero"; fi
+# clip skip: its own text-encoder weights file, the same program, "Clip skip: 2" in the metadata
+grep -aq "Clip skip: 2" "$work/clipskip2.png" || bad "clipskip2.png: no 'Clip skip: 2' in its parameters"
+! grep -aq "Clip skip" "$work/weights.png" || bad "weights.png: a Clip skip key"
+ls "$ONNX2CL_CACHE_DIR"/weights/*/text_encoder-clipskip2.weights > /dev/null 2>&1 || bad "no text_encoder-clipskip2.weights"
+[ "$(ls -d "$ONNX2CL_CACHE_DIR"/programs/tiny_sd15/text_encoder/tokens77-b1-* | wc -l)" = 1 ] || bad "more than one text encoder program"
 # programs: 77 tokens keep the old name, 154 get -t154
 ls -d "$ONNX2CL_CACHE_DIR"/programs/tiny_sd15/unet/32x32-b2-any-* > /dev/null 2>&1 || bad "no 32x32-b2 UNet program"
 ls -d "$ONNX2CL_CACHE_DIR"/programs/tiny_sd15/unet/32x32-b2-t154-any-* > /dev/null 2>&1 || bad "no 32x32-b2-t154 UNet program"
@@ -67,6 +83,6 @@ refuse bad_weight_neg "negative prompt: prompt: weight" "a cat" --emphasis origi
 refuse bad_emphasis "not one of Original, No norm, None" "a cat" --emphasis foo
 refuse clip_skip0 "expected a number in \[1, 12\]" "a cat" --clip-skip 0
 refuse clip_skip_frac "expected an integer in \[1, 12\]" "a cat" --clip-skip 1.5
-refuse clip_skip2 "clip-skip 2: not supported yet" "a cat" --clip-skip 2
+refuse clip_skip3 "clip-skip 3: the text encoder of tiny_sd15 has 2 layers" "a cat" --clip-skip 3
 if [ "$fails" != 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "all emphasis cases ok"
