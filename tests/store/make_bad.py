@@ -92,6 +92,19 @@ def main():
     write(p("sdxl_proj_1d.safetensors"), bad)
     write(p("sdxl_cross_dim.safetensors"),
           {k: v for k, v in sd.items() if not k.startswith("conditioner.embedders.0.")})
+    # a kohya SDXL LoRA (not bad: store.info_lora_sdxl): UNet modules by LDM path (layers_per_block
+    # 2, a second transformer block) and diffusers path, lora_te1_ (CLIP-L), lora_te2_ (OpenCLIP-G:
+    # a q/k/v row slice of in_proj, an MLP)
+    lo = {}
+    for name, out_, in_ in (("lora_unet_input_blocks_4_1_transformer_blocks_1_attn2_to_k", 32, 80),
+                            ("lora_unet_up_blocks_0_attentions_0_proj_in", 32, 32),
+                            ("lora_te1_text_model_encoder_layers_0_self_attn_q_proj", 32, 32),
+                            ("lora_te2_text_model_encoder_layers_2_self_attn_k_proj", 48, 48),
+                            ("lora_te2_text_model_encoder_layers_1_mlp_fc1", 96, 48)):
+        lo[name + ".lora_down.weight"] = ("F32", [2, in_], f32(*[0.01] * (2 * in_)))
+        lo[name + ".lora_up.weight"] = ("F32", [out_, 2], f32(*[0.01] * (2 * out_)))
+        lo[name + ".alpha"] = ("F32", [], f32(1))
+    write(p("sdxl_kohya.safetensors"), lo)
     os.makedirs(p("escape/unet"), exist_ok=True)
     with open(p("escape/unet/diffusion_pytorch_model.safetensors.index.json"), "w") as f:
         json.dump({"weight_map": {"conv_in.weight": "../../unknown_arch.safetensors"}}, f)
