@@ -456,7 +456,7 @@ static int clip_skip_namemap(struct job *j, char *out, size_t cap, char *err, si
 {
     const int n = j->o->clip_skip;
     const int layers = (int)jnum(jget(jget(j->arch, "configs"), "text_encoder"), "num_hidden_layers", 0);
-    fmt(out, cap, "%s/programs/%s/text_encoder/clipskip%d.namemap", j->cache, j->r->arch, n);
+    fmt(out, cap, "%s/programs/%s/text_encoder-clipskip%d.namemap", j->cache, j->r->arch, n);
     if (is_file(out)) return 0;
     char src[PATH_MAX + 64], dir[PATH_MAX];
     fmt(src, sizeof src, "%s/text_encoder.namemap", j->r->arch_path);

@@ -66,7 +66,7 @@ struct sde_options {
                                   scaled by 0: attention and MLP add 0), so final_layer_norm reads
                                   hidden_states[-N], as A1111 (and diffusers' clip_skip = N - 1); the same
                                   program, weights text_encoder-clipskip<N>.weights, converted through
-                                  CACHE/programs/<arch>/text_encoder/clipskip<N>.namemap */
+                                  CACHE/programs/<arch>/text_encoder-clipskip<N>.namemap */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
 };

@@ -83,6 +83,7 @@ struct job {
     char *prompt, *negative;
     char sampler[64];        /* sds_request.sampler as the client named it ("" = the checkpoint's) */
     char schedule[32];       /* sds_request.schedule ("" = none) */
+    int clip_skip;           /* sds_request.clip_skip: override_settings / options CLIP_stop_at_last_layers (1) */
     char emphasis[16];       /* sds_request.emphasis: override_settings.emphasis, else POST /options'
                                 "emphasis", else "Original" (A1111's default) */
     int steps, width, height, n_images, batch_size, send_images;
@@ -521,6 +522,18 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
     j->send_images = !si || cJSON_IsNull(si) || cJSON_IsTrue(si);
     /* sampler and schedule, checked here (422 before queueing), run by the session */
     if (sds_sampler_check(sname, sched, msg, cap)) return -1;
+    { /* A1111's Clip skip (CLIP_stop_at_last_layers): override_settings, else the server's options, else 1 */
+        const cJSON *os = cJSON_GetObjectItemCaseSensitive(o, "override_settings");
+        const cJSON *cs = cJSON_IsObject(os) ? cJSON_GetObjectItemCaseSensitive(os, "CLIP_stop_at_last_layers") : NULL;
+        pthread_mutex_lock(&sv->mu);
+        const cJSON *ocs = cJSON_GetObjectItemCaseSensitive(sv->options, "CLIP_stop_at_last_layers");
+        double v = cs && !cJSON_IsNull(cs) ? (cJSON_IsNumber(cs) ? cs->valuedouble : -1)
+                                           : cJSON_IsNumber(ocs) ? ocs->valuedouble : 1;
+        pthread_mutex_unlock(&sv->mu);
+        if (!(v >= 1 && v <= 12) || v != (int)v)
+            return snprintf(msg, cap, "override_settings.CLIP_stop_at_last_layers: expected an integer in [1, 12]"), -1;
+        j->clip_skip = (int)v;
+    }
     { /* A1111's Emphasis option: override_settings, else the server's options, else "Original" */
         const cJSON *os = cJSON_GetObjectItemCaseSensitive(o, "override_settings");
         const cJSON *em = cJSON_IsObject(os) ? cJSON_GetObjectItemCaseSensitive(os, "emphasis") : NULL;
@@ -706,7 +719,8 @@ static void run_txt2img(struct worker *wk, struct job *j)
                                 .schedule = j->schedule[0] ? j->schedule : NULL, .width = j->width,
                                 .height = j->height, .init_rgb = j->init, .init_w = j->init_w, .init_h = j->init_h,
                                 .strength = j->strength, .mask = j->mask, .progress = on_progress,
-                                .progress_user = wk, .cancel = &j->stop, .emphasis = j->emphasis};
+                                .progress_user = wk, .cancel = &j->stop, .emphasis = j->emphasis,
+                                .clip_skip = j->clip_skip};
         struct sds_image im;
         rc = sds_generate(wk->sess, &r, &im, err, sizeof err);
         if (im.load_seconds > 0) {
@@ -1210,6 +1224,7 @@ static enum MHD_Result r_options_get(struct server *sv, struct MHD_Connection *c
     cJSON_AddStringToObject(o, "sd_model_checkpoint", sv->title);
     if (!cJSON_GetObjectItemCaseSensitive(o, "samples_format")) cJSON_AddStringToObject(o, "samples_format", "png");
     if (!cJSON_GetObjectItemCaseSensitive(o, "emphasis")) cJSON_AddStringToObject(o, "emphasis", "Original");
+    if (!cJSON_GetObjectItemCaseSensitive(o, "CLIP_stop_at_last_layers")) cJSON_AddNumberToObject(o, "CLIP_stop_at_last_layers", 1);
     cJSON_AddNullToObject(o, "sd_checkpoint_hash");
     pthread_mutex_unlock(&sv->mu);
     return send_json(c, 200, o);
@@ -1234,6 +1249,12 @@ static enum MHD_Result r_options_post(struct server *sv, struct MHD_Connection *
     if (ck && !cJSON_IsString(ck)) {
         cJSON_Delete(o);
         return send_err(c, 422, "ValidationError", "sd_model_checkpoint: expected a string");
+    }
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(o, "CLIP_stop_at_last_layers"); /* A1111's Clip skip */
+    if (cs && (!cJSON_IsNumber(cs) || !(cs->valuedouble >= 1 && cs->valuedouble <= 12) ||
+               cs->valuedouble != (int)cs->valuedouble)) {
+        cJSON_Delete(o);
+        return send_err(c, 422, "ValidationError", "CLIP_stop_at_last_layers: expected an integer in [1, 12]");
     }
     const cJSON *em = cJSON_GetObjectItemCaseSensitive(o, "emphasis"); /* A1111's Emphasis option */
     if (em) {
@@ -1588,7 +1609,8 @@ static void usage(FILE *f)
         "  GET  /sdapi/v1/options        POST /sdapi/v1/options {sd_model_checkpoint: NAME} switches the checkpoint\n"
         "                                {emphasis: Original|No norm|Ignore|None|diffusers} sets A1111's prompt\n"
         "                                syntax (default Original: (word:1.2), [word], BREAK, 75-token chunks);\n"
-        "                                a request's override_settings.emphasis overrides it\n"
+        "                                a request's override_settings.emphasis overrides it;\n"
+        "                                {CLIP_stop_at_last_layers: N} A1111's Clip skip (default 1; SD 1.x)\n"
         "  POST /sdapi/v1/png-info       {image: base64 PNG} -> {info, items, parameters}\n"
         "  GET  /health                  {status, sd_model_checkpoint, queued, busy}\n"
         "errors: {error, detail}: 400 malformed JSON, 401 credentials, 404 route, 405 method, 413 body, 422 a field\n"

@@ -47,6 +47,7 @@ struct sds_session {
     int loaded;                     /* p.te/unet/vae loaded */
     int cur_w, cur_h, cur_batch;    /* the loaded set's key (engine) */
     int cur_tokens;                 /* ... and the UNet's text tokens (77, or 77 k for long prompts) */
+    int cur_clip_skip;              /* ... and the text encoder's clip skip (0: none) */
     int has_venc;                   /* a VAE encoder can be loaded (checkpoint; models_dir with the file) */
     char model[256], model_hash[11];
     char *cur_loras;                /* its LoRA list ("FILE:TE|UNET;...") */
@@ -183,14 +184,14 @@ static int load_models(struct sds_session *s, const char *const so[4], const cha
 
 /* Engine: prepares and loads the set (w, h, batch, loras). A failed preparation keeps the loaded set;
  * a failed load leaves none loaded (the next request prepares again). */
-static int engine_load(struct sds_session *s, int w, int h, int batch, int tokens, int venc, int n_loras,
+static int engine_load(struct sds_session *s, int w, int h, int batch, int tokens, int clip_skip, int venc, int n_loras,
                        const char *const *loras, const char *const *lora_unet, const char *key, int first, char *err,
                        size_t errcap)
 {
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet,
-                             .vae_encoder = venc, .tokens = tokens};
+                             .vae_encoder = venc, .tokens = tokens, .clip_skip = clip_skip};
     for (int i = 0; i < n_loras; i++) {
         eo.loras[i] = loras[i];
         eo.lora_unet[i] = lora_unet[i];
@@ -230,6 +231,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
         s->cur_h = s->p.img_h;
         s->cur_batch = batch;
         s->cur_tokens = s->p.u_seq;
+        s->cur_clip_skip = clip_skip > 1 ? clip_skip : 0;
         s->cur_loras = strdup(key ? key : "");
         if (!s->cur_loras) {
             unload(s);
@@ -305,7 +307,7 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
         goto bad;
     }
     s->has_venc = s->engine;
-    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, 0, NULL, NULL, "", 1, err, errcap);
+    if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, 0, 0, NULL, NULL, "", 1, err, errcap);
     else rc = models_dir_open(s, err, errcap);
     if (rc) goto bad;
     { /* A1111's Model and Model hash */
@@ -517,6 +519,16 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
             goto done;
         }
     }
+    if (r->clip_skip < 0 || r->clip_skip > 12) {
+        rc = fail(err, errcap, SDS_EINVAL, "clip skip %d: not in [1, 12]", r->clip_skip);
+        goto done;
+    }
+    const int clip_skip = r->clip_skip > 1 ? r->clip_skip : 0;
+    if (clip_skip && !s->engine) {
+        rc = fail(err, errcap, SDS_EINVAL, "clip skip %d: needs a checkpoint session (compiled models take the text "
+                  "encoder's last layer only)", clip_skip);
+        goto done;
+    }
     /* the models this request needs */
     const int want_w = img2img ? r->init_w : r->width, want_h = img2img ? r->init_h : r->height;
     if (s->engine) {
@@ -535,9 +547,9 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
             kl += (size_t)snprintf(key + kl, LORA_KEY_CAP - kl, "%s|%s;", tags.loras[i],
                                    tags.lora_unet[i] ? tags.lora_unet[i] : "");
         if (!s->loaded || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || strcmp(key, s->cur_loras) ||
-            (venc && !s->p.venc.desc) || tokens != s->cur_tokens) {
+            (venc && !s->p.venc.desc) || tokens != s->cur_tokens || clip_skip != s->cur_clip_skip) {
             double tl = now_s();
-            rc = engine_load(s, w, h, batch, tokens, venc, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
+            rc = engine_load(s, w, h, batch, tokens, clip_skip, venc, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
             out->load_seconds = now_s() - tl;
         }
         free(key);
@@ -631,6 +643,7 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
                               .karras = !strcmp(a_sc, "Karras"), .cfg = r->cfg, .seed = r->seed, .width = s->p.img_w,
                               .height = s->p.img_h, .model_hash = s->model_hash, .model = s->model,
                               .strength = img2img ? strength : -1, .inpaint = r->mask != NULL,
+                              .clip_skip = clip_skip,
                               .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
                                                                 : sdp_emphasis_name(emphasis), r->prompt,
                                                                 r->cfg > 1 ? negative : ""),

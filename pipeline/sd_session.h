@@ -149,6 +149,8 @@ struct sds_request {
                                   as is, chunked), or NULL/"diffusers" (the default: text as is, truncated at 77
                                   tokens, as diffusers). A prompt of k chunks loads a UNet for 77 k text tokens
                                   (checkpoint sessions: compiled on first use) */
+    int clip_skip;             /* A1111's Clip skip (0 or 1: off; 2..layers: the text encoder's hidden state N
+                                  layers from the end + final_layer_norm; SD 1.x checkpoint sessions only) */
     sds_progress_fn progress;  /* NULL, or called after every step */
     void *progress_user;       /* passed to progress */
     const volatile int *cancel;/* NULL, or a flag another thread sets non-zero to cancel */

@@ -200,7 +200,9 @@ def cli_png(tag, prompt, *flags):
 
 for tag, prompt, flags, over in (("emp_orig", EMP, ["--emphasis", "Original"], None),
                                  ("emp_none", EMP, [], {"emphasis": "None"}),
-                                 ("emp_long", LONG, ["--emphasis", "Original"], None)):
+                                 ("emp_long", LONG, ["--emphasis", "Original"], None),
+                                 ("emp_skip", EMP, ["--emphasis", "Original", "--clip-skip", "2"],
+                                  {"CLIP_stop_at_last_layers": 2})):
     want = cli_png(tag, prompt, *flags)
     kw = {"override_settings": over} if over else {}
     r = api.txt2img(prompt=prompt, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
@@ -208,12 +210,15 @@ for tag, prompt, flags, over in (("emp_orig", EMP, ["--emphasis", "Original"], N
     diff = int((pixels(r.image) != want).sum())
     check(diff == 0, f"{tag}: server image differs from the CLI's ({' '.join(flags) or 'default'}) in {diff} values")
     check(("Emphasis: None" in r.image.info.get("parameters", "")) == (tag == "emp_none"), f"{tag}: Emphasis key")
+    check(("Clip skip: 2" in r.image.info.get("parameters", "")) == (tag == "emp_skip"), f"{tag}: Clip skip key")
 st, body = call("POST", "/sdapi/v1/options", {"emphasis": "Bogus"})
 check(st == 422 and "Original" in json.dumps(body), f"options emphasis Bogus: {st} {str(body)[:200]}")
+st, body = call("POST", "/sdapi/v1/options", {"CLIP_stop_at_last_layers": 0})
+check(st == 422, f"options CLIP_stop_at_last_layers 0: {st} {str(body)[:200]}")
 st, body = call("POST", "/sdapi/v1/txt2img", {"prompt": "a (cat:1.2.3)", "steps": 1, "width": 32, "height": 32})
 check(st >= 400 and "byte" in json.dumps(body), f"txt2img bad weight: {st} {str(body)[:200]}")
 print("1c. emphasis: server default Original == CLI --emphasis Original (brackets, 2-chunk prompt), "
-      "override_settings None == CLI default; bad emphasis 422")
+      "override_settings None == CLI default, CLIP_stop_at_last_layers 2 == CLI --clip-skip 2; bad values 422")
 mark("emphasis")
 
 # 2. progress during a long run, then interrupt
