@@ -6,6 +6,7 @@
 # make_emphasis_refs.py): max |got - ref| <= 1e-3 on the float image (float32 weights storage).
 # Clip skip 2 (A1111's hidden_states[-2] + final_layer_norm; diffusers' clip_skip 1) with the
 # default text handling and with Original.
+# SD 2.x: Original == diffusers without brackets (pad 0 after EOS), --clip-skip refused.
 # Also: "None" and "Original" differ on a prompt with brackets; the default (diffusers: text as
 # is) equals "None" on a prompt under 75 tokens; the PNG's parameters say "Emphasis: None" for
 # None and nothing for Original (A1111's rule); a 2-chunk prompt compiles the UNet as
@@ -69,6 +70,21 @@ ls "$ONNX2CL_CACHE_DIR"/weights/*/text_encoder-clipskip2.weights > /dev/null 2>&
 # programs: 77 tokens keep the old name, 154 get -t154
 ls -d "$ONNX2CL_CACHE_DIR"/programs/tiny_sd15/unet/32x32-b2-any-* > /dev/null 2>&1 || bad "no 32x32-b2 UNet program"
 ls -d "$ONNX2CL_CACHE_DIR"/programs/tiny_sd15/unet/32x32-b2-t154-any-* > /dev/null 2>&1 || bad "no 32x32-b2-t154 UNet program"
+# SD 2.x (tests/pipeline/oneshot_sd2): A1111 pads a chunk with 0 after its EOS (OpenCLIP), as
+# transformers pads with "!" (0): Original on a prompt without brackets is diffusers' image
+os2=$here/oneshot_sd2
+p2=$(sed -n 's/^# prompt: //p' "$os2/cases.txt")
+n2=$(sed -n 's/^# negative: //p' "$os2/cases.txt")
+if (cd "$os2" && "$sd" -m tiny_sd2.safetensors -p "$p2" -n "$n2" --width 32 --height 32 --steps 4 --cfg 7.5 --seed 42 \
+      --emphasis Original --quiet -o "$work/sd2.png" --save-image "$work/sd2.npy") 2> "$work/sd2.log"; then
+  if "$compare" "$work/sd2.npy" "$os2/default_ddim_4.npy" 1e-3 0 > "$work/sd2.cmp" 2>&1; then
+    printf '%-16s %s\n' sd2_original "$(head -c 140 "$work/sd2.cmp")"
+  else bad "sd2_original: $(head -3 "$work/sd2.cmp")"; fi
+else bad "sd2_original: exited non-zero: $(tail -3 "$work/sd2.log")"; fi
+rc=0
+(cd "$os2" && "$sd" -m tiny_sd2.safetensors -p "a cat" --width 32 --height 32 --clip-skip 2 --quiet \
+   -o "$work/sd2skip.png") 2> "$work/sd2skip.log" || rc=$?
+[ "$rc" = 2 ] && grep -q "A1111 ignores it for SD 2.x" "$work/sd2skip.log" || bad "sd2 --clip-skip 2: exit $rc: $(cat "$work/sd2skip.log")"
 # bad input: exit 2 with the message, nothing written
 refuse() { # refuse TAG PATTERN FLAGS...
   local tag=$1 pat=$2 rc=0
