@@ -697,7 +697,8 @@ static int cli_main(int argc, char **argv)
         tsum.vae_encoder += tm.vae_encoder, tsum.total += tm.total;
         if (it == 0 && emphasis == SDP_EMPHASIS_DIFFUSERS && n_tokens > p.seq)
             fprintf(stderr, "%s: note: the prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
-                    "the last %d were dropped (as diffusers truncates)\n", prog, n_tokens, p.seq, n_tokens - p.seq);
+                    "the last %d were dropped (as diffusers truncates; --emphasis Original keeps them, in 75-token chunks "
+                    "as A1111)\n", prog, n_tokens, p.seq, n_tokens - p.seq);
         if (it == 0 && emphasis == SDP_EMPHASIS_DIFFUSERS && cfg > 1 && neg_tokens > p.seq)
             fprintf(stderr, "%s: note: the negative prompt is %d tokens with BOS/EOS; the text encoder takes %d: "
                     "the last %d were dropped (as diffusers truncates)\n", prog, neg_tokens, p.seq,
