@@ -128,6 +128,22 @@ int main(int argc, char **argv)
     r.prompt = "a cat <lora:nothing_here:0.5>";
     unsetenv("ONNX2CL_LORA_DIR");
     CHECK(sds_txt2img(s, &r, &im[0], err, sizeof err) == SDS_EINVAL && strstr(err, "lora"), "lora: %s", err);
+    /* A1111's prompt syntax and clip skip (issue 21 item 5): bad values are the request's */
+    r = rq;
+    r.emphasis = "Bogus";
+    CHECK(sds_txt2img(s, &r, &im[0], err, sizeof err) == SDS_EINVAL && strstr(err, "Original"), "emphasis: %s", err);
+    CHECK(sds_emphasis_check("No norm", err, sizeof err) == SDS_OK && sds_emphasis_check(NULL, err, sizeof err) == SDS_OK &&
+              sds_emphasis_check("x", err, sizeof err) == SDS_EINVAL, "sds_emphasis_check: %s", err);
+    r = rq;
+    r.emphasis = "Original";
+    r.prompt = "a (cat:1.2.3)";
+    CHECK(sds_txt2img(s, &r, &im[0], err, sizeof err) == SDS_EINVAL && strstr(err, "at byte 7"), "bad weight: %s", err);
+    r = rq;
+    r.clip_skip = 13;
+    CHECK(sds_txt2img(s, &r, &im[0], err, sizeof err) == SDS_EINVAL && strstr(err, "clip skip 13"), "clip skip: %s", err);
+    r = rq;
+    r.clip_skip = 3; /* tiny_sd15: 2 layers */
+    CHECK(sds_txt2img(s, &r, &im[0], err, sizeof err) == SDS_EINVAL && strstr(err, "2 layers"), "clip skip 3: %s", err);
     /* 2. two seeds on one open; the first equals the CLI's PNG */
     rc = sds_txt2img(s, &rq, &im[0], err, sizeof err);
     CHECK(rc == 0, "generate seed 42: %s", err);
