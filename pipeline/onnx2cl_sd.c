@@ -361,6 +361,18 @@ static int cli_main(int argc, char **argv)
 #undef NEXT
     }
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
+    if (emphasis != SDP_EMPHASIS_DIFFUSERS) { /* A1111 syntax onnx2cl-sd does not run: say so */
+        const char *txt[2] = {prompt, negative};
+        for (int t = 0; t < 2; t++) {
+            const char *b = strchr(txt[t], '['), *e = b ? strchr(b, ']') : NULL;
+            int colons = 0, bar = 0;
+            for (const char *c = b; c && c < e; c++) colons += *c == ':', bar |= *c == '|';
+            if (colons >= 1 || bar || strstr(txt[t], " AND "))
+                fprintf(stderr, "%s: note: the %s looks like A1111's prompt editing [from:to:when], alternation "
+                        "[a|b] or AND: onnx2cl-sd reads it as emphasis brackets and text only\n", prog,
+                        t ? "negative prompt" : "prompt");
+        }
+    }
     if (clip_skip > 1 && !eo.ckpt)
         die(2, "--clip-skip %d: needs -m CHECKPOINT (the engine converts the text encoder's weights for it; "
             "compiled --models take the last layer only)", clip_skip);
