@@ -55,6 +55,14 @@ for _steps in (1, 4, 20):
         CASES.append((f"{_name}_{_steps}", _sched, _steps, 7.5, _flags, _ov, True))
 CASES.append(("turbo_1", "euler", 1, 0.0, ["--timestep-spacing", "trailing"], {"timestep_spacing": "trailing"}, True))
 CASES.append(("euler_a_seed_4", "euler_a", 4, 7.5, [], {}, False))  # latents from the seed
+# the other samplers (scheduler.h), each at 1, 4 and 20 steps; diffusers class and settings from
+# tests/pipeline/make_sched_refs.py (CLASSES, KIND_KW); Heun and DPM2 a also from the seed
+NEW_KINDS = ["pndm", "lms", "heun", "dpm2", "dpm2_a", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddpm", "tcd"]
+for _steps in (1, 4, 20):
+    for _s in NEW_KINDS:
+        CASES.append((f"{_s}_{_steps}", _s, _steps, 7.5, [], {}, True))
+CASES.append(("heun_seed_4", "heun", 4, 7.5, [], {}, False))
+CASES.append(("dpm2_a_seed_4", "dpm2_a", 4, 7.5, [], {}, False))
 
 
 def main():
@@ -92,13 +100,17 @@ def main():
         tok = CLIPTokenizer.from_pretrained(os.path.join(tmp, "tiny"))
     with open(os.path.join(ROOT, "tests", "pipeline", "sched", "sd15.json")) as f:
         sched_cfg = json.load(f)
-    classes = {"euler": EulerDiscreteScheduler, "euler_a": EulerAncestralDiscreteScheduler,
-               "dpmpp_2m": DPMSolverMultistepScheduler, "ddim": DDIMScheduler, "lcm": LCMScheduler}
+    sys.path.insert(0, os.path.join(ROOT, "tests", "pipeline"))
+    import make_sched_refs
+    classes = dict(make_sched_refs.CLASSES)
+    classes.update({"euler": EulerDiscreteScheduler, "euler_a": EulerAncestralDiscreteScheduler,
+                    "dpmpp_2m": DPMSolverMultistepScheduler, "ddim": DDIMScheduler, "lcm": LCMScheduler})
+    kind_kw = getattr(make_sched_refs, "KIND_KW", {})
     latents = np.random.default_rng(2024).standard_normal((1, 4, 16, 16)).astype(np.float32)
     np.save(os.path.join(a.out, "latents.npy"), latents)
     lines = []
     for name, sched, steps, cfg, flags, ov, fixed in CASES:
-        scheduler = classes[sched].from_config(sched_cfg, **ov)
+        scheduler = classes[sched].from_config(sched_cfg, **ov, **kind_kw.get(sched, {}))
         pipe = StableDiffusionPipeline(vae=vae, text_encoder=text_encoder, tokenizer=tok, unet=unet,
                                        scheduler=scheduler, safety_checker=None, feature_extractor=None,
                                        requires_safety_checker=False)
