@@ -114,7 +114,7 @@ static uint32_t packed_weights(struct cg_ctx *cg, struct ir_graph *g, uint32_t w
     const struct ir_lazy fill = {.fill = fill_fconv, .src = {w, IR_NONE, IR_NONE, IR_NONE},
                                  .p = {OC, cin, KH, KW, base_ocb}};
     pv = cg_weight_const(cg, name, ir_sprintf(g, "fconv_v%d", base_ocb), 1, dims, &fill);
-    g->values[pv].shape_dep = wv->shape_dep;
+    g->values[pv].shape_dep = g->values[w].shape_dep; /* not wv: adding pv may move g->values */
     if (repack) {
         const struct o2r_repack r = {.kind = O2R_REPACK_CONV,
                                      .elem_bytes = (uint32_t)ir_dtype_size(cg_weight_dtype(cg)),
