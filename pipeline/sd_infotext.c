@@ -34,7 +34,7 @@ static size_t put_value(char *buf, size_t cap, size_t o, const char *v)
 
 static size_t put_kv(char *buf, size_t cap, size_t o, const char *k, const char *v)
 {
-    o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s: ", o && buf[o - 1] != '\n' ? ", " : "", k);
+    o += (size_t)snprintf(buf + (o < cap ? o : 0), o < cap ? cap - o : 0, ", %s: ", k); /* after "Steps: N" */
     return put_value(buf, cap, o, v);
 }
 
@@ -46,9 +46,9 @@ const char *sdp_infotext_emphasis(const char *name, const char *prompt, const ch
     return NULL;
 }
 
-void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
+size_t sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
 {
-    if (!cap) return;
+    if (!cap) return 0;
     buf[0] = 0;
     size_t o = (size_t)snprintf(buf, cap, "%s\n", it->prompt);
     if (it->negative && it->negative[0])
@@ -81,7 +81,21 @@ void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
     if (it->emphasis && it->emphasis[0]) o = put_kv(buf, cap, o, "Emphasis", it->emphasis);
     if (it->extra && it->extra[0]) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, ", %s", it->extra);
     o = put_kv(buf, cap, o, "Version", it->version);
-    if (o >= cap) buf[cap - 1] = 0;
+    if (cap && o >= cap) buf[cap - 1] = 0;
+    return o;
+}
+
+char *sdp_infotext_dup(const struct sdp_infotext *it)
+{
+    size_t cap = 1024 + 2 * strlen(it->prompt) + (it->negative ? 2 * strlen(it->negative) : 0);
+    for (;;) {
+        char *s = malloc(cap);
+        if (!s) return NULL;
+        size_t n = sdp_infotext(it, s, cap);
+        if (n < cap) return s;
+        free(s);
+        cap = n + 1;
+    }
 }
 
 /* ---- SHA-256 --------------------------------------------------------------------------------- */

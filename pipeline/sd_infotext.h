@@ -44,8 +44,13 @@ struct sdp_infotext {
  * prompt nor negative (may be NULL) holds '(' or '[', else name (sd_hijack_clip.py's rule). */
 const char *sdp_infotext_emphasis(const char *name, const char *prompt, const char *negative);
 
-/* Writes the parameters text into buf (truncated to cap). */
-void sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap);
+/* Writes the parameters text into buf (truncated to cap, NUL-terminated when cap > 0). Returns
+ * the text's full length (as snprintf: >= cap means it was cut). */
+size_t sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap);
+
+/* The parameters text in a malloc'd string of its exact size (no length limit: a long prompt
+ * keeps Steps, Seed, ...), or NULL when out of memory. */
+char *sdp_infotext_dup(const struct sdp_infotext *it);
 
 /* SHA-256 of a file as 64 hex digits + NUL. Returns 0, or -1 (errno set) when unreadable. */
 int sdp_sha256_file(const char *path, char hex[65]);
