@@ -717,8 +717,15 @@ static int cli_main(int argc, char **argv)
                     neg_tokens - p.seq);
         for (int b = 0; b < batch; b++) {
             int k = it * batch + b;
-            char params[8192];
-            struct sdp_infotext itx = {.prompt = prompt_tagged, .negative = cfg > 1 ? negative : "", .steps = steps,
+            /* A1111 writes the negative prompt whatever the CFG scale, and eta when the sampler
+             * takes it and it is not the default ("Eta DDIM" for DDIM: sd_samplers_timesteps.py) */
+            char extra[160] = "";
+            if (ov.eta != 0 && (kind == SDP_SCHED_DDIM || kind == SDP_SCHED_TCD))
+                snprintf(extra, sizeof extra, "%s: %g", kind == SDP_SCHED_DDIM ? "Eta DDIM" : "Eta", ov.eta);
+            if (latents_path)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sLatents: from file",
+                         extra[0] ? ", " : "");
+            struct sdp_infotext itx = {.prompt = prompt_tagged, .negative = negative, .steps = steps,
                                        .sampler = a1111_sampler, .schedule = a1111_schedule,
                                        .cfg = cfg, .seed = seed + (uint64_t)k, .width = p.img_w, .height = p.img_h,
                                        .model_hash = model_hash, .model = model_name,
@@ -726,12 +733,15 @@ static int cli_main(int argc, char **argv)
                                        .mask_blur = mask_blur, .clip_skip = clip_skip,
                                        .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
                                                                          : sdp_emphasis_name(emphasis),
-                                                                         prompt_tagged, cfg > 1 ? negative : ""),
-                                       .extra = latents_path ? "Latents: from file" : NULL,
+                                                                         prompt_tagged, negative),
+                                       .extra = extra[0] ? extra : NULL,
                                        .version = "onnx2cl-sd " ONNX2CL_VERSION};
-            sdp_infotext(&itx, params, sizeof params);
+            char *params = sdp_infotext_dup(&itx);
+            if (!params) die(1, "out of memory");
             const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-            if (sdp_png_write(outs[k], img + (size_t)b * ni, p.img_h, p.img_w, keys, vals, 2, err, sizeof err))
+            int wrc = sdp_png_write(outs[k], img + (size_t)b * ni, p.img_h, p.img_w, keys, vals, 2, err, sizeof err);
+            free(params);
+            if (wrc)
                 die(1, "%s", err);
         }
     }

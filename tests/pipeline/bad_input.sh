@@ -95,6 +95,16 @@ expect 0 "note: the prompt is [0-9]+ tokens with BOS/EOS; the text encoder takes
 rm -f "$o"
 expect 0 "note: the negative prompt is [0-9]+ tokens with BOS/EOS; the text encoder takes 77: the last [0-9]+ were dropped" "$o" -- "${base[@]}" -p cat -n "$long"
 rm -f "$o"
+# a 20,000-character prompt with CJK characters: the PNG's parameters keep all of it and the
+# key line (no fixed-size buffer cutting Steps/Seed off or splitting a UTF-8 character), read back
+# by A1111's parser; the negative prompt is kept at --cfg 1 as A1111 writes it
+huge=$("${PYTHON3:-python3}" -c "print(('猫の写真 a photo of a cat, ' * 1000)[:19999] + '!')")
+n=$((n + 1))
+if ! "$sd" "${base[@]}" -p "$huge" -n "blurry" --cfg 1 --seed 7 -o "$o" 2>/dev/null ||
+   ! "${PYTHON3:-python3}" "$here/check_infotext.py" "$o" Steps=2 Seed=7 "Negative prompt=blurry" "Prompt=$huge" >/dev/null; then
+  echo "FAIL long CJK prompt: metadata cut or unreadable"; fails=$((fails + 1))
+else echo "ok   a 20000-character CJK prompt in the metadata with Steps and Seed"; fi
+rm -f "$o"
 # Outputs over inputs: an output that is a file the run reads (a model's .so or .weights, a
 # tokenizer/scheduler/VAE config file, --latents), also through a hard or symbolic link, or two
 # outputs naming one file: exit 2 before any work, the flag, the path and the input named, and
