@@ -124,6 +124,14 @@ int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_ar
                        size_t errcap)
 {
     memset(m, 0, sizeof *m);
+    const char *lora = o2s_is_lora(s);
+    if (lora) {
+        struct o2s_info in;
+        o2s_info(s, &in);
+        return o2s_fail(err, errcap, "%s is a LoRA (%s naming), not a checkpoint: use --lora %s, or <lora:NAME:W> "
+                        "in the prompt (NAME: its file name without .safetensors, found in --lora-dir)", in.path,
+                        lora, in.path);
+    }
     DIR *d = opendir(dir);
     if (!d) return o2s_fail(err, errcap, "architecture folder %s: cannot be read", dir);
     char **names = NULL;

@@ -545,3 +545,20 @@ int o2s_lora_apply(const struct o2s_lora_entry *e, float scale, float *w)
     free(down);
     return 0;
 }
+
+const char *o2s_is_lora(const struct o2s_store *s)
+{
+    struct o2s_info in;
+    o2s_info(s, &in);
+    if (in.format == O2S_FORMAT_DIFFUSERS || in.mapped != 0 || in.unknown == 0) return NULL;
+    size_t kohya = 0, peft = 0, old = 0, lycoris = 0, dora = 0, stem;
+    for (size_t i = 0; i < in.unknown; i++) {
+        const char *k = o2s_unknown_key(s, i);
+        if (strstr(k, ".hada_") || strstr(k, ".lokr_") || strstr(k, ".oft_") || strstr(k, ".diff")) lycoris++;
+        else if (ends_with(k, ".dora_scale", &stem) || ends_with(k, ".lora_magnitude_vector", &stem)) dora++;
+        else if (ends_with(k, ".lora_down.weight", &stem)) kohya++;
+        else if (strstr(k, ".lora_A.")) peft++;
+        else if (ends_with(k, ".lora.down.weight", &stem)) old++;
+    }
+    return kohya ? "kohya" : peft ? "diffusers/PEFT" : old ? "older diffusers" : lycoris ? "LyCORIS" : dora ? "DoRA" : NULL;
+}

@@ -231,15 +231,11 @@ int main(int argc, char **argv)
     if (info_cmd) {
         struct o2s_info in;
         o2s_info(s, &in);
-        if (in.format != O2S_FORMAT_DIFFUSERS && in.mapped == 0 && in.unknown > 0) {
-            struct lora_scan r;
-            scan_lora(s, in.unknown, &r);
-            if (r.kohya + r.peft + r.old_diffusers + r.lycoris + r.dora > 0) {
-                printf("file: %s (%" PRIu64 " bytes, %zu tensors)\n", in.path, in.file_bytes, in.tensors);
-                rc = info_lora(s, path, in.unknown, base_path, &opt);
-                o2s_close(s);
-                return rc;
-            }
+        if (o2s_is_lora(s)) { /* the store's test (store.h); info_lora gives the details */
+            printf("file: %s (%" PRIu64 " bytes, %zu tensors)\n", in.path, in.file_bytes, in.tensors);
+            rc = info_lora(s, path, in.unknown, base_path, &opt);
+            o2s_close(s);
+            return rc;
         }
         if (base_path) {
             fprintf(stderr, "onnx2cl-ckpt: --base %s: %s is not a LoRA file (no lora_down/lora_A keys)\n",

@@ -213,6 +213,12 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
                                size_t errcap);
 /* Unmaps and frees (entries die with it). NULL is a no-op. */
 void o2s_lora_close(struct o2s_lora *l);
+/* Whether an opened file is a LoRA rather than a checkpoint: a single file none of whose tensors
+ * the checkpoint tables map, with keys of a LoRA naming (down factors .lora_down.weight /
+ * .lora_A. / .lora.down.weight, or LyCORIS .hada_/.lokr_/.oft_/.diff, or DoRA magnitudes).
+ * Returns NULL (not a LoRA) or the naming found: "kohya", "diffusers/PEFT", "older diffusers",
+ * "LyCORIS", "DoRA" (the first with keys, in that order). */
+const char *o2s_is_lora(const struct o2s_store *s);
 /* Number of resolved entries, and the i-th (NULL past the end), in file order. */
 size_t o2s_lora_count(const struct o2s_lora *l);
 const struct o2s_lora_entry *o2s_lora_get(const struct o2s_lora *l, size_t i);

@@ -24,6 +24,8 @@ grep -q "conv_in.weight: dims \[8,4,3,3\], expected \[32,4,3,3\]" "$work/unknown
 printf 'PK\003\004not a real zip' > "$work/model.ckpt"
 expect pickle 1 "pickle" -- -m "$work/model.ckpt"
 expect missing 1 "no-such.safetensors: no such file or folder" -- -m "$work/no-such.safetensors"
+# a LoRA given as the checkpoint: named as a LoRA, with how to apply it (not an architecture mismatch)
+expect lora_as_ckpt 1 "tiny_peft.safetensors is a LoRA (diffusers/PEFT naming), not a checkpoint: use --lora" -- -m "$root/tests/lora/tiny_peft.safetensors"
 touch "$work/afile"
 ONNX2CL_CACHE_DIR=$work/afile/cache expect cache_under_file 1 "cache folder $work/afile/cache.*cannot be written" -- -m "$tiny"
 if [ "$(id -u)" != 0 ]; then
