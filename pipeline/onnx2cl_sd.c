@@ -104,7 +104,8 @@ static void usage(FILE *f)
         "                          (default: the config's _class_name when one of these ports it, else euler)\n"
         "  --schedule-type T       A1111's Schedule type: Automatic, Karras, Exponential, Beta, SGM Uniform, ...\n"
         "  --karras | --no-karras  Karras sigmas (the classes that take them; default: scheduler_config.json)\n"
-        "  --eta X                 DDIM's eta (TCD's gamma) as the pipeline's eta argument (default 0)\n"
+        "  --eta X                 DDIM's eta (TCD's gamma) as the pipeline's eta argument (default 0; other\n"
+        "                          samplers take none: refused)\n"
         "  --timestep-spacing S    linspace, leading, trailing (default: scheduler_config.json)\n"
         "  --prediction-type P     epsilon or v_prediction: what the UNet predicts (SD 2.x 512-base: epsilon,\n"
         "                          768: v_prediction; default: scheduler_config.json, with -m the folder's\n"
@@ -265,7 +266,7 @@ static int cli_main(int argc, char **argv)
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0;
-    int batch = 1, batch_count = 1, random_seed = 0;
+    int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
     struct sde_options eo = {0};
     const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
     double cfg = 7.5, scaling = 0;
@@ -345,7 +346,7 @@ static int cli_main(int argc, char **argv)
         }
         else if (!strcmp(a, "--scheduler")) sched_name = NEXT();
         else if (!strcmp(a, "--schedule-type")) schedule_type = NEXT();
-        else if (!strcmp(a, "--eta")) ov.eta = (float)parse_num(a, NEXT(), 0, 1);
+        else if (!strcmp(a, "--eta")) ov.eta = (float)parse_num(a, NEXT(), 0, 1), eta_given = 1;
         else if (!strcmp(a, "--karras")) ov.karras = 1;
         else if (!strcmp(a, "--no-karras")) ov.karras = 0;
         else if (!strcmp(a, "--timestep-spacing")) ov.spacing = NEXT();
@@ -391,6 +392,8 @@ static int cli_main(int argc, char **argv)
         if (rc) die(rc == -2 ? 2 : 1, "%s", e);
     }
     enum sdp_sched_kind kind = SDP_SCHED_EULER;
+    const int user_karras = ov.karras; /* --karras 1, --no-karras 0, neither -1 (sdp_sched_parse overwrites it) */
+    const int sched_given = sched_name != NULL;
     if (sched_name) { /* our names or A1111's ("DPM++ 2M Karras"), with --schedule-type */
         char e[2048];
         if (sdp_sched_parse(sched_name, schedule_type, &kind, &ov, e, sizeof e))
@@ -620,10 +623,25 @@ static int cli_main(int argc, char **argv)
         sched_name = sdp_sched_kind_name(kind);
         cJSON_Delete(j);
     }
-    if (schedule_type && !sched_name) { /* the config's class with A1111's schedule type */
+    if (schedule_type && !sched_given) { /* the config's class with A1111's schedule type */
         if (sdp_sched_parse(sdp_sched_kind_name(kind), schedule_type, &kind, &ov, err, sizeof err))
             die(2, "--schedule-type %s: %s", schedule_type, err);
     }
+    /* --karras / --no-karras against sigmas the sampler name or schedule type implies: refused as
+     * sdp_sched_parse refuses "DPM++ 2M Karras" with --schedule-type Exponential */
+    if ((user_karras == 0 && ov.sigmas == SDP_SIGMAS_KARRAS) ||
+        (user_karras == 1 && ov.sigmas != SDP_SIGMAS_CONFIG && ov.sigmas != SDP_SIGMAS_KARRAS)) {
+        char what[512];
+        snprintf(what, sizeof what, "%s%s%s%s", sched_given ? "--scheduler " : "", sched_given ? sched_name : "",
+                 schedule_type ? (sched_given ? " --schedule-type " : "--schedule-type ") : "",
+                 schedule_type ? schedule_type : "");
+        die(2, "--%s: contradicts %s (%s sigmas); drop one", user_karras ? "karras" : "no-karras", what,
+            ov.sigmas == SDP_SIGMAS_KARRAS ? "Karras" : ov.sigmas == SDP_SIGMAS_EXPONENTIAL ? "exponential"
+            : ov.sigmas == SDP_SIGMAS_BETA ? "beta" : "default");
+    }
+    if (eta_given && kind != SDP_SCHED_DDIM && kind != SDP_SCHED_TCD)
+        die(2, "--eta: sampler %s takes no eta (only DDIM's eta and TCD's gamma are ported; diffusers' ancestral "
+            "and SDE samplers have none)", sdp_sched_kind_name(kind));
     if (ov.karras == 1) { /* only for the classes that take Karras sigmas */
         struct sdp_sched_overrides o2 = ov;
         enum sdp_sched_kind k2;

@@ -76,6 +76,17 @@ expect 2 "--scheduler frob: unknown sampler \"frob\": one of \"Euler\"" "$o" -- 
 expect 2 "--scheduler DPM\+\+ SDE: sampler \"DPM\+\+ SDE\" is not supported" "$o" -- "${base[@]}" -p cat --scheduler "DPM++ SDE"
 expect 2 "--scheduler Euler a --schedule-type Karras: .*takes no Karras" "$o" -- "${base[@]}" -p cat --scheduler "Euler a" --schedule-type Karras
 expect 2 "--karras: DDIM \(DDIMScheduler\) takes no Karras" "$o" -- "${base[@]}" -p cat --scheduler ddim --karras
+# a sampler name or schedule type that sets the sigmas, contradicted by --karras / --no-karras
+expect 2 "--no-karras: contradicts --scheduler DPM\+\+ 2M Karras \(Karras sigmas\)" "$o" -- "${base[@]}" -p cat --scheduler "DPM++ 2M Karras" --no-karras
+expect 2 "--karras: contradicts --scheduler DPM\+\+ 2M --schedule-type Exponential \(exponential sigmas\)" "$o" -- "${base[@]}" -p cat --scheduler "DPM++ 2M" --schedule-type Exponential --karras
+# --eta only where a ported sampler takes it (DDIM's eta, TCD's gamma); in the metadata as A1111 writes it
+expect 2 "--eta: sampler euler_a takes no eta" "$o" -- "${base[@]}" -p cat --scheduler "Euler a" --eta 0.5
+n=$((n + 1))
+if ! "$sd" "${base[@]}" -p cat --scheduler DDIM --eta 0.5 -o "$o" 2>/dev/null ||
+   ! "${PYTHON3:-python3}" "$here/check_infotext.py" "$o" "Sampler=DDIM" "Eta DDIM=0.5" >/dev/null; then
+  echo "FAIL --scheduler DDIM --eta 0.5: not run or no 'Eta DDIM: 0.5' in the metadata"; fails=$((fails + 1))
+else echo "ok   --eta 0.5 with DDIM: Eta DDIM in the metadata"; fi
+rm -f "$o"
 expect 2 "--steps 0: expected a number" "$o" -- "${base[@]}" -p cat --steps 0
 expect 2 "--steps 60: LCM allows at most original_inference_steps = 50" "$o" -- "${base[@]}" -p cat --scheduler lcm --steps 60
 expect 2 "--prompt: prompt is not valid UTF-8 \(byte 1\)" "$o" -- "${base[@]}" -p $'a\xff'
