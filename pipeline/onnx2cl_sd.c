@@ -91,10 +91,12 @@ static void usage(FILE *f)
         "  --batch-count K         K batches one after another (A1111's n_iter; default 1): images\n"
         "                          seed, seed+1, ..., seed+K*N-1\n"
         "img2img / inpainting (StableDiffusionImg2ImgPipeline / StableDiffusionInpaintPipeline):\n"
-        "  --init-image F.png      8-bit RGB PNG of exactly the output size (no resize; with -m and no\n"
-        "                          --width/--height the image's size is the output size)\n"
+        "  --init-image F.png      PNG of exactly the output size (no resize; with -m and no --width/--height\n"
+        "                          the image's size is the output size), read as PIL's convert(\"RGB\"): gray\n"
+        "                          replicated, alpha dropped, palette expanded, 16-bit by the high byte\n"
+        "                          (16-bit gray refused)\n"
         "  --strength S            denoising strength in (0, 1] (default 0.75); int(steps*S) steps run\n"
-        "  --mask F.png            inpainting mask, 8-bit gray or RGB (to gray as PIL's convert(\"L\")),\n"
+        "  --mask F.png            inpainting mask, any PNG mode --init-image takes (to gray as PIL's convert(\"L\")),\n"
         "                          the init image's size: white (>= 128) is repainted, black kept\n"
         "  --mask-blur R           blur the mask first as diffusers' mask_processor.blur(mask, R) (PIL's\n"
         "                          GaussianBlur, bit for bit; default 0: none; A1111's \"Mask blur\")\n"
@@ -404,6 +406,20 @@ static int cli_main(int argc, char **argv)
         die(2, "--timestep-spacing %s: not one of linspace, leading, trailing", ov.spacing);
     if (ov.prediction_type && strcmp(ov.prediction_type, "epsilon") && strcmp(ov.prediction_type, "v_prediction"))
         die(2, "--prediction-type %s: not epsilon or v_prediction", ov.prediction_type);
+    if (latents_path) { /* an image or a folder given as --latents: said before any work */
+        struct stat st;
+        unsigned char sig[8] = {0};
+        FILE *f = stat(latents_path, &st) == 0 && !S_ISDIR(st.st_mode) ? fopen(latents_path, "rb") : NULL;
+        if (f) {
+            size_t got = fread(sig, 1, sizeof sig, f);
+            fclose(f);
+            if (got == 8 && !memcmp(sig, "\x89PNG\r\n\x1a\n", 8))
+                die(1, "--latents %s: a PNG image, not a tensor file: give the initial noise as a .npy or .pb "
+                    "float32 tensor [N,4,H/8,W/8] (e.g. numpy.save); an image to start from is --init-image",
+                    latents_path);
+        } else if (stat(latents_path, &st) == 0 && S_ISDIR(st.st_mode))
+            die(1, "--latents %s: is a directory, not a .npy or .pb tensor file", latents_path);
+    }
     /* img2img / inpainting inputs: read and checked before any work */
     if (mask_path && !init_path) die(2, "--mask %s: needs --init-image (the image to inpaint)", mask_path);
     if (strength >= 0 && !init_path) die(2, "--strength: needs --init-image (img2img or inpainting)");
@@ -417,9 +433,7 @@ static int cli_main(int argc, char **argv)
         int ch;
         int rc = sdp_png_read(init_path, &init_pix, &init_w, &init_h, &ch, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "--init-image %s", err);
-        if (ch != 3)
-            die(2, "--init-image %s: an 8-bit grayscale PNG; expected 8-bit RGB (as the VAE takes three channels)",
-                init_path);
+        if (sdp_pix_convert(&init_pix, init_w, init_h, &ch, 3)) die(1, "out of memory"); /* gray: convert("RGB") */
         if ((width && width != init_w) || (height && height != init_h))
             die(2, "--init-image %s: %dx%d, but the output is %dx%d (--width/--height): give an image of the output "
                 "size (onnx2cl-sd does not resize)", init_path, init_w, init_h, width ? width : init_w,

@@ -194,13 +194,21 @@ int sdp_img2img_t_start(int steps, double strength);
  * out of memory. */
 int sdp_gaussian_blur_u8(unsigned char *pix, int w, int h, int ch, float radius);
 
-/* Reads an 8-bit PNG (libpng, png_read.c) into *pix (malloc'd, h*w*channels bytes, rows top to
- * bottom) with its channels: 1 (8-bit gray) or 3 (8-bit RGB). Other modes (RGBA, gray+alpha,
- * 16-bit, palette, 1/2/4-bit gray) are refused naming the mode; so is a file that is not a PNG or
- * is cut short or corrupt. Returns 0; -1 (no such file, not a PNG, corrupt) or -2 (another mode)
- * with a message naming the file. */
+/* Reads a PNG (libpng, png_read.c) into *pix (malloc'd, h*w*channels bytes, rows top to bottom)
+ * as diffusers' load_image sees it through PIL: *channels 1 (gray, gray+alpha: alpha dropped;
+ * 1/2/4-bit gray scaled) or 3 (RGB, RGBA: alpha dropped; palette through the palette; 16-bit RGB /
+ * RGBA / gray+alpha by the high byte). 16-bit gray is refused (PIL's mode I;16, clipped by
+ * convert("RGB")). One rule for the CLI, the library and the server (png_read.c). Returns 0; -1
+ * (no such file, a directory, not a PNG, corrupt or truncated) or -2 (16-bit gray) with a message
+ * naming the file. sdp_png_read_mem: the same from memory, name in the messages. */
 int sdp_png_read(const char *path, unsigned char **pix, int *w, int *h, int *channels, char *err,
                  size_t errcap);
+int sdp_png_read_mem(const unsigned char *data, size_t len, const char *name, unsigned char **pix, int *w, int *h,
+                     int *channels, char *err, size_t errcap);
+/* *pix (w*h*channels bytes) converted in place to want channels as PIL does: 1 -> 3 replicates
+ * (convert("RGB") of L), 3 -> 1 is ITU-R 601-2 luma, (R*19595 + G*38470 + B*7471 + 0x8000) >> 16
+ * (convert("L")). Returns 0, or -1 when out of memory (*pix unchanged). */
+int sdp_pix_convert(unsigned char **pix, int w, int h, int *channels, int want);
 
 /* Writes an 8-bit RGB PNG (libpng) of a [3,h,w] float image in [0, 1] (values * 255 rounded half
  * to even, as diffusers' numpy_to_pil), with text chunks key[i] = value[i] (tEXt for ASCII values,
