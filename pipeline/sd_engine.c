@@ -771,6 +771,18 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
+    for (int i = 0; i < o->n_loras; i++) { /* each LoRA fits the checkpoint (before any compile: the store's message) */
+        char f[PATH_MAX], e[1536];
+        double te, unet;
+        lora_split(o, i, f, sizeof f, &te, &unet);
+        struct o2s_lora *l = o2s_lora_open(f, j.s, e, sizeof e);
+        if (!l) {
+            fail(err, errcap, "LoRA %s does not fit checkpoint %s (architecture %s): %s", f, o->ckpt, am.name, e);
+            rc = -2;
+            goto out;
+        }
+        o2s_lora_close(l);
+    }
     const cJSON *ds = jget(arch, "default_size");
     r->width = o->width ? o->width : jlen(ds) == 2 ? (int)cJSON_GetArrayItem(ds, 0)->valuedouble : 512;
     r->height = o->height ? o->height : jlen(ds) == 2 ? (int)cJSON_GetArrayItem(ds, 1)->valuedouble : 512;

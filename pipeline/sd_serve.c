@@ -91,6 +91,12 @@ struct job {
     unsigned char *init, *mask; /* 8-bit RGB [h, w, 3] / gray [h, w], or NULL */
     int init_w, init_h;
     double strength;
+    double mask_blur;        /* A1111's mask_blur (default 4), the library's mask_blur */
+    int mask_invert;         /* inpainting_mask_invert */
+    double eta;              /* eta (DDIM / TCD; A1111's Eta DDIM) */
+    /* override_settings.sd_model_checkpoint: this request's checkpoint ("" = the one open) */
+    char ck_path[PATH_MAX], ck_title[PATH_MAX];
+    int ck_restore;          /* override_settings_restore_afterwards (A1111's default: true) */
     double cfg;
     uint64_t seed;
     /* switch */
@@ -121,6 +127,7 @@ struct worker {
     char job_timestamp[32];
     double job_t0;
     int job_no, job_count, step, steps, skipped;
+    char stage[192];         /* sds_progress.stage of the running image ("" during its steps) */
     float *lat;
     int lat_c, lat_h, lat_w;
     size_t lat_cap;
@@ -421,7 +428,58 @@ static uint64_t random_seed(void)
     return v % 4294967294u; /* A1111: random.randrange(4294967294) */
 }
 
-/* Fills a txt2img job from the request; -1 with a message (HTTP 422) for a bad field. */
+static void strip_hash(char *s)
+{
+    size_t n = strlen(s);
+    if (n > 2 && s[n - 1] == ']') {
+        char *b = strrchr(s, '[');
+        if (b && b > s && b[-1] == ' ') b[-1] = 0;
+    }
+}
+
+/* 1 when field key of o is present with a value other than A1111's defaults: null, false, 0, "",
+ * [] / {} (empty), or the number dflt. */
+static int non_default(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v)) return 0;
+    if (cJSON_IsNumber(v)) return v->valuedouble != 0 && v->valuedouble != dflt;
+    if (cJSON_IsString(v)) return v->valuestring[0] != 0;
+    if (cJSON_IsArray(v) || cJSON_IsObject(v)) return v->child != NULL;
+    return 1; /* true */
+}
+
+/* A1111 fields this server does not run: a value other than the default is refused (422) rather
+ * than ignored, so that no client gets a silently different image. {field, its default (numbers),
+ * why}. img2img only: the second list. */
+static const struct {
+    const char *key;
+    double dflt;
+    const char *why;
+} refused[] = {
+    {"enable_hr", 0, "hires. fix is not supported"},
+    {"subseed_strength", 0, "variation seeds are not supported"},
+    {"seed_resize_from_w", -1, "seed resize is not supported"},
+    {"seed_resize_from_h", -1, "seed resize is not supported"},
+    {"restore_faces", 0, "face restoration is not supported"},
+    {"tiling", 0, "tiling is not supported"},
+    {"styles", 0, "styles are not supported (put the text in the prompt)"},
+    {"s_min_uncond", 0, "NGMS (s_min_uncond) is not supported"},
+    {"s_churn", 0, "sampler churn is not supported"},
+    {"s_tmin", 0, "sampler s_tmin is not supported"},
+    {"s_tmax", 0, "sampler s_tmax is not supported"},
+    {"s_noise", 1, "sampler s_noise is not supported"},
+    {"refiner_checkpoint", 0, "refiners are not supported"},
+    {"disable_extra_networks", 0, "LoRA tags are always applied here"},
+    {"firstpass_image", 0, "hires. fix is not supported"},
+    {"script_name", 0, "scripts are not supported"},
+    {"alwayson_scripts", 0, "scripts are not supported"},
+    {"infotext", 0, "infotext parsing into fields is not supported (give the fields)"},
+}, refused_i2i[] = {
+    {"initial_noise_multiplier", 1, "initial_noise_multiplier is not supported"},
+    {"latent_mask", 0, "latent_mask is not supported"},
+};
+
 /* A base64 PNG field (a "data:image/png;base64," prefix allowed) decoded to 8-bit RGB or gray. */
 static int get_png(const char *field, const char *b64, int gray, unsigned char **pix, int *w, int *h, char *msg,
                    size_t cap)
@@ -458,16 +516,42 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
     pthread_mutex_lock(&sv->mu);
     struct sds_info info = sv->info;
     pthread_mutex_unlock(&sv->mu);
+    /* the default size: the compiled models' (--models), else --width/--height when given, else A1111's
+     * 512x512; never the last request's. img2img: the init image's. */
+    if (!info.fixed_size) {
+        info.width = sv->oo.width ? sv->oo.width : 512;
+        info.height = sv->oo.height ? sv->oo.height : 512;
+    }
+    for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
+        if (non_default(o, refused[k].key, refused[k].dflt))
+            return snprintf(msg, cap, "%s: %s (this server refuses values other than the default)", refused[k].key,
+                            refused[k].why), -1;
+    if (img2img)
+        for (size_t k = 0; k < sizeof refused_i2i / sizeof *refused_i2i; k++)
+            if (non_default(o, refused_i2i[k].key, refused_i2i[k].dflt))
+                return snprintf(msg, cap, "%s: %s (this server refuses values other than the default)",
+                                refused_i2i[k].key, refused_i2i[k].why), -1;
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "eta");
+        j->eta = -1; /* absent: the sampler's default */
+        if (v && !cJSON_IsNull(v)) {
+            if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1))
+                return snprintf(msg, cap, "eta: expected a number in [0, 1]"), -1;
+            j->eta = v->valuedouble;
+        }
+    }
     snprintf(lim, sizeof lim, "(--max-steps %d)", sv->lim.steps);
     if (get_int(o, "steps", 20, 1, sv->lim.steps, lim, &steps, msg, cap)) return -1;
     if (img2img) {
         const cJSON *ii = cJSON_GetObjectItemCaseSensitive(o, "init_images");
         if (!cJSON_IsArray(ii) || cJSON_GetArraySize(ii) < 1 || !cJSON_IsString(cJSON_GetArrayItem(ii, 0)))
             return snprintf(msg, cap, "init_images: expected a list of base64 PNG strings"), -1;
+        if (cJSON_GetArraySize(ii) > 1)
+            return snprintf(msg, cap, "init_images: %d images; this server takes one", cJSON_GetArraySize(ii)), -1;
         if (get_png("init_images[0]", cJSON_GetArrayItem(ii, 0)->valuestring, 0, &j->init, &j->init_w, &j->init_h,
                     msg, cap))
             return -1;
-        info.width = j->init_w; /* the default size: the image's (it is not resized) */
+        info.width = j->init_w; /* the default size: the image's (no resize) */
         info.height = j->init_h;
         const cJSON *ds = cJSON_GetObjectItemCaseSensitive(o, "denoising_strength");
         j->strength = 0.75;
@@ -483,15 +567,47 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
             if (get_png("mask", mk->valuestring, 1, &j->mask, &mw, &mh, msg, cap)) return -1;
             if (mw != j->init_w || mh != j->init_h)
                 return snprintf(msg, cap, "mask: %dx%d, the init image %dx%d", mw, mh, j->init_w, j->init_h), -1;
+            /* A1111's inpainting options: mask_blur (default 4; mask_blur_x/y when it is absent),
+             * inpainting_mask_invert; "original" fill over the whole picture is what runs */
+            const cJSON *mb = cJSON_GetObjectItemCaseSensitive(o, "mask_blur");
+            j->mask_blur = 4;
+            if (mb && !cJSON_IsNull(mb)) {
+                if (!cJSON_IsNumber(mb) || !(mb->valuedouble >= 0 && mb->valuedouble <= 1000))
+                    return snprintf(msg, cap, "mask_blur: expected a number in [0, 1000]"), -1;
+                j->mask_blur = mb->valuedouble;
+            } else {
+                const cJSON *bx = cJSON_GetObjectItemCaseSensitive(o, "mask_blur_x"),
+                            *by = cJSON_GetObjectItemCaseSensitive(o, "mask_blur_y");
+                double x = cJSON_IsNumber(bx) ? bx->valuedouble : 4, y = cJSON_IsNumber(by) ? by->valuedouble : 4;
+                if (x != y || !(x >= 0 && x <= 1000))
+                    return snprintf(msg, cap, "mask_blur_x %g, mask_blur_y %g: only one radius for both (give mask_blur)",
+                                    x, y), -1;
+                j->mask_blur = x;
+            }
+            long long inv, fill;
+            if (get_int(o, "inpainting_mask_invert", 0, 0, 1, NULL, &inv, msg, cap)) return -1;
+            j->mask_invert = (int)inv;
+            if (get_int(o, "inpainting_fill", 1, 0, 3, NULL, &fill, msg, cap)) return -1;
+            if (fill != 1)
+                return snprintf(msg, cap, "inpainting_fill %lld: only 1 (\"original\": the init image under the mask) "
+                                "is supported", fill), -1;
+            const cJSON *fr = cJSON_GetObjectItemCaseSensitive(o, "inpaint_full_res");
+            if (fr && !cJSON_IsNull(fr) && !cJSON_IsFalse(fr) && !(cJSON_IsNumber(fr) && fr->valuedouble == 0))
+                return snprintf(msg, cap, "inpaint_full_res: only false (inpaint area \"Whole picture\") is supported"), -1;
+            const cJSON *mr = cJSON_GetObjectItemCaseSensitive(o, "mask_round");
+            if (cJSON_IsFalse(mr))
+                return snprintf(msg, cap, "mask_round: only true (the mask is read as repaint >= 128) is supported"), -1;
         }
     }
     snprintf(lim, sizeof lim, "(--max-size %d)", sv->lim.size);
     if (get_int(o, "width", info.width, 8, sv->lim.size, lim, &w, msg, cap) ||
         get_int(o, "height", info.height, 8, sv->lim.size, lim, &h, msg, cap))
         return -1;
-    if (img2img && (w != j->init_w || h != j->init_h))
-        return snprintf(msg, cap, "width %lld, height %lld: the init image is %dx%d (images are not resized here; "
-                        "give its size)", w, h, j->init_w, j->init_h), -1;
+    long long rmode = 0;
+    if (img2img && get_int(o, "resize_mode", 0, 0, 3, NULL, &rmode, msg, cap)) return -1;
+    if (img2img && rmode != 0 && (w != j->init_w || h != j->init_h))
+        return snprintf(msg, cap, "resize_mode %lld: only 0 (\"Just resize\") is supported; the init image is %dx%d, "
+                        "width x height %lldx%lld", rmode, j->init_w, j->init_h, w, h), -1;
     if (get_int(o, "seed", -1, -1, (1LL << 53), NULL, &seed, msg, cap)) return -1;
     snprintf(lim, sizeof lim, "(--max-batch %d)", sv->lim.batch);
     if (get_int(o, "batch_size", 1, 1, sv->lim.batch, lim, &bs, msg, cap) ||
@@ -517,6 +633,20 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
         return snprintf(msg, cap, "width %lld, height %lld: not multiples of %d (the VAE's factor)", w, h,
                         info.size_multiple),
                -1;
+    if (img2img && (w != j->init_w || h != j->init_h)) { /* A1111's resize_mode 0: PIL LANCZOS, image and mask */
+        unsigned char *ri = NULL, *rm = NULL;
+        if (sds_image_resize(j->init, j->init_w, j->init_h, 3, (int)w, (int)h, &ri) ||
+            (j->mask && sds_image_resize(j->mask, j->init_w, j->init_h, 1, (int)w, (int)h, &rm))) {
+            free(ri);
+            return snprintf(msg, cap, "init_images[0]: resizing %dx%d to %lldx%lld: out of memory", j->init_w,
+                            j->init_h, w, h), -1;
+        }
+        free(j->init);
+        j->init = ri;
+        if (j->mask) free(j->mask), j->mask = rm;
+        j->init_w = (int)w;
+        j->init_h = (int)h;
+    }
     const cJSON *si = cJSON_GetObjectItemCaseSensitive(o, "send_images");
     if (si && !cJSON_IsNull(si) && !cJSON_IsBool(si)) return snprintf(msg, cap, "send_images: expected true or false"), -1;
     j->send_images = !si || cJSON_IsNull(si) || cJSON_IsTrue(si);
@@ -548,6 +678,43 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
             const cJSON *oe = cJSON_GetObjectItemCaseSensitive(sv->options, "emphasis");
             snprintf(j->emphasis, sizeof j->emphasis, "%s", cJSON_IsString(oe) ? oe->valuestring : "Original");
             pthread_mutex_unlock(&sv->mu);
+        }
+    }
+    if (j->eta >= 0 && j->eta != 1 && sname &&
+        (strstr(sname, " a") == sname + strlen(sname) - 2 || strstr(sname, "SDE") || strstr(sname, "_a") ||
+         strstr(sname, "sde"))) /* A1111's ancestral eta (1 by default); diffusers' samplers take none */
+        return snprintf(msg, cap, "eta %g: the %s sampler's eta is fixed at 1 here (eta applies to DDIM and TCD)",
+                        j->eta, sname), -1;
+    { /* override_settings.sd_model_checkpoint: this request's checkpoint, restored afterwards unless
+       * override_settings_restore_afterwards is false (A1111) */
+        const cJSON *os = cJSON_GetObjectItemCaseSensitive(o, "override_settings");
+        const cJSON *ck = cJSON_IsObject(os) ? cJSON_GetObjectItemCaseSensitive(os, "sd_model_checkpoint") : NULL;
+        const cJSON *ra = cJSON_GetObjectItemCaseSensitive(o, "override_settings_restore_afterwards");
+        j->ck_restore = !cJSON_IsFalse(ra);
+        if (ck && !cJSON_IsNull(ck)) {
+            if (!cJSON_IsString(ck)) return snprintf(msg, cap, "override_settings.sd_model_checkpoint: expected a string"), -1;
+            char want[PATH_MAX];
+            snprintf(want, sizeof want, "%s", ck->valuestring);
+            strip_hash(want);
+            pthread_mutex_lock(&sv->mu);
+            int same = !strcmp(want, sv->title);
+            pthread_mutex_unlock(&sv->mu);
+            if (!same) {
+                if (!sv->ckpt_dir || !sv->oo.checkpoint)
+                    return snprintf(msg, cap, "override_settings.sd_model_checkpoint \"%s\": switching needs -m and "
+                                    "--ckpt-dir DIR", ck->valuestring), -1;
+                int n, k = 0;
+                struct entry *e = list_entries(sv->ckpt_dir, 1, &n);
+                while (e && k < n && strcmp(want, e[k].name) && strcmp(want, e[k].stem)) k++;
+                if (!e || k == n) {
+                    free(e);
+                    return snprintf(msg, cap, "override_settings.sd_model_checkpoint \"%s\": not one of the checkpoints "
+                                    "in --ckpt-dir (GET /sdapi/v1/sd-models lists them)", ck->valuestring), -1;
+                }
+                snprintf(j->ck_path, sizeof j->ck_path, "%s", e[k].path);
+                snprintf(j->ck_title, sizeof j->ck_title, "%s", e[k].name);
+                free(e);
+            }
         }
     }
     snprintf(j->sampler, sizeof j->sampler, "%s", sname ? sname : "");
@@ -673,6 +840,7 @@ static int on_progress(const struct sds_progress *pr, void *user)
     pthread_mutex_lock(&sv->mu);
     wk->step = pr->step;
     wk->steps = pr->total;
+    snprintf(wk->stage, sizeof wk->stage, "%s", pr->stage ? pr->stage : "");
     size_t n = (size_t)pr->lat_c * pr->lat_h * pr->lat_w;
     if (n > wk->lat_cap) {
         float *nl = realloc(wk->lat, n * sizeof *nl);
@@ -697,7 +865,62 @@ static void model_name(const struct server *sv, char *buf, size_t cap)
     if (dot && !strcmp(dot, ".safetensors")) *dot = 0;
 }
 
+static void run_switch(struct worker *self, struct job *j);
+
+static void run_images(struct worker *wk, struct job *j);
+
+/* A txt2img / img2img job, under override_settings.sd_model_checkpoint when it names another
+ * checkpoint: switched to for the job (as POST /options does) and back afterwards. */
 static void run_txt2img(struct worker *wk, struct job *j)
+{
+    struct server *sv = wk->sv;
+    if (!j->ck_path[0]) {
+        run_images(wk, j);
+        return;
+    }
+    struct job *sw = calloc(1, sizeof *sw);
+    if (!sw) {
+        j->status = 500;
+        j->body = strdup("{\"error\":\"InternalError\",\"detail\":\"out of memory\"}");
+        return;
+    }
+    pthread_mutex_lock(&sv->mu);
+    char old_path[PATH_MAX], old_title[PATH_MAX];
+    snprintf(old_path, sizeof old_path, "%s", sv->ckpt);
+    snprintf(old_title, sizeof old_title, "%s", sv->title);
+    pthread_mutex_unlock(&sv->mu);
+    sw->kind = JOB_SWITCH;
+    snprintf(sw->path, sizeof sw->path, "%s", j->ck_path);
+    snprintf(sw->title, sizeof sw->title, "%s", j->ck_title);
+    run_switch(wk, sw);
+    if (sw->status != 200) { /* the switch's error, naming the field */
+        j->status = sw->status;
+        cJSON *e = cJSON_Parse(sw->body ? sw->body : "{}");
+        const char *d = e ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "detail")) : NULL;
+        cJSON *ne = err_json(sw->status == 422 ? "ValidationError" : "ModelLoadError", "override_settings.%s",
+                             d ? d : "sd_model_checkpoint: switch failed");
+        j->body = cJSON_PrintUnformatted(ne);
+        cJSON_Delete(ne);
+        cJSON_Delete(e);
+        free(sw->body);
+        free(sw);
+        return;
+    }
+    free(sw->body);
+    sw->body = NULL;
+    if (wk->sess) run_images(wk, j);
+    if (j->ck_restore && old_path[0]) {
+        memset(sw, 0, sizeof *sw);
+        sw->kind = JOB_SWITCH;
+        snprintf(sw->path, sizeof sw->path, "%s", old_path);
+        snprintf(sw->title, sizeof sw->title, "%s", old_title);
+        run_switch(wk, sw);
+        free(sw->body);
+    }
+    free(sw);
+}
+
+static void run_images(struct worker *wk, struct job *j)
 {
     struct server *sv = wk->sv;
     cJSON *images = cJSON_CreateArray(), *infotexts = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
@@ -711,6 +934,7 @@ static void run_txt2img(struct worker *wk, struct job *j)
         wk->job_no = i;
         wk->step = 0;
         wk->skipped = 0;
+        wk->stage[0] = 0;
         pthread_mutex_unlock(&sv->mu);
         if (stop) break;
         uint64_t seed = j->seed + (uint64_t)i;
@@ -720,7 +944,8 @@ static void run_txt2img(struct worker *wk, struct job *j)
                                 .height = j->height, .init_rgb = j->init, .init_w = j->init_w, .init_h = j->init_h,
                                 .strength = j->strength, .mask = j->mask, .progress = on_progress,
                                 .progress_user = wk, .cancel = &j->stop, .emphasis = j->emphasis,
-                                .clip_skip = j->clip_skip};
+                                .clip_skip = j->clip_skip, .mask_blur = j->mask ? j->mask_blur : 0,
+                                .mask_invert = j->mask ? j->mask_invert : 0, .eta = j->eta > 0 ? j->eta : 0};
         struct sds_image im;
         rc = sds_generate(wk->sess, &r, &im, err, sizeof err);
         if (im.load_seconds > 0) {
@@ -1095,6 +1320,8 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
     cJSON_AddNumberToObject(st, "queued", sv->n_queued);
     cJSON_AddNumberToObject(st, "running", n_busy);
     cJSON_AddItemToObject(o, "state", st);
+    char textinfo[192] = "";
+    if (running) snprintf(textinfo, sizeof textinfo, "%s", wk->stage);
     char *b64 = NULL;
     if (want_image && running && wk->lat_c == 4) {
         size_t np = (size_t)wk->lat_h * wk->lat_w;
@@ -1114,7 +1341,8 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
     if (b64) cJSON_AddStringToObject(o, "current_image", b64);
     else cJSON_AddNullToObject(o, "current_image");
     free(b64);
-    cJSON_AddNullToObject(o, "textinfo");
+    if (textinfo[0]) cJSON_AddStringToObject(o, "textinfo", textinfo);
+    else cJSON_AddNullToObject(o, "textinfo");
     return send_json(c, 200, o);
 }
 
@@ -1231,15 +1459,6 @@ static enum MHD_Result r_options_get(struct server *sv, struct MHD_Connection *c
 }
 
 /* Strips A1111's " [hash]" title suffix. */
-static void strip_hash(char *s)
-{
-    size_t n = strlen(s);
-    if (n > 2 && s[n - 1] == ']') {
-        char *b = strrchr(s, '[');
-        if (b && b > s && b[-1] == ' ') b[-1] = 0;
-    }
-}
-
 static enum MHD_Result r_options_post(struct server *sv, struct MHD_Connection *c, struct reqctx *rc)
 {
     char msg[1024];
@@ -1577,7 +1796,8 @@ static void usage(FILE *f)
         "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC   (as the CLI)\n"
         "  --devices A,B,...       one worker per OpenCL device (index or name part; up to 64; the same device\n"
         "                          twice runs two generations on it): jobs go to the first idle worker\n"
-        "  --width W --height H    size prepared at start (default: the architecture's); requests may ask others\n"
+        "  --width W --height H    size prepared at start (default: the architecture's) and the size of requests\n"
+        "                          without width/height (default: 512x512, as A1111); requests may ask others\n"
         "server:\n"
         "  --listen HOST:PORT      address to bind (default 127.0.0.1:7860: this machine only; 0.0.0.0:PORT for all;\n"
         "                          PORT 0 picks a free port, printed on stderr)\n"
@@ -1597,12 +1817,17 @@ static void usage(FILE *f)
         "                                also our names euler_a, dpmpp_2m, ... and A1111's older \"DPM++ 2M Karras\"),\n"
         "                                scheduler (automatic, uniform, karras, exponential, sgm_uniform, simple,\n"
         "                                normal, beta), batch_size, n_iter, send_images;\n"
-        "                                <lora:NAME:W> tags in the prompt; other fields are ignored. Answer:\n"
+        "                                <lora:NAME:W> tags in the prompt, eta (DDIM/TCD), override_settings\n"
+        "                                {sd_model_checkpoint, CLIP_stop_at_last_layers, emphasis}; fields this server\n"
+        "                                does not run (enable_hr, subseed_strength, restore_faces, ...) are refused\n"
+        "                                with 422 unless default (docs/txt2img.md lists each field). Answer:\n"
         "                                {images: [base64 PNG], parameters: {...}, info: \"<JSON>\"}; an interrupted\n"
         "                                job answers the images done before it (maybe none)\n"
-        "  POST /sdapi/v1/img2img        the txt2img fields + init_images [base64 PNG] (the first is used; not\n"
-        "                                resized: width/height default to its size and must equal it),\n"
-        "                                denoising_strength (default 0.75), mask (base64 PNG: inpainting checkpoints)\n"
+        "  POST /sdapi/v1/img2img        the txt2img fields + init_images [one base64 PNG] (resized to width x height\n"
+        "                                as A1111's resize_mode 0, PIL Lanczos; width/height default to its size),\n"
+        "                                denoising_strength (default 0.75), mask (base64 PNG, any checkpoint: a plain\n"
+        "                                UNet blends latents, an inpainting UNet takes the mask), mask_blur (default\n"
+        "                                4), inpainting_mask_invert; inpainting_fill 1 and inpaint_full_res false only\n"
         "  GET  /sdapi/v1/progress       progress, eta_relative, state{...}, current_image (latent preview), textinfo\n"
         "  POST /sdapi/v1/interrupt      stop the running job;  POST /sdapi/v1/skip: skip its current image\n"
         "  GET  /sdapi/v1/samplers, /schedulers, /sd-models, /loras, /scripts;  POST /refresh-checkpoints, /refresh-loras\n"
@@ -1705,15 +1930,29 @@ int sd_serve_main(int argc, char **argv)
             return 2;
         }
     }
+    if (oo->lora_dir && oo->lora_dir[0]) { /* as --ckpt-dir: a typo is refused at start, not at the first tag */
+        struct stat st;
+        if (stat(oo->lora_dir, &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "onnx2cl-sd serve: --lora-dir %s: not a folder%s\n", oo->lora_dir,
+                    getenv("ONNX2CL_LORA_DIR") == oo->lora_dir ? " (from $ONNX2CL_LORA_DIR)" : "");
+            return 2;
+        }
+    }
     /* --listen HOST:PORT (IPv4) */
     struct sockaddr_in addr = {.sin_family = AF_INET};
     {
         const char *colon = strrchr(listen, ':');
         char host[256];
-        long long port;
-        if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof host ||
-            parse_size("--listen port", colon + 1, 0, 65535, &port)) {
-            fprintf(stderr, "onnx2cl-sd serve: --listen %s: expected HOST:PORT (IPv4, e.g. 127.0.0.1:7860)\n", listen);
+        long long port = -1;
+        char *pe = NULL;
+        if (colon) {
+            errno = 0;
+            port = strtoll(colon + 1, &pe, 10);
+            if (pe == colon + 1 || *pe || errno || port < 0 || port > 65535) port = -1;
+        }
+        if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof host || port < 0) {
+            fprintf(stderr, "onnx2cl-sd serve: --listen %s: expected HOST:PORT, PORT in [0, 65535] (IPv4, e.g. "
+                    "127.0.0.1:7860)\n", listen);
             return 2;
         }
         snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);

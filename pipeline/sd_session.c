@@ -54,6 +54,7 @@ struct sds_session {
     char tok_dir[PATH_MAX], sched_cfg[PATH_MAX], vae_cfg[PATH_MAX];
     float scaling;
     enum sdp_sched_kind default_kind;
+    char default_a1111[32];         /* A1111's name of default_kind ("PLMS") */
     char arch[256];
     int def_w, def_h;
 };
@@ -320,6 +321,15 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
         if (!s->engine || !is_file(s->ckpt) || sdp_model_hash(s->ckpt, cd, s->model_hash)) s->model_hash[0] = 0;
     }
     if ((rc = read_default_kind(s->sched_cfg, &s->default_kind, err, errcap))) goto bad;
+    { /* A1111's name of the default sampler */
+        struct sdp_sched_overrides ov = {.karras = -1};
+        struct sdp_scheduler *sc = NULL;
+        const char *a_s = NULL, *a_sc = NULL;
+        if (sdp_sched_load(s->sched_cfg, s->default_kind, &ov, &sc, err, errcap) == 0) sdp_sched_a1111_name(sc, &a_s, &a_sc);
+        snprintf(s->default_a1111, sizeof s->default_a1111, "%s", a_s ? a_s : sdp_sched_kind_name(s->default_kind));
+        sdp_sched_free(sc);
+        if (err && errcap) err[0] = 0;
+    }
     *out = s;
     return 0;
 bad:
@@ -354,7 +364,9 @@ int sds_get_info(struct sds_session *s, struct sds_info *info)
     info->default_height = s->def_h;
     info->fixed_size = !s->engine;
     info->size_multiple = s->p.lat_w ? s->p.img_w / s->p.lat_w : 8;
-    snprintf(info->default_sampler, sizeof info->default_sampler, "%s", sdp_sched_kind_name(s->default_kind));
+    snprintf(info->default_sampler, sizeof info->default_sampler, "%s", s->default_a1111);
+    snprintf(info->default_sampler_internal, sizeof info->default_sampler_internal, "%s",
+             sdp_sched_kind_name(s->default_kind));
     snprintf(info->model, sizeof info->model, "%s", s->model);
     snprintf(info->model_hash, sizeof info->model_hash, "%s", s->model_hash);
     info->has_vae_encoder = s->has_venc;
@@ -367,12 +379,16 @@ const char *sds_sampler_names(void) { return sdp_sched_names(); }
 struct progress_bridge {
     sds_progress_fn fn;
     void *user;
+    int steps; /* the request's steps that run (img2img: int(steps * strength)) */
 };
 
+/* The pipeline counts model evaluations (PLMS: steps + 1); the caller sees its steps. */
 static int progress_cb(const struct sdp_progress *pr, void *user)
 {
     const struct progress_bridge *b = user;
-    struct sds_progress q = {.step = pr->step, .total = pr->total, .elapsed = pr->elapsed, .eta = pr->eta,
+    int total = b->steps > 0 ? b->steps : pr->total;
+    int step = pr->total > 0 ? (int)((long long)pr->step * total / pr->total) : pr->step;
+    struct sds_progress q = {.step = step, .total = total, .elapsed = pr->elapsed, .eta = pr->eta,
                              .latents = pr->latents, .lat_c = pr->lat_c, .lat_h = pr->lat_h, .lat_w = pr->lat_w};
     return b->fn(&q, b->user);
 }
@@ -482,6 +498,11 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
             return fail(err, errcap, SDS_EINVAL, "img2img: no VAE encoder (%s/vae_encoder.so or .o2d)",
                         s->models_dir ? s->models_dir : "?");
     }
+    if (!isfinite(r->mask_blur) || r->mask_blur < 0 || r->mask_blur > 1000)
+        return fail(err, errcap, SDS_EINVAL, "mask blur %g: not in [0, 1000]", r->mask_blur);
+    if ((r->mask_blur > 0 || r->mask_invert) && !r->mask)
+        return fail(err, errcap, SDS_EINVAL, "mask %s: needs a mask", r->mask_invert ? "invert" : "blur");
+    if (!isfinite(r->eta) || r->eta < 0 || r->eta > 1) return fail(err, errcap, SDS_EINVAL, "eta %g: not in [0, 1]", r->eta);
     const char *negative = r->negative ? r->negative : "";
     pthread_mutex_lock(&s->mu);
     int rc = 0;
@@ -499,7 +520,7 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         }
     }
     enum sdp_sched_kind kind;
-    struct sdp_sched_overrides ov = {.karras = -1, .spacing = r->spacing};
+    struct sdp_sched_overrides ov = {.karras = -1, .spacing = r->spacing, .eta = (float)r->eta};
     if ((rc = pick_sampler(r->sampler, r->schedule, s->default_kind, &kind, &ov, err, errcap))) goto done;
     if (r->karras) {
         ov.karras = r->karras == 1;
@@ -532,8 +553,8 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     /* the models this request needs */
     const int want_w = img2img ? r->init_w : r->width, want_h = img2img ? r->init_h : r->height;
     if (s->engine) {
-        int w = want_w ? want_w : s->cur_w ? s->cur_w : s->def_w;
-        int h = want_h ? want_h : s->cur_h ? s->cur_h : s->def_h;
+        int w = want_w ? want_w : s->def_w; /* not the last request's size */
+        int h = want_h ? want_h : s->def_h;
         int batch = r->cfg > 1 ? 2 : 1;
         int venc = img2img || (s->loaded && s->p.venc.desc != NULL); /* a loaded encoder stays */
         char *key = malloc(LORA_KEY_CAP);
@@ -549,6 +570,17 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         if (!s->loaded || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || strcmp(key, s->cur_loras) ||
             (venc && !s->p.venc.desc) || tokens != s->cur_tokens || clip_skip != s->cur_clip_skip) {
             double tl = now_s();
+            if (r->progress) { /* a first use compiles: say so before the wait */
+                char note[160];
+                snprintf(note, sizeof note, "preparing the models for %dx%d%s (compiled on first use: may take minutes)",
+                         w, h, tags.n_loras ? " with LoRAs" : "");
+                struct sds_progress q = {.step = 0, .total = steps, .stage = note};
+                if (r->progress(&q, r->progress_user)) {
+                    free(key);
+                    rc = fail(err, errcap, SDS_CANCELLED, "cancelled");
+                    goto done;
+                }
+            }
             rc = engine_load(s, w, h, batch, tokens, clip_skip, venc, tags.n_loras, tags.loras, tags.lora_unet, key, 0, err, errcap);
             out->load_seconds = now_s() - tl;
         }
@@ -595,8 +627,21 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         }
         for (size_t i = 0; i < plane; i++)
             for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
-        if (mask)
-            for (size_t i = 0; i < plane; i++) mask[i] = r->mask[i] / 255.0f;
+        if (mask) { /* inverted, then blurred (A1111's order), as the CLI reads --mask / --mask-blur */
+            unsigned char *m8 = malloc(plane);
+            if (!m8) {
+                rc = fail(err, errcap, SDS_ERROR, "out of memory");
+                goto done;
+            }
+            for (size_t i = 0; i < plane; i++) m8[i] = r->mask_invert ? (unsigned char)(255 - r->mask[i]) : r->mask[i];
+            if (sdp_gaussian_blur_u8(m8, s->p.img_w, s->p.img_h, 1, (float)r->mask_blur)) {
+                free(m8);
+                rc = fail(err, errcap, SDS_ERROR, "out of memory");
+                goto done;
+            }
+            for (size_t i = 0; i < plane; i++) mask[i] = m8[i] / 255.0f;
+            free(m8);
+        }
     }
     image = malloc(plane * 3 * sizeof *image);
     unsigned char *rgb = malloc(plane * 3);
@@ -605,7 +650,8 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         rc = fail(err, errcap, SDS_ERROR, "out of memory");
         goto done;
     }
-    struct progress_bridge br = {r->progress, r->progress_user};
+    struct progress_bridge br = {r->progress, r->progress_user,
+                                 img2img ? steps - sdp_img2img_t_start(steps, strength) : steps};
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
                              .seed = r->seed, .batch = 1, .init_image = init, .strength = img2img ? strength : 0,
                              .mask = mask, .scaling_factor = s->scaling, .quiet = 1,
@@ -639,11 +685,14 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         rc = fail(err, errcap, SDS_ERROR, "out of memory");
         goto done;
     }
+    char extra[64] = ""; /* A1111: "Eta DDIM" (DDIM, PLMS, UniPC: sd_samplers_timesteps) when eta != 0 */
+    if (r->eta != 0 && (kind == SDP_SCHED_DDIM || kind == SDP_SCHED_TCD))
+        snprintf(extra, sizeof extra, "%s: %g", kind == SDP_SCHED_DDIM ? "Eta DDIM" : "Eta", r->eta);
     struct sdp_infotext it = {.prompt = r->prompt, .negative = negative, .steps = steps, .sampler = a_s,
-                              .karras = !strcmp(a_sc, "Karras"), .cfg = r->cfg, .seed = r->seed, .width = s->p.img_w,
+                              .schedule = a_sc, .karras = !strcmp(a_sc, "Karras"), .cfg = r->cfg, .seed = r->seed, .width = s->p.img_w,
                               .height = s->p.img_h, .model_hash = s->model_hash, .model = s->model,
                               .strength = img2img ? strength : -1, .inpaint = r->mask != NULL,
-                              .clip_skip = clip_skip,
+                              .mask_blur = r->mask_blur, .clip_skip = clip_skip, .extra = extra,
                               .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
                                                                 : sdp_emphasis_name(emphasis), r->prompt,
                                                                 r->cfg > 1 ? negative : ""),

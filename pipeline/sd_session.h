@@ -100,7 +100,9 @@ struct sds_info {
     int default_width, default_height; /* size prepared at open */
     int fixed_size;          /* 1: compiled models (models_dir): only width x height */
     int size_multiple;       /* width and height must be multiples of this (the VAE factor, 8) */
-    char default_sampler[32];/* the checkpoint's scheduler_config _class_name as a sampler name */
+    char default_sampler[32];/* the checkpoint's scheduler_config _class_name as A1111 names the sampler
+                                ("PLMS", "Euler", "DDIM", ...; sds_request.sampler accepts it) */
+    char default_sampler_internal[32]; /* the same as sdp_sched_names() spells it ("pndm", "euler", ...) */
     char model[256];         /* the checkpoint's file or folder name without .safetensors (A1111's Model) */
     char model_hash[11];     /* A1111's short hash of a single-file checkpoint (SHA-256, 10 hex), or "" */
     int has_vae_encoder;     /* img2img possible (checkpoint: always; models_dir: DIR/vae_encoder.so|.o2d) */
@@ -110,12 +112,16 @@ int sds_get_info(struct sds_session *s, struct sds_info *info);
 
 /* Progress of a generation, after every denoising step (as struct sdp_progress). */
 struct sds_progress {
-    int step;             /* steps done, 1..total */
-    int total;            /* steps of this generation */
+    int step;             /* steps done, 1..total (0: before the first, with stage set) */
+    int total;            /* steps of this generation: the request's steps (img2img: those that run,
+                             int(steps * strength)); a sampler's extra model evaluations (PLMS's first
+                             step) are not counted: step is scaled to total */
     double elapsed;       /* seconds since the denoising loop started */
     double eta;           /* estimated seconds left in the loop */
     const float *latents; /* the current latents [lat_c, lat_h, lat_w] float32 (valid during the call only) */
     int lat_c, lat_h, lat_w;
+    const char *stage;    /* NULL during the steps; before them (step 0) a note on what runs, e.g.
+                             "preparing the models for 64x64 (compiled on first use: may take minutes)" */
 };
 /* Returns 0 to go on, non-zero to cancel (sds_txt2img then returns SDS_CANCELLED). Called on the
  * generating thread. */
@@ -136,19 +142,27 @@ struct sds_request {
                                   "Karras", "exponential", "SGM Uniform", ...) */
     int karras;                /* Karras sigmas: 0 as sampler/schedule/config say, 1 on, -1 off */
     const char *spacing;       /* timestep_spacing override ("linspace", "leading", "trailing") or NULL */
-    int width, height;         /* pixels (0: the session's current size; with init_rgb: its size) */
+    int width, height;         /* pixels (0: the size prepared at open, sds_info.default_width/height, whatever
+                                  earlier requests used; with init_rgb: its size) */
     const unsigned char *init_rgb; /* NULL (txt2img), or img2img's start image: 8-bit RGB [init_h, init_w, 3]
-                                  (its size is the output size; a given width/height must equal it) */
+                                  (its size is the output size; a given width/height must equal it:
+                                  sds_image_resize makes it so as A1111's resize_mode 0) */
     int init_w, init_h;        /* init_rgb's size in pixels */
     double strength;           /* img2img denoising strength in (0, 1] (0: 0.75); int(steps * strength)
                                   steps run, at least 1 */
     const unsigned char *mask; /* NULL, or inpainting's mask: 8-bit gray [init_h, init_w], >= 128 repaints
-                                  (needs init_rgb and an inpainting checkpoint) */
+                                  (needs init_rgb; any checkpoint: a 9-channel inpainting UNet takes the
+                                  mask as input, a plain 4-channel UNet blends the latents outside it) */
     const char *emphasis;      /* prompt syntax, A1111's "Emphasis" option: "Original" ((word:1.2), [word], BREAK,
                                   prompts over 75 tokens in 75-token chunks), "No norm", "Ignore", "None" (text
                                   as is, chunked), or NULL/"diffusers" (the default: text as is, truncated at 77
                                   tokens, as diffusers). A prompt of k chunks loads a UNet for 77 k text tokens
                                   (checkpoint sessions: compiled on first use) */
+    double mask_blur;          /* with mask: blur it first as diffusers' mask_processor.blur(mask, R) (PIL's
+                                  GaussianBlur; the CLI's --mask-blur); 0: none; infotext "Mask blur: R" */
+    int mask_invert;           /* with mask: 1 repaints where the mask is < 128 (A1111's inpainting_mask_invert) */
+    double eta;                /* DDIM's eta / TCD's gamma (the CLI's --eta; 0: the sampler's default);
+                                  in [0, 1]; other samplers ignore it */
     int clip_skip;             /* A1111's Clip skip (0 or 1: off; 2..layers: the text encoder's hidden state N
                                   layers from the end + final_layer_norm; SD 1.x checkpoint sessions only) */
     sds_progress_fn progress;  /* NULL, or called after every step */
@@ -193,6 +207,13 @@ int sds_sampler_check(const char *sampler, const char *schedule, char *err, size
 /* Checks an emphasis name as sds_request.emphasis reads it (NULL or "": the default, diffusers).
  * Returns SDS_OK, or SDS_EINVAL with a message listing the accepted names. */
 int sds_emphasis_check(const char *name, char *err, size_t errcap);
+
+/* Resizes an 8-bit image of w x h pixels with ch interleaved channels (1 or 3) to dw x dh as Pillow's
+ * Image.resize((dw, dh), Image.LANCZOS) (A1111's img2img resize_mode 0 "Just resize"): separable
+ * Lanczos a=3, support scaled on downscale, 8-bit fixed-point coefficients, horizontal pass first
+ * (image_resize.c). *out: malloc'd dh * dw * ch bytes. Returns SDS_OK, SDS_EINVAL (sizes out of
+ * [1, 16384], ch) or SDS_ERROR (memory). */
+int sds_image_resize(const unsigned char *pix, int w, int h, int ch, int dw, int dh, unsigned char **out);
 
 /* Frees what sds_txt2img put in *im (and zeroes it). NULL is a no-op. */
 void sds_image_free(struct sds_image *im);

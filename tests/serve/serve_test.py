@@ -163,7 +163,7 @@ check(res.info.get("seed") == 42 and res.info.get("all_seeds") == [42], f"info s
 check(res.parameters.get("prompt") == PROMPT and res.parameters.get("steps") == 4, "parameters echo")
 infotext = img.info.get("parameters", "")
 check(infotext == res.info["infotexts"][0], "PNG parameters chunk == info.infotexts[0]")
-check(re.fullmatch(re.escape(PROMPT + "\nNegative prompt: " + NEG + "\nSteps: 4, Sampler: Euler a, CFG scale: 7.5, "
+check(re.fullmatch(re.escape(PROMPT + "\nNegative prompt: " + NEG + "\nSteps: 4, Sampler: Euler a, Schedule type: Automatic, CFG scale: 7.5, "
                              "Seed: 42, Size: 32x32, Model hash: ") + "[0-9a-f]{10}" +
                    re.escape(", Model: tiny_sd15, Version: onnx2cl-sd ") + ".*", infotext), f"infotext {infotext!r}")
 print(f"1. txt2img via webuiapi == CLI PNG (32x32x3, 0 values differ); infotext: {infotext.splitlines()[-1]}")
@@ -339,6 +339,73 @@ print(f"4. options: {titles}, switched to the folder and back (reference image a
       f"({s}: {broken_detail}) and the folder reopened; 4 names outside the list -> 422")
 mark("options + lists")
 
+# 4b. A1111 fields (fresh-user trial): override_settings.sd_model_checkpoint for one request (switched
+# and restored), masks (mask_blur, inpainting_mask_invert) == the CLI's --mask/--mask-blur, eta ==
+# the CLI's --eta with A1111's "Eta DDIM", img2img's resize_mode 0 (PIL LANCZOS), a fixed default
+# size (not the last request's), textinfo during a first-use compile
+res_o = api.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+                    sampler_name="Euler a", steps=4, override_settings={"sd_model_checkpoint": "tiny_sd15"})
+check("Model: tiny_sd15, " in res_o.info["infotexts"][0] and "Model hash" not in res_o.info["infotexts"][0] and
+      int((pixels(res_o.image) != ref).sum()) == 0, f"override sd_model_checkpoint: {res_o.info['infotexts'][0]!r}")
+check(api.get_options()["sd_model_checkpoint"] == "tiny_sd15.safetensors", "override restored afterwards")
+mask = np.zeros((32, 32), np.uint8)
+mask[:, :16] = 255
+mask_png, inv_png = os.path.join(work, "mask.png"), os.path.join(work, "mask_inv.png")
+Image.fromarray(mask, "L").save(mask_png)
+Image.fromarray(255 - mask, "L").save(inv_png)
+want_m = cli_png("mask4", PROMPT, "--init-image", ref_png, "--strength", "0.6", "--mask", mask_png, "--mask-blur", "4")
+for tag, mp, inv in (("mask", mask_png, 0), ("inverted mask", inv_png, 1)):
+    r = api.img2img(images=[Image.open(ref_png)], mask_image=Image.open(mp), inpainting_mask_invert=inv,
+                    inpainting_fill=1, inpaint_full_res=False, prompt=PROMPT, negative_prompt=NEG, seed=42,
+                    cfg_scale=7.5, width=32, height=32, sampler_name="Euler a", steps=4, denoising_strength=0.6)
+    diff = int((pixels(r.image) != want_m).sum())
+    check(diff == 0 and "Mask blur: 4" in r.info["infotexts"][0], f"{tag}: {diff} values differ from the CLI's "
+          f"--mask --mask-blur 4; {r.info['infotexts'][0]!r}")
+want_e = cli_png("eta", PROMPT, "--scheduler", "ddim", "--eta", "0.5")
+r = api.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32, sampler_name="DDIM",
+                steps=4, eta=0.5)
+check(int((pixels(r.image) != want_e).sum()) == 0 and "Eta DDIM: 0.5" in r.info["infotexts"][0],
+      f"eta 0.5 (DDIM) == CLI --eta 0.5: {r.info['infotexts'][0]!r}")
+# resize_mode 0: a 64x64 init image resized to 32x32 == the CLI's img2img of PIL's LANCZOS resize
+big = Image.open(ref_png).convert("RGB").resize((64, 64), Image.BICUBIC)
+small_png = os.path.join(work, "small.png")
+big.resize((32, 32), Image.LANCZOS).save(small_png)
+want_r = cli_png("resized", PROMPT, "--init-image", small_png, "--strength", "0.6")
+r = api.img2img(images=[big], prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+                sampler_name="Euler a", steps=4, denoising_strength=0.6)
+check(r.image.size == (32, 32) and int((pixels(r.image) != want_r).sum()) == 0,
+      f"img2img 64x64 -> 32x32 (resize_mode 0) == CLI on PIL's LANCZOS resize: {r.image.size}")
+# no width/height: the init image's size (64x64: a first use, compiled; /progress says so), then a
+# txt2img without width/height is 32x32 (--width/--height), not the last request's 64x64
+texts = []
+
+
+def poll():
+    while "done" not in texts:
+        t = api.get_progress().get("textinfo")
+        if t:
+            texts.append(t)
+        time.sleep(0.01)
+
+
+th = threading.Thread(target=poll)
+th.start()
+buf = io.BytesIO()
+big.save(buf, "PNG")
+s, r = call("POST", "/sdapi/v1/img2img", {"init_images": [base64.b64encode(buf.getvalue()).decode()],
+                                          "prompt": PROMPT, "steps": 2, "seed": 1})
+texts.append("done")
+th.join()
+check(s == 200 and Image.open(io.BytesIO(base64.b64decode(r["images"][0]))).size == (64, 64), f"img2img default size: {s}")
+check(any("compiled on first use" in t for t in texts), f"textinfo during the compile: {texts[:3]}")
+s, r = call("POST", "/sdapi/v1/txt2img", {"prompt": PROMPT, "steps": 2, "seed": 1})
+check(s == 200 and Image.open(io.BytesIO(base64.b64decode(r["images"][0]))).size == (32, 32),
+      f"txt2img without width/height after a 64x64 request: {s} {str(r)[:200]}")
+print("4b. override sd_model_checkpoint (switched, restored); mask / inverted mask + mask_blur 4 == CLI --mask-blur 4; "
+      "eta 0.5 == CLI --eta (Eta DDIM); 64->32 resize == PIL LANCZOS + CLI; default sizes fixed; textinfo: "
+      f"{texts[0] if texts else None!r}")
+mark("A1111 fields")
+
 # 5. png-info round trip
 r = api.png_info(img)
 raw = r.json
@@ -353,6 +420,7 @@ mark("png-info")
 
 # 6. bad input: 4xx naming the problem; the server keeps serving
 ok = dict(prompt="x", steps=4, width=32, height=32)
+MASK_B64 = base64.b64encode(open(os.path.join(work, "mask.png"), "rb").read()).decode()
 cases = [
     ("malformed JSON", "POST", "/sdapi/v1/txt2img", None, b'{"prompt": "a cat", "steps": ', AUTH, 400, "malformed JSON"),
     ("JSON array", "POST", "/sdapi/v1/txt2img", [1, 2], None, AUTH, 400, "JSON object"),
@@ -385,7 +453,15 @@ cases = [
     ("img2img without image", "POST", "/sdapi/v1/img2img", ok, None, AUTH, 422, "init_images"),
     ("img2img not a PNG", "POST", "/sdapi/v1/img2img", dict(ok, init_images=["aGVsbG8="]), None, AUTH, 422, "not a PNG"),
     ("img2img not base64", "POST", "/sdapi/v1/img2img", dict(ok, init_images=["%%%"]), None, AUTH, 422, "base64"),
-    ("img2img size", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], width=64, height=64), None, AUTH, 422, "not resized"),
+    ("img2img resize_mode 1", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], width=64, height=64, resize_mode=1), None, AUTH, 422, "resize_mode"),
+    ("enable_hr", "POST", "/sdapi/v1/txt2img", dict(ok, enable_hr=True, hr_scale=2), None, AUTH, 422, "enable_hr"),
+    ("subseed_strength", "POST", "/sdapi/v1/txt2img", dict(ok, subseed_strength=0.3), None, AUTH, 422, "subseed_strength"),
+    ("restore_faces", "POST", "/sdapi/v1/txt2img", dict(ok, restore_faces=True), None, AUTH, 422, "restore_faces"),
+    ("eta Euler a", "POST", "/sdapi/v1/txt2img", dict(ok, sampler_name="Euler a", eta=0.5), None, AUTH, 422, "eta 0.5"),
+    ("unknown override checkpoint", "POST", "/sdapi/v1/txt2img", dict(ok, override_settings={"sd_model_checkpoint": "nope"}), None, AUTH, 422, "sd_model_checkpoint"),
+    ("LoRA not fitting", "POST", "/sdapi/v1/txt2img", dict(ok, prompt="x <lora:sd2_peft:0.8>"), None, AUTH, 422, "does not fit"),
+    ("inpaint_full_res", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res=True), None, AUTH, 422, "inpaint_full_res"),
+    ("inpainting_fill 0", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpainting_fill=0, inpaint_full_res=False), None, AUTH, 422, "inpainting_fill"),
     ("img2img strength", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], denoising_strength=1.5), None, AUTH, 422, "denoising_strength"),
     ("options wrong type", "POST", "/sdapi/v1/options", {"sd_model_checkpoint": 5}, None, AUTH, 422, "expected a string"),
 ]
@@ -469,6 +545,15 @@ except subprocess.TimeoutExpired:
     srv.kill()
     rc = "timeout"
 check(rc == 0, f"exit status after SIGTERM: {rc}")
+# start-up checks: a --lora-dir that is not a folder is refused as --ckpt-dir is; a bad --listen
+# port is one error line
+for args, needle in ((["--lora-dir", "/nonexistent/loras"], "--lora-dir /nonexistent/loras: not a folder"),
+                     (["--ckpt-dir", "/nonexistent/ckpts"], "--ckpt-dir /nonexistent/ckpts: not a folder"),
+                     (["--listen", "127.0.0.1:99999"], "--listen 127.0.0.1:99999")):
+    p = subprocess.run([sd, "serve", "-m", os.path.join(ckdir, "tiny_sd15.safetensors"), "--quiet", *args], env=env,
+                       capture_output=True, text=True, timeout=30)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and needle in lines[0], f"serve {' '.join(args)}: {p.returncode} {lines}")
 mark("SIGTERM")
 
 # 9. compiled models (--models DIR --hf DIR: the cache's programs and weights of the single file)

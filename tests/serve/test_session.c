@@ -55,13 +55,17 @@ static unsigned char *read_png_rgb(const char *path, int *w, int *h)
 }
 
 struct watch {
-    int last_step, total, ordered, cancel_at;
+    int last_step, total, ordered, cancel_at, stages;
     volatile int flag;
 };
 
 static int on_progress(const struct sds_progress *pr, void *user)
 {
     struct watch *w = user;
+    if (pr->stage) { /* before the steps: a (re)load of the models */
+        w->stages += pr->step == 0;
+        return 0;
+    }
     if (pr->step != w->last_step + 1) w->ordered = 0;
     w->last_step = pr->step;
     w->total = pr->total;
@@ -168,7 +172,7 @@ int main(int argc, char **argv)
                im[0].seconds);
         free(cli);
     }
-    CHECK(strstr(im[0].parameters, "\nSteps: 4, Sampler: Euler, CFG scale: 7.5, Seed: 42, Size: 32x32, Model hash: ") &&
+    CHECK(strstr(im[0].parameters, "\nSteps: 4, Sampler: Euler, Schedule type: Automatic, CFG scale: 7.5, Seed: 42, Size: 32x32, Model hash: ") &&
               strstr(im[0].parameters, ", Model: tiny_sd15, Version: onnx2cl-sd ") && !strcmp(im[0].a1111_sampler, "Euler"),
           "parameters: %s", im[0].parameters);
     /* A1111 sampler names and schedule types (sdp_sched_parse) */
@@ -235,6 +239,24 @@ int main(int argc, char **argv)
           err);
     sds_image_free(&im[2]);
     printf("3. cancelled at step %d of %d (%s); the next generation equals the first\n", w.last_step, w.total, cmsg);
+    { /* PLMS runs steps + 1 model evaluations: progress counts the request's steps */
+        struct watch wp = {.ordered = 1};
+        r = rq;
+        r.sampler = "PLMS";
+        r.steps = 5;
+        r.progress = on_progress;
+        r.progress_user = &wp;
+        rc = sds_generate(s, &r, &im[2], err, sizeof err);
+        CHECK(rc == 0 && wp.last_step == 5 && wp.total == 5, "PLMS 5 steps: rc %d %s, progress %d of %d", rc, err,
+              wp.last_step, wp.total);
+        sds_image_free(&im[2]);
+        struct sds_info inf;
+        sds_get_info(s, &inf);
+        CHECK(!strcmp(inf.default_sampler, "PLMS") && !strcmp(inf.default_sampler_internal, "pndm"),
+              "default sampler %s (%s)", inf.default_sampler, inf.default_sampler_internal);
+        printf("PLMS 5 steps: progress %d of %d; default sampler %s (%s)\n", wp.last_step, wp.total,
+               inf.default_sampler, inf.default_sampler_internal);
+    }
     /* 4. another thread cancels */
     struct watch w2 = {.ordered = 1};
     r.steps = 200;
