@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +388,15 @@ static int cli_main(int argc, char **argv)
             if (!strcasecmp(dot, other[i]))
                 die(2, "--output %s: onnx2cl-sd writes PNG only (name it .png and convert, e.g. with ImageMagick)", out);
     }
+    for (int i = 0; i < eo.n_loras; i++) { /* FILE:SCALE with a SCALE that is not a number: a flag error */
+        const char *l = eo.loras[i], *c = strrchr(l, ':');
+        if (!c || c == l || strchr(c, '/') || file_exists(l)) continue;
+        char *e;
+        double v = strtod(c + 1, &e);
+        if (e == c + 1 || *e || !isfinite(v))
+            die(2, "--lora %s: scale '%s' is not a number (--lora FILE[:SCALE], e.g. %.*s:0.8)", l, c + 1,
+                (int)(c - l), l);
+    }
     prompt_tagged = prompt;
     { /* <lora:NAME:W> tags: removed from the prompt, merged as --lora after the flags (sd_lora_tags.c) */
         char e[2048];
@@ -481,6 +491,10 @@ static int cli_main(int argc, char **argv)
     }
     /* outputs: OUT, OUT-1, OUT-2, ... (one per image of the run) */
     const int n_images = batch * batch_count;
+    if (seed > UINT64_MAX - (uint64_t)(n_images - 1)) /* image k: seed + k; torch's manual_seed takes < 2^64 */
+        die(2, "--seed %llu with %d images: the last image's seed, seed + %d, would pass 2^64 - 1 (the largest "
+            "torch.Generator().manual_seed takes); give a seed <= %llu", (unsigned long long)seed, n_images,
+            n_images - 1, (unsigned long long)(UINT64_MAX - (uint64_t)(n_images - 1)));
     char **outs = calloc((size_t)n_images, sizeof *outs);
     if (!outs) die(1, "out of memory");
     for (int k = 0; k < n_images; k++) {
@@ -786,11 +800,13 @@ static int cli_main(int argc, char **argv)
     /* timings */
     int n = p.sched->n_steps;
     int n_run = init_path ? n - sdp_img2img_t_start(steps, strength) * sdp_sched_order(p.sched) : n;
-    if (n_images > 1) fprintf(stderr, "%s: wrote %s ... %s (%d images, seeds %llu ... %llu)\n", prog, outs[0],
-                              outs[n_images - 1], n_images, (unsigned long long)seed,
-                              (unsigned long long)(seed + (uint64_t)n_images - 1));
+    if (n_images > 1)
+        fprintf(stderr, "%s: wrote %s ... %s (%d images of %dx%d, seeds %llu ... %llu)\n", prog, outs[0],
+                outs[n_images - 1], n_images, p.img_w, p.img_h, (unsigned long long)seed,
+                (unsigned long long)(seed + (uint64_t)n_images - 1));
+    else
+        fprintf(stderr, "%s: wrote %s (%dx%d)\n", prog, outs[0], p.img_w, p.img_h);
     fprintf(stderr,
-            "%s: wrote %s (%dx%d)\n"
             "timings on %s:\n"
             "  stage              runs   total s   per run s\n"
             "  checkpoint/cache      %d  %8.3f              (-m: %d compiled, %d converted)\n"
@@ -802,7 +818,7 @@ static int cli_main(int argc, char **argv)
             "  scheduler (host)   %4d  %8.3f\n"
             "  vae decoder        %4d  %8.3f  %10.4f\n"
             "  total (no load)          %8.3f\n",
-            prog, outs[0], p.img_w, p.img_h, o2r_ctx_device_name(ctx), eo.ckpt ? 1 : 0, er.seconds, er.compiled,
+            o2r_ctx_device_name(ctx), eo.ckpt ? 1 : 0, er.seconds, er.compiled,
             er.converted, venc_so ? 4 : 3, t_load, tsum.text_runs, tsum.text_encoder,
             tsum.text_runs ? tsum.text_encoder / tsum.text_runs : 0, init_path ? batch_count : 0, tsum.vae_encoder,
             tsum.unet_runs, tsum.unet_total, tsum.unet_runs ? tsum.unet_total / tsum.unet_runs : 0,

@@ -778,10 +778,20 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         tm->scheduler += now_s() - ts0;
         int done_steps = i - t0i + 1, total = n - t0i;
         double t_now = now_s(), el = t_now - t_loop, per_step = el / done_steps;
-        if (!prm->quiet) /* this step's own time; the ETA from the mean of the steps so far */
-            fprintf(stderr, "step %d/%d  t=%g  %.3f s  ETA %.1f s\n", done_steps, total, (double)t, t_now - t_step,
-                    per_step * (total - done_steps));
-        t_step = t_now;
+        /* the line counts the user's steps (--steps, img2img: int(steps * strength)): a scheduler
+         * with more model evaluations than steps (PLMS's warm-up, Heun's / DPM2's second order)
+         * prints step k when evaluation done * user / total reaches k (PLMS 4 steps = 5
+         * evaluations: the warm-up belongs to step 1); its time is that of the evaluations since
+         * the last line */
+        int user_total = img2img ? prm->steps - sdp_img2img_t_start(prm->steps, prm->strength) : prm->steps;
+        if (user_total < 1 || user_total > total) user_total = total;
+        int user_done = (int)((long long)done_steps * user_total / total);
+        int user_before = (int)((long long)(done_steps - 1) * user_total / total);
+        if (!prm->quiet && user_done > user_before) { /* the ETA from the mean of the evaluations so far */
+            fprintf(stderr, "step %d/%d  t=%g  %.3f s  ETA %.1f s\n", user_done, user_total, (double)t,
+                    t_now - t_step, per_step * (total - done_steps));
+            t_step = t_now;
+        }
         if (prm->progress) {
             struct sdp_progress pr = {.step = done_steps, .total = total, .elapsed = el,
                                       .eta = per_step * (total - done_steps), .latents = lat, .lat_c = p->lat_c,

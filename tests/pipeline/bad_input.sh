@@ -98,6 +98,18 @@ if [ -z "$rs" ] || ! "${PYTHON3:-python3}" "$here/check_infotext.py" "$o" "Seed=
   echo "FAIL --seed -1: seed '$rs' not on stderr or not the metadata's"; fails=$((fails + 1))
 else echo "ok   --seed -1: seed $rs in the metadata"; fi
 rm -f "$o"
+# seeds past 2^64 - 1 for the later images of a run (torch's manual_seed limit): refused, no wrap to 0
+expect 2 "--seed 18446744073709551615 with 2 images: the last image's seed, seed \+ 1, would pass 2\^64 - 1" "$o" -- "${base[@]}" -p cat --seed 18446744073709551615 --batch-count 2
+# progress counts the user's steps (PLMS: 5 model evaluations for --steps 4, the warm-up in step 1);
+# a batch run says "wrote" once
+n=$((n + 1))
+loud=(); for a in "${base[@]}"; do [ "$a" = --quiet ] || loud+=("$a"); done
+msg=$("$sd" "${loud[@]}" -p cat --steps 4 --scheduler PLMS --batch-count 2 -o "$o" 2>&1 >/dev/null)
+if [ "$(grep -c '^step [1-4]/4 ' <<< "$msg")" != 8 ] || grep -q '^step .*/5 ' <<< "$msg" ||
+   [ "$(grep -c 'wrote' <<< "$msg")" != 1 ] || ! grep -q "wrote $o ... .*x-1.png (2 images of 32x32, seeds 0 ... 1)" <<< "$msg"; then
+  echo "FAIL PLMS progress / wrote lines:"; grep "^step\|wrote" <<< "$msg" | head -12; fails=$((fails + 1))
+else echo "ok   PLMS --steps 4: step 1/4 ... 4/4 per batch, one 'wrote' line"; fi
+rm -f "$o" "$t/out/x-1.png"
 expect 2 "--prompt is required" "$o" -- "${base[@]}"
 expect 2 "unknown option '--frobnicate'" "$o" -- "${base[@]}" -p cat --frobnicate
 expect 1 "^onnx2cl-sd: --latents: $t/sched_badpred.json: not a valid" "$o" -- "${base[@]}" -p cat --latents "$t/sched_badpred.json"

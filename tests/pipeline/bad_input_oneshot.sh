@@ -78,6 +78,7 @@ expect batch_zero 2 "batch-size 0: expected" -- -m "$tiny" --batch-size 0
 expect batch_frac 2 "batch-size 1.5: expected an integer" -- -m "$tiny" --batch-size 1.5
 expect count_zero 2 "batch-count 0: expected" -- -m "$tiny" --batch-count 0
 expect seed_neg 2 "seed -2: expected an integer" -- -m "$tiny" --seed -2
+expect lora_scale 2 "lora $root/tests/lora/tiny_peft.safetensors:abc: scale 'abc' is not a number" -- -m "$tiny" --lora "$root/tests/lora/tiny_peft.safetensors:abc"
 expect lora_open 2 "character 7): '<lora:' without its closing '>'" -- -m "$tiny" -p "a cat <lora:tiny_peft:0.8"
 expect lora_empty 2 "no LoRA name" -- -m "$tiny" -p "a cat <lora:>"
 # a batch's later output that is an input: refused before any work
