@@ -71,6 +71,36 @@ static int fail(char *err, size_t cap, int rc, const char *f, ...)
     return rc;
 }
 
+/* The engine front (sd_engine.c, sd_lora_tags.c) words its messages for the CLI ("-m X: ...",
+ * "--prompt: ...", "give --lora-dir DIR"); a library caller sets fields, not flags: the message is
+ * reworded in place for sds_open_options / sds_request. */
+static void lib_wording(char *err, size_t cap)
+{
+    static const char *const map[][2] = {
+        {"give --lora-dir DIR or set ONNX2CL_LORA_DIR", "set sds_open_options.lora_dir or $ONNX2CL_LORA_DIR"},
+        {"give --arch-dir DIR", "set sds_open_options.arch_dir"},
+        {"need -m CHECKPOINT (compiled --models have", "need a checkpoint session (compiled models have"},
+        {"--prompt: ", "prompt: "},
+        {"--negative-prompt: ", "negative prompt: "},
+        {"--clip-skip ", "clip skip "},
+        {"--width ", "width "},
+        {" --height ", ", height "},
+        {"--variant ", "variant "},
+        {"--weights-dtype ", "weights_dtype "},
+    };
+    if (!err || !cap || !err[0]) return;
+    char *buf = malloc(cap);
+    if (!buf) return;
+    for (size_t k = 0; k <= sizeof map / sizeof *map; k++) {
+        const char *from = k < sizeof map / sizeof *map ? map[k][0] : "-m ", *to = k < sizeof map / sizeof *map ? map[k][1] : "checkpoint ";
+        char *at = k < sizeof map / sizeof *map ? strstr(err, from) : (!strncmp(err, "-m ", 3) ? err : NULL);
+        if (!at) continue;
+        snprintf(buf, cap, "%.*s%s%s", (int)(at - err), err, to, at + strlen(from));
+        snprintf(err, cap, "%s", buf);
+    }
+    free(buf);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -334,6 +364,7 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     return 0;
 bad:
     sds_close(s);
+    lib_wording(err, errcap);
     return rc;
 }
 
@@ -715,6 +746,7 @@ done:
         double ls = out->load_seconds;
         sds_image_free(out);
         out->load_seconds = ls;
+        lib_wording(err, errcap);
     }
     return rc;
 }

@@ -599,7 +599,7 @@ if port2:
     check(diff == 0, f"--models image differs from -m's in {diff} values")
     for name, body, want, needle in [
             ("size", dict(ok, width=64), 422, "make 32x32 only"),
-            ("LoRA tag", dict(ok, prompt="x <lora:tiny_peft:1>"), 422, "need -m"),
+            ("LoRA tag", dict(ok, prompt="x <lora:tiny_peft:1>"), 422, "need a checkpoint session"),
             ("switch", None, 422, "switching needs -m")]:
         s, r = (call("POST", "/sdapi/v1/txt2img", body, auth=None) if body else
                 call("POST", "/sdapi/v1/options", {"sd_model_checkpoint": "x"}, auth=None))
