@@ -300,8 +300,17 @@ o2r_status o2r_program_get(struct o2r_ctx *ctx, const struct o2r_model_desc *des
     const char *fail_if = getenv("ONNX2CL_FAIL_BUILD_IF");
     if (e == CL_SUCCESS && fail_if && *fail_if && strstr(src, fail_if))
         e = CL_BUILD_PROGRAM_FAILURE;
-    if (e == CL_SUCCESS)
-        e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
+    if (e == CL_SUCCESS) {
+        /* -w: the generated kernels' warnings (unused variables, ...) mean nothing to a user, and
+         * PoCL's clang prints them to stderr ("127 warnings generated."); errors still fill the
+         * build log. $ONNX2CL_CL_WARNINGS=1 keeps them (kernel work). Not part of the cache key. */
+        const char *wv = getenv("ONNX2CL_CL_WARNINGS");
+        char *bopts = NULL;
+        if (!(wv && *wv && strcmp(wv, "0") != 0) && (bopts = o2r_malloc(strlen(opts) + 4)) != NULL)
+            snprintf(bopts, strlen(opts) + 4, "%s%s-w", opts, *opts ? " " : "");
+        e = clBuildProgram(p, 1, &ctx->device, bopts ? bopts : opts, NULL, NULL);
+        o2r_free(bopts);
+    }
     const double build_s = (o2r_now_ms() - t0) / 1000.0;
     if (e == CL_SUCCESS && build_s >= 1.0)
         fprintf(stderr, "onnx2cl: model '%s': OpenCL program built in %.1f s%s\n", desc->name,
