@@ -560,6 +560,8 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
         fmt(tmpdir, sizeof tmpdir, "%s/.tmp-%ld-%s", parent, self_pid(), strrchr(pdir, '/') + 1);
         if (mkdir_p(tmpdir) != 0) return fail(err, errcap, "cache folder %s: cannot be written (%s)", parent, strerror(errno));
         fmt(out, sizeof out, "%s/model.o2d", tmpdir);
+        argv[argc++] = "--name"; /* the runtime's messages say "model 'unet'", not the file's "model" */
+        argv[argc++] = (char *)name;
         argv[argc++] = "-o";
         argv[argc++] = out;
         argv[argc] = NULL;
