@@ -495,7 +495,8 @@ static int cli_main(int argc, char **argv)
         die(2, "--seed %llu with %d images: the last image's seed, seed + %d, would pass 2^64 - 1 (the largest "
             "torch.Generator().manual_seed takes); give a seed <= %llu", (unsigned long long)seed, n_images,
             n_images - 1, (unsigned long long)(UINT64_MAX - (uint64_t)(n_images - 1)));
-    char **outs = calloc((size_t)n_images, sizeof *outs);
+    static char **outs; /* static: as oflag below */
+    outs = calloc((size_t)n_images, sizeof *outs);
     if (!outs) die(1, "out of memory");
     for (int k = 0; k < n_images; k++) {
         outs[k] = malloc(strlen(out) + 16);
@@ -506,7 +507,8 @@ static int cli_main(int argc, char **argv)
         else
             sprintf(outs[k], "%.*s-%d%s", (int)(dot - out), out, k, dot);
     }
-    const char **oflag = calloc((size_t)n_images + 1, sizeof *oflag), **opath = calloc((size_t)n_images + 1, sizeof *opath);
+    static const char **oflag, **opath; /* static: still reachable when die() exits (LeakSanitizer) */
+    oflag = calloc((size_t)n_images + 1, sizeof *oflag), opath = calloc((size_t)n_images + 1, sizeof *opath);
     if (!oflag || !opath) die(1, "out of memory");
     for (int k = 0; k < n_images; k++) oflag[k] = "--output", opath[k] = outs[k];
     oflag[n_images] = "--save-image", opath[n_images] = save_image;
