@@ -110,6 +110,17 @@ if [ "$(grep -c '^step [1-4]/4 ' <<< "$msg")" != 8 ] || grep -q '^step .*/5 ' <<
   echo "FAIL PLMS progress / wrote lines:"; grep "^step\|wrote" <<< "$msg" | head -12; fails=$((fails + 1))
 else echo "ok   PLMS --steps 4: step 1/4 ... 4/4 per batch, one 'wrote' line"; fi
 rm -f "$o" "$t/out/x-1.png"
+# a --batch-count run killed in its second batch keeps the first batch's image (each written
+# atomically when its batch is done: docs/txt2img.md) and leaves no partial or temporary file
+n=$((n + 1)); rm -f "$t/out/"k*.png
+"$sd" "${loud[@]}" -p cat --steps 60 --scheduler Euler --batch-count 3 -o "$t/out/k.png" 2> "$t/kill.err" > /dev/null &
+kp=$!
+for _ in $(seq 1 300); do grep -q "^onnx2cl-sd: batch 2/3" "$t/kill.err" && break; sleep 0.02; done
+kill -9 "$kp" 2>/dev/null; wait "$kp" 2>/dev/null
+if [ ! -f "$t/out/k.png" ] || [ -e "$t/out/k-1.png" ] || [ -e "$t/out/k-2.png" ] || ls "$t/out/" | grep -q "\.tmp"; then
+  echo "FAIL killed --batch-count run: $(ls "$t/out" | tr '\n' ' ')"; fails=$((fails + 1))
+else echo "ok   a --batch-count run killed in batch 2 keeps k.png, no k-1.png, no temporary file"; fi
+rm -f "$t/out/"k*.png
 expect 2 "--prompt is required" "$o" -- "${base[@]}"
 expect 2 "unknown option '--frobnicate'" "$o" -- "${base[@]}" -p cat --frobnicate
 expect 1 "^onnx2cl-sd: --latents: $t/sched_badpred.json: not a valid" "$o" -- "${base[@]}" -p cat --latents "$t/sched_badpred.json"
