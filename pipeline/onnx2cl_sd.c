@@ -15,8 +15,10 @@
  * batches (--batch-size N per UNet run, --batch-count K; image k: seed + k, OUT-k.png), each as the
  * diffusers 0.42 pipeline of the same name with generator=[Generator().manual_seed(seed + i)].
  * Exit status: 0 ok, 1 error (files, models, device), 2 usage (flags, shapes the build cannot do,
- * output path). Nothing is written unless generation succeeds (atomic rename); an output that is a
- * file the run reads, or another output, is refused before any work.
+ * output path). Each image is written atomically (a temporary file renamed) when its batch is
+ * done: a failed or killed --batch-count run keeps the finished batches' images and no partial
+ * file; --save-image at the end. An output that is a file the run reads, or another output, is
+ * refused before any work.
  */
 #include "clip_tokenizer.h"
 #include "scheduler.h"
