@@ -907,32 +907,33 @@ int sds_png_text(const unsigned char *data, size_t len, char **keys, char **valu
 int sds_png_decode(const unsigned char *png, size_t len, int want_gray, unsigned char **pix, int *w, int *h,
                    char *err, size_t errcap)
 {
+    /* png_read.c's rule (the CLI's --init-image / --mask): what diffusers' load_image sees through
+     * PIL (alpha dropped, not composited; no gamma), then PIL's convert("RGB") / convert("L") */
     *pix = NULL;
-    png_image im;
-    memset(&im, 0, sizeof im);
-    im.version = PNG_IMAGE_VERSION;
     if (len < 8 || png_sig_cmp((png_const_bytep)png, 0, 8))
         return fail(err, errcap, SDS_EINVAL, "not a PNG (no PNG signature)");
-    if (!png_image_begin_read_from_memory(&im, png, len))
-        return fail(err, errcap, SDS_EINVAL, "unreadable PNG: %s", im.message);
-    if (im.width < 1 || im.height < 1 || im.width > 16384 || im.height > 16384) {
-        png_image_free(&im);
-        return fail(err, errcap, SDS_EINVAL, "PNG of %ux%u: out of [1, 16384]", im.width, im.height);
+    if (len >= 24 && !memcmp(png + 12, "IHDR", 4)) { /* the size before decoding (a tiny PNG may be huge) */
+        uint32_t iw = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19];
+        uint32_t ih = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23];
+        if (iw < 1 || ih < 1 || iw > 16384 || ih > 16384)
+            return fail(err, errcap, SDS_EINVAL, "PNG of %ux%u: out of [1, 16384]", iw, ih);
     }
-    im.format = want_gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-    unsigned char *buf = calloc(1, PNG_IMAGE_SIZE(im)); /* alpha is composed onto black */
-    if (!buf) {
-        png_image_free(&im);
+    int ch = 0, pw = 0, ph = 0;
+    unsigned char *buf = NULL;
+    char e[512];
+    if (sdp_png_read_mem(png, len, "PNG", &buf, &pw, &ph, &ch, e, sizeof e))
+        return fail(err, errcap, SDS_EINVAL, "unreadable %s", e);
+    if (pw < 1 || ph < 1 || pw > 16384 || ph > 16384) {
+        free(buf);
+        return fail(err, errcap, SDS_EINVAL, "PNG of %dx%d: out of [1, 16384]", pw, ph);
+    }
+    if (sdp_pix_convert(&buf, pw, ph, &ch, want_gray ? 1 : 3)) {
+        free(buf);
         return fail(err, errcap, SDS_ERROR, "out of memory");
     }
-    if (!png_image_finish_read(&im, NULL, buf, 0, NULL)) {
-        free(buf);
-        png_image_free(&im);
-        return fail(err, errcap, SDS_EINVAL, "unreadable PNG: %s", im.message);
-    }
     *pix = buf;
-    *w = (int)im.width;
-    *h = (int)im.height;
+    *w = pw;
+    *h = ph;
     return 0;
 }
 
