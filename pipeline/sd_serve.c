@@ -127,6 +127,7 @@ struct worker {
     char job_timestamp[32];
     double job_t0;
     int job_no, job_count, step, steps, skipped;
+    int excl_wait;           /* waiting in exclusive_begin (counts as idle) */
     char stage[192];         /* sds_progress.stage of the running image ("" during its steps) */
     float *lat;
     int lat_c, lat_h, lat_w;
@@ -865,7 +866,9 @@ static void model_name(const struct server *sv, char *buf, size_t cap)
     if (dot && !strcmp(dot, ".safetensors")) *dot = 0;
 }
 
-static void run_switch(struct worker *self, struct job *j);
+static void exclusive_begin(struct worker *self);
+static void exclusive_end(struct worker *self);
+static void switch_core(struct worker *self, struct job *j);
 
 static void run_images(struct worker *wk, struct job *j);
 
@@ -884,6 +887,7 @@ static void run_txt2img(struct worker *wk, struct job *j)
         j->body = strdup("{\"error\":\"InternalError\",\"detail\":\"out of memory\"}");
         return;
     }
+    exclusive_begin(wk); /* held for the switch, the images and the switch back: no other job meanwhile */
     pthread_mutex_lock(&sv->mu);
     char old_path[PATH_MAX], old_title[PATH_MAX];
     snprintf(old_path, sizeof old_path, "%s", sv->ckpt);
@@ -892,7 +896,7 @@ static void run_txt2img(struct worker *wk, struct job *j)
     sw->kind = JOB_SWITCH;
     snprintf(sw->path, sizeof sw->path, "%s", j->ck_path);
     snprintf(sw->title, sizeof sw->title, "%s", j->ck_title);
-    run_switch(wk, sw);
+    switch_core(wk, sw);
     if (sw->status != 200) { /* the switch's error, naming the field */
         j->status = sw->status;
         cJSON *e = cJSON_Parse(sw->body ? sw->body : "{}");
@@ -904,6 +908,7 @@ static void run_txt2img(struct worker *wk, struct job *j)
         cJSON_Delete(e);
         free(sw->body);
         free(sw);
+        exclusive_end(wk);
         return;
     }
     free(sw->body);
@@ -914,9 +919,10 @@ static void run_txt2img(struct worker *wk, struct job *j)
         sw->kind = JOB_SWITCH;
         snprintf(sw->path, sizeof sw->path, "%s", old_path);
         snprintf(sw->title, sizeof sw->title, "%s", old_title);
-        run_switch(wk, sw);
+        switch_core(wk, sw);
         free(sw->body);
     }
+    exclusive_end(wk);
     free(sw);
 }
 
@@ -1071,19 +1077,53 @@ static void run_images(struct worker *wk, struct job *j)
 /* Switches every worker's session to j->path: waits until the other workers are idle (no job starts
  * meanwhile), closes each session (two model sets need not fit in memory at once), opens the new
  * checkpoint on each device; on a failure reopens the checkpoint we had. */
+/* Exclusive use of every worker's session: no job starts (pausing) and the other workers' running
+ * jobs end first. A worker waiting here counts as idle, so that two switches (a POST /options and
+ * an override_settings job on two devices) do not wait for each other. */
+static void exclusive_begin(struct worker *self)
+{
+    struct server *sv = self->sv;
+    pthread_mutex_lock(&sv->mu);
+    self->excl_wait = 1;
+    pthread_cond_broadcast(&sv->cv);
+    while (sv->pausing && !sv->stopping) pthread_cond_wait(&sv->cv, &sv->mu);
+    self->excl_wait = 0;
+    sv->pausing = 1;
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < sv->n_wk; i++)
+            busy |= &sv->wk[i] != self && sv->wk[i].current != NULL && !sv->wk[i].excl_wait;
+        if (!busy || sv->stopping) break;
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    }
+    pthread_mutex_unlock(&sv->mu);
+}
+
+static void exclusive_end(struct worker *self)
+{
+    struct server *sv = self->sv;
+    pthread_mutex_lock(&sv->mu);
+    sv->pausing = 0;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+}
+
+static void switch_core(struct worker *self, struct job *j);
+
 static void run_switch(struct worker *self, struct job *j)
+{
+    exclusive_begin(self);
+    switch_core(self, j);
+    exclusive_end(self);
+}
+
+/* run_switch's work, with exclusive use held. */
+static void switch_core(struct worker *self, struct job *j)
 {
     struct server *sv = self->sv;
     char err[4096] = "";
     struct sds_session *old[64] = {0};
     pthread_mutex_lock(&sv->mu);
-    sv->pausing = 1;
-    for (;;) {
-        int busy = 0;
-        for (int i = 0; i < sv->n_wk; i++) busy |= &sv->wk[i] != self && sv->wk[i].current != NULL;
-        if (!busy || sv->stopping) break;
-        pthread_cond_wait(&sv->cv, &sv->mu);
-    }
     for (int i = 0; i < sv->n_wk; i++) old[i] = sv->wk[i].sess, sv->wk[i].sess = NULL;
     pthread_mutex_unlock(&sv->mu);
     for (int i = 0; i < sv->n_wk; i++) sds_close(old[i]);
@@ -1131,8 +1171,6 @@ static void run_switch(struct worker *self, struct job *j)
     if (have) sds_get_info(sv->wk[0].sess, &info);
     pthread_mutex_lock(&sv->mu);
     if (have) sv->info = info;
-    sv->pausing = 0;
-    pthread_cond_broadcast(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
 }
 

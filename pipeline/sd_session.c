@@ -709,13 +709,6 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     sdp_sched_a1111_name(sched, &a_s, &a_sc);
     snprintf(out->a1111_sampler, sizeof out->a1111_sampler, "%s", a_s);
     snprintf(out->a1111_schedule, sizeof out->a1111_schedule, "%s", a_sc);
-    size_t pcap = strlen(r->prompt) * 2 + strlen(negative) * 2 + 1024;
-    out->parameters = malloc(pcap);
-    if (!out->parameters) {
-        free(rgb);
-        rc = fail(err, errcap, SDS_ERROR, "out of memory");
-        goto done;
-    }
     char extra[64] = ""; /* A1111: "Eta DDIM" (DDIM, PLMS, UniPC: sd_samplers_timesteps) when eta != 0 */
     if (r->eta != 0 && (kind == SDP_SCHED_DDIM || kind == SDP_SCHED_TCD))
         snprintf(extra, sizeof extra, "%s: %g", kind == SDP_SCHED_DDIM ? "Eta DDIM" : "Eta", r->eta);
@@ -728,7 +721,12 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
                                                                 : sdp_emphasis_name(emphasis), r->prompt,
                                                                 r->cfg > 1 ? negative : ""),
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
-    sdp_infotext(&it, out->parameters, pcap);
+    out->parameters = sdp_infotext_dup(&it); /* its full length */
+    if (!out->parameters) {
+        free(rgb);
+        rc = fail(err, errcap, SDS_ERROR, "out of memory");
+        goto done;
+    }
     out->width = s->p.img_w;
     out->height = s->p.img_h;
     out->chw = image;

@@ -685,6 +685,24 @@ if port3:
     for t in th2:
         t.join(60)
     check(same == [0, 0, 0, 0], f"4 concurrent requests on 2 workers after switching back: differing values {same}")
+    # an override_settings.sd_model_checkpoint job, a POST /options switch and a plain job at once:
+    # each switch holds both workers (none waits for the other: no deadlock); the plain job == reference
+    mixed = {}
+    def one(key, body, path="/sdapi/v1/txt2img"):
+        mixed[key] = call("POST", path, body, auth=None, timeout=120)
+    ovr = dict(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+               sampler_name="Euler a", steps=4)
+    th3 = [threading.Thread(target=one, args=("o1", dict(ovr, override_settings={"sd_model_checkpoint": "tiny_sd15"}))),
+           threading.Thread(target=one, args=("sw", {"sd_model_checkpoint": "tiny_sd15.safetensors"}, "/sdapi/v1/options")),
+           threading.Thread(target=one, args=("plain", ovr))]
+    for t in th3:
+        t.start()
+    for t in th3:
+        t.join(150)
+    check(all(mixed.get(k, (0,))[0] == 200 for k in ("o1", "sw", "plain")) and "Model: tiny_sd15," in mixed["o1"][1]["info"] and
+          int((pixels(Image.open(io.BytesIO(base64.b64decode(mixed["plain"][1]["images"][0])))) != ref).sum()) == 0,
+          f"2 workers, overrides + switch at once: { {k: v[0] for k, v in mixed.items()} }")
+    check(api3.get_options()["sd_model_checkpoint"] == "tiny_sd15.safetensors", "2 workers: overrides restored")
     srv3.send_signal(signal.SIGTERM)
     check(srv3.wait(10) == 0, "2-worker server: exit 0 after SIGTERM")
     print(f"10. --devices 0,0: {running} jobs at once; the switch waited for both; 4 concurrent images == reference")
