@@ -116,6 +116,45 @@ void ckpt_lora_parse(const char *arg, struct ckpt_lora *l)
     l->scale = (float)v;
 }
 
+/* Every store and LoRA this process opened: their views feed the weights until the weights file
+ * is written (lazily, one tensor at a time), so they stay open to the end and are closed at exit
+ * (the graph's arena, which holds struct ckpt_src, may be freed first). */
+static struct o2s_store **open_stores;
+static struct o2s_lora **open_loras;
+static size_t n_open_stores, n_open_loras;
+
+static void close_all(void)
+{
+    for (size_t i = n_open_loras; i-- > 0;) o2s_lora_close(open_loras[i]);
+    for (size_t i = n_open_stores; i-- > 0;) o2s_close(open_stores[i]);
+    free(open_loras);
+    free(open_stores);
+    open_loras = NULL;
+    open_stores = NULL;
+    n_open_loras = n_open_stores = 0;
+}
+
+static void keep_open(struct o2s_store *s, struct o2s_lora *l)
+{
+    static bool registered;
+    if (!registered) {
+        atexit(close_all);
+        registered = true;
+    }
+    if (s) {
+        struct o2s_store **p = realloc(open_stores, (n_open_stores + 1) * sizeof *p);
+        if (!p) ir_die("out of memory");
+        open_stores = p;
+        open_stores[n_open_stores++] = s;
+    }
+    if (l) {
+        struct o2s_lora **p = realloc(open_loras, (n_open_loras + 1) * sizeof *p);
+        if (!p) ir_die("out of memory");
+        open_loras = p;
+        open_loras[n_open_loras++] = l;
+    }
+}
+
 bool ckpt_source_open(struct ir_graph *g, const char *path, const char *component,
                       const struct ckpt_options *opt, struct nm_source *src)
 {
@@ -147,6 +186,7 @@ bool ckpt_source_open(struct ir_graph *g, const char *path, const char *componen
                o2s_count(s, O2S_TEXT_ENCODER_2) ? "text_encoder_2 " : "",
                in.mapped ? "" : "nothing");
     }
+    keep_open(s, NULL);
     struct ckpt_src *cs = ir_alloc(g, sizeof *cs);
     cs->g = g;
     cs->s = s;
@@ -156,6 +196,7 @@ bool ckpt_source_open(struct ir_graph *g, const char *path, const char *componen
     for (int l = 0; l < opt->nloras; l++) {
         cs->loras[l] = o2s_lora_open(opt->loras[l].path, s, err, sizeof err);
         if (!cs->loras[l]) ir_die("--lora: %s", err);
+        keep_open(NULL, cs->loras[l]);
         size_t mine = 0;
         for (size_t i = 0; i < o2s_lora_count(cs->loras[l]); i++)
             mine += o2s_lora_get(cs->loras[l], i)->component == cs->comp;
