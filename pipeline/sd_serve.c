@@ -93,6 +93,7 @@ struct job {
     double strength;
     double mask_blur;        /* A1111's mask_blur (default 4), the library's mask_blur */
     int mask_invert;         /* inpainting_mask_invert */
+    int mask_w, mask_h;      /* the mask's size as sent */
     double eta;              /* eta (DDIM / TCD; A1111's Eta DDIM) */
     /* override_settings.sd_model_checkpoint: this request's checkpoint ("" = the one open) */
     char ck_path[PATH_MAX], ck_title[PATH_MAX];
@@ -566,8 +567,8 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
             int mw, mh;
             if (!cJSON_IsString(mk)) return snprintf(msg, cap, "mask: expected a base64 PNG string"), -1;
             if (get_png("mask", mk->valuestring, 1, &j->mask, &mw, &mh, msg, cap)) return -1;
-            if (mw != j->init_w || mh != j->init_h)
-                return snprintf(msg, cap, "mask: %dx%d, the init image %dx%d", mw, mh, j->init_w, j->init_h), -1;
+            j->mask_w = mw; /* resized to width x height as the image (A1111 resizes both) */
+            j->mask_h = mh;
             /* A1111's inpainting options: mask_blur (default 4; mask_blur_x/y when it is absent),
              * inpainting_mask_invert; "original" fill over the whole picture is what runs */
             const cJSON *mb = cJSON_GetObjectItemCaseSensitive(o, "mask_blur");
@@ -634,19 +635,28 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
         return snprintf(msg, cap, "width %lld, height %lld: not multiples of %d (the VAE's factor)", w, h,
                         info.size_multiple),
                -1;
-    if (img2img && (w != j->init_w || h != j->init_h)) { /* A1111's resize_mode 0: PIL LANCZOS, image and mask */
-        unsigned char *ri = NULL, *rm = NULL;
-        if (sds_image_resize(j->init, j->init_w, j->init_h, 3, (int)w, (int)h, &ri) ||
-            (j->mask && sds_image_resize(j->mask, j->init_w, j->init_h, 1, (int)w, (int)h, &rm))) {
-            free(ri);
+    if (img2img && j->mask && rmode != 0 && (w != j->mask_w || h != j->mask_h))
+        return snprintf(msg, cap, "resize_mode %lld: only 0 (\"Just resize\") is supported; the mask is %dx%d, "
+                        "width x height %lldx%lld", rmode, j->mask_w, j->mask_h, w, h), -1;
+    if (img2img && (w != j->init_w || h != j->init_h)) { /* A1111's resize_mode 0: PIL LANCZOS */
+        unsigned char *ri = NULL;
+        if (sds_image_resize(j->init, j->init_w, j->init_h, 3, (int)w, (int)h, &ri))
             return snprintf(msg, cap, "init_images[0]: resizing %dx%d to %lldx%lld: out of memory", j->init_w,
                             j->init_h, w, h), -1;
-        }
         free(j->init);
         j->init = ri;
-        if (j->mask) free(j->mask), j->mask = rm;
         j->init_w = (int)w;
         j->init_h = (int)h;
+    }
+    if (img2img && j->mask && (w != j->mask_w || h != j->mask_h)) { /* the mask alike */
+        unsigned char *rm = NULL;
+        if (sds_image_resize(j->mask, j->mask_w, j->mask_h, 1, (int)w, (int)h, &rm))
+            return snprintf(msg, cap, "mask: resizing %dx%d to %lldx%lld: out of memory", j->mask_w, j->mask_h, w,
+                            h), -1;
+        free(j->mask);
+        j->mask = rm;
+        j->mask_w = (int)w;
+        j->mask_h = (int)h;
     }
     const cJSON *si = cJSON_GetObjectItemCaseSensitive(o, "send_images");
     if (si && !cJSON_IsNull(si) && !cJSON_IsBool(si)) return snprintf(msg, cap, "send_images: expected true or false"), -1;

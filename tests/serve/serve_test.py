@@ -361,6 +361,15 @@ for tag, mp, inv in (("mask", mask_png, 0), ("inverted mask", inv_png, 1)):
     diff = int((pixels(r.image) != want_m).sum())
     check(diff == 0 and "Mask blur: 4" in r.info["infotexts"][0], f"{tag}: {diff} values differ from the CLI's "
           f"--mask --mask-blur 4; {r.info['infotexts'][0]!r}")
+# a mask of another size is resized to width x height as the image (PIL LANCZOS, as A1111)
+mask64 = Image.fromarray(mask, "L").resize((64, 64), Image.NEAREST)
+mask_r_png = os.path.join(work, "mask_64_to_32.png")
+mask64.resize((32, 32), Image.LANCZOS).save(mask_r_png)
+want_mr = cli_png("mask_r", PROMPT, "--init-image", ref_png, "--strength", "0.6", "--mask", mask_r_png, "--mask-blur", "4")
+r = api.img2img(images=[Image.open(ref_png)], mask_image=mask64, inpainting_fill=1, inpaint_full_res=False,
+                prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
+                sampler_name="Euler a", steps=4, denoising_strength=0.6)
+check(int((pixels(r.image) != want_mr).sum()) == 0, "a 64x64 mask resized to 32x32 == CLI on PIL's LANCZOS resize")
 want_e = cli_png("eta", PROMPT, "--scheduler", "ddim", "--eta", "0.5")
 r = api.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32, sampler_name="DDIM",
                 steps=4, eta=0.5)
