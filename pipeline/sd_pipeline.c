@@ -222,45 +222,88 @@ static long long te_embedding_rows(const struct o2r_model_desc *d, int hidden, c
     return 0;
 }
 
-int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
+/* One text encoder: ids [b,S] int -> output `want` (NULL: last_hidden_state, else the first
+ * output) [b,S,D] float; the tokenizer's ids rows of its token embedding table. */
+static int check_text_encoder(const struct sdp_model *m, const struct sdp_tokenizer *tok, const char *want,
+                              int *out_idx, int *batch, int *seq, int *hidden, char *err, size_t errcap)
 {
-    const struct o2r_model_desc *te = p->te.desc, *un = p->unet.desc, *va = p->vae.desc;
+    const struct o2r_model_desc *te = m->desc;
     char a[256];
-    /* text encoder: ids [b,S] int, first output (or last_hidden_state) [b,S,D] float */
     if (te->n_inputs != 1 || (te->inputs[0].dtype != O2R_I64 && te->inputs[0].dtype != O2R_I32) ||
         te->inputs[0].rank != 2) {
         shape_str(&te->inputs[0], a, sizeof a);
         snprintf(err, errcap, "%s: does not look like a CLIP text encoder: expected one input_ids "
-                 "input int64 [batch,77], got %u input(s), first %s", p->te.path, te->n_inputs, a);
+                 "input int64 [batch,77], got %u input(s), first %s", m->path, te->n_inputs, a);
         return -1;
     }
-    p->te_ids = 0;
-    p->te_out = find_io(te->outputs, te->n_outputs, "last_hidden_state");
-    if (p->te_out < 0) p->te_out = 0;
-    const struct o2r_io *ti = &te->inputs[0], *to = &te->outputs[p->te_out];
-    p->te_batch = (int)ti->dims[0];
-    p->seq = (int)ti->dims[1];
+    *out_idx = find_io(te->outputs, te->n_outputs, want ? want : "last_hidden_state");
+    if (*out_idx < 0 && want) {
+        snprintf(err, errcap, "%s: no output '%s' (an SDXL text encoder exported by models/make_arch.py has "
+                 "penultimate_hidden_state, hidden_states[-2])", m->path, want);
+        return -1;
+    }
+    if (*out_idx < 0) *out_idx = 0;
+    const struct o2r_io *ti = &te->inputs[0], *to = &te->outputs[*out_idx];
+    *batch = (int)ti->dims[0];
+    *seq = (int)ti->dims[1];
     if (to->rank != 3 || !is_float(to->dtype) || to->dims[0] != ti->dims[0] || to->dims[1] != ti->dims[1]) {
         shape_str(to, a, sizeof a);
-        snprintf(err, errcap, "%s: output %s is not [batch,%d,hidden] float", p->te.path, a, p->seq);
+        snprintf(err, errcap, "%s: output %s is not [batch,%d,hidden] float", m->path, a, *seq);
         return -1;
     }
-    p->hidden = (int)to->dims[2];
-    if (p->te_batch < 1 || p->te_batch > 2 || p->seq < 2 || p->seq > 1024) {
+    *hidden = (int)to->dims[2];
+    if (*batch < 1 || *batch > 2 || *seq < 2 || *seq > 1024) {
         snprintf(err, errcap, "%s: input_ids batch %d, sequence %d: compile it with --shape input_ids=1,77",
-                 p->te.path, p->te_batch, p->seq);
+                 m->path, *batch, *seq);
         return -1;
     }
     /* every id the tokenizer can give must be a row of the token embedding table (the Gather
      * would clamp or read out of bounds: garbage, silently) */
     const char *emb = NULL;
-    long long rows = te_embedding_rows(te, p->hidden, &emb);
-    if (p->tok && rows > 0 && sdp_tokenizer_vocab_size(p->tok) > rows) {
+    long long rows = te_embedding_rows(te, *hidden, &emb);
+    if (tok && rows > 0 && sdp_tokenizer_vocab_size(tok) > rows) {
         snprintf(err, errcap, "%s: the tokenizer's ids go up to %d (vocabulary of %d), but the text "
                  "encoder's token embedding '%s' has %lld rows: give the tokenizer this text encoder "
-                 "was trained with (--tokenizer DIR or --hf CKPT)", p->te.path,
-                 sdp_tokenizer_vocab_size(p->tok) - 1, sdp_tokenizer_vocab_size(p->tok), emb, rows);
+                 "was trained with (--tokenizer DIR or --hf CKPT)", m->path,
+                 sdp_tokenizer_vocab_size(tok) - 1, sdp_tokenizer_vocab_size(tok), emb, rows);
         return -1;
+    }
+    return 0;
+}
+
+int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
+{
+    const struct o2r_model_desc *un = p->unet.desc, *va = p->vae.desc;
+    char a[256];
+    const int xl = p->te2.desc != NULL;
+    p->te_ids = 0;
+    if (check_text_encoder(&p->te, p->tok, xl ? "penultimate_hidden_state" : NULL, &p->te_out, &p->te_batch,
+                           &p->seq, &p->te_hidden, err, errcap))
+        return -1;
+    p->hidden = p->te_hidden;
+    p->te2_hidden = 0;
+    p->te2_pool = -1;
+    p->pool_dim = 0;
+    if (xl) { /* SDXL: text_encoder_2's penultimate states beside the first's, its text_embeds pooled */
+        int b2, s2;
+        const struct o2r_model_desc *t2 = p->te2.desc;
+        if (check_text_encoder(&p->te2, p->tok2 ? p->tok2 : p->tok, "penultimate_hidden_state", &p->te2_out, &b2,
+                               &s2, &p->te2_hidden, err, errcap))
+            return -1;
+        p->te2_pool = find_io(t2->outputs, t2->n_outputs, "text_embeds");
+        const struct o2r_io *po = p->te2_pool >= 0 ? &t2->outputs[p->te2_pool] : NULL;
+        if (!po || po->rank != 2 || !is_float(po->dtype) || po->dims[0] != b2) {
+            snprintf(err, errcap, "%s: no text_embeds output [batch,D] float (CLIPTextModelWithProjection's "
+                     "projected pooled output, SDXL's text_encoder_2)", p->te2.path);
+            return -1;
+        }
+        if (s2 != p->seq) {
+            snprintf(err, errcap, "%s: takes %d tokens, %s %d: compile both with --shape input_ids=1,77",
+                     p->te2.path, s2, p->te.path, p->seq);
+            return -1;
+        }
+        p->pool_dim = (int)po->dims[1];
+        p->hidden = p->te_hidden + p->te2_hidden;
     }
     /* UNet */
     p->u_sample = find_io(un->inputs, un->n_inputs, "sample");
@@ -276,10 +319,20 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
             else if (r <= 1 && p->u_t < 0) p->u_t = i;
         }
     }
-    const char *want = "sample float [B,4,h,w], timestep (1 or B values), encoder_hidden_states float [B,77,D]";
-    if (un->n_inputs != 3 || p->u_sample < 0 || p->u_t < 0 || p->u_ehs < 0 || un->n_outputs < 1) {
-        snprintf(err, errcap, "%s: does not look like a UNet: %u inputs, expected 3 (%s)", p->unet.path,
-                 un->n_inputs, want);
+    const char *want = xl ? "sample float [B,4,h,w], timestep (1 or B values), encoder_hidden_states float [B,77,D], "
+                            "text_embeds [B,P], time_ids [B,6]"
+                          : "sample float [B,4,h,w], timestep (1 or B values), encoder_hidden_states float [B,77,D]";
+    p->u_temb = find_io(un->inputs, un->n_inputs, "text_embeds");
+    p->u_tids = find_io(un->inputs, un->n_inputs, "time_ids");
+    if (!xl && un->n_inputs == 5 && p->u_temb >= 0 && p->u_tids >= 0) {
+        snprintf(err, errcap, "%s: an SDXL UNet (text_embeds, time_ids inputs): it needs SDXL's second text encoder "
+                 "(text_encoder_2) and tokenizer_2, which this pipeline was not given", p->unet.path);
+        return -1;
+    }
+    if (un->n_inputs != (xl ? 5u : 3u) || p->u_sample < 0 || p->u_t < 0 || p->u_ehs < 0 || un->n_outputs < 1 ||
+        (xl && (p->u_temb < 0 || p->u_tids < 0))) {
+        snprintf(err, errcap, "%s: does not look like %s UNet: %u inputs, expected %d (%s)", p->unet.path,
+                 xl ? "an SDXL" : "a", un->n_inputs, xl ? 5 : 3, want);
         return -1;
     }
     const struct o2r_io *us = &un->inputs[p->u_sample], *ut = &un->inputs[p->u_t],
@@ -303,10 +356,23 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
     }
     if (ue->dims[1] < p->seq || ue->dims[1] % p->seq || ue->dims[2] != p->hidden) {
         shape_str(ue, a, sizeof a);
-        snprintf(err, errcap, "%s: encoder_hidden_states %s does not match the text encoder's output "
-                 "[*,%d,%d] (%s; or k * %d tokens for long prompts)", p->unet.path, a, p->seq, p->hidden,
-                 p->te.path, p->seq);
+        snprintf(err, errcap, "%s: encoder_hidden_states %s does not match the text encoder%s output "
+                 "[*,%d,%d] (%s%s%s; or k * %d tokens for long prompts)", p->unet.path, a, xl ? "s' concatenated" : "'s",
+                 p->seq, p->hidden, p->te.path, xl ? " + " : "", xl ? p->te2.path : "", p->seq);
         return -1;
+    }
+    if (xl) {
+        const struct o2r_io *te_in = &un->inputs[p->u_temb], *ti_in = &un->inputs[p->u_tids];
+        if (te_in->rank != 2 || !is_float(te_in->dtype) || te_in->dims[0] != us->dims[0] ||
+            te_in->dims[1] != p->pool_dim || ti_in->rank != 2 || !is_float(ti_in->dtype) ||
+            ti_in->dims[0] != us->dims[0] || ti_in->dims[1] != 6) {
+            char b[256];
+            shape_str(te_in, a, sizeof a);
+            shape_str(ti_in, b, sizeof b);
+            snprintf(err, errcap, "%s: text_embeds %s, time_ids %s: expected [%d,%d] (%s's text_embeds) and [%d,6] "
+                     "float", p->unet.path, a, b, (int)us->dims[0], p->pool_dim, p->te2.path, (int)us->dims[0]);
+            return -1;
+        }
     }
     p->u_seq = (int)ue->dims[1];
     p->lat_c = (int)uo->dims[1];
@@ -384,37 +450,39 @@ static void free_io(const struct o2r_model_desc *d, void **in, void **out)
 
 #define MAXIO 16
 
-/* Text encoder on n_rows rows of seq ids: z receives n_rows * seq * hidden floats. */
-static int encode_rows(struct sdp_pipeline *p, const int64_t *ids, int n_rows, float *z, struct sdp_timings *tm,
-                       char *err, size_t errcap)
+/* Text encoder m on n_rows rows of seq ids: z receives n_rows * seq * width floats of output out
+ * ([b,seq,width]); pooled (NULL: not wanted) the first row's output pool ([b,P], P floats). */
+static int encode_rows(struct sdp_model *m, int out, int pool, int seq, int width, const int64_t *ids, int n_rows,
+                       float *z, float *pooled, struct sdp_timings *tm, char *err, size_t errcap)
 {
-    const struct o2r_model_desc *d = p->te.desc;
-    void *in[MAXIO] = {0}, *out[MAXIO] = {0};
-    int rc = -1;
-    size_t per = (size_t)p->seq * p->hidden;
-    if (d->n_inputs > MAXIO || d->n_outputs > MAXIO || alloc_io(d, in, out)) {
-        snprintf(err, errcap, "%s: out of memory", p->te.path);
+    const struct o2r_model_desc *d = m->desc;
+    void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+    int rc = -1, batch = (int)d->inputs[0].dims[0];
+    size_t per = (size_t)seq * width;
+    if (d->n_inputs > MAXIO || d->n_outputs > MAXIO || alloc_io(d, in, o)) {
+        snprintf(err, errcap, "%s: out of memory", m->path);
         goto done;
     }
-    for (int k = 0; k < n_rows; k += p->te_batch) {
-        for (int b = 0; b < p->te_batch; b++) {
-            const int64_t *row = ids + (size_t)(k + b < n_rows ? k + b : k) * p->seq;
-            for (int j = 0; j < p->seq; j++) {
-                if (d->inputs[0].dtype == O2R_I64) ((int64_t *)in[0])[b * p->seq + j] = row[j];
-                else ((int32_t *)in[0])[b * p->seq + j] = (int32_t)row[j];
+    for (int k = 0; k < n_rows; k += batch) {
+        for (int b = 0; b < batch; b++) {
+            const int64_t *row = ids + (size_t)(k + b < n_rows ? k + b : k) * seq;
+            for (int j = 0; j < seq; j++) {
+                if (d->inputs[0].dtype == O2R_I64) ((int64_t *)in[0])[b * seq + j] = row[j];
+                else ((int32_t *)in[0])[b * seq + j] = (int32_t)row[j];
             }
         }
         double t0 = now_s();
-        if (run_model(&p->te, (const void *const *)in, out, err, errcap)) goto done;
+        if (run_model(m, (const void *const *)in, o, err, errcap)) goto done;
         tm->text_encoder += now_s() - t0;
         tm->text_runs++;
-        for (int b = 0; b < p->te_batch && k + b < n_rows; b++)
-            get_floats(z + (size_t)(k + b) * per, d->outputs[p->te_out].dtype,
-                       (const char *)out[p->te_out] + (size_t)b * per * o2r_dtype_size(d->outputs[p->te_out].dtype), per);
+        for (int b = 0; b < batch && k + b < n_rows; b++)
+            get_floats(z + (size_t)(k + b) * per, d->outputs[out].dtype,
+                       (const char *)o[out] + (size_t)b * per * o2r_dtype_size(d->outputs[out].dtype), per);
+        if (pooled && k == 0) get_floats(pooled, d->outputs[pool].dtype, o[pool], (size_t)d->outputs[pool].dims[1]);
     }
     rc = 0;
 done:
-    free_io(d, in, out);
+    free_io(d, in, o);
     return rc;
 }
 
@@ -485,13 +553,19 @@ int sdp_cond_tokens(const struct sdp_tokenizer *tok, int emphasis, const char *p
     return 0;
 }
 
-/* One conditioning row of p->u_seq tokens for text into row (u_seq * hidden floats): diffusers
- * mode: the 77 truncated ids encoded; A1111 modes: every chunk encoded alone, the emphasis applied
- * per chunk, the chunks concatenated; either repeated to u_seq tokens. *n_tokens: see sdp_generate. */
-static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, float *row, int *n_tokens,
-                    struct sdp_timings *tm, char *err, size_t errcap)
+/* Encoder e's (0: text_encoder, 1: SDXL's text_encoder_2) part of one conditioning row of p->u_seq
+ * tokens for text: diffusers mode: the 77 truncated ids encoded; A1111 modes: every chunk encoded
+ * alone, the emphasis applied per chunk (per encoder, as A1111's SDXL conditioner does), the chunks
+ * concatenated; either repeated to u_seq tokens, written at columns [off, off + width) of row's
+ * p->hidden. pooled (NULL: not wanted): te2's text_embeds of the first chunk (A1111: zs[0].pooled).
+ * *n_tokens (NULL: not wanted): see sdp_generate. */
+static int cond_encoder(struct sdp_pipeline *p, int e, int emphasis, const char *text, float *row, float *pooled,
+                        int *n_tokens, struct sdp_timings *tm, char *err, size_t errcap)
 {
-    const size_t per = (size_t)p->seq * p->hidden;
+    const struct sdp_tokenizer *tok = e && p->tok2 ? p->tok2 : p->tok;
+    struct sdp_model *m = e ? &p->te2 : &p->te;
+    const int width = e ? p->te2_hidden : p->te_hidden, off = e ? p->te_hidden : 0;
+    const size_t per = (size_t)p->seq * width;
     int64_t *ids = NULL;
     float *z = NULL;
     int k = 1, rc = -1;
@@ -499,19 +573,19 @@ static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, floa
     if (emphasis == SDP_EMPHASIS_DIFFUSERS) {
         int full;
         if (!(ids = malloc((size_t)p->seq * sizeof *ids))) goto oom;
-        if (sdp_tokenizer_encode(p->tok, text, ids, p->seq, &full, err, errcap)) goto done;
+        if (sdp_tokenizer_encode(tok, text, ids, p->seq, &full, err, errcap)) goto done;
         if (n_tokens) *n_tokens = full;
     } else {
-        if (sdp_prompt_chunks_ex(p->tok, text, SDP_COMMA_BACKTRACK, emphasis != SDP_EMPHASIS_NONE, &c, err, errcap))
+        if (sdp_prompt_chunks_ex(tok, text, SDP_COMMA_BACKTRACK, emphasis != SDP_EMPHASIS_NONE, &c, err, errcap))
             goto done;
         k = c.n_chunks;
         if (n_tokens) *n_tokens = c.token_count;
         if (p->seq != 77) {
-            snprintf(err, errcap, "%s: A1111's prompt chunks are 77 ids; the text encoder takes %d", p->te.path, p->seq);
+            snprintf(err, errcap, "%s: A1111's prompt chunks are 77 ids; the text encoder takes %d", m->path, p->seq);
             goto done;
         }
         ids = c.ids;
-        const int64_t eos = sdp_tokenizer_eos(p->tok), pad = sdp_tokenizer_pad(p->tok);
+        const int64_t eos = sdp_tokenizer_eos(tok), pad = sdp_tokenizer_pad(tok);
         if (pad != eos) /* A1111 (process_tokens): ids after the first EOS become the pad id (SD 2.x: 0) */
             for (int i = 0; i < k; i++) {
                 int64_t *r = ids + (size_t)i * p->seq;
@@ -527,14 +601,16 @@ static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, floa
         goto done;
     }
     if (!(z = malloc((size_t)k * per * sizeof *z))) goto oom;
-    if (encode_rows(p, ids, k, z, tm, err, errcap)) goto done;
+    if (encode_rows(m, e ? p->te2_out : p->te_out, p->te2_pool, p->seq, width, ids, k, z, pooled, tm, err, errcap))
+        goto done;
     for (int i = 0; i < k && emphasis != SDP_EMPHASIS_DIFFUSERS; i++) {
         if (emphasis == SDP_EMPHASIS_ORIGINAL)
-            sdp_prompt_emphasis(z + (size_t)i * per, c.mult + (size_t)i * p->seq, (size_t)p->seq, (size_t)p->hidden);
+            sdp_prompt_emphasis(z + (size_t)i * per, c.mult + (size_t)i * p->seq, (size_t)p->seq, (size_t)width);
         else if (emphasis == SDP_EMPHASIS_NO_NORM)
-            sdp_prompt_multiply(z + (size_t)i * per, c.mult + (size_t)i * p->seq, (size_t)p->seq, (size_t)p->hidden);
+            sdp_prompt_multiply(z + (size_t)i * per, c.mult + (size_t)i * p->seq, (size_t)p->seq, (size_t)width);
     }
-    for (int r = 0; r < p->u_seq / (k * p->seq); r++) memcpy(row + (size_t)r * k * per, z, (size_t)k * per * sizeof *z);
+    for (size_t t = 0; t < (size_t)p->u_seq; t++) /* token t of the row: token t mod (k * seq) of z */
+        memcpy(row + t * p->hidden + off, z + (t % ((size_t)k * p->seq)) * width, (size_t)width * sizeof *z);
     rc = 0;
     goto done;
 oom:
@@ -544,6 +620,15 @@ done:
     sdp_prompt_chunks_free(&c);
     free(z);
     return rc;
+}
+
+/* One conditioning row (u_seq * hidden floats) and, for SDXL, its pooled text_embeds (pool_dim
+ * floats): every encoder's part (cond_encoder). *n_tokens: the first encoder's count. */
+static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, float *row, float *pooled,
+                    int *n_tokens, struct sdp_timings *tm, char *err, size_t errcap)
+{
+    if (cond_encoder(p, 0, emphasis, text, row, NULL, n_tokens, tm, err, errcap)) return -1;
+    return p->te2.desc ? cond_encoder(p, 1, emphasis, text, row, pooled, NULL, tm, err, errcap) : 0;
 }
 
 int sdp_img2img_t_start(int steps, double strength)
@@ -605,6 +690,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     const struct o2r_model_desc *ud = p->unet.desc, *vd = p->vae.desc;
     void *uin[MAXIO] = {0}, *uout[MAXIO] = {0}, *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
     float *emb = malloc(2 * per * sizeof *emb), *lat = malloc(nt * sizeof *lat);
+    float *pool = calloc(2 * (size_t)(p->pool_dim + 1), sizeof *pool); /* SDXL text_embeds: [uncond, cond] */
     float *xin = malloc(nt * sizeof *xin), *eps = malloc((size_t)R * nl * sizeof *eps);
     float *noise = NULL, *ilat = NULL, *mlat = NULL, *tmp = NULL, *milat = NULL;
     struct sdp_rng *gens = malloc((size_t)B * sizeof *gens), rng;
@@ -617,7 +703,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             goto done;                                                                                       \
         }                                                                                                    \
     } while (0)
-    if (!emb || !lat || !xin || !eps || !gens || alloc_io(ud, uin, uout) || alloc_io(vd, vin, vout)) {
+    if (!emb || !lat || !xin || !eps || !gens || !pool || alloc_io(ud, uin, uout) || alloc_io(vd, vin, vout)) {
         snprintf(err, errcap, "out of memory");
         goto done;
     }
@@ -647,9 +733,18 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     }
     /* 1. text: [uncond, cond] with guidance, else [cond]; each row u_seq tokens */
     CANCEL_POINT("before the text encoder");
-    if (cfg_on && cond_row(p, prm->emphasis, prm->negative ? prm->negative : "", emb, NULL, tm, err, errcap))
+    const int xl = p->te2.desc != NULL;
+    float *pool_u = pool, *pool_c = pool + p->pool_dim;
+    if (cfg_on && xl && !prm->encode_empty_negative && !(prm->negative && prm->negative[0])) {
+        memset(emb, 0, per * sizeof *emb); /* force_zeros_for_empty_prompt: zeros, pooled too (pool_u) */
+    } else if (cfg_on && cond_row(p, prm->emphasis, prm->negative ? prm->negative : "", emb, pool_u, NULL, tm, err,
+                                  errcap)) {
         goto done;
-    if (cond_row(p, prm->emphasis, prm->prompt, emb + per, n_tokens, tm, err, errcap)) goto done;
+    }
+    if (cond_row(p, prm->emphasis, prm->prompt, emb + per, pool_c, n_tokens, tm, err, errcap)) goto done;
+    /* SDXL's add_time_ids: original_size + crops_coords_top_left + target_size, (height, width) of
+     * the image both, crop (0, 0): the pipelines' defaults; the same for the negative rows */
+    const float time_ids[6] = {(float)p->img_h, (float)p->img_w, 0.0f, 0.0f, (float)p->img_h, (float)p->img_w};
     /* 2. schedule, generators (image i: seed + i) */
     if (sdp_sched_set_timesteps(p->sched, prm->steps, err, errcap)) goto done;
     int n = p->sched->n_steps, t0i = 0;
@@ -739,6 +834,12 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                     put_floats(row + (nl + hw) * esz, us->dtype, milat, nl);
                 }
                 put_floats((char *)uin[p->u_ehs] + (size_t)b * per * hsz, ue->dtype, emb + (size_t)erow * per, per);
+                if (xl) {
+                    const struct o2r_io *pe = &ud->inputs[p->u_temb], *pt = &ud->inputs[p->u_tids];
+                    put_floats((char *)uin[p->u_temb] + (size_t)b * p->pool_dim * o2r_dtype_size(pe->dtype), pe->dtype,
+                               erow ? pool_c : pool_u, (size_t)p->pool_dim);
+                    put_floats((char *)uin[p->u_tids] + (size_t)b * 6 * o2r_dtype_size(pt->dtype), pt->dtype, time_ids, 6);
+                }
             }
             for (uint64_t k = 0; k < numel(ut); k++) {
                 if (ut->dtype == O2R_F32) ((float *)uin[p->u_t])[k] = t;
@@ -830,6 +931,7 @@ done:
     free_io(ud, uin, uout);
     free_io(vd, vin, vout);
     free(emb);
+    free(pool);
     free(lat);
     free(xin);
     free(eps);

@@ -27,6 +27,15 @@
  *   when strength < 1, noise per image, the masked image (init 2x - 1, zero where mask >= 0.5)
  *   encoded and sampled with generator[0]; the UNet's input per row is [scaled latents, mask
  *   (1 channel), masked-image latents]; no blending.
+ *   SDXL (StableDiffusionXLPipeline, StableDiffusionXLImg2ImgPipeline with a base model; p->te2
+ *   loaded): prompt and prompt_2 the same text, each tokenizer to 77 ids, each encoder's
+ *   hidden_states[-2] (clip_skip None) concatenated on the last axis; text_embeds = text_encoder_2's
+ *   projected pooled output; add_time_ids = (height, width, 0, 0, height, width) for the cond and
+ *   the uncond rows; with guidance and no negative prompt both the uncond states and its pooled
+ *   vector are zeros (force_zeros_for_empty_prompt, as SDXL's model_index.json says; A1111 the
+ *   same), unless sdp_params.encode_empty_negative. The UNet gets text_embeds and time_ids per row.
+ *   The VAE runs in float32 arithmetic (weights may be stored float16), so SDXL's VAE float16
+ *   overflow (force_upcast) cannot happen.
  * Guarantees: every shape, dtype and name is checked before the first run, with messages that
  * name the file or flag; float16 model inputs/outputs are converted on the host.
  */
@@ -132,6 +141,10 @@ struct sdp_params {
     void *progress_user;          /* passed to progress */
     const volatile int *cancel;   /* NULL, or a flag another thread may set non-zero: checked before
                                      every text encoder, UNet and VAE run */
+    int encode_empty_negative;    /* SDXL with guidance and an empty negative prompt: 0 (default) uses zero
+                                     embeddings and a zero pooled vector, as diffusers'
+                                     force_zeros_for_empty_prompt (SDXL's model_index.json) and A1111's
+                                     force_zero_negative_prompt do; 1 encodes "" */
 };
 
 /* Stage timings of the last run (seconds, host wall clock, every run synchronous). */
@@ -163,11 +176,24 @@ struct sdp_pipeline {
     int v_in, v_out;                         /* VAE input/output index */
     int img_c, img_h, img_w;                 /* VAE output dims */
     int e_in, e_out;                         /* VAE encoder input/output index (venc loaded) */
+    /* SDXL (StableDiffusionXLPipeline): te2 loaded. Both encoders' penultimate_hidden_state
+     * (hidden_states[-2]) are concatenated per token into encoder_hidden_states (hidden =
+     * te_hidden + te2_hidden); te2's text_embeds (the projected pooled output) and the six
+     * add_time_ids are the UNet's text_embeds and time_ids inputs. */
+    struct sdp_model te2;                    /* text_encoder_2 (CLIPTextModelWithProjection), or desc NULL */
+    struct sdp_tokenizer *tok2;              /* its tokenizer (SDXL: pad_token "!"); NULL: p->tok */
+    int te_hidden, te2_hidden;               /* each encoder's state width (SD 1.x/2.x: te_hidden == hidden) */
+    int te2_out, te2_pool;                   /* te2's penultimate_hidden_state and text_embeds output indices */
+    int u_temb, u_tids;                      /* UNet text_embeds [B,pool_dim] and time_ids [B,6] inputs (-1: none) */
+    int pool_dim;                            /* text_embeds width */
 };
 
 /* Checks that the loaded models fit together (a UNet whose inputs look like a UNet: sample
  * [B,C,h,w] float, timestep of 1 or B elements, encoder_hidden_states [B,S*k,D] float with S and D
- * the text encoder's, k >= 1: long prompts); a text encoder with int32/int64 ids [b,S] and a [b,S,D] output; a VAE
+ * the text encoder's, k >= 1: long prompts; SDXL (te2 loaded): D the two encoders' widths summed,
+ * text_embeds [B,P] with P te2's text_embeds width, time_ids [B,6]; a UNet with text_embeds and
+ * time_ids but no te2 is refused naming text_encoder_2); a text encoder with int32/int64 ids [b,S]
+ * and a [b,S,D] output (SDXL: penultimate_hidden_state, and te2's text_embeds [b,P]); a VAE
  * decoder taking [1,C,h,w] or [B,C,h,w]; a VAE encoder when loaded: [1,3,H,W] -> [1,2C,h,w]
  * (mean || logvar); with p->tok loaded, a tokenizer whose largest id is a
  * row of the text encoder's token embedding table) and fills the index/shape fields. Returns 0,
