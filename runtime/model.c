@@ -922,6 +922,10 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
     st = validate_desc(ctx, desc);
     if (st != O2R_OK)
         return st;
+    int ahead = 0;
+    st = o2r_build_ahead_mode(ctx, &ahead);
+    if (st != O2R_OK)
+        return st;
     if (ctx->base_align_bits == 0 || ((uint64_t)O2R_ALIGN * 8) % ctx->base_align_bits != 0) {
         o2r_set_error(ctx, "device %s has CL_DEVICE_MEM_BASE_ADDR_ALIGN = %u bits, which does "
                       "not divide the %d-byte sub-buffer alignment generated code assumes "
@@ -997,6 +1001,8 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
         goto fail;
     m->weights_ms = t1 - t0;
     m->build_ms = t2 - t1;
+    if (ahead && !tune_mode)
+        o2r_build_ahead_start(m); /* kernels compile in the background (build_ahead.c) */
     *out = m;
     return O2R_OK;
 fail:
@@ -1260,6 +1266,7 @@ void o2r_model_free(struct o2r_model *m)
     if (!m)
         return;
     const struct o2r_model_desc *d = m->desc;
+    o2r_build_ahead_finish(m); /* its launches use the kernels and weights buffers */
     release_events(m, d->n_launches);
     for (uint32_t i = 0; m->bufs && i < d->n_buffers; i++)
         if (m->bufs[i])

@@ -444,7 +444,17 @@ void o2r_model_print_variants(const struct o2r_model *m, void *f);
  * the cache folder (entry for this device, else this device with another driver, else this
  * vendor), else the built-in default of the device's vendor, else the compiled default
  * (docs/tuning.md); a tuning file or entry that fails its checks is ignored with one warning on
- * stderr ("onnx2cl: warning: ignoring tuning file PATH: REASON"), never an error. */
+ * stderr ("onnx2cl: warning: ignoring tuning file PATH: REASON"), never an error.
+ * Build ahead ($ONNX2CL_BUILD_AHEAD=auto|on|off, also 1|0; default auto = on for a CPU device
+ * of PoCL only; another value: O2R_ERR_ARG): where the platform compiles each kernel at its
+ * first launch (PoCL), init ends by enqueueing one small launch per distinct kernel
+ * specialization on a second queue, on scratch activations, so the kernels compile in the
+ * background (one at a time: PoCL compiles under a process-wide lock) while the caller goes on
+ * and the first run finds them built; outputs are bit-identical either way. On PoCL, launches
+ * compiled without a local size then run with the one PoCL would choose itself. A cold cache
+ * prints "onnx2cl: model 'M': building its N kernels ahead of the first run ..." on stderr;
+ * o2r_model_free waits for the warm-ups still running. Off on GPU drivers (they build every
+ * kernel in clBuildProgram) and in o2r_model_tune (runtime/build_ahead.c). */
 o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc,
                           const char *weights_path, struct o2r_model **out);
 /* Runs one inference. inputs[i] points at desc.inputs[i].nbytes of host data in the declared

@@ -103,6 +103,9 @@ struct o2r_model {
     uint32_t n_mapped_chunks;            /* weights chunks that are the mapped file itself */
     int weights_stamped;                 /* the payload checksum was skipped: a stamp says this
                                             file version was checked at an earlier start */
+    cl_command_queue ahead_queue;        /* build ahead (build_ahead.c): the warm-up queue, NULL
+                                            when nothing was enqueued; released at free */
+    uint32_t ahead_n;                    /* warm-up launches enqueued on it */
 };
 
 /* ---- allocation wrapper + fault injection (alloc.c) ---- */
@@ -194,6 +197,20 @@ o2r_status o2r_launch_enqueue(struct o2r_model *m, uint32_t li, const struct o2r
                               cl_kernel k, cl_event *ev);
 /* Enqueues the writes of every input (host pointers, desc order; not waited for). */
 o2r_status o2r_model_upload_inputs(struct o2r_model *m, const void *const *inputs);
+
+/* ---- build ahead (build_ahead.c; issue 24 item 2) ---- */
+/* Whether models of ctx build their kernels ahead ($ONNX2CL_BUILD_AHEAD=auto|on|off|1|0; auto:
+ * on for a CPU device of PoCL). O2R_ERR_ARG with the message in ctx->err for another value. */
+o2r_status o2r_build_ahead_mode(struct o2r_ctx *ctx, int *on);
+/* At the end of o2r_model_init (buffers and kernels made): fixes the local size of launches
+ * without one to PoCL's choice (PoCL only), then enqueues one small launch per distinct kernel
+ * specialization on m->ahead_queue (scratch activations) and flushes it; best effort, never
+ * fails. Prints one progress line when the kernels are not in the platform's cache. */
+void o2r_build_ahead_start(struct o2r_model *m);
+/* Waits for the warm-up launches and releases their queue (o2r_model_free). */
+void o2r_build_ahead_finish(struct o2r_model *m);
+/* Test hook: warm-up launches enqueued at init (0 when off). */
+uint32_t o2r_model_ahead_count(const struct o2r_model *m);
 
 /* ---- program cache folder (cache.c) ---- */
 /* The cache folder ($ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else
