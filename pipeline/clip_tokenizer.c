@@ -6,6 +6,7 @@
  * lookups are hash tables (open addressing), merges O(n^2) in the piece length at worst.
  */
 #include "clip_tokenizer.h"
+#include "json_file.h"
 #include "../runtime/platform.h"
 #include "unicode_tables.h"
 
@@ -331,59 +332,6 @@ static size_t utf8_put(uint32_t cp, char *o)
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
-/* Reads and parses the JSON file at path with cJSON. Regular files only (a FIFO without a writer is
- * refused, never waited on). Errors as "PATH: cannot read: ...", "PATH: not a regular file", or
- * "PATH:LINE:COL: unterminated string / unexpected end of input / syntax error" (cJSON's error
- * position, 1-based line and column). */
-static cJSON *json_file(const char *path, char *err, size_t errcap)
-{
-    int odd;
-    FILE *f = o2r_fopen_regular(path, &odd);
-    if (!f) {
-        snprintf(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ", odd ? "" : strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *nb = realloc(buf, cap *= 2);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    int rerr = ferror(f);
-    fclose(f);
-    if (!buf || rerr) {
-        snprintf(err, errcap, "%s: %s", path, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    cJSON *j = cJSON_ParseWithLength(buf, n);
-    if (!j) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = at && at >= buf && at <= buf + n ? (size_t)(at - buf) : n;
-        size_t line = 1, col = 1;
-        int in_str = 0;
-        for (size_t i = 0; i < off; i++) {
-            if (buf[i] == '\n') line++, col = 1;
-            else col++;
-            if (in_str && buf[i] == '\\') i++, col++;
-            else if (buf[i] == '"') in_str = !in_str;
-        }
-        const char *what = "syntax error";
-        if (off >= n) what = in_str ? "unterminated string" : "unexpected end of input";
-        else if (in_str) {
-            size_t k = off;
-            while (k < n && buf[k] != '"') k += buf[k] == '\\' ? 2 : 1;
-            if (k >= n) what = "unterminated string";
-        }
-        snprintf(err, errcap, "%s:%zu:%zu: %s", path, line, col, what);
-    }
-    free(buf);
-    return j;
-}
-
 static const char *json_token_string(const cJSON *v)
 {
     if (cJSON_IsString(v)) return v->valuestring;
@@ -407,7 +355,7 @@ static int read_pad_token(const char *dir, char *pad, size_t cap, char *err, siz
         FILE *f = o2r_fopen_regular(path, &odd);
         if (!f && !odd) continue; /* absent: optional; not regular: refused by the parse */
         if (f) fclose(f);
-        cJSON *j = json_file(path, err, errcap);
+        cJSON *j = sdp_json_file(path, err, errcap);
         if (!j) return -1;
         const cJSON *p = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "pad_token") : NULL;
         const char *s = json_token_string(p);
@@ -427,7 +375,7 @@ static int load_vocab(struct sdp_tokenizer *t, const char *dir, char *err, size_
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/vocab.json", dir);
-    t->vocab_doc = json_file(path, err, errcap);
+    t->vocab_doc = sdp_json_file(path, err, errcap);
     if (!t->vocab_doc) return -1;
     const cJSON *v = t->vocab_doc;
     const int nv = cJSON_GetArraySize(v);

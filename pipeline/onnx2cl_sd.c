@@ -21,6 +21,7 @@
  * refused before any work.
  */
 #include "clip_tokenizer.h"
+#include "json_file.h"
 #include "scheduler.h"
 #include "platform.h" /* o2r_path_same_file, o2r_exe_path */
 #include "sd_engine.h"
@@ -630,7 +631,7 @@ static int cli_main(int argc, char **argv)
         scaling = 0.18215;
         if (vae_cfg) {
             if (file_exists(p_vc)) {
-                cJSON *j = sde_json_file(p_vc, err, sizeof err);
+                cJSON *j = sdp_json_file(p_vc, err, sizeof err);
                 if (!j) die(1, "%s", err);
                 const cJSON *sf = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "scaling_factor") : NULL;
                 if (sf && !cJSON_IsNumber(sf)) die(1, "%s: scaling_factor is not a number", p_vc);
@@ -640,7 +641,7 @@ static int cli_main(int argc, char **argv)
         }
     }
     if (!sched_name) { /* the checkpoint's own class when it is one of ours */
-        cJSON *j = sde_json_file(sched_cfg, err, sizeof err);
+        cJSON *j = sdp_json_file(sched_cfg, err, sizeof err);
         if (!j) die(1, "%s", err);
         const cJSON *cn = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "_class_name") : NULL;
         const char *cls = cJSON_IsString(cn) ? cn->valuestring : NULL;

@@ -6,12 +6,10 @@
  * traces of diffusers).
  */
 #include "scheduler.h"
+#include "json_file.h"
 #include "torch_rng.h"
 
-#include "../runtime/platform.h"
-
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,48 +224,6 @@ static void convert_sigmas(enum sdp_sigmas k, double smin, double smax, int n, d
 
 /* ---- scheduler_config.json (cJSON) ---- */
 
-/* Reads a file into a NUL-terminated buffer with Python's -Infinity/Infinity outside strings made
- * numbers cJSON reads (-1e999, 1e999 overflow to -inf, inf), as json.load accepts them. */
-static char *read_config(const char *path, char *err, size_t errcap)
-{
-    int odd; /* a FIFO without a writer is refused, never waited on */
-    FILE *f = o2r_fopen_regular(path, &odd);
-    if (!f) {
-        snprintf(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ", odd ? "" : strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - 1 - len, f);
-        if (len < cap - 1) break;
-        char *nb = realloc(buf, cap *= 2);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    int rerr = ferror(f);
-    fclose(f);
-    if (!buf || rerr) {
-        snprintf(err, errcap, "%s: %s", path, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    buf[len] = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (in_str) {
-            if (c == '\\' && i + 1 < len) i++;
-            else if (c == '"') in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-        } else if (strncmp(buf + i, "Infinity", 8) == 0) {
-            memcpy(buf + i, "1e999   ", 8);
-        }
-    }
-    return buf;
-}
-
 /* Reads an optional number (or bool); 1 = present, 0 = absent or null, -1 = wrong type (err set). */
 static int get_num(const cJSON *cfg, const char *key, double *v, const char *path, char *err, size_t errcap)
 {
@@ -360,21 +316,8 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
                    struct sdp_scheduler **out, char *err, size_t errcap)
 {
     *out = NULL;
-    char *text = read_config(path, err, errcap);
-    if (!text) return -1;
-    const char *end = NULL;
-    cJSON *cfg = cJSON_ParseWithOpts(text, &end, 1);
-    if (!cfg) { /* where cJSON stopped, as line:column */
-        int line = 1, col = 1;
-        for (const char *p = text; end && p < end && *p; p++) {
-            if (*p == '\n') line++, col = 1;
-            else col++;
-        }
-        snprintf(err, errcap, "%s:%d:%d: malformed JSON", path, line, col);
-        free(text);
-        return -1;
-    }
-    free(text);
+    cJSON *cfg = sdp_json_file(path, err, errcap);
+    if (!cfg) return -1;
     struct sdp_scheduler *s = calloc(1, sizeof *s);
     float *betas = NULL;
     if (!s) goto nomem;

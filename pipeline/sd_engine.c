@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sd_engine.h"
+#include "json_file.h"
 
 #include "platform.h" /* o2r_exe_path, o2r_rename_replace */
 #include "store.h"
@@ -251,66 +252,6 @@ static double jnum(const cJSON *o, const char *name, double dflt)
 
 /* Elements of a JSON array (0 for anything else). */
 static int jlen(const cJSON *a) { return cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0; }
-
-cJSON *sde_json_file(const char *path, char *err, size_t errcap)
-{
-    int odd; /* a FIFO without a writer is refused, never waited on */
-    FILE *f = o2r_fopen_regular(path, &odd);
-    if (!f)
-        return fail(err, errcap, "%s: %s%s", path, odd ? "not a regular file" : "cannot read: ", odd ? "" : strerror(errno)),
-               NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *nb = realloc(buf, (cap *= 2) + 1);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    int rerr = ferror(f);
-    fclose(f);
-    if (!buf || rerr) {
-        free(buf);
-        return fail(err, errcap, "%s: %s", path, buf ? "read error" : "out of memory"), NULL;
-    }
-    buf[n] = 0;
-    /* Python's json.dump writes Infinity, -Infinity and NaN (diffusers: lambda_min_clipped):
-     * outside strings, Infinity becomes 1e999 (cJSON reads inf), NaN becomes null */
-    char *fixed = malloc(2 * n + 1);
-    if (fixed) {
-        size_t o = 0;
-        for (size_t i = 0, in_str = 0; i < n; i++) {
-            char c = buf[i];
-            if (in_str) {
-                if (c == '\\' && i + 1 < n) fixed[o++] = c, c = buf[++i];
-                else if (c == '"') in_str = 0;
-            } else if (c == '"') {
-                in_str = 1;
-            } else if (!strncmp(buf + i, "Infinity", 8)) {
-                memcpy(fixed + o, "1e999", 5), o += 5, i += 7;
-                continue;
-            } else if (!strncmp(buf + i, "NaN", 3)) {
-                memcpy(fixed + o, "null", 4), o += 4, i += 2;
-                continue;
-            }
-            fixed[o++] = c;
-        }
-        fixed[o] = 0;
-        free(buf);
-        buf = fixed;
-        n = o;
-    }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithOpts(buf, &end, 1);
-    if (!j) {
-        size_t at = end && end >= buf ? (size_t)(end - buf) : 0, line = 1, col = 1;
-        for (size_t i = 0; i < at && i < n; i++) buf[i] == '\n' ? (line++, col = 1) : col++;
-        fail(err, errcap, "%s:%zu:%zu: not valid JSON", path, line, col);
-    }
-    free(buf);
-    return j;
-}
 
 /* Writes text to path atomically (temporary in the same folder, renamed). */
 static int write_atomic(const char *path, const char *text, char *err, size_t errcap)
@@ -746,7 +687,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     fmt(r->arch_path, sizeof r->arch_path, "%s", am.dir);
     char path[PATH_MAX + 32];
     fmt(path, sizeof path, "%s/arch.json", am.dir);
-    if (!(arch = sde_json_file(path, err, errcap))) goto out;
+    if (!(arch = sdp_json_file(path, err, errcap))) goto out;
     j.arch = arch;
     { /* families this engine runs (issue 23: SDXL's loop is to come; the store reads it) */
         const char *fam = cJSON_GetStringValue(jget(arch, "family"));

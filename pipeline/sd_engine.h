@@ -127,11 +127,6 @@ int sde_cache_dir(char *buf, size_t cap);
  * folder, else the source tree's models/arch (a build-tree run), whichever exists first. */
 int sde_default_arch_dir(char *buf, size_t cap);
 
-/* Reads and parses a JSON file with cJSON (a FIFO or other non-regular file is refused). Returns
- * the tree (cJSON_Delete it), or NULL with a message naming the file ("FILE:LINE:COL: not valid
- * JSON" at a syntax error). */
-struct cJSON *sde_json_file(const char *path, char *err, size_t errcap);
-
 /* The onnx2cl executable: next to this program's executable, else the build tree's. */
 int sde_find_compiler(char *buf, size_t cap);
 

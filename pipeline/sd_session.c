@@ -14,6 +14,7 @@
 #include "sd_session.h"
 
 #include "sd_engine.h"
+#include "json_file.h"
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
 
@@ -116,46 +117,12 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Reads a JSON file with cJSON. Returns the root or NULL with a message naming the file. */
-static cJSON *read_json(const char *path, char *err, size_t errcap)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errcap, 0, "%s: cannot read: %s", path, strerror(errno)), NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return fail(err, errcap, 0, "%s: out of memory", path), NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    buf[n] = 0;
-    cJSON *j = cJSON_ParseWithLength(buf, n);
-    if (!j) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = at && at >= buf && at <= buf + n ? (size_t)(at - buf) : 0;
-        fail(err, errcap, 0, "%s: malformed JSON near byte %zu", path, off);
-    }
-    free(buf);
-    return j;
-}
-
 /* The VAE scaling factor of a vae/config.json (absent file: dflt). */
 static int read_scaling(const char *path, float dflt, float *out, char *err, size_t errcap)
 {
     *out = dflt;
     if (!path || !path[0] || !is_file(path)) return 0;
-    cJSON *j = read_json(path, err, errcap);
+    cJSON *j = sdp_json_file(path, err, errcap);
     if (!j) return SDS_ERROR;
     const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor");
     int rc = 0;
@@ -169,7 +136,7 @@ static int read_scaling(const char *path, float dflt, float *out, char *err, siz
 static int read_default_kind(const char *path, enum sdp_sched_kind *kind, char *err, size_t errcap)
 {
     *kind = SDP_SCHED_EULER;
-    cJSON *j = read_json(path, err, errcap);
+    cJSON *j = sdp_json_file(path, err, errcap);
     if (!j) return SDS_ERROR;
     const cJSON *cn = cJSON_GetObjectItemCaseSensitive(j, "_class_name");
     if (cJSON_IsString(cn) && sdp_sched_kind_from_class(cn->valuestring, kind)) *kind = SDP_SCHED_EULER;
