@@ -2,7 +2,8 @@
  * refusals, and the tiny SD 1.5 VAE (tests/pipeline/oneshot/tiny_sd15.safetensors, scale 2)
  * decoded and encoded tiled vs untiled.
  * Usage: test_vae_tiling DIR  (DIR: run.sh's dec_full.o2d [1,4,24,40], dec_tile.o2d [1,4,16,16],
- *        enc_full.o2d [1,3,48,80], enc_tile.o2d [1,3,32,32] with their weights)
+ *        enc_full.o2d [1,3,48,80], enc_tile.o2d [1,3,32,32], up_f16.o2d [2,4,8,8], down_f32.o2d
+ *        [1,3,8,8] with their weights)
  * Prints the measured differences; writes DIR/{dec,enc}_{in,tiled}.f32 (the inputs and the tiled
  * outputs, for models/measure_vae_tiling.py --check-c); exits 1 on any failure. */
 #include "vae_tiling.h"
@@ -321,6 +322,71 @@ static void encoder_tests(const char *dir, struct sdp_model *full, struct sdp_mo
     free(img);
 }
 
+/* The pointwise models of make_pointwise.py (up_f16: float16 I/O, batch 2; down_f32: scale 1/2):
+ * tiled == the host-computed untiled result up to rounding (float16: 4e-3, float32: 1e-5). */
+static float pw_w(int o, int c) { return 0.1f * (float)(o + 1) - 0.05f * (float)c; }
+
+static void pointwise_tests(struct sdp_model *up, struct sdp_model *down)
+{
+    char err[1024];
+    {
+        const int C = 4, H = 20, W = 28, CO = 3;
+        size_t ni = (size_t)C * H * W, no = (size_t)CO * 2 * H * 2 * W;
+        float *x = malloc(ni * sizeof *x), *y = malloc(no * sizeof *y);
+        for (size_t i = 0; i < ni; i++) x[i] = (float)(2.0 * unif() - 1.0);
+        struct sdp_tiling *t = malloc(sizeof *t);
+        int rc = sdp_vae_tiling_plan(up->desc, C, H, W, -1, t, err, sizeof err);
+        CHECK(up->desc->inputs[0].dtype == O2R_F16 && up->desc->outputs[0].dtype == O2R_F16,
+              "up_f16: float16 input and output expected");
+        CHECK(rc == 0 && t->batch == 2 && t->ny == 3 && t->nx == 5 && t->runs == 8 && t->g_in == 1 && t->g_out == 2,
+              "up_f16 plan: rc %d batch %d %dx%d tiles, %d runs: %s", rc, t->batch, t->ny, t->nx, t->runs, err);
+        rc = sdp_vae_tiled_run(up, x, C, H, W, -1, y, NULL, NULL, err, sizeof err);
+        CHECK(rc == 0, "up_f16 tiled: %s", err);
+        if (rc == 0) {
+            double mx = 0;
+            for (int o = 0; o < CO; o++)
+                for (int i = 0; i < 2 * H; i++)
+                    for (int j = 0; j < 2 * W; j++) {
+                        double r = 0.01 * o;
+                        for (int c = 0; c < C; c++) r += (double)pw_w(o, c) * x[((size_t)c * H + i / 2) * W + j / 2];
+                        mx = fmax(mx, fabs(y[((size_t)o * 2 * H + i) * 2 * W + j] - r));
+                    }
+            printf("pointwise float16 batch-2 model (Conv 1x1 + Resize x2), 4x20x28 in 8x8 tiles (%d runs): tiled vs "
+                   "untiled (host) max abs %.3g\n", t->runs, mx);
+            CHECK(mx <= 4e-3, "up_f16 tiled vs host: max abs %g", mx);
+        }
+        free(t);
+        free(x);
+        free(y);
+    }
+    {
+        const int C = 3, H = 24, W = 40, CO = 8;
+        size_t ni = (size_t)C * H * W, no = (size_t)CO * (H / 2) * (W / 2);
+        float *x = malloc(ni * sizeof *x), *y = malloc(no * sizeof *y);
+        for (size_t i = 0; i < ni; i++) x[i] = (float)(2.0 * unif() - 1.0);
+        int rc = sdp_vae_tiled_run(down, x, C, H, W, -1, y, NULL, NULL, err, sizeof err);
+        CHECK(rc == 0, "down_f32 tiled: %s", err);
+        if (rc == 0) {
+            double mx = 0;
+            for (int o = 0; o < CO; o++)
+                for (int i = 0; i < H / 2; i++)
+                    for (int j = 0; j < W / 2; j++) {
+                        double r = 0.01 * o;
+                        for (int c = 0; c < C; c++) {
+                            const float *p = x + ((size_t)c * H + 2 * i) * W + 2 * j;
+                            r += (double)pw_w(o, c) * ((double)p[0] + p[1] + p[W] + p[W + 1]) / 4.0;
+                        }
+                        mx = fmax(mx, fabs(y[((size_t)o * (H / 2) + i) * (W / 2) + j] - r));
+                    }
+            printf("pointwise float32 model (AveragePool 2x2 + Conv 1x1), 3x24x40 in 8x8 tiles: tiled vs untiled "
+                   "(host) max abs %.3g\n", mx);
+            CHECK(mx <= 1e-5, "down_f32 tiled vs host: max abs %g", mx);
+        }
+        free(x);
+        free(y);
+    }
+}
+
 static void refusal_tests(struct sdp_model *tile)
 {
     static const struct {
@@ -370,11 +436,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL: no OpenCL device: %s\n", o2r_ctx_last_error(NULL));
         return 1;
     }
-    struct sdp_model df, dt, ef, et;
+    struct sdp_model df, dt, ef, et, pu, pd;
     int ok = !load(ctx, argv[1], "dec_full", &df) & !load(ctx, argv[1], "dec_tile", &dt) &
-             !load(ctx, argv[1], "enc_full", &ef) & !load(ctx, argv[1], "enc_tile", &et);
+             !load(ctx, argv[1], "enc_full", &ef) & !load(ctx, argv[1], "enc_tile", &et) &
+             !load(ctx, argv[1], "up_f16", &pu) & !load(ctx, argv[1], "down_f32", &pd);
     if (ok) {
         refusal_tests(&dt);
+        pointwise_tests(&pu, &pd);
         decoder_tests(argv[1], &df, &dt);
         encoder_tests(argv[1], &ef, &et);
     }
@@ -382,6 +450,8 @@ int main(int argc, char **argv)
     sdp_model_close(&dt);
     sdp_model_close(&ef);
     sdp_model_close(&et);
+    sdp_model_close(&pu);
+    sdp_model_close(&pd);
     o2r_ctx_free(ctx);
     if (fails) {
         fprintf(stderr, "%d failures\n", fails);
