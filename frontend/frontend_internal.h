@@ -4,7 +4,6 @@
  *   onnx_load.c  file reading, hashing, ModelProto -> IR (values, nodes, attributes)
  *   tensor.c     TensorProto -> constant value (all data forms, external data, checks)
  *   normalize.c  older-opset attribute forms -> the one IR form of ir/ir.h
- *   sha256.c     SHA-256 of the model bytes
  */
 #ifndef ONNX2CL_FRONTEND_INTERNAL_H
 #define ONNX2CL_FRONTEND_INTERNAL_H
@@ -43,9 +42,6 @@ struct fe_ctx {
     struct fe_scope *scope;        /* innermost subgraph scope, NULL at the main graph */
     const Onnx__ModelProto *model; /* the model (opset lookups while importing subgraphs) */
 };
-
-/* SHA-256 digest (FIPS 180-4) of len bytes. */
-void fe_sha256(const void *data, size_t len, uint8_t out[32]);
 
 /* User error about a tensor: located at ctx->where's node when set, else at the model. */
 void fe_tensor_fatal(const struct fe_ctx *c, const char *tensor, const char *fmt, ...)

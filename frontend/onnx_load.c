@@ -36,6 +36,7 @@
 #include "onnx_load.h"
 
 #include "frontend_internal.h"
+#include "runtime/sha256.h" /* the model hash */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1021,7 +1022,7 @@ static struct ir_graph *load_buffer(const char *path, const void *bytes, size_t 
     if (size == 0) ir_die("%s: not a valid ONNX model (empty file)", path);
     struct ir_graph *g = ir_graph_new(path);
     inflight_graph = g;
-    fe_sha256(bytes, size, g->model_hash);
+    o2r_sha256(bytes, size, g->model_hash);
     if (!wire_nesting_ok(&onnx__model_proto__descriptor, bytes, size, 0))
         ir_die("%s: not a valid ONNX model (messages nested more than %d levels deep)", path,
                MAX_NESTING);

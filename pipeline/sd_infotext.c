@@ -6,6 +6,8 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include "sd_infotext.h"
 
+#include "../runtime/sha256.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,75 +102,30 @@ char *sdp_infotext_dup(const struct sdp_infotext *it)
 
 /* ---- SHA-256 --------------------------------------------------------------------------------- */
 
-static const uint32_t K256[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void sha_compress(uint32_t st[8], const unsigned char *blk)
-{
-    uint32_t w[64], v[8];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)blk[4 * i] << 24 | (uint32_t)blk[4 * i + 1] << 16 | (uint32_t)blk[4 * i + 2] << 8 | blk[4 * i + 3];
-    for (int i = 16; i < 64; i++)
-        w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
-               (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
-    memcpy(v, st, sizeof v);
-    for (int i = 0; i < 64; i++) {
-        uint32_t s1 = ROR(v[4], 6) ^ ROR(v[4], 11) ^ ROR(v[4], 25), ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
-        uint32_t t1 = v[7] + s1 + ch + K256[i] + w[i];
-        uint32_t s0 = ROR(v[0], 2) ^ ROR(v[0], 13) ^ ROR(v[0], 22), mj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-        memmove(v + 1, v, 7 * sizeof *v);
-        v[4] += t1;
-        v[0] = t1 + s0 + mj;
-    }
-    for (int i = 0; i < 8; i++) st[i] += v[i];
-}
-
 int sdp_sha256_file(const char *path, char hex[65])
 {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
-    uint32_t st[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     size_t cap = 1 << 20, n;
-    unsigned char *buf = malloc(cap + 128);
-    uint64_t total = 0;
+    unsigned char *buf = malloc(cap);
     if (!buf) {
         fclose(f);
         errno = ENOMEM;
         return -1;
     }
-    size_t have = 0; /* bytes of buf not yet compressed (< 64 between reads) */
-    while ((n = fread(buf + have, 1, cap - have, f)) > 0) {
-        total += n;
-        have += n;
-        size_t full = have / 64 * 64;
-        for (size_t i = 0; i < full; i += 64) sha_compress(st, buf + i);
-        memmove(buf, buf + full, have - full);
-        have -= full;
-    }
+    struct o2r_sha256 s;
+    o2r_sha256_init(&s);
+    while ((n = fread(buf, 1, cap, f)) > 0) o2r_sha256_update(&s, buf, n);
     int bad = ferror(f);
     fclose(f);
+    free(buf);
     if (bad) {
-        free(buf);
         errno = EIO;
         return -1;
     }
-    buf[have++] = 0x80;
-    while (have % 64 != 56) buf[have++] = 0;
-    uint64_t bits = total * 8u;
-    for (int i = 7; i >= 0; i--) buf[have++] = (unsigned char)(bits >> (8 * i));
-    for (size_t i = 0; i < have; i += 64) sha_compress(st, buf + i);
-    free(buf);
-    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)st[i]);
+    uint8_t d[32];
+    o2r_sha256_final(&s, d);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
     return 0;
 }
 

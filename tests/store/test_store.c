@@ -14,7 +14,7 @@
 
 #include "store.h"
 
-void fe_sha256(const void *data, size_t len, uint8_t out[32]); /* frontend/sha256.c */
+#include "sha256.h" /* runtime/ */
 
 static int failures, checks;
 #define CHECK(c, ...)                                                                              \
@@ -108,7 +108,7 @@ static void check_variant(const char *name, const char *path, const struct o2s_o
             for (uint64_t k = 0; k < n; k++) x[k] *= 0.5f;
         uint8_t d[32];
         char h[65];
-        fe_sha256(x, n * 4, d);
+        o2r_sha256(x, n * 4, d);
         hex(d, h);
         free(x);
         if (strcmp(h, r->sha[col]) != 0 && bad++ < 5)

@@ -1,11 +1,5 @@
-/* sha256.c — SHA-256 (FIPS 180-4) of a byte buffer, for the model hash in struct ir_graph.
- *
- * Assumes: nothing beyond C11; handles inputs of any size_t length (models > 4 GB included, the
- * bit length is kept in 64 bits as the standard requires).
- * Guarantees: fe_sha256() writes the 32-byte big-endian digest; tested against the FIPS/NIST
- * vectors ("", "abc", the 448-bit message, one million 'a') in tests/frontend/test_frontend.c.
- */
-#include "frontend_internal.h"
+/* sha256.c — SHA-256 (FIPS 180-4); see sha256.h. */
+#include "sha256.h"
 
 #include <string.h>
 
@@ -24,12 +18,12 @@ static const uint32_t K[64] = {
 static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 /* Processes one 64-byte block into the state h[8]. */
-static void sha256_block(uint32_t h[8], const uint8_t *p)
+static void block(uint32_t h[8], const unsigned char *p)
 {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
+               (uint32_t)p[4 * i + 3];
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -58,29 +52,57 @@ static void sha256_block(uint32_t h[8], const uint8_t *p)
     h[7] += k;
 }
 
-void fe_sha256(const void *data, size_t len, uint8_t out[32])
+void o2r_sha256_init(struct o2r_sha256 *s)
 {
-    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    const uint8_t *p = data;
-    size_t full = len / 64;
-    for (size_t i = 0; i < full; i++) sha256_block(h, p + 64 * i);
+    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, h0, sizeof s->h);
+    s->len = 0;
+}
 
-    /* Padding: 0x80, zeros, then the message length in bits (big-endian, 64-bit). */
-    uint8_t tail[128] = {0};
-    size_t rest = len - full * 64;
-    if (rest) memcpy(tail, p + full * 64, rest);
-    tail[rest] = 0x80;
-    size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
-    uint64_t bits = (uint64_t)len * 8u;
-    for (int i = 0; i < 8; i++) tail[tail_len - 1 - i] = (uint8_t)(bits >> (8 * i));
-    sha256_block(h, tail);
-    if (tail_len == 128) sha256_block(h, tail + 64);
-
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)h[i];
+void o2r_sha256_update(struct o2r_sha256 *s, const void *data, size_t len)
+{
+    if (!len) return; /* data may be NULL */
+    const unsigned char *p = data;
+    size_t have = (size_t)(s->len % 64);
+    s->len += len;
+    if (have) { /* fill the partial block first */
+        size_t take = 64 - have < len ? 64 - have : len;
+        memcpy(s->buf + have, p, take);
+        p += take, len -= take, have += take;
+        if (have < 64) return;
+        block(s->h, s->buf);
     }
+    for (; len >= 64; p += 64, len -= 64) block(s->h, p);
+    if (len) memcpy(s->buf, p, len);
+}
+
+void o2r_sha256_final(struct o2r_sha256 *s, uint8_t out[32])
+{
+    /* Padding: 0x80, zeros, then the message length in bits (big-endian, 64-bit). */
+    uint64_t bits = s->len * 8u;
+    size_t have = (size_t)(s->len % 64);
+    s->buf[have++] = 0x80;
+    if (have > 56) {
+        memset(s->buf + have, 0, 64 - have);
+        block(s->h, s->buf);
+        have = 0;
+    }
+    memset(s->buf + have, 0, 56 - have);
+    for (int i = 0; i < 8; i++) s->buf[63 - i] = (unsigned char)(bits >> (8 * i));
+    block(s->h, s->buf);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(s->h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)s->h[i];
+    }
+}
+
+void o2r_sha256(const void *data, size_t len, uint8_t out[32])
+{
+    struct o2r_sha256 s;
+    o2r_sha256_init(&s);
+    o2r_sha256_update(&s, data, len);
+    o2r_sha256_final(&s, out);
 }
