@@ -926,6 +926,20 @@ static void clip(const struct sdp_scheduler *s, float *x0, size_t n)
     for (size_t k = 0; k < n; k++) x0[k] = x0[k] < -r ? -r : x0[k] > r ? r : x0[k];
 }
 
+/* Half of a KDPM2 (ancestral) step: x0 at sigma_in, the derivative d = (x - x0) / sigma_in, then
+ * x = prev + d * dt, prev being x itself, kept for the second half (first), or the x the first half
+ * started from (second). */
+static void dpm2_half(const struct sdp_scheduler *s, int first, float sigma_in, float dt, const float *m, float *x,
+                      float *prev, float *tmp, size_t n)
+{
+    sigma_x0(s, sigma_in, m, x, tmp, n);
+    for (size_t k = 0; k < n; k++) {
+        float d = (x[k] - tmp[k]) / sigma_in;
+        if (first) prev[k] = x[k];
+        x[k] = prev[k] + d * dt;
+    }
+}
+
 /* alpha_t, sigma_t of DPM-Solver from a sigma. */
 static void dpm_alpha_sigma(float sigma, float *alpha_t, float *sigma_t)
 {
@@ -1094,56 +1108,24 @@ int sdp_sched_step(struct sdp_scheduler *s, int i, const float *m, float *x, siz
         }
         break;
     }
-    case SDP_SCHED_DPM2: {
-        float *ps = s->hist[1];
+    case SDP_SCHED_DPM2: { /* sigma_hat = sigma (gamma 0); I: the interpolated sigmas */
         const float *I = s->sig2;
-        if (!s->second) {
-            float sigma = sg[si], sigma_hat = sigma * 1.0f, interp_s = I[si + 1];
-            sigma_x0(s, sigma_hat, m, x, tmp, n);
-            float dt = interp_s - sigma_hat;
-            for (size_t k = 0; k < n; k++) {
-                float d = (x[k] - tmp[k]) / sigma_hat;
-                ps[k] = x[k];
-                x[k] = x[k] + d * dt;
-            }
-            s->second = 1;
-        } else {
-            float sigma_hat = sg[si - 1] * 1.0f, interp_s = I[si], next = sg[si];
-            sigma_x0(s, interp_s, m, x, tmp, n);
-            float dt = next - sigma_hat;
-            for (size_t k = 0; k < n; k++) {
-                float d = (x[k] - tmp[k]) / interp_s;
-                x[k] = ps[k] + d * dt;
-            }
-            s->second = 0;
-        }
+        if (!s->second) dpm2_half(s, 1, sg[si], I[si + 1] - sg[si], m, x, s->hist[1], tmp, n);
+        else dpm2_half(s, 0, I[si], sg[si] - sg[si - 1], m, x, s->hist[1], tmp, n);
+        s->second = !s->second;
         break;
     }
     case SDP_SCHED_DPM2_A: {
-        float *ps = s->hist[1];
         const float *I = s->sig2;
         if (!s->second) {
-            float sigma_hat = sg[si] * 1.0f, interp_s = I[si];
-            sigma_x0(s, sigma_hat, m, x, tmp, n);
-            float dt = interp_s - sigma_hat;
-            for (size_t k = 0; k < n; k++) {
-                float d = (x[k] - tmp[k]) / sigma_hat;
-                ps[k] = x[k];
-                x[k] = x[k] + d * dt;
-            }
-            s->second = 1;
+            dpm2_half(s, 1, sg[si], I[si] - sg[si], m, x, s->hist[1], tmp, n);
         } else {
-            float sigma_hat = sg[si - 1] * 1.0f, interp_s = I[si - 1], up = s->sig_up[si - 1], down = s->sig_down[si - 1];
-            sigma_x0(s, interp_s, m, x, tmp, n);
-            float dt = down - sigma_hat;
-            for (size_t k = 0; k < n; k++) {
-                float d = (x[k] - tmp[k]) / interp_s;
-                x[k] = ps[k] + d * dt;
-            }
+            float up = s->sig_up[si - 1];
+            dpm2_half(s, 0, I[si - 1], s->sig_down[si - 1] - sg[si - 1], m, x, s->hist[1], tmp, n);
             sdp_rng_randn(rng, noise, n);
             for (size_t k = 0; k < n; k++) x[k] = x[k] + noise[k] * up;
-            s->second = 0;
         }
+        s->second = !s->second;
         break;
     }
     case SDP_SCHED_DPMPP_2M:
