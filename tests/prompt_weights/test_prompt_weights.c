@@ -9,23 +9,12 @@
  * Usage: test_prompt_weights TOKENIZER_DIR CASES.txt
  */
 #include "prompt_weights.h"
+#include "../common/token_cases.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *unhex(const char *h, size_t n)
-{
-    char *o = malloc(n / 2 + 1);
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        sscanf(h + 2 * i, "%2x", &v);
-        o[i] = (char)v;
-    }
-    o[n / 2] = 0;
-    return o;
-}
 
 static int emphasis_check(void)
 {
@@ -73,7 +62,7 @@ int main(int argc, char **argv)
             pieces = NULL;
             np = wi = 0;
             case_bad = 0;
-            prompt = unhex(line + 2, strlen(line + 2));
+            prompt = tc_unhex(line + 2, strlen(line + 2));
             cases++;
             perr = sdp_prompt_parse(prompt, &pieces, &np, err, sizeof err);
         } else if (line[0] == 'E') {
@@ -88,7 +77,7 @@ int main(int argc, char **argv)
         } else if (line[0] == 'W') {
             char *t = line + 2, *tab = strchr(t, '\t');
             *tab = 0;
-            char *text = strcmp(t, "-") ? unhex(t, strlen(t)) : strdup("");
+            char *text = strcmp(t, "-") ? tc_unhex(t, strlen(t)) : strdup("");
             double w = strtod(tab + 1, NULL);
             if (perr || wi >= np || strcmp(pieces[wi].text, text) || pieces[wi].weight != w) {
                 if (!case_bad && bad < 10)

@@ -11,22 +11,13 @@
  * Usage: test_t5_tokenizer DIR   (DIR holds spiece.model and cases.txt)
  */
 #include "t5_tokenizer.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "../common/token_cases.h"
 
 #define MAX_LEN 256
 
-static int unhex(const char *h, size_t n, char *out)
+static int encode(const void *t, const char *text, int64_t *ids, int max_len, int *n_full, char *err, size_t errcap)
 {
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        if (sscanf(h + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (char)v;
-    }
-    out[n / 2] = 0;
-    return 0;
+    return sdp_t5_encode(t, text, ids, max_len, n_full, err, errcap);
 }
 
 static int fails;
@@ -81,51 +72,8 @@ int main(int argc, char **argv)
         return 1;
     }
     snprintf(path, sizeof path, "%s/cases.txt", argv[1]);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int cases = 0, bad = 0, truncated = 0;
-    while (getline(&line, &cap, f) > 0) {
-        char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
-        if (!tab2) {
-            fprintf(stderr, "FAIL: %s: malformed line %d\n", path, cases + 1);
-            return 1;
-        }
-        size_t hl = (size_t)(tab1 - line);
-        char *prompt = malloc(hl / 2 + 1);
-        if (!prompt || unhex(line, hl, prompt)) {
-            fprintf(stderr, "FAIL: %s: bad hex on line %d\n", path, cases + 1);
-            return 1;
-        }
-        int want_full = atoi(tab1 + 1), want_n = want_full < MAX_LEN ? want_full : MAX_LEN;
-        static int64_t want[MAX_LEN], got[MAX_LEN];
-        char *p = tab2 + 1;
-        for (int i = 0; i < MAX_LEN; i++) want[i] = i < want_n ? strtoll(p, &p, 10) : 0;
-        int full = 0;
-        cases++;
-        if (sdp_t5_encode(t, prompt, got, MAX_LEN, &full, err, sizeof err)) {
-            fprintf(stderr, "case %d: error %s\n", cases, err);
-            bad++;
-        } else if (full != want_full || memcmp(got, want, sizeof got)) {
-            if (bad < 10) {
-                fprintf(stderr, "case %d: prompt \"%s\"\n  full %d (want %d)\n  got :", cases, prompt, full,
-                        want_full);
-                for (int i = 0; i < MAX_LEN && i < want_n + 1; i++) fprintf(stderr, " %lld", (long long)got[i]);
-                fprintf(stderr, "\n  want:");
-                for (int i = 0; i < MAX_LEN && i < want_n + 1; i++) fprintf(stderr, " %lld", (long long)want[i]);
-                fprintf(stderr, "\n");
-            }
-            bad++;
-        }
-        truncated += want_full > MAX_LEN;
-        free(prompt);
-    }
-    free(line);
-    fclose(f);
+    int cases, truncated, bad = tc_run_cases(path, MAX_LEN, 0, encode, t, &cases, &truncated);
+    if (bad < 0) return 1;
     error_cases(argv[1], t);
     sdp_t5_free(t);
     printf("%d cases (%d over %d tokens), %d mismatches, %d failed checks\n", cases, truncated, MAX_LEN, bad,
