@@ -518,7 +518,8 @@ static int cli_main(int argc, char **argv)
     /* file locations */
     static char p_te[PATH_MAX], p_un[PATH_MAX], p_va[PATH_MAX], p_ve[PATH_MAX], p_tok[PATH_MAX], p_sc[PATH_MAX],
         p_vc[PATH_MAX];
-    static char wpath[4][PATH_MAX];
+    static char wpath[5][PATH_MAX];
+    const char *te2_so = NULL, *tok2_dir = NULL; /* SDXL's text_encoder_2 and tokenizer_2 (-m only) */
     static struct sde_result er;
     if (eo.ckpt) { /* -m: the engine finds or builds the models in the cache */
         if (models || te_so || unet_so || vae_so || venc_so || hf)
@@ -560,7 +561,11 @@ static int cli_main(int argc, char **argv)
         unet_so = er.program[1];
         vae_so = er.program[2];
         if (init_path) venc_so = er.program[3];
-        for (int i = 0; i < 4; i++) snprintf(wpath[i], sizeof wpath[i], "%s", er.weights[i]);
+        for (int i = 0; i < 5; i++) snprintf(wpath[i], sizeof wpath[i], "%s", er.weights[i]);
+        if (er.tokenizer2[0]) {
+            te2_so = er.program[4];
+            tok2_dir = er.tokenizer2;
+        }
         if (!tok_dir) {
             if (!er.tokenizer[0])
                 die(1, "-m %s: no tokenizer (neither the folder's tokenizer/vocab.json nor %s/tokenizer/): "
@@ -617,14 +622,15 @@ static int cli_main(int argc, char **argv)
         for (int i = 0; i < 4; i++) snprintf(tf[i], sizeof tf[i], "%s/%s", tok_dir, tok_files[i]);
         const char *in[] = {te_so, w[0], unet_so, w[1], vae_so, w[2], tf[0], tf[1], tf[2], tf[3], sched_cfg,
                             p_vc[0] ? p_vc : NULL, latents_path, o2r_exe_path(exe, sizeof exe) ? exe : NULL,
-                            init_path, mask_path, venc_so, venc_so ? w[3] : NULL};
+                            init_path, mask_path, venc_so, venc_so ? w[3] : NULL, te2_so, te2_so ? wpath[4] : NULL};
         const char *what[] = {"the text encoder's shared object", "the text encoder's weights file",
                               "the UNet's shared object", "the UNet's weights file", "the VAE decoder's shared object",
                               "the VAE decoder's weights file", "the tokenizer's vocab.json",
                               "the tokenizer's merges.txt", "the tokenizer's tokenizer_config.json",
                               "the tokenizer's special_tokens_map.json", "the scheduler config",
                               "the VAE config", "the --latents file", "this executable", "the --init-image",
-                              "the --mask", "the VAE encoder's shared object", "the VAE encoder's weights file"};
+                              "the --mask", "the VAE encoder's shared object", "the VAE encoder's weights file",
+                              "text_encoder_2's program", "text_encoder_2's weights file"};
         check_outputs_vs_inputs(oflag, opath, n_images + 1, in, what, (int)(sizeof in / sizeof *in));
     }
     if (scaling == 0) {
@@ -683,6 +689,7 @@ static int cli_main(int argc, char **argv)
     }
     struct sdp_pipeline p = {0};
     if (sdp_tokenizer_load(tok_dir, &p.tok, err, sizeof err)) die(1, "%s", err);
+    if (tok2_dir && sdp_tokenizer_load(tok2_dir, &p.tok2, err, sizeof err)) die(1, "%s", err);
     if (sdp_sched_load(sched_cfg, kind, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);
     if (p.sched->pred != SDP_PRED_EPSILON || ov.prediction_type)
         fprintf(stderr, "%s: prediction type %s (%s)\n", prog,
@@ -709,7 +716,8 @@ static int cli_main(int argc, char **argv)
     if (sdp_model_load(ctx, te_so, wpath[0][0] ? wpath[0] : NULL, &p.te, err, sizeof err) ||
         sdp_model_load(ctx, unet_so, wpath[1][0] ? wpath[1] : NULL, &p.unet, err, sizeof err) ||
         sdp_model_load(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, &p.vae, err, sizeof err) ||
-        (venc_so && sdp_model_load(ctx, venc_so, wpath[3][0] ? wpath[3] : NULL, &p.venc, err, sizeof err)))
+        (venc_so && sdp_model_load(ctx, venc_so, wpath[3][0] ? wpath[3] : NULL, &p.venc, err, sizeof err)) ||
+        (te2_so && sdp_model_load(ctx, te2_so, wpath[4], &p.te2, err, sizeof err)))
         die(1, "%s", err);
     double t_load = now_s() - t0;
     if (sdp_pipeline_check(&p, err, sizeof err)) die(1, "%s", err);
@@ -740,7 +748,8 @@ static int cli_main(int argc, char **argv)
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)cfg,
                              .seed = seed, .batch = batch, .latents = latents, .init_image = init_img,
                              .strength = strength, .mask = mask_img, .scaling_factor = (float)scaling,
-                             .quiet = quiet, .emphasis = emphasis};
+                             .quiet = quiet, .emphasis = emphasis,
+                             .encode_empty_negative = te2_so && !er.force_zeros};
     size_t ni = (size_t)3 * p.img_h * p.img_w;
     float *image = malloc((save_image ? (size_t)n_images : (size_t)batch) * ni * sizeof *image);
     if (!image) die(1, "out of memory");
@@ -841,7 +850,9 @@ static int cli_main(int argc, char **argv)
     sdp_model_close(&p.unet);
     sdp_model_close(&p.vae);
     sdp_model_close(&p.venc);
+    sdp_model_close(&p.te2);
     sdp_tokenizer_free(p.tok);
+    sdp_tokenizer_free(p.tok2);
     sdp_sched_free(p.sched);
     o2r_ctx_free(ctx);
     return 0;

@@ -36,7 +36,7 @@
 #define ONNX2CL_VERSION "dev"
 #endif
 
-static const char *const MODELS[4] = {"text_encoder", "unet", "vae_decoder", "vae_encoder"};
+static const char *const MODELS[5] = {"text_encoder", "unet", "vae_decoder", "vae_encoder", "text_encoder_2"};
 
 /* snprintf (long paths are truncated, as the fixed PATH_MAX buffers must). */
 static int fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
@@ -316,7 +316,10 @@ static void lora_split(const struct sde_options *o, int i, char *file, size_t ca
     if (o->lora_unet[i]) *unet = strtod(o->lora_unet[i], NULL);
 }
 
-static const char *component_of_model(int m) { return m == 0 ? "text_encoder" : m == 1 ? "unet" : "vae"; } /* 2, 3: vae */
+static const char *component_of_model(int m)
+{
+    return m == 0 ? "text_encoder" : m == 1 ? "unet" : m == 4 ? "text_encoder_2" : "vae"; /* 2, 3: vae */
+}
 
 /* The --weights-from arguments of onnx2cl for model m: the checkpoint, its component, the
  * variant and the LoRAs (the UNet's scale for the UNet and the VAE, the text encoder's for it). */
@@ -354,6 +357,8 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
     int lc = (int)jnum(u, "in_channels", 4), seq = (int)jnum(tok, "max_length", 77);
     int useq = j->o->tokens > 0 ? j->o->tokens : seq;
     int hidden = (int)jnum(t, "hidden_size", 768);
+    const cJSON *t2 = jget(cfg, "text_encoder_2"); /* SDXL: the states of both encoders side by side */
+    if (t2) hidden += (int)jnum(t2, "hidden_size", 1280);
     int lh = j->r->height / f, lw = j->r->width / f, b = j->o->batch;
     size_t o = 0;
 #define ARG(...)                                                            \
@@ -362,10 +367,14 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
         argv[(*argc)++] = buf + o;                                          \
         o += (size_t)fmt(buf + o, cap - o, __VA_ARGS__) + 1;           \
     } while (0)
-    if (m == 0) ARG("input_ids=1,%d", seq);
+    if (m == 0 || m == 4) ARG("input_ids=1,%d", seq);
     else if (m == 1) {
         ARG("sample=%d,%d,%d,%d", b, lc, lh, lw);
         ARG("encoder_hidden_states=%d,%d,%d", b, useq, hidden);
+        if (t2) {
+            ARG("text_embeds=%d,%d", b, (int)jnum(t2, "projection_dim", 1280));
+            ARG("time_ids=%d,6", b);
+        }
     } else if (m == 2) ARG("latent_sample=1,%d,%d,%d", (int)jnum(v, "latent_channels", 4), lh, lw); /* not the
                                                               UNet's in_channels: 9 for an inpainting UNet */
     else ARG("sample=1,3,%d,%d", j->r->height, j->r->width);
@@ -378,7 +387,7 @@ static void program_shape(const cJSON *arch, const struct sde_options *o, int w,
                           size_t cap)
 {
     int seq = (int)jnum(jget(arch, "tokenizer"), "max_length", 77);
-    if (m == 0) fmt(shape, cap, "tokens%d-b1", seq);
+    if (m == 0 || m == 4) fmt(shape, cap, "tokens%d-b1", seq);
     else if (m == 1 && o->tokens > 0 && o->tokens != seq) fmt(shape, cap, "%dx%d-b%d-t%d", w, h, o->batch, o->tokens);
     else fmt(shape, cap, "%dx%d-b%d", w, h, m == 1 ? o->batch : 1);
 }
@@ -689,9 +698,10 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     fmt(path, sizeof path, "%s/arch.json", am.dir);
     if (!(arch = sdp_json_file(path, err, errcap))) goto out;
     j.arch = arch;
-    { /* families this engine runs (issue 23: SDXL's loop is to come; the store reads it) */
+    { /* families this engine runs (issue 23: the SDXL refiner, SD3 and Flux are to come; the store reads them) */
         const char *fam = cJSON_GetStringValue(jget(arch, "family"));
-        if (fam && strcmp(fam, "sd1") != 0 && strcmp(fam, "sd2") != 0) {
+        fmt(r->family, sizeof r->family, "%s", fam ? fam : "sd1");
+        if (fam && strcmp(fam, "sd1") != 0 && strcmp(fam, "sd2") != 0 && strcmp(fam, "sdxl") != 0) {
             fail(err, errcap, "architecture %s (family %s): the %s pipeline is not in onnx2cl-sd yet; "
                  "onnx2cl-ckpt info reads it", am.name, fam,
                  !strcmp(fam, "sdxl") ? "SDXL" : !strcmp(fam, "sdxl_refiner") ? "SDXL refiner" : fam);
@@ -747,8 +757,11 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     compiler_identity(&j);
     weights_key(&j);
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
-    int need = 0, n_models = o->vae_encoder ? 4 : 3;
-    for (int m = 0; m < n_models; m++) { /* anything to build? (the paths are set by prepare_model) */
+    const int xl = !strcmp(r->family, "sdxl");
+    int need = 0;
+#define MODEL_WANTED(m) ((m) < 3 || ((m) == 3 && o->vae_encoder) || ((m) == 4 && xl))
+    for (int m = 0; m < 5; m++) { /* anything to build? (the paths are set by prepare_model) */
+        if (!MODEL_WANTED(m)) continue;
         char p[PATH_MAX + 256], shape[64];
         program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
         fmt(p, sizeof p, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m], shape,
@@ -758,7 +771,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         need |= !is_file(p) || !is_file(w);
     }
     if (o->plan_only) { /* the paths only */
-        for (int m = 0; m < n_models; m++) {
+        for (int m = 0; m < 5; m++) {
+            if (!MODEL_WANTED(m)) continue;
             char shape[64];
             program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
             fmt(r->program[m], PATH_MAX, "%s/programs/%s/%s/%s-any-%s-%s/model.o2d", j.cache, r->arch, MODELS[m],
@@ -774,8 +788,9 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
-    for (int m = 0; m < n_models && !o->plan_only; m++)
-        if (prepare_model(&j, m, err, errcap)) goto out;
+    for (int m = 0; m < 5 && !o->plan_only; m++)
+        if (MODEL_WANTED(m) && prepare_model(&j, m, err, errcap)) goto out;
+#undef MODEL_WANTED
     if (r->converted) { /* what the weights were made from, for people looking at the cache */
         char text[PATH_MAX * 2], p[PATH_MAX + 32];
         size_t n = (size_t)fmt(text, sizeof text, "checkpoint\t%s\narchitecture\t%s\ncompiler\t%s\n", o->ckpt,
@@ -794,6 +809,29 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         fmt(path, sizeof path, "%s/vocab.json", r->tokenizer);
         if (!is_file(path)) {
             r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
+        }
+    }
+    r->tokenizer2[0] = 0;
+    if (xl) { /* SDXL's second tokenizer (pad_token "!"): the folder's, else the architecture's */
+        fmt(r->tokenizer2, PATH_MAX, "%s/tokenizer_2", o->ckpt);
+        fmt(path, sizeof path, "%s/tokenizer_2/vocab.json", o->ckpt);
+        if (!is_dir(o->ckpt) || !is_file(path)) {
+            fmt(r->tokenizer2, PATH_MAX, "%s/tokenizer_2", r->arch_path);
+            fmt(path, sizeof path, "%s/vocab.json", r->tokenizer2);
+            if (!is_file(path)) {
+                fail(err, errcap, "%s: an SDXL checkpoint needs tokenizer_2/ (vocab.json + merges.txt): neither the "
+                     "folder nor the architecture %s has one", o->ckpt, r->arch_path);
+                goto out;
+            }
+        }
+        r->force_zeros = 1; /* StableDiffusionXLPipeline's default; model_index.json may say otherwise */
+        fmt(path, sizeof path, "%s/model_index.json", o->ckpt);
+        if (is_dir(o->ckpt) && is_file(path)) {
+            cJSON *mi = sdp_json_file(path, err, errcap);
+            if (!mi) goto out;
+            const cJSON *fz = jget(mi, "force_zeros_for_empty_prompt");
+            if (cJSON_IsBool(fz)) r->force_zeros = cJSON_IsTrue(fz);
+            cJSON_Delete(mi);
         }
     }
     if (scheduler_config(&j, err, errcap)) goto out;

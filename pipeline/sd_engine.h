@@ -5,7 +5,8 @@
  * What sde_prepare does:
  *   1. opens the checkpoint with the store (o2s_open) and picks its architecture among
  *      ARCH_DIR/<arch>/arch.json (o2s_match_arch_dir: keys and dims);
- *   2. for text_encoder, unet, vae_decoder (and vae_encoder when o->vae_encoder): the program
+ *   2. for text_encoder, unet, vae_decoder (and vae_encoder when o->vae_encoder; SDXL: text_encoder_2
+ *      as program[4]; the UNet with its text_embeds and time_ids inputs): the program
  *        CACHE/programs/<arch>/<model>/<shape>-b<batch>-any-<compiler id>/model.o2d
  *      (shape: WxH, or tokens<N> for the text encoder; the UNet's WxH-b<B>-t<T> when it takes T != 77
  *      text tokens (long prompts); "any": the .o2d holds every kernel class,
@@ -84,9 +85,14 @@ static inline const char *sde_weights_dtype(const struct sde_options *o)
 struct sde_result {
     char arch[256];                 /* architecture name */
     char arch_path[PATH_MAX];       /* its folder */
-    char program[4][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) .o2d */
-    char weights[4][PATH_MAX];      /* their weights files (text encoder: -clipskip<N> with o->clip_skip > 1) */
+    char program[5][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) (, SDXL: text_encoder_2) .o2d */
+    char weights[5][PATH_MAX];      /* their weights files (text encoder: -clipskip<N> with o->clip_skip > 1) */
     char tokenizer[PATH_MAX];       /* tokenizer folder (vocab.json + merges.txt) */
+    char tokenizer2[PATH_MAX];      /* SDXL: tokenizer_2 folder (the folder's tokenizer_2/, else the
+                                       architecture's); "" for SD 1.x/2.x */
+    char family[32];                /* arch.json "family": "sd1", "sd2", "sdxl" */
+    int force_zeros;                /* SDXL: 1 when an empty negative prompt means zero embeddings
+                                       (model_index.json's force_zeros_for_empty_prompt, default true) */
     char sched_cfg[PATH_MAX];       /* scheduler_config.json */
     char vae_cfg[PATH_MAX];         /* vae/config.json of a diffusers folder, or "" */
     double scaling_factor;          /* arch.json vae_scaling_factor */

@@ -53,6 +53,7 @@ struct sds_session {
     char model[256], model_hash[11];
     char *cur_loras;                /* its LoRA list ("FILE:TE|UNET;...") */
     char tok_dir[PATH_MAX], sched_cfg[PATH_MAX], vae_cfg[PATH_MAX];
+    int force_zeros;                /* SDXL: an empty negative prompt is zero embeddings (sde_result) */
     float scaling;
     enum sdp_sched_kind default_kind;
     char default_a1111[32];         /* A1111's name of default_kind ("PLMS") */
@@ -151,7 +152,9 @@ static void unload(struct sds_session *s)
     sdp_model_close(&s->p.unet);
     sdp_model_close(&s->p.vae);
     if (s->p.venc.desc) sdp_model_close(&s->p.venc);
+    if (s->p.te2.desc) sdp_model_close(&s->p.te2);
     memset(&s->p.venc, 0, sizeof s->p.venc);
+    memset(&s->p.te2, 0, sizeof s->p.te2);
     memset(&s->p.te, 0, sizeof s->p.te);
     memset(&s->p.unet, 0, sizeof s->p.unet);
     memset(&s->p.vae, 0, sizeof s->p.vae);
@@ -160,16 +163,17 @@ static void unload(struct sds_session *s)
     s->cur_loras = NULL;
 }
 
-/* Loads the three models (four with so[3]: the VAE encoder) from their files and checks the set. */
-static int load_models(struct sds_session *s, const char *const so[4], const char *const w[4], char *err,
+/* Loads the three models (with so[3]: the VAE encoder; so[4]: SDXL's text_encoder_2) from their
+ * files and checks the set. */
+static int load_models(struct sds_session *s, const char *const so[5], const char *const w[5], char *err,
                        size_t errcap)
 {
-    struct sdp_model *m[4] = {&s->p.te, &s->p.unet, &s->p.vae, &s->p.venc};
-    const int n = so[3] ? 4 : 3;
-    for (int i = 0; i < n; i++)
-        if (sdp_model_load(s->ctx, so[i], w[i], m[i], err, errcap)) {
-            for (int k = 0; k < i; k++) sdp_model_close(m[k]);
-            for (int k = 0; k < 4; k++) memset(m[k], 0, sizeof *m[k]);
+    struct sdp_model *m[5] = {&s->p.te, &s->p.unet, &s->p.vae, &s->p.venc, &s->p.te2};
+    for (int i = 0; i < 5; i++)
+        if (so[i] && sdp_model_load(s->ctx, so[i], w[i], m[i], err, errcap)) {
+            for (int k = 0; k < i; k++)
+                if (so[k]) sdp_model_close(m[k]);
+            for (int k = 0; k < 5; k++) memset(m[k], 0, sizeof *m[k]);
             return SDS_ERROR;
         }
     s->loaded = 1;
@@ -214,15 +218,20 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
         snprintf(s->sched_cfg, sizeof s->sched_cfg, "%s", er->sched_cfg);
         snprintf(s->vae_cfg, sizeof s->vae_cfg, "%s", er->vae_cfg);
         if (read_scaling(er->vae_cfg, (float)er->scaling_factor, &s->scaling, err, errcap) ||
-            sdp_tokenizer_load(s->tok_dir, &s->p.tok, err, errcap)) {
+            sdp_tokenizer_load(s->tok_dir, &s->p.tok, err, errcap) ||
+            (er->tokenizer2[0] && sdp_tokenizer_load(er->tokenizer2, &s->p.tok2, err, errcap))) {
             free(er);
             return SDS_ERROR;
         }
+        s->force_zeros = er->force_zeros;
         s->def_w = er->width;
         s->def_h = er->height;
     }
-    const char *so[4] = {er->program[0], er->program[1], er->program[2], venc ? er->program[3] : NULL};
-    const char *wp[4] = {er->weights[0], er->weights[1], er->weights[2], venc ? er->weights[3] : NULL};
+    const int xl = er->tokenizer2[0] != 0;
+    const char *so[5] = {er->program[0], er->program[1], er->program[2], venc ? er->program[3] : NULL,
+                         xl ? er->program[4] : NULL};
+    const char *wp[5] = {er->weights[0], er->weights[1], er->weights[2], venc ? er->weights[3] : NULL,
+                         xl ? er->weights[4] : NULL};
     rc = load_models(s, so, wp, err, errcap);
     if (rc == 0) {
         s->cur_w = s->p.img_w;
@@ -259,7 +268,7 @@ static int models_dir_open(struct sds_session *s, char *err, size_t errcap)
         sdp_tokenizer_load(s->tok_dir, &s->p.tok, err, errcap))
         return SDS_ERROR;
     s->has_venc = is_file(so[3]);
-    const char *sp[4] = {so[0], so[1], so[2], s->has_venc ? so[3] : NULL}, *wp[4] = {NULL, NULL, NULL, NULL};
+    const char *sp[5] = {so[0], so[1], so[2], s->has_venc ? so[3] : NULL, NULL}, *wp[5] = {NULL, NULL, NULL, NULL, NULL};
     int rc = load_models(s, sp, wp, err, errcap);
     if (rc) return rc;
     s->cur_w = s->def_w = s->p.img_w;
@@ -341,6 +350,7 @@ void sds_close(struct sds_session *s)
     pthread_mutex_lock(&s->mu);
     unload(s);
     sdp_tokenizer_free(s->p.tok);
+    sdp_tokenizer_free(s->p.tok2);
     if (s->ctx) o2r_ctx_free(s->ctx);
     char *owned[] = {s->ckpt, s->models_dir, s->hf_dir, s->arch_dir, s->cache_dir, s->compiler, s->variant,
                      s->wdtype, s->lora_dir, s->device};
@@ -654,7 +664,7 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
                              .seed = r->seed, .batch = 1, .init_image = init, .strength = img2img ? strength : 0,
                              .mask = mask, .scaling_factor = s->scaling, .quiet = 1,
                              .progress = r->progress ? progress_cb : NULL, .progress_user = &br,
-                             .cancel = r->cancel, .emphasis = emphasis};
+                             .cancel = r->cancel, .emphasis = emphasis, .encode_empty_negative = !s->force_zeros};
     struct sdp_timings tm;
     s->p.sched = sched;
     double tg = now_s();

@@ -1,0 +1,56 @@
+#!/bin/bash
+# run_oneshot_sdxl.sh — the SDXL proof of `onnx2cl-sd -m CHECKPOINT` (issue 23 item 1): the tiny
+# SDXL checkpoint models/ckpt/sdxl (architecture models/arch/tiny_sdxl: CLIP-L + OpenCLIP-G,
+# text_time UNet), as the sgm single file and as the diffusers folder, against diffusers'
+# StableDiffusionXLPipeline / Img2Img / Inpaint on the same weights (oneshot_sdxl/<case>.npy,
+# models/make_oneshot_sdxl_refs.py): max |got - ref| <= 1e-3 on the float image in [0,1], for
+# guidance with a negative prompt, with none (zero uncond embeddings), 1 step without guidance,
+# DPM++ 2M Karras, a batch of 2 (Euler a), img2img (one image and a batch) and inpainting with the
+# base UNet. Prompts with "!" (tokenizer_2's pad token: split out as transformers does). The
+# diffusers folder runs the first case only (same programs, its own weights file).
+#
+# Usage: run_oneshot_sdxl.sh ONNX2CL_SD O2C_COMPARE SOURCE_DIR WORK_DIR
+set -euo pipefail
+sd=$1 compare=$2 root=$3 work=$4
+os=$root/tests/pipeline/oneshot_sdxl
+export ONNX2CL_CACHE_DIR=$work/cache
+rm -rf "$work"
+mkdir -p "$work"
+prompt=$(sed -n 's/^# prompt: //p' "$os/cases.txt")
+negative=$(sed -n 's/^# negative: //p' "$os/cases.txt")
+fails=0
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+run_case() { # name ckpt flags...
+  local name=$1 ck=$2
+  shift 2
+  local neg=(-n "$negative") args=()
+  for f in "$@"; do
+    case $f in NONEG) neg=() ;; *) args+=("${f//\$ROOT/$root}") ;; esac
+  done
+  if ! "$sd" -m "$ck" --arch-dir "$root/models/arch" -p "$prompt" "${neg[@]}" --width 32 --height 32 \
+       -o "$work/$name.png" --save-image "$work/$name.npy" "${args[@]}" 2> "$work/$name.log"; then
+    bad "$name: onnx2cl-sd exited non-zero"; cat "$work/$name.log"; return
+  fi
+  local ref=${name%-folder}
+  if "$compare" "$work/$name.npy" "$os/$ref.npy" 1e-3 0 > "$work/$name.cmp" 2>&1; then
+    printf '%-24s %s\n' "$name" "$(head -c 160 "$work/$name.cmp")"
+  else
+    bad "$name: $(cat "$work/$name.cmp")"
+  fi
+  grep -q "architecture tiny_sdxl" "$work/$name.log" || bad "$name: no 'architecture tiny_sdxl' in its log"
+}
+first=
+while IFS=$'\t' read -r name flags; do
+  case $name in '#'*|'') continue ;; esac
+  # shellcheck disable=SC2086
+  run_case "$name" "$root/models/ckpt/sdxl/sdxl.safetensors" $flags
+  [ -n "$first" ] || first="$name	$flags"
+done < "$os/cases.txt"
+# shellcheck disable=SC2086
+run_case "${first%%	*}-folder" "$root/models/ckpt/sdxl/diffusers" ${first#*	}
+# an empty negative prompt is not the same as none (zero embeddings): the two images differ
+if "$compare" "$work/euler_4.npy" "$work/noneg_euler_4.npy" 1e-3 0 > /dev/null 2>&1; then
+  bad "a negative prompt and none gave the same image"
+fi
+echo "oneshot_sdxl: $fails failed"
+[ "$fails" = 0 ]
