@@ -339,7 +339,7 @@ static void weights_source(struct job *j, int m, char **argv, int *argc)
         char file[PATH_MAX];
         double te, unet;
         lora_split(j->o, i, file, sizeof file, &te, &unet);
-        if (m == 0 || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
+        if (m == 0 || m == 4 || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
         else fmt(lora_args[i], sizeof lora_args[i], "%s:%s", file, j->o->lora_unet[i]); /* UNet, VAE */
         argv[(*argc)++] = "--lora";
         argv[(*argc)++] = lora_args[i];
