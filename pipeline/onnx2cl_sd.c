@@ -105,6 +105,10 @@ static void usage(FILE *f)
         "  --mask-blur R           blur the mask first as diffusers' mask_processor.blur(mask, R) (PIL's\n"
         "                          GaussianBlur, bit for bit; default 0: none; A1111's \"Mask blur\")\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
+        "  --vae-tile N            (-m) run the VAE decoder and encoder in N x N-pixel tiles (N a multiple of the\n"
+        "                          VAE's factor, 8 for SD) overlapping by N/4, blended as diffusers' tiled_decode:\n"
+        "                          device memory of one tile, not of the image; the image differs a little from\n"
+        "                          the untiled one (per-tile GroupNorm, docs/vae_tiling.md). Default 0: untiled\n"
         "  --scheduler NAME        %s,\n"
         "                          or A1111's sampler name (\"Euler a\", \"DPM++ 2M\", \"DPM++ 2M Karras\", ...)\n"
         "                          (default: the config's _class_name when one of these ports it, else euler)\n"
@@ -342,6 +346,11 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--mask")) mask_path = NEXT();
         else if (!strcmp(a, "--mask-blur")) mask_blur = parse_num(a, NEXT(), 0, 1000);
         else if (!strcmp(a, "--vae-encoder")) venc_so = NEXT();
+        else if (!strcmp(a, "--vae-tile")) {
+            const char *v = NEXT();
+            eo.vae_tile = (int)parse_num(a, v, 0, 16384);
+            if (eo.vae_tile != atof(v)) die(2, "--vae-tile %s: expected an integer number of pixels in [0, 16384]", v);
+        }
         else if (!strcmp(a, "--strength")) {
             const char *v = NEXT();
             char *e;
@@ -521,6 +530,7 @@ static int cli_main(int argc, char **argv)
     static char wpath[5][PATH_MAX];
     const char *te2_so = NULL, *tok2_dir = NULL; /* SDXL's text_encoder_2 and tokenizer_2 (-m only) */
     static struct sde_result er;
+    if (eo.vae_tile && !eo.ckpt) die(2, "--vae-tile %d: needs -m CHECKPOINT (the engine compiles the VAE for the tile)", eo.vae_tile);
     if (eo.ckpt) { /* -m: the engine finds or builds the models in the cache */
         if (models || te_so || unet_so || vae_so || venc_so || hf)
             die(2, "-m %s: the models come from the checkpoint; drop --models, --hf, --text-encoder, --unet, "
@@ -688,6 +698,7 @@ static int cli_main(int argc, char **argv)
             die(2, "--karras: %s", err);
     }
     struct sdp_pipeline p = {0};
+    p.vae_tiling = er.vae_tiled;
     if (sdp_tokenizer_load(tok_dir, &p.tok, err, sizeof err)) die(1, "%s", err);
     if (tok2_dir && sdp_tokenizer_load(tok2_dir, &p.tok2, err, sizeof err)) die(1, "%s", err);
     if (sdp_sched_load(sched_cfg, kind, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);

@@ -346,6 +346,16 @@ static void weights_source(struct job *j, int m, char **argv, int *argc)
     }
 }
 
+/* The image size model m is compiled for: w x h, or for the VAE decoder (2) and encoder (3) with
+ * o->vae_tile, the tile (min(tile, side) per side). */
+static void model_size(const struct sde_options *o, int m, int *w, int *h)
+{
+    if ((m == 2 || m == 3) && o->vae_tile > 0) {
+        if (*w > o->vae_tile) *w = o->vae_tile;
+        if (*h > o->vae_tile) *h = o->vae_tile;
+    }
+}
+
 /* The --shape arguments of model m. */
 static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv, int *argc)
 {
@@ -359,7 +369,9 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
     int hidden = (int)jnum(t, "hidden_size", 768);
     const cJSON *t2 = jget(cfg, "text_encoder_2"); /* SDXL: the states of both encoders side by side */
     if (t2) hidden += (int)jnum(t2, "hidden_size", 1280);
-    int lh = j->r->height / f, lw = j->r->width / f, b = j->o->batch;
+    int iw = j->r->width, ih = j->r->height;
+    model_size(j->o, m, &iw, &ih);
+    int lh = ih / f, lw = iw / f, b = j->o->batch;
     size_t o = 0;
 #define ARG(...)                                                            \
     do {                                                                    \
@@ -377,7 +389,7 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
         }
     } else if (m == 2) ARG("latent_sample=1,%d,%d,%d", (int)jnum(v, "latent_channels", 4), lh, lw); /* not the
                                                               UNet's in_channels: 9 for an inpainting UNet */
-    else ARG("sample=1,3,%d,%d", j->r->height, j->r->width);
+    else ARG("sample=1,3,%d,%d", ih, iw);
 #undef ARG
 }
 
@@ -387,6 +399,7 @@ static void program_shape(const cJSON *arch, const struct sde_options *o, int w,
                           size_t cap)
 {
     int seq = (int)jnum(jget(arch, "tokenizer"), "max_length", 77);
+    model_size(o, m, &w, &h);
     if (m == 0 || m == 4) fmt(shape, cap, "tokens%d-b1", seq);
     else if (m == 1 && o->tokens > 0 && o->tokens != seq) fmt(shape, cap, "%dx%d-b%d-t%d", w, h, o->batch, o->tokens);
     else fmt(shape, cap, "%dx%d-b%d", w, h, m == 1 ? o->batch : 1);
@@ -749,6 +762,13 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             rc = -2;
             goto out;
         }
+        if (o->vae_tile && (o->vae_tile % f || o->vae_tile < 4 * f)) {
+            fail(err, errcap, "--vae-tile %d: architecture %s needs a multiple of its VAE factor %d, at least %d",
+                 o->vae_tile, r->arch, f, 4 * f);
+            rc = -2;
+            goto out;
+        }
+        r->vae_tiled = o->vae_tile > 0 && (o->vae_tile < r->width || o->vae_tile < r->height);
     }
     r->scaling_factor = jnum(arch, "vae_scaling_factor", 0.18215);
     if (!o->quiet)

@@ -68,6 +68,11 @@ struct sde_options {
                                   hidden_states[-N], as A1111 (and diffusers' clip_skip = N - 1); the same
                                   program, weights text_encoder-clipskip<N>.weights, converted through
                                   CACHE/programs/<arch>/text_encoder-clipskip<N>.namemap */
+    int vae_tile;              /* VAE tiling: the tile's side in image pixels (0: off; a multiple of the VAE's
+                                  factor, >= 2 factors): the VAE decoder is compiled for min(tile, image) /
+                                  factor latents per side, the encoder for min(tile, image) pixels (program
+                                  folders of that size); tiling is on (sde_result.vae_tiled) when the tile is
+                                  smaller than the image along either side */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
 };
@@ -91,6 +96,8 @@ struct sde_result {
     char tokenizer2[PATH_MAX];      /* SDXL: tokenizer_2 folder (the folder's tokenizer_2/, else the
                                        architecture's); "" for SD 1.x/2.x */
     char family[32];                /* arch.json "family": "sd1", "sd2", "sdxl" */
+    int vae_tiled;                  /* the VAE programs are for a tile of the image (o->vae_tile): set
+                                       sdp_pipeline.vae_tiling */
     int force_zeros;                /* SDXL: 1 when an empty negative prompt means zero embeddings
                                        (model_index.json's force_zeros_for_empty_prompt, default true) */
     char sched_cfg[PATH_MAX];       /* scheduler_config.json */

@@ -9,6 +9,7 @@
 #include "clip_tokenizer.h"
 #include "prompt_weights.h"
 #include "torch_rng.h"
+#include "vae_tiling.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -387,7 +388,21 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
     const struct o2r_io *vi = &va->inputs[0], *vo = &va->outputs[0];
     p->v_in = 0;
     p->v_out = 0;
-    if (vi->rank != 4 || !is_float(vi->dtype) || vi->dims[1] != p->lat_c || vi->dims[2] != p->lat_h ||
+    if (p->vae_tiling) { /* a tile of the latents; the image is the latents times the decoder's scale */
+        struct sdp_tiling *t = malloc(sizeof *t);
+        int bad = !t || sdp_vae_tiling_plan(va, p->lat_c, p->lat_h, p->lat_w, -1, t, a, sizeof a);
+        if (!bad) {
+            p->img_c = 3;
+            p->img_h = t->out_h;
+            p->img_w = t->out_w;
+        }
+        free(t);
+        if (bad) {
+            snprintf(err, errcap, "%s: VAE decoder tiling of the UNet's latents [%d,%d,%d]: %s", p->vae.path, p->lat_c,
+                     p->lat_h, p->lat_w, t ? a : "out of memory");
+            return -1;
+        }
+    } else if (vi->rank != 4 || !is_float(vi->dtype) || vi->dims[1] != p->lat_c || vi->dims[2] != p->lat_h ||
         vi->dims[3] != p->lat_w || vo->rank != 4 || !is_float(vo->dtype) || vo->dims[0] != vi->dims[0] ||
         vo->dims[1] != 3) {
         char b[256];
@@ -398,14 +413,28 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
                  p->lat_w, vi->name, p->lat_c, p->lat_h, p->lat_w);
         return -1;
     }
-    p->img_c = 3;
-    p->img_h = (int)vo->dims[2];
-    p->img_w = (int)vo->dims[3];
+    if (!p->vae_tiling) {
+        p->img_c = 3;
+        p->img_h = (int)vo->dims[2];
+        p->img_w = (int)vo->dims[3];
+    }
     /* VAE encoder (img2img/inpainting): [1,3,H,W] -> [1,2C,h,w] (mean || logvar) */
     if (p->venc.desc) {
         const struct o2r_model_desc *ve = p->venc.desc;
         const struct o2r_io *ei = ve->n_inputs == 1 ? &ve->inputs[0] : NULL, *eo = ve->n_outputs ? &ve->outputs[0] : NULL;
-        if (!ei || !eo || ei->rank != 4 || !is_float(ei->dtype) || ei->dims[0] != 1 || ei->dims[1] != 3 ||
+        struct sdp_tiling *t = p->vae_tiling ? malloc(sizeof *t) : NULL;
+        a[0] = 0;
+        int tiled_ok = t && sdp_vae_tiling_plan(ve, 3, p->img_h, p->img_w, -1, t, a, sizeof a) == 0 &&
+                       t->c_out == 2 * p->lat_c && t->out_h == p->lat_h && t->out_w == p->lat_w;
+        free(t);
+        if (p->vae_tiling && !tiled_ok) {
+            snprintf(err, errcap, "%s: VAE encoder tiling of the %dx%d image to [%d,%d,%d]: %s", p->venc.path,
+                     p->img_w, p->img_h, 2 * p->lat_c, p->lat_h, p->lat_w, a[0] ? a : "does not fit");
+            return -1;
+        }
+        if (p->vae_tiling) {
+            /* checked by the plan */
+        } else if (!ei || !eo || ei->rank != 4 || !is_float(ei->dtype) || ei->dims[0] != 1 || ei->dims[1] != 3 ||
             ei->dims[2] != p->img_h || ei->dims[3] != p->img_w || eo->rank != 4 || !is_float(eo->dtype) ||
             eo->dims[0] != 1 || eo->dims[1] != 2 * p->lat_c || eo->dims[2] != p->lat_h || eo->dims[3] != p->lat_w) {
             char b[256] = "", c[256] = "";
@@ -631,6 +660,14 @@ static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, floa
     return p->te2.desc ? cond_encoder(p, 1, emphasis, text, row, pooled, NULL, tm, err, errcap) : 0;
 }
 
+/* sdp_vae_tiled_run's progress: cancels when the flag (may be NULL) is set. */
+static int tile_cancel(int done, int total, void *flag)
+{
+    (void)done;
+    (void)total;
+    return flag && *(const volatile int *)flag;
+}
+
 int sdp_img2img_t_start(int steps, double strength)
 {
     double prod = steps * strength; /* Python: int(num_inference_steps * strength), a double */
@@ -657,11 +694,15 @@ static int vae_encode(struct sdp_pipeline *p, const float *img, const float *mas
     for (size_t k = 0; k < ni; k++) x[k] = 2.0f * img[k] - 1.0f;
     if (mask) /* the masked image: init_image * (mask_condition < 0.5) */
         for (size_t k = 0; k < ni; k++) x[k] = x[k] * (mask[k % np] < 0.5f ? 1.0f : 0.0f);
-    put_floats(in[p->e_in], d->inputs[p->e_in].dtype, x, ni);
     double t0 = now_s();
-    if (run_model(&p->venc, (const void *const *)in, out, err, errcap)) goto done;
+    if (p->vae_tiling) { /* the encoder compiled for a tile: mean || logvar blended over the tiles */
+        if (sdp_vae_tiled_run(&p->venc, x, 3, p->img_h, p->img_w, -1, par, NULL, NULL, err, errcap)) goto done;
+    } else {
+        put_floats(in[p->e_in], d->inputs[p->e_in].dtype, x, ni);
+        if (run_model(&p->venc, (const void *const *)in, out, err, errcap)) goto done;
+        get_floats(par, d->outputs[p->e_out].dtype, out[p->e_out], 2 * nl);
+    }
     tm->vae_encoder += now_s() - t0;
-    get_floats(par, d->outputs[p->e_out].dtype, out[p->e_out], 2 * nl);
     for (size_t k = 0; k < nl; k++) {
         float lv = par[nl + k];
         lv = lv < -30.0f ? -30.0f : lv > 20.0f ? 20.0f : lv;
@@ -909,7 +950,15 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     for (size_t k = 0; k < nt; k++) xin[k] = lat[k] / prm->scaling_factor;
     size_t ni = (size_t)3 * p->img_h * p->img_w, vsz = o2r_dtype_size(vi->dtype), vosz = o2r_dtype_size(vo->dtype);
     int vb = (int)vi->dims[0];
-    for (int i0 = 0; i0 < B; i0 += vb) {
+    for (int i = 0; i < B && p->vae_tiling; i++) { /* the decoder compiled for a tile: one image at a time */
+        CANCEL_POINT("before the VAE decoder");
+        double tv = now_s();
+        if (sdp_vae_tiled_run(&p->vae, xin + (size_t)i * nl, p->lat_c, p->lat_h, p->lat_w, -1, image + (size_t)i * ni,
+                              tile_cancel, (void *)prm->cancel, err, errcap))
+            goto done;
+        tm->vae += now_s() - tv;
+    }
+    for (int i0 = 0; i0 < B && !p->vae_tiling; i0 += vb) {
         for (int b = 0; b < vb; b++)
             put_floats((char *)vin[p->v_in] + (size_t)b * nl * vsz, vi->dtype,
                        xin + (size_t)(i0 + b < B ? i0 + b : i0) * nl, nl);

@@ -186,6 +186,10 @@ struct sdp_pipeline {
     int te2_out, te2_pool;                   /* te2's penultimate_hidden_state and text_embeds output indices */
     int u_temb, u_tids;                      /* UNet text_embeds [B,pool_dim] and time_ids [B,6] inputs (-1: none) */
     int pool_dim;                            /* text_embeds width */
+    int vae_tiling;                          /* set before sdp_pipeline_check: the VAE decoder (and encoder)
+                                                are compiled for a tile of the image (--vae-tile) and run
+                                                over it in overlapping tiles (vae_tiling.h); the image size
+                                                is then the latents times the decoder's scale */
 };
 
 /* Checks that the loaded models fit together (a UNet whose inputs look like a UNet: sample
@@ -194,7 +198,8 @@ struct sdp_pipeline {
  * text_embeds [B,P] with P te2's text_embeds width, time_ids [B,6]; a UNet with text_embeds and
  * time_ids but no te2 is refused naming text_encoder_2); a text encoder with int32/int64 ids [b,S]
  * and a [b,S,D] output (SDXL: penultimate_hidden_state, and te2's text_embeds [b,P]); a VAE
- * decoder taking [1,C,h,w] or [B,C,h,w]; a VAE encoder when loaded: [1,3,H,W] -> [1,2C,h,w]
+ * decoder taking [1,C,h,w] or [B,C,h,w] (p->vae_tiling: a tile of them, sdp_vae_tiling_plan); a VAE
+ * encoder when loaded: [1,3,H,W] -> [1,2C,h,w] (p->vae_tiling: a tile of the image)
  * (mean || logvar); with p->tok loaded, a tokenizer whose largest id is a
  * row of the text encoder's token embedding table) and fills the index/shape fields. Returns 0,
  * or -1 with a message naming the model file and what does not fit. */

@@ -42,7 +42,7 @@ struct sds_session {
     int engine;                     /* opened from a checkpoint */
     /* owned copies of the options */
     char *ckpt, *models_dir, *hf_dir, *arch_dir, *cache_dir, *compiler, *variant, *wdtype, *lora_dir, *device;
-    int quiet;
+    int quiet, vae_tile;
     struct o2r_ctx *ctx;
     struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
     int loaded;                     /* p.te/unet/vae loaded */
@@ -193,7 +193,8 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet,
-                             .vae_encoder = venc, .tokens = tokens, .clip_skip = clip_skip};
+                             .vae_encoder = venc, .tokens = tokens, .clip_skip = clip_skip,
+                             .vae_tile = s->vae_tile};
     for (int i = 0; i < n_loras; i++) {
         eo.loras[i] = loras[i];
         eo.lora_unet[i] = lora_unet[i];
@@ -228,6 +229,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
         s->def_h = er->height;
     }
     const int xl = er->tokenizer2[0] != 0;
+    s->p.vae_tiling = er->vae_tiled;
     const char *so[5] = {er->program[0], er->program[1], er->program[2], venc ? er->program[3] : NULL,
                          xl ? er->program[4] : NULL};
     const char *wp[5] = {er->weights[0], er->weights[1], er->weights[2], venc ? er->weights[3] : NULL,
@@ -306,6 +308,7 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     s->lora_dir = dup_or_null(o->lora_dir);
     s->device = dup_or_null(o->device);
     s->quiet = o->quiet;
+    s->vae_tile = o->vae_tile;
     if (s->ckpt) /* "folder/" -> "folder" */
         for (size_t l = strlen(s->ckpt); l > 1 && s->ckpt[l - 1] == '/'; l--) s->ckpt[l - 1] = 0;
     int rc;

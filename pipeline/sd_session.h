@@ -79,6 +79,8 @@ struct sds_open_options {
                                   else the first) */
     int width, height;         /* checkpoint: the size prepared at open (0: the architecture's default size) */
     int quiet;                 /* 1: no engine progress lines on stderr */
+    int vae_tile;              /* checkpoint: VAE decoder/encoder in tiles of this many image pixels per side
+                                  (0: untiled; a multiple of the VAE factor, >= 4 factors; onnx2cl-sd --vae-tile) */
 };
 
 /* Opens a model set: prepares (checkpoint) or finds (models_dir) the three models, loads them on
