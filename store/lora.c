@@ -14,7 +14,9 @@
  * lora_adapter_metadata ("unet.lora_alpha"), else alpha = rank (factor 1).
  * Guarantees: a key no rule or no module matches, a factor without its partner, ranks or shapes
  * that do not fit the base weight, a component the checkpoint lacks: refused, naming the file and
- * the key (and the first few unmatched keys). */
+ * the key (and the first few unmatched keys). Modules that match no weight are reported before
+ * one whose shapes do not fit: a LoRA for another architecture (SD 1.x on SDXL: same diffusers
+ * names in part) is named by the modules the checkpoint lacks. */
 #include "store_internal.h"
 
 #include <cjson/cJSON.h>
@@ -258,7 +260,8 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
     if (err && errcap) err[0] = 0;
     struct o2s_lora *l = calloc(1, sizeof *l);
     struct module *ms = NULL;
-    size_t nm = 0, capm = 0, nunknown = 0;
+    size_t nm = 0, capm = 0, nunknown = 0, nmisfit = 0;
+    char fit[1024], fit_first[1024] = "";
     char unknown[MAX_UNKNOWN_LISTED * 160] = "";
     struct flat *flats[O2S_NUM_COMPONENTS] = {0};
     size_t nflats[O2S_NUM_COMPONENTS] = {0};
@@ -405,7 +408,11 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
                 e->has_alpha = 1;
             }
         }
-        if (!rc) rc = check_fit(base, e, path, err, errcap);
+        if (!rc && check_fit(base, e, path, fit, sizeof fit) != 0) {
+            /* kept while the other modules resolve: keys that match nothing say more */
+            if (!nmisfit++) snprintf(fit_first, sizeof fit_first, "%s", fit);
+            continue;
+        }
         if (!rc && !(isfinite(e->alpha)))
             rc = o2s_fail(err, errcap, "%s: LoRA module '%s': alpha is not finite", path,
                           e->module);
@@ -415,6 +422,8 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
         rc = o2s_fail(err, errcap, "%s: %zu LoRA modules match no weight of the checkpoint "
                       "(a LoRA for another architecture?): %s%s", path, nunknown, unknown,
                       nunknown > MAX_UNKNOWN_LISTED ? ", ..." : "");
+    else if (!rc && nmisfit)
+        rc = o2s_fail(err, errcap, "%s", fit_first);
 out:
     for (size_t i = 0; i < nm; i++) free(ms[i].name);
     free(ms);

@@ -87,6 +87,13 @@ int main(int argc, char **argv)
         {"sd2/sd2.safetensors", "sd2_peft.safetensors", "ref_sd2_peft.safetensors"},
         {"sd2/diffusers", "sd2_kohya.safetensors", "ref_sd2_kohya.safetensors"},
         {"sd2/sd2.safetensors", "sd2_kohya.safetensors", "ref_sd2_kohya.safetensors"},
+        /* SDXL (models/make_sdxl_loras.py): kohya's sgm UNet paths, LoCon, lora_te1_/lora_te2_
+         * (text_encoder_2's q/k/v are row slices of OpenCLIP's in_proj in the single file);
+         * PEFT unet./text_encoder./text_encoder_2. with per-component lora_alpha metadata */
+        {"sdxl/sdxl.safetensors", "sdxl_kohya.safetensors", "ref_sdxl_kohya.safetensors"},
+        {"sdxl/diffusers", "sdxl_kohya.safetensors", "ref_sdxl_kohya.safetensors"},
+        {"sdxl/sdxl.safetensors", "sdxl_peft.safetensors", "ref_sdxl_peft.safetensors"},
+        {"sdxl/diffusers", "sdxl_peft.safetensors", "ref_sdxl_peft.safetensors"},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

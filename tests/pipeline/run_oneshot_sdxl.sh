@@ -6,8 +6,12 @@
 # models/make_oneshot_sdxl_refs.py): max |got - ref| <= 1e-3 on the float image in [0,1], for
 # guidance with a negative prompt, with none (zero uncond embeddings), 1 step without guidance,
 # DPM++ 2M Karras, a batch of 2 (Euler a), img2img (one image and a batch) and inpainting with the
-# base UNet. Prompts with "!" (tokenizer_2's pad token: split out as transformers does). The
-# diffusers folder runs the first case only (same programs, its own weights file).
+# base UNet, and LoRAs (euler_4_lora_*: tests/lora/sdxl_kohya = kohya naming with sgm UNet paths,
+# LoCon 3x3 convs, lora_te1_ + lora_te2_; sdxl_peft = diffusers/PEFT unet. + text_encoder. +
+# text_encoder_2.; both at 0.8 with --weights-dtype f32 vs diffusers' load_lora_weights +
+# fuse_lora(lora_scale=0.8), models/make_sdxl_loras.py). Prompts with "!" (tokenizer_2's pad token:
+# split out as transformers does). The diffusers folder runs the first case and the first LoRA
+# case only (same programs, its own weights file).
 #
 # Usage: run_oneshot_sdxl.sh ONNX2CL_SD O2C_COMPARE SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -39,15 +43,19 @@ run_case() { # name ckpt flags...
   fi
   grep -q "architecture tiny_sdxl" "$work/$name.log" || bad "$name: no 'architecture tiny_sdxl' in its log"
 }
-first=
+first= lora=
 while IFS=$'\t' read -r name flags; do
   case $name in '#'*|'') continue ;; esac
   # shellcheck disable=SC2086
   run_case "$name" "$root/models/ckpt/sdxl/sdxl.safetensors" $flags
   [ -n "$first" ] || first="$name	$flags"
+  case " $flags " in *" --lora "*) [ -n "$lora" ] || lora="$name	$flags" ;; esac
 done < "$os/cases.txt"
-# shellcheck disable=SC2086
-run_case "${first%%	*}-folder" "$root/models/ckpt/sdxl/diffusers" ${first#*	}
+for c in "$first" "$lora"; do
+  [ -n "$c" ] || continue
+  # shellcheck disable=SC2086
+  run_case "${c%%	*}-folder" "$root/models/ckpt/sdxl/diffusers" ${c#*	}
+done
 # an empty negative prompt is not the same as none (zero embeddings): the two images differ
 if "$compare" "$work/euler_4.npy" "$work/noneg_euler_4.npy" 1e-3 0 > /dev/null 2>&1; then
   bad "a negative prompt and none gave the same image"
