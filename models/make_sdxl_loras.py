@@ -27,7 +27,9 @@ What it does
   and the images of StableDiffusionXLPipeline (euler, 4 steps, cfg 5, seed 42, 32x32, the SDXL
   prompts) with each LoRA fused at 0.8 (fuse_lora's lora_scale applies to the UNet and both text
   encoders, as A1111's one weight does) to tests/pipeline/oneshot_sdxl/euler_4_lora_{kohya,peft}.npy.
-  It asserts each LoRA moves the image (vs euler_4.npy) by more than 0.05.
+  It asserts each LoRA moves the image (vs euler_4.npy) by more than 0.05. euler_4_lora_peft_te05.npy:
+  sdxl_peft with the text encoders at 0.5 and the UNet at 0.8 (fuse_lora per component), the
+  case of the prompt tag <lora:sdxl_peft:0.5:0.8>. The cases go into oneshot_sdxl/cases.txt.
 
 Assumes torch, diffusers 0.42, transformers 5, peft, safetensors (dev machine only; the tests
 read the committed files).
@@ -223,6 +225,23 @@ def peft(seed):
     fused(os.path.join(OUT, "sdxl_peft.safetensors"), expect, "sdxl_peft")
 
 
+def split_scales(te_scale=0.5, unet_scale=0.8):
+    """A1111's <lora:NAME:TE:UNET>: the text encoders (both) at te_scale, the UNet at unet_scale
+    (sdxl_peft; fuse_lora per component) -> euler_4_lora_peft_te05.npy."""
+    arch, unet, vae, te, te2 = refs.load_components()
+    p = pipeline(unet, vae, te, te2, arch)
+    p.load_lora_weights(os.path.join(OUT, "sdxl_peft.safetensors"), adapter_name="a")
+    p.fuse_lora(lora_scale=unet_scale, adapter_names=["a"], components=["unet"])
+    p.fuse_lora(lora_scale=te_scale, adapter_names=["a"], components=["text_encoder", "text_encoder_2"])
+    p.unload_lora_weights()
+    img = image(p)
+    full = np.load(os.path.join(IMG, "euler_4_lora_peft.npy"))
+    moved = float(np.abs(img - full).max())
+    assert moved > 0.01, f"TE scale {te_scale} moves the image by only {moved}"
+    np.save(os.path.join(IMG, "euler_4_lora_peft_te05.npy"), img)
+    print(f"euler_4_lora_peft_te05: TE {te_scale} / UNet {unet_scale} differs from {SCALE} on all by {moved:.3f}")
+
+
 def cases():
     """The LoRA cases in oneshot_sdxl/cases.txt (replacing earlier ones: make_oneshot_sdxl_refs.py
     rewrites the file without them, so run this after it)."""
@@ -231,6 +250,9 @@ def cases():
     for n in ("kohya", "peft"):
         lines.append(f"euler_4_lora_{n}\t--scheduler euler --steps 4 --cfg 5.0 --seed {refs.SEED} {FLAGS} "
                      f"--lora $ROOT/tests/lora/sdxl_{n}.safetensors:{SCALE}")
+    # the prompt tag (a case token +TEXT: appended to the prompt) with text-encoder and UNet weights
+    lines.append(f"euler_4_lora_peft_te05\t--scheduler euler --steps 4 --cfg 5.0 --seed {refs.SEED} {FLAGS} "
+                 f"--lora-dir $ROOT/tests/lora +<lora:sdxl_peft:0.5:0.8>")
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
 
@@ -238,6 +260,7 @@ def cases():
 def main():
     kohya(21)
     peft(22)
+    split_scales()
     cases()
     for d, names in ((OUT, ("sdxl_kohya", "sdxl_peft", "ref_sdxl_kohya", "ref_sdxl_peft")),):
         for n in names:

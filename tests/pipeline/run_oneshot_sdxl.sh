@@ -9,10 +9,12 @@
 # base UNet, and LoRAs (euler_4_lora_*: tests/lora/sdxl_kohya = kohya naming with sgm UNet paths,
 # LoCon 3x3 convs, lora_te1_ + lora_te2_; sdxl_peft = diffusers/PEFT unet. + text_encoder. +
 # text_encoder_2.; both at 0.8 with --weights-dtype f32 vs diffusers' load_lora_weights +
-# fuse_lora(lora_scale=0.8), models/make_sdxl_loras.py). Prompts with "!" (tokenizer_2's pad token:
+# fuse_lora(lora_scale=0.8), models/make_sdxl_loras.py; the prompt tag <lora:sdxl_peft:0.5:0.8>:
+# both text encoders at 0.5, the UNet at 0.8). Prompts with "!" (tokenizer_2's pad token:
 # split out as transformers does). The diffusers folder runs the first case and the first LoRA
 # case only (same programs, its own weights file).
 #
+# cases.txt: NAME<TAB>flags; the token NONEG: no negative prompt; +TEXT: TEXT appended to the prompt.
 # Usage: run_oneshot_sdxl.sh ONNX2CL_SD O2C_COMPARE SOURCE_DIR WORK_DIR
 set -euo pipefail
 sd=$1 compare=$2 root=$3 work=$4
@@ -27,11 +29,11 @@ bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 run_case() { # name ckpt flags...
   local name=$1 ck=$2
   shift 2
-  local neg=(-n "$negative") args=()
+  local neg=(-n "$negative") args=() p=$prompt
   for f in "$@"; do
-    case $f in NONEG) neg=() ;; *) args+=("${f//\$ROOT/$root}") ;; esac
+    case $f in NONEG) neg=() ;; +*) p+=" ${f#+}" ;; *) args+=("${f//\$ROOT/$root}") ;; esac
   done
-  if ! "$sd" -m "$ck" --arch-dir "$root/models/arch" -p "$prompt" "${neg[@]}" --width 32 --height 32 \
+  if ! "$sd" -m "$ck" --arch-dir "$root/models/arch" -p "$p" "${neg[@]}" --width 32 --height 32 \
        -o "$work/$name.png" --save-image "$work/$name.npy" "${args[@]}" 2> "$work/$name.log"; then
     bad "$name: onnx2cl-sd exited non-zero"; cat "$work/$name.log"; return
   fi
