@@ -10,7 +10,10 @@ What it does
                             sgm/LDM UNet's paths (lora_unet_input_blocks_4_1_transformer_blocks_
                             0_attn1_to_q, middle_block_1_..., output_blocks_...), self- and cross-
                             attention, ff, proj_out (linear), LoCon on 3x3 convs (in_layers_2 =
-                            resnets conv1, out_layers_3 = conv2: down [r,C,3,3], up [C,r,1,1]),
+                            resnets conv1, out_layers_3 = conv2, input_blocks_3_0_op = the
+                            downsampler, output_blocks_2_2_conv = the upsampler: down [r,C,3,3],
+                            up [C,r,1,1]), the 1x1 skip_connection, emb_layers_1, label_emb_0_0
+                            (add_embedding), time_embed_2,
                             and both text encoders (lora_te1_text_model_..., lora_te2_text_model_
                             ..., attention q/k/v/out and MLP); every module with an .alpha (one
                             alpha per file: diffusers 0.42 applies per-module kohya alphas wrongly,
@@ -157,6 +160,12 @@ def kohya(seed):
          "up_blocks.1.attentions.1.transformer_blocks.1.ff.net.2", 4),
         ("lora_unet_input_blocks_1_0_in_layers_2", "unet", "down_blocks.0.resnets.0.conv1", 4),  # LoCon 3x3
         ("lora_unet_output_blocks_4_0_out_layers_3", "unet", "up_blocks.1.resnets.1.conv2", 4),  # LoCon 3x3
+        ("lora_unet_input_blocks_3_0_op", "unet", "down_blocks.0.downsamplers.0.conv", 2),        # LoCon 3x3
+        ("lora_unet_output_blocks_2_2_conv", "unet", "up_blocks.0.upsamplers.0.conv", 2),         # LoCon 3x3
+        ("lora_unet_output_blocks_0_0_skip_connection", "unet", "up_blocks.0.resnets.0.conv_shortcut", 2),
+        ("lora_unet_input_blocks_1_0_emb_layers_1", "unet", "down_blocks.0.resnets.0.time_emb_proj", 2),
+        ("lora_unet_label_emb_0_0", "unet", "add_embedding.linear_1", 2),
+        ("lora_unet_time_embed_2", "unet", "time_embedding.linear_2", 2),
         ("lora_te1_text_model_encoder_layers_0_self_attn_q_proj", "text_encoder",
          "encoder.layers.0.self_attn.q_proj", 2),
         ("lora_te1_text_model_encoder_layers_1_self_attn_out_proj", "text_encoder",
