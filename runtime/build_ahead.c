@@ -40,8 +40,9 @@
  * elsewhere: GPU drivers build every kernel in clBuildProgram, the warm-up would only cost),
  * on|1 (any platform; launches without a local size are then not warmed), off|0; another
  * value: O2R_ERR_ARG from o2r_model_init. Tuning runs (o2r_model_tune) never build ahead.
- * Progress: when the first warm-up is not done 100 ms after it was enqueued (a cold cache:
- * a cached kernel takes about a millisecond), one line on stderr: "onnx2cl: model 'M':
+ * Progress: when the first warm-up launch is still being compiled 100 ms after PoCL submitted
+ * it (CL_SUBMITTED -> CL_RUNNING is PoCL's compile; a cached kernel takes about a millisecond,
+ * a cold one 0.1 s to seconds), one line on stderr: "onnx2cl: model 'M':
  * building its N kernels ahead of the first run, in the background, one at a time ...".
  * Guarantees: best effort: a failed warm-up step stops the warm-up, never fails the init or
  * changes what the run computes; the CL calls here do not count for $ONNX2CL_FAIL_CL and no
@@ -54,6 +55,7 @@
 
 #define AHEAD_SMALLGRID 65535u /* PoCL's grid_width_specialization_limit (USHRT_MAX) */
 #define AHEAD_POLL_MS 100.0    /* longer than a cached kernel's first launch */
+#define AHEAD_FILL_MS 5000.0   /* longest wait for the scratch fill before it (then: no line) */
 
 /* 1 when the context's platform is PoCL. */
 static int is_pocl(const struct o2r_ctx *ctx)
@@ -387,13 +389,27 @@ void o2r_build_ahead_start(struct o2r_model *m)
     clFlush(m->ahead_queue);
     if (!first)
         return;
+    /* PoCL marks a launch CL_SUBMITTED when its dependencies are done (here: the scratch fill),
+     * compiles it when a worker thread takes it, then marks it CL_RUNNING: so the time from
+     * SUBMITTED to RUNNING is the compile (about a millisecond for a cached kernel: dlopen) */
     cl_int status = CL_QUEUED;
-    while (clGetEventInfo(first, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                          NULL) == CL_SUCCESS && status > CL_COMPLETE &&
-           o2r_now_ms() - t0 < AHEAD_POLL_MS)
+    double t1 = 0.0;
+    for (;;) {
+        if (clGetEventInfo(first, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                           NULL) != CL_SUCCESS) {
+            status = CL_COMPLETE; /* unknown: say nothing */
+            break;
+        }
+        const double now = o2r_now_ms();
+        if (status <= CL_RUNNING || (t1 > 0.0 && now - t1 >= AHEAD_POLL_MS) ||
+            (t1 == 0.0 && now - t0 >= AHEAD_FILL_MS))
+            break;
+        if (status == CL_SUBMITTED && t1 == 0.0)
+            t1 = now;
         o2r_sleep_ms(2);
+    }
     clReleaseEvent(first);
-    if (status > CL_COMPLETE)
+    if (status == CL_SUBMITTED && t1 > 0.0)
         fprintf(stderr, "onnx2cl: model '%s': building its %u kernels ahead of the first run, in "
                 "the background, one at a time (%s compiles each kernel at its first launch, "
                 "under a process-wide lock; ONNX2CL_BUILD_AHEAD=off to skip)\n", d->name,

@@ -1,12 +1,13 @@
 /* test_build_ahead.c — building kernels ahead of the first run (runtime/build_ahead.c,
  * $ONNX2CL_BUILD_AHEAD; issue 24 item 2).
  *
- * What: a hand-written four-launch model (a 1-D launch with a local size over a "large" grid
- * of 131072 work-items, a clamped gather and a 2-D transpose without a local size, a 3-D
- * launch with one) runs in child processes of this executable, each with its own fresh or
+ * What: a hand-written five-launch model (a 3-D launch with a local size and code that takes a
+ * while to compile, a 1-D launch with a local size over a "large" grid of 131072 work-items, a
+ * clamped gather and a 2-D transpose without a local size, a 3-D launch with __local memory)
+ * runs in child processes of this executable, each with its own fresh or
  * shared $POCL_CACHE_DIR:
  *   off (cold cache)  -> the reference outputs, no warm-up launch, no progress line;
- *   on (cold cache)   -> bit-identical outputs, 4 warm-up launches, the "building its 4 kernels
+ *   on (cold cache)   -> bit-identical outputs, 5 warm-up launches, the "building its 5 kernels
  *                        ahead" line; on PoCL the same compiled kernel specializations as off
  *                        (same local sizes, offsets and grid classes: nothing compiled twice);
  *   on (warm cache)   -> bit-identical outputs, no progress line;
@@ -28,6 +29,17 @@
 #define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static const char k_source[] =
+    /* pre3: code that takes PoCL a while to compile (the progress line's 100 ms test watches the
+     * first warm-up launch, a single work-group of 128 items), its value multiplied by 0 */
+    "#define T1 u = sin(u) * 0.5f + cos(u * 1.5f);\n"
+    "#define T8 T1 T1 T1 T1 T1 T1 T1 T1\n"
+    "__kernel void pre3(__global const float *x, __global float *h) {\n"
+    "    size_t p = (get_global_id(2) * get_global_size(1) + get_global_id(1)) *\n"
+    "               get_global_size(0) + get_global_id(0);\n"
+    "    float u = x[p];\n"
+    "    T8 T8 T8 T8\n"
+    "    h[p] = x[p] * 0.75f + u * 0.0f;\n"
+    "}\n"
     "__kernel void scale(__global const float *x, __global const float *w, __global float *y,\n"
     "                    float b) {\n"
     "    int i = get_global_id(0);\n"
@@ -52,16 +64,17 @@ static const char k_source[] =
     "    o[p] = s[l] + 1.0f;\n"
     "}\n";
 
-/* buffers: 0 x, 1 idx, 2 y, 3 g, 4 t, 5 o (arena), 6 w (weights) */
+/* buffers: 0 x, 1 idx, 2 y, 3 g, 4 t, 5 o, 6 h (arena), 7 w (weights) */
 #define B (N * 4)
 static const struct o2r_buffer k_buffers[] = {
     {0, B, O2R_SPACE_ARENA, "x", 0},         {1 * B, B, O2R_SPACE_ARENA, "idx", 0},
     {2 * B, B, O2R_SPACE_ARENA, "y", 0},     {3 * B, B, O2R_SPACE_ARENA, "g", 0},
     {4 * B, B, O2R_SPACE_ARENA, "t", 0},     {5 * B, B, O2R_SPACE_ARENA, "o", 0},
-    {0, 4096, O2R_SPACE_WEIGHTS, "w", 0},
+    {6 * B, B, O2R_SPACE_ARENA, "h", 0},     {0, 4096, O2R_SPACE_WEIGHTS, "w", 0},
 };
 static const struct o2r_arg k_args[] = {
-    {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 6}}, {O2R_ARG_BUF, {.buf = 2}},
+    {O2R_ARG_BUF, {.buf = 0}}, {O2R_ARG_BUF, {.buf = 6}},
+    {O2R_ARG_BUF, {.buf = 6}}, {O2R_ARG_BUF, {.buf = 7}}, {O2R_ARG_BUF, {.buf = 2}},
     {O2R_ARG_F32, {.f32 = 0.25f}},
     {O2R_ARG_BUF, {.buf = 2}}, {O2R_ARG_BUF, {.buf = 1}}, {O2R_ARG_BUF, {.buf = 3}},
     {O2R_ARG_I32, {.i32 = N}},
@@ -70,10 +83,11 @@ static const struct o2r_arg k_args[] = {
     {O2R_ARG_BUF, {.buf = 4}}, {O2R_ARG_BUF, {.buf = 5}}, {O2R_ARG_LOCAL, {.local_bytes = 128 * 4}},
 };
 static const struct o2r_launch k_launches[] = {
-    {"scale", 1, {N, 0, 0}, {64, 0, 0}, 0, 4, "n_scale", "Mul", 0, NULL},
-    {"gath", 1, {N, 0, 0}, {0, 0, 0}, 4, 4, "n_gather", "Gather", 0, NULL},
-    {"tr2d", 2, {C, R, 0}, {0, 0, 0}, 8, 4, "n_transpose", "Transpose", 0, NULL},
-    {"add3", 3, {64, 64, 32}, {8, 8, 2}, 12, 3, "n_add", "Add", 0, NULL},
+    {"pre3", 3, {64, 64, 32}, {8, 8, 2}, 0, 2, "n_pre", "Mul", 0, NULL},
+    {"scale", 1, {N, 0, 0}, {64, 0, 0}, 2, 4, "n_scale", "Mul", 0, NULL},
+    {"gath", 1, {N, 0, 0}, {0, 0, 0}, 6, 4, "n_gather", "Gather", 0, NULL},
+    {"tr2d", 2, {C, R, 0}, {0, 0, 0}, 10, 4, "n_transpose", "Transpose", 0, NULL},
+    {"add3", 3, {64, 64, 32}, {8, 8, 2}, 14, 3, "n_add", "Add", 0, NULL},
 };
 static const struct o2r_io k_inputs[] = {
     {"x", O2R_F32, 1, {N}, 0, B}, {"idx", O2R_I32, 1, {N}, 1, B},
@@ -81,11 +95,11 @@ static const struct o2r_io k_inputs[] = {
 static const struct o2r_io k_outputs[] = {
     {"o", O2R_F32, 1, {N}, 5, B}, {"g", O2R_F32, 1, {N}, 3, B},
 };
-static const struct o2r_stored k_stored[] = {{6, "float32 [1024] tensor", "n_scale"}};
+static const struct o2r_stored k_stored[] = {{7, "float32 [1024] tensor", "n_scale"}};
 static struct o2r_model_desc g_desc = {
     O2R_ABI_VERSION, "ahead", HASH, k_source, sizeof k_source - 1, "",
-    6 * B, 4096, 0 /* checksum, set in main */,
-    7, k_buffers, 15, k_args, 4, k_launches, 2, k_inputs, 2, k_outputs, 0, NULL, 0, NULL, O2R_F32,
+    7 * B, 4096, 0 /* checksum, set in main */,
+    8, k_buffers, 17, k_args, 5, k_launches, 2, k_inputs, 2, k_outputs, 0, NULL, 0, NULL, O2R_F32,
     4096, NULL, 1, k_stored, 0, NULL,
 };
 
@@ -253,7 +267,7 @@ int main(int argc, char **argv)
 
     struct result on = run_child(argv[0], "on", "pocl_on", "on");
     CHECK(on.rc == 0, "on: child exit %d", on.rc);
-    CHECK(on.ahead == 4, "on: %u warm-up launches, want 4", on.ahead);
+    CHECK(on.ahead == 5, "on: %u warm-up launches, want 5", on.ahead);
     CHECK(same_file("off.out", "on.out"), "on: outputs differ from off's");
     if (on.pocl_cpu == 1) {
         static char koff[8192], kon[8192];
@@ -267,13 +281,13 @@ int main(int argc, char **argv)
 
     struct result warm = run_child(argv[0], "1", "pocl_on", "warm");
     CHECK(warm.rc == 0, "warm: child exit %d", warm.rc);
-    CHECK(warm.ahead == 4, "warm: %u warm-up launches, want 4", warm.ahead);
+    CHECK(warm.ahead == 5, "warm: %u warm-up launches, want 5", warm.ahead);
     CHECK(!warm.building, "warm cache: progress line printed");
     CHECK(same_file("off.out", "warm.out"), "warm: outputs differ from off's");
 
     struct result au = run_child(argv[0], NULL, "pocl_on", "auto");
     CHECK(au.rc == 0, "auto: child exit %d", au.rc);
-    CHECK((au.ahead == 4) == (au.pocl_cpu == 1), "auto: %u warm-up launches, PoCL CPU %d",
+    CHECK((au.ahead == 5) == (au.pocl_cpu == 1), "auto: %u warm-up launches, PoCL CPU %d",
           au.ahead, au.pocl_cpu);
     CHECK(same_file("off.out", "auto.out"), "auto: outputs differ from off's");
 
