@@ -88,6 +88,8 @@ static void usage(FILE *f)
         "                          clip_skip N-1); SD 1.x with -m only\n"
         "  --steps N               inference steps (default 20)\n"
         "  --cfg X                 guidance scale (default 7.5; <= 1 turns guidance off: one UNet run per step)\n"
+        "  --guidance-rescale R    diffusers' guidance_rescale in [0, 1] (default 0: off), for v-prediction\n"
+        "                          models trained with zero terminal SNR (rescale_noise_cfg)\n"
         "  --seed N                torch.Generator().manual_seed(N) noise (default 0); -1: a random seed\n"
         "                          (written to stderr and the metadata)\n"
         "  --batch-size N          N images per UNet run (UNet compiled for 2N with guidance, else N;\n"
@@ -275,7 +277,7 @@ static int cli_main(int argc, char **argv)
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
-    double strength = -1, mask_blur = 0;
+    double strength = -1, mask_blur = 0, guidance_rescale = 0;
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
     struct sde_options eo = {0};
     const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
@@ -346,6 +348,7 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--mask")) mask_path = NEXT();
         else if (!strcmp(a, "--mask-blur")) mask_blur = parse_num(a, NEXT(), 0, 1000);
         else if (!strcmp(a, "--vae-encoder")) venc_so = NEXT();
+        else if (!strcmp(a, "--guidance-rescale")) guidance_rescale = parse_num(a, NEXT(), 0, 1);
         else if (!strcmp(a, "--vae-tile")) {
             const char *v = NEXT();
             eo.vae_tile = (int)parse_num(a, v, 0, 16384);
@@ -760,7 +763,8 @@ static int cli_main(int argc, char **argv)
                              .seed = seed, .batch = batch, .latents = latents, .init_image = init_img,
                              .strength = strength, .mask = mask_img, .scaling_factor = (float)scaling,
                              .quiet = quiet, .emphasis = emphasis,
-                             .encode_empty_negative = te2_so && !er.force_zeros};
+                             .encode_empty_negative = te2_so && !er.force_zeros,
+                             .guidance_rescale = (float)guidance_rescale};
     size_t ni = (size_t)3 * p.img_h * p.img_w;
     float *image = malloc((save_image ? (size_t)n_images : (size_t)batch) * ni * sizeof *image);
     if (!image) die(1, "out of memory");

@@ -660,6 +660,25 @@ static int cond_row(struct sdp_pipeline *p, int emphasis, const char *text, floa
     return p->te2.desc ? cond_encoder(p, 1, emphasis, text, row, pooled, NULL, tm, err, errcap) : 0;
 }
 
+/* torch's Tensor.std over n values (unbiased, as std(dim=...) with its default correction 1). */
+static double std_unbiased(const float *x, size_t n)
+{
+    double mean = 0, ss = 0;
+    for (size_t k = 0; k < n; k++) mean += x[k];
+    mean /= (double)n;
+    for (size_t k = 0; k < n; k++) ss += ((double)x[k] - mean) * ((double)x[k] - mean);
+    return n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+}
+
+/* diffusers' rescale_noise_cfg on one image's n model outputs: cfg = r * cfg * std(text) / std(cfg)
+ * + (1 - r) * cfg. */
+static void rescale_noise_cfg(float *cfg, const float *text, size_t n, float r)
+{
+    double sc = std_unbiased(cfg, n);
+    float ratio = sc > 0 ? (float)(std_unbiased(text, n) / sc) : 1.0f, keep = (float)(1.0 - (double)r);
+    for (size_t k = 0; k < n; k++) cfg[k] = r * (cfg[k] * ratio) + keep * cfg[k];
+}
+
 /* sdp_vae_tiled_run's progress: cancels when the flag (may be NULL) is set. */
 static int tile_cancel(int done, int total, void *flag)
 {
@@ -900,6 +919,9 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         if (cfg_on) { /* noise_pred_uncond + guidance_scale * (noise_pred_text - noise_pred_uncond) */
             float g = prm->cfg;
             for (size_t k = 0; k < nt; k++) eps[k] = eps[k] + g * (eps[nt + k] - eps[k]);
+            if (prm->guidance_rescale > 0.0f) /* rescale_noise_cfg (arXiv 2305.08891, 3.4) per image */
+                for (int b = 0; b < B; b++)
+                    rescale_noise_cfg(eps + (size_t)b * nl, eps + nt + (size_t)b * nl, nl, prm->guidance_rescale);
         }
         if (sdp_sched_step(p->sched, i, eps, lat, nt, &rng)) {
             snprintf(err, errcap, "scheduler: out of memory");

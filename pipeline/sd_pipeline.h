@@ -141,6 +141,9 @@ struct sdp_params {
     void *progress_user;          /* passed to progress */
     const volatile int *cancel;   /* NULL, or a flag another thread may set non-zero: checked before
                                      every text encoder, UNet and VAE run */
+    float guidance_rescale;       /* with guidance: diffusers' guidance_rescale (0: off; in [0, 1]):
+                                     rescale_noise_cfg, "Common Diffusion Noise Schedules and Sample Steps
+                                     are Flawed" 3.4, after the guidance step on the model outputs */
     int encode_empty_negative;    /* SDXL with guidance and an empty negative prompt: 0 (default) uses zero
                                      embeddings and a zero pooled vector, as diffusers'
                                      force_zeros_for_empty_prompt (SDXL's model_index.json) and A1111's
