@@ -770,8 +770,13 @@ static int cli_main(int argc, char **argv)
     if (!image) die(1, "out of memory");
     struct sdp_timings tm, tsum = {0};
     int n_tokens = 0;
-    char model_name[256] = "", model_hash[16] = "";
+    char model_name[256] = "", model_hash[16] = "", *lora_hashes = NULL;
     if (eo.ckpt) model_label(&eo, model_name, sizeof model_name, model_hash);
+    if (eo.n_loras) { /* A1111's "Lora hashes", the hashes cached beside the model hashes */
+        char cache[PATH_MAX];
+        const char *cd = eo.cache_dir ? eo.cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
+        lora_hashes = sdp_infotext_lora_hashes(eo.loras, eo.n_loras, cd);
+    }
     const char *a1111_sampler, *a1111_schedule;
     sdp_sched_a1111_name(p.sched, &a1111_sampler, &a1111_schedule);
     for (int it = 0; it < batch_count; it++) {
@@ -809,7 +814,7 @@ static int cli_main(int argc, char **argv)
                                        .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
                                                                          : sdp_emphasis_name(emphasis),
                                                                          prompt_tagged, negative),
-                                       .extra = extra[0] ? extra : NULL,
+                                       .extra = extra[0] ? extra : NULL, .lora_hashes = lora_hashes,
                                        .version = "onnx2cl-sd " ONNX2CL_VERSION};
             char *params = sdp_infotext_dup(&itx);
             if (!params) die(1, "out of memory");
@@ -857,6 +862,7 @@ static int cli_main(int argc, char **argv)
     free(latents);
     free(init_img);
     free(mask_img);
+    free(lora_hashes);
     for (int k = 0; k < n_images; k++) free(outs[k]);
     free(outs);
     free(oflag);

@@ -81,6 +81,7 @@ size_t sdp_infotext(const struct sdp_infotext *it, char *buf, size_t cap)
         o = put_kv(buf, cap, o, "Mask blur", v);
     }
     if (it->emphasis && it->emphasis[0]) o = put_kv(buf, cap, o, "Emphasis", it->emphasis);
+    if (it->lora_hashes && it->lora_hashes[0]) o = put_kv(buf, cap, o, "Lora hashes", it->lora_hashes);
     if (it->extra && it->extra[0]) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, ", %s", it->extra);
     o = put_kv(buf, cap, o, "Version", it->version);
     if (cap && o >= cap) buf[cap - 1] = 0;
@@ -102,10 +103,16 @@ char *sdp_infotext_dup(const struct sdp_infotext *it)
 
 /* ---- SHA-256 --------------------------------------------------------------------------------- */
 
-int sdp_sha256_file(const char *path, char hex[65])
+/* SHA-256 of a file's bytes from offset on (0: the whole file). */
+static int sha256_file_from(const char *path, uint64_t offset, char hex[65])
 {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
+    if (offset && fseek(f, (long)offset, SEEK_SET) != 0) {
+        fclose(f);
+        errno = EIO;
+        return -1;
+    }
     size_t cap = 1 << 20, n;
     unsigned char *buf = malloc(cap);
     if (!buf) {
@@ -129,15 +136,22 @@ int sdp_sha256_file(const char *path, char hex[65])
     return 0;
 }
 
-int sdp_model_hash(const char *ckpt_path, const char *cache_dir, char out[11])
+int sdp_sha256_file(const char *path, char hex[65]) { return sha256_file_from(path, 0, hex); }
+
+/* The SHA-256 of a regular file (addnet: of its bytes after the safetensors header, kohya's
+ * addnet_hash_safetensors, A1111's LoRA hash) into hex, cached in cache_dir/model_hashes.tsv by
+ * real path (prefixed "addnet:" for the addnet hash), size and mtime. */
+static int cached_sha256(const char *path_in, const char *cache_dir, int addnet, char hex[65])
 {
     struct stat sb;
-    char ckpt[4096];
-    if (!realpath(ckpt_path, ckpt)) return -1;
-    if (stat(ckpt, &sb) != 0 || !S_ISREG(sb.st_mode)) return -1;
+    char real[4096], ckpt[4200];
+    if (!realpath(path_in, real)) return -1;
+    if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) return -1;
+    snprintf(ckpt, sizeof ckpt, "%s%s", addnet ? "addnet:" : "", real);
     unsigned long long size = (unsigned long long)sb.st_size;
     unsigned long long mt = (unsigned long long)sb.st_mtim.tv_sec * 1000000000ull + (unsigned long long)sb.st_mtim.tv_nsec;
-    char cpath[4200], line[8192], hex[65] = "";
+    char cpath[4200], line[8192];
+    hex[0] = 0;
     if (cache_dir) {
         snprintf(cpath, sizeof cpath, "%s/model_hashes.tsv", cache_dir);
         FILE *f = fopen(cpath, "r");
@@ -151,14 +165,73 @@ int sdp_model_hash(const char *ckpt_path, const char *cache_dir, char out[11])
         if (f) fclose(f);
     }
     if (!hex[0]) {
-        if (sdp_sha256_file(ckpt, hex)) return -1;
+        uint64_t off = 0;
+        if (addnet) { /* u64 little-endian header length, then the header */
+            unsigned char b[8];
+            FILE *f = fopen(real, "rb");
+            size_t got = f ? fread(b, 1, 8, f) : 0;
+            if (f) fclose(f);
+            if (got != 8) return -1;
+            for (int i = 7; i >= 0; i--) off = off << 8 | b[i];
+            if (off > (uint64_t)sb.st_size - 8) return -1;
+            off += 8;
+        }
+        if (sha256_file_from(real, off, hex)) return -1;
         FILE *f = cache_dir && !strpbrk(ckpt, "\t\n") ? fopen(cpath, "a") : NULL;
         if (f) {
             fprintf(f, "%s\t%llu\t%llu\t%s\n", ckpt, size, mt, hex);
             fclose(f);
         }
     }
+    return 0;
+}
+
+int sdp_model_hash(const char *ckpt_path, const char *cache_dir, char out[11])
+{
+    char hex[65];
+    if (cached_sha256(ckpt_path, cache_dir, 0, hex)) return -1;
     memcpy(out, hex, 10);
     out[10] = 0;
     return 0;
+}
+
+int sdp_lora_hash(const char *path, const char *cache_dir, char out[13])
+{
+    char hex[65];
+    if (cached_sha256(path, cache_dir, 1, hex)) return -1;
+    memcpy(out, hex, 12);
+    out[12] = 0;
+    return 0;
+}
+
+char *sdp_infotext_lora_hashes(const char *const *loras, int n, const char *cache_dir)
+{
+    size_t cap = 64 + (size_t)n * 300, len = 0;
+    char *v = malloc(cap);
+    if (!v) return NULL;
+    v[0] = 0;
+    for (int i = 0; i < n; i++) {
+        char file[4096], h[13];
+        snprintf(file, sizeof file, "%s", loras[i]);
+        char *colon = strrchr(file, ':'), *e; /* FILE:SCALE (a number after the last ':', no '/') */
+        if (colon && colon != file && !strchr(colon, '/')) {
+            strtod(colon + 1, &e);
+            if (e != colon + 1 && !*e) *colon = 0;
+        }
+        if (sdp_lora_hash(file, cache_dir, h)) continue;
+        const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+        size_t bl = strlen(base);
+        if (bl > 12 && !strcmp(base + bl - 12, ".safetensors")) bl -= 12;
+        char name[256];
+        size_t k = 0;
+        for (size_t j = 0; j < bl && k + 1 < sizeof name; j++)
+            if (base[j] != ':' && base[j] != ',') name[k++] = base[j]; /* A1111 removes ":," from the name */
+        name[k] = 0;
+        len += (size_t)snprintf(v + len, cap - len, "%s%s: %s", len ? ", " : "", name, h);
+    }
+    if (!len) {
+        free(v);
+        return NULL;
+    }
+    return v;
 }

@@ -692,16 +692,24 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     char extra[64] = ""; /* A1111: "Eta DDIM" (DDIM, PLMS, UniPC: sd_samplers_timesteps) when eta != 0 */
     if (r->eta != 0 && (kind == SDP_SCHED_DDIM || kind == SDP_SCHED_TCD))
         snprintf(extra, sizeof extra, "%s: %g", kind == SDP_SCHED_DDIM ? "Eta DDIM" : "Eta", r->eta);
+    char *lora_hashes = NULL; /* A1111's "Lora hashes", cached beside the model hashes */
+    if (tags.n_loras) {
+        char cache[PATH_MAX];
+        const char *cd = s->cache_dir ? s->cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
+        lora_hashes = sdp_infotext_lora_hashes(tags.loras, tags.n_loras, cd);
+    }
     struct sdp_infotext it = {.prompt = r->prompt, .negative = negative, .steps = steps, .sampler = a_s,
                               .schedule = a_sc, .karras = !strcmp(a_sc, "Karras"), .cfg = r->cfg, .seed = r->seed, .width = s->p.img_w,
                               .height = s->p.img_h, .model_hash = s->model_hash, .model = s->model,
                               .strength = img2img ? strength : -1, .inpaint = r->mask != NULL,
                               .mask_blur = r->mask_blur, .clip_skip = clip_skip, .extra = extra,
+                              .lora_hashes = lora_hashes,
                               .emphasis = sdp_infotext_emphasis(emphasis == SDP_EMPHASIS_DIFFUSERS ? "None"
                                                                 : sdp_emphasis_name(emphasis), r->prompt,
                                                                 r->cfg > 1 ? negative : ""),
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
     out->parameters = sdp_infotext_dup(&it); /* its full length */
+    free(lora_hashes);
     if (!out->parameters) {
         free(rgb);
         rc = fail(err, errcap, SDS_ERROR, "out of memory");

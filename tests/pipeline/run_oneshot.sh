@@ -87,6 +87,15 @@ has single_pndm "scheduler pndm (.*_class_name PNDMScheduler)"
 #    image without the LoRA by 0.19, so the comparison cannot pass without the merge)
 run lora_peft tiny_sd15.safetensors euler_4_lora 1e-3 "--weights-dtype f32 --lora ../../lora/tiny_peft.safetensors:0.8"
 run lora_kohya tiny_sd15.safetensors euler_4_lora 1e-3 "--weights-dtype f32 --lora ../../lora/tiny_kohya.safetensors:0.8"
+# A1111's "Lora hashes" in the PNG's infotext: NAME (the file stem) and the first 12 hex digits of
+# the SHA-256 of the bytes after the safetensors header (kohya's addnet hash), computed here
+for l in peft kohya; do
+  want=$("${PYTHON3:-python3}" -c 'import hashlib, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; print(hashlib.sha256(b[8 + n:]).hexdigest()[:12])' \
+        "$here/../lora/tiny_$l.safetensors")
+  "${PYTHON3:-python3}" "$here/check_infotext.py" "$work/lora_$l.png" "Lora hashes=tiny_$l: $want" > /dev/null ||
+    bad "lora_$l: infotext has no 'Lora hashes: \"tiny_$l: $want\"'"
+done
 # 6. the default storage, float16 weights (half the memory): its own programs and weights, the
 #    image within 5e-3 of diffusers' float32 one (measured 1.2e-3 on euler_4)
 run single_f16 tiny_sd15.safetensors euler_4 5e-3 ""
