@@ -40,6 +40,12 @@ Architectures
              3 layers, hidden 32), text_encoder_2 = OpenCLIP-G as CLIPTextModelWithProjection
              (gelu, 3 layers, hidden 48, projection 40); cross_attention_dim 32 + 48 = 80;
              VAE (16/32 channels) scaling 0.13025; EulerDiscreteScheduler as SDXL's scheduler_config.json
+  taesd      TAESD's decoder (madebyollin/taesd config.json; AutoencoderTiny.decode: tanh(x/3)*3,
+             the layers, then 2x - 1: an image in [-1, 1] from the pipeline's latents as they are,
+             scaling_factor 1.0). taesdxl (madebyollin/taesdxl) has the same config and keys: one
+             graph, other weights. Family "taesd", only the vae_decoder model (component vae,
+             keys decoder.layers.*); not a pipeline of its own: onnx2cl-sd --taesd PATH
+  tiny_taesd taesd shrunk as export_family's TAESD_TINY (16 channels): the tests' decoder
   SDXL models: unet(sample, timestep, encoder_hidden_states, text_embeds, time_ids) ->
   out_sample (export_family's SdxlUNetWrapper, as sdxl_unet); text_encoder(input_ids) ->
   last_hidden_state, pooler_output, penultimate_hidden_state (= hidden_states[-2], what SDXL
@@ -183,6 +189,9 @@ ARCHS = {
                       text_encoder=CLIP_TINY_SDXL, text_encoder_2=CLIPG_TINY_SDXL,
                       default_size=[128, 128]),
 }
+TAESD_DEFAULTS = {"family": "taesd", "vae_scaling_factor": 1.0}
+ARCHS["taesd"] = dict(TAESD_DEFAULTS, size="full", vae=export_family.TAESD_FULL)
+ARCHS["tiny_taesd"] = dict(TAESD_DEFAULTS, size="tiny", vae=export_family.TAESD_TINY)
 MODELS = ["unet", "vae_decoder", "vae_encoder", "text_encoder"]
 MODELS_SDXL = MODELS + ["text_encoder_2"]
 CONFIG_KEYS = ("unet", "vae", "text_encoder", "text_encoder_2")
@@ -215,11 +224,25 @@ def is_sdxl(arch):
     return ARCHS[arch]["family"] == "sdxl"
 
 
+def is_taesd(arch):
+    return ARCHS[arch]["family"] == "taesd"
+
+
 def build(arch, model, seed):
     """(wrapper module, example inputs {name: tensor}, output names, dynamic axes, component)."""
-    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from diffusers import AutoencoderKL, AutoencoderTiny, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel
     a = ARCHS[arch]
+    if is_taesd(arch):
+        if model != "vae_decoder":
+            raise SystemExit(f"{arch}: only vae_decoder (TAESD's decoder)")
+        torch.manual_seed(seed)
+        m = export_sd.reinit(AutoencoderTiny(**a["vae"]), seed).eval()
+        h = 8 if a["size"] == "tiny" else 64
+        dyn = {"latent_sample": {0: "batch", 2: "height", 3: "width"},
+               "sample": {0: "batch", 2: "out_height", 3: "out_width"}}
+        return (export_sd.VaeDecoderWrapper(m), {"latent_sample": torch.randn(1, 4, h, h)},
+                ["sample"], dyn, "vae")
     if arch in ("tiny_sd15", "sd15") and model in export_sd.BUILDERS:
         # exactly export_sd.py's module and inputs: tiny_sd15 = models/tiny without weights
         m, ins, outs, dyn, _ = export_sd.BUILDERS[model](a["size"], seed,
@@ -399,7 +422,8 @@ def main():
         info["configs"] = {k: a[k] for k in CONFIG_KEYS if k in a}
         info.setdefault("models", {})
         info.setdefault("keys", {})
-        models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else MODELS)
+        models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else
+                                         ["vae_decoder"] if is_taesd(arch) else MODELS)
         for model in models.split(","):
             comp, keys = make_one(arch, model, d, args.seed)
             info["models"][model] = {"graph": model + ".onnx", "name_map": model + ".namemap",

@@ -4,6 +4,8 @@
  * from the file's own keys: L (UNet layers_per_block) = n - 1 for the first input block n holding
  * a downsampler (input_blocks.n.0.op), else the last input block's index; B (VAE up blocks) =
  * 1 + the largest n of decoder.up.n.
+ * Component files in diffusers naming (o2s_keymap_diffusers) pass through the CLIP rules (text
+ * encoders) or the TAESD rules (VAE: taesd.py's decoder naming); other keys stay as they are.
  * EMA (o2s_options.use_ema): each UNet entry takes the tensor "model_ema." + its LDM key after
  * "model." with the dots removed (diffusers' flat EMA naming), which must exist.
  */
@@ -24,6 +26,7 @@ enum rules {
     RS_CLIP,
     RS_OPENCLIP,
     RS_OPENCLIP_XL,
+    RS_TAESD,
 };
 enum renames { RN_NONE = 0, RN_UNET_RESNET, RN_VAE_RESNET, RN_VAE_ATTN, RN_OPENCLIP_LAYER };
 #define T_COPY O2S_COPY
@@ -146,6 +149,7 @@ static int expand(const char *tmpl, const long caps[2], const struct params *pr,
             case 'U': v = caps[0] / (pr->L + 1); break;
             case 'u': v = caps[0] % (pr->L + 1); break;
             case 'R': v = pr->B - 1 - caps[0]; break;
+            case 'P': v = caps[0] - 1; break;
             default: return -1;
             }
             if (v < 0 || ((p[1] == 'D' || p[1] == 'd') && caps[0] < 1)) return -1;
@@ -217,15 +221,18 @@ int o2s_component_file(const struct o2s_store *s, const char *path)
 int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first, char *err,
                          size_t cap)
 {
-    bool text = c == O2S_TEXT_ENCODER || c == O2S_TEXT_ENCODER_2;
+    /* the rules of a component file: CLIP text encoders (transformers 4.x/5.x), TAESD's decoder
+     * in its original naming */
+    enum rules rs = c == O2S_TEXT_ENCODER || c == O2S_TEXT_ENCODER_2 ? RS_CLIP
+                    : c == O2S_VAE ? RS_TAESD : RS_IGNORE;
     for (size_t i = first; i < s->ntensors; i++) {
         struct o2s_tensor *t = &s->tensors[i];
         const char *key = t->name, *tail = NULL;
         char buf[O2S_KEY_MAX];
         long caps[2] = {0, 0};
         const struct rule_row *r = NULL;
-        for (size_t k = 0; text && k < sizeof RULES / sizeof RULES[0] && !r; k++)
-            if (RULES[k].r == RS_CLIP && (tail = match_pattern(key, RULES[k].pattern, caps)))
+        for (size_t k = 0; rs != RS_IGNORE && k < sizeof RULES / sizeof RULES[0] && !r; k++)
+            if (RULES[k].r == rs && (tail = match_pattern(key, RULES[k].pattern, caps)))
                 r = &RULES[k];
         if (r && !r->tmpl) {
             t->state = O2S_T_IGNORED;
@@ -233,11 +240,14 @@ int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first
         }
         if (r) {
             struct params pr = {1, 1};
-            if (expand(r->tmpl, caps, &pr, 'q', buf, sizeof buf) < 0 ||
-                strlen(buf) + strlen(tail) + 1 > sizeof buf)
+            if (rs == RS_TAESD && caps[0] < 1) { /* no DecoderTiny layer: the key as it is */
+            } else if (expand(r->tmpl, caps, &pr, 'q', buf, sizeof buf) < 0 ||
+                       strlen(buf) + strlen(tail) + 1 > sizeof buf) {
                 return o2s_fail(err, cap, "%s: tensor '%.200s': key too long",
                                 s->files[t->file].path, key);
-            key = strcat(buf, tail);
+            } else {
+                key = strcat(buf, tail);
+            }
         }
         if (o2s_add_entry(s, c, key, i, O2S_COPY, 0, err, cap) < 0) return -1;
     }
