@@ -28,6 +28,7 @@
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
 #include "sd_serve.h"
+#include "sd_session.h" /* sds_image_resize */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -459,10 +460,19 @@ static int cli_main(int argc, char **argv)
         int rc = sdp_png_read(init_path, &init_pix, &init_w, &init_h, &ch, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "--init-image %s", err);
         if (sdp_pix_convert(&init_pix, init_w, init_h, &ch, 3)) die(1, "out of memory"); /* gray: convert("RGB") */
-        if ((width && width != init_w) || (height && height != init_h))
-            die(2, "--init-image %s: %dx%d, but the output is %dx%d (--width/--height): give an image of the output "
-                "size (onnx2cl-sd does not resize)", init_path, init_w, init_h, width ? width : init_w,
-                height ? height : init_h);
+        if ((width && width != init_w) || (height && height != init_h)) {
+            /* A1111's "Just resize" (resize_mode 0) and diffusers' inpainting preprocess: PIL's
+             * Image.resize((W, H), LANCZOS) to the output size (image_resize.c, byte for byte) */
+            int tw = width ? width : init_w, th = height ? height : init_h;
+            unsigned char *r;
+            if (sds_image_resize(init_pix, init_w, init_h, 3, tw, th, &r)) die(1, "out of memory");
+            fprintf(stderr, "%s: --init-image %s: %dx%d resized to %dx%d (PIL LANCZOS, A1111's Just resize)\n", prog,
+                    init_path, init_w, init_h, tw, th);
+            free(init_pix);
+            init_pix = r;
+            init_w = tw;
+            init_h = th;
+        }
         if (eo.ckpt && !width && !height) width = init_w, height = init_h; /* diffusers: the image's size */
         size_t np = (size_t)init_w * init_h;
         if (!(init_img = malloc(3 * np * sizeof *init_img))) die(1, "out of memory");
@@ -476,17 +486,23 @@ static int cli_main(int argc, char **argv)
         int mw, mh, ch;
         int rc = sdp_png_read(mask_path, &mask_pix, &mw, &mh, &ch, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "--mask %s", err);
-        if (mw != init_w || mh != init_h)
-            die(2, "--mask %s: %dx%d, but --init-image %s is %dx%d: give a mask of the image's size", mask_path, mw,
-                mh, init_path, init_w, init_h);
-        size_t np = (size_t)mw * mh, white = 0;
-        if (!(mask_img = malloc(np * sizeof *mask_img))) die(1, "out of memory");
+        /* diffusers' order: mask_processor.blur (PIL GaussianBlur in the mask's mode), then the
+         * pipeline's preprocess: convert("L") (ITU-R 601-2 luma), resize to the image's size (PIL
+         * LANCZOS, as A1111 resizes the mask too), binarize at 0.5 */
         if (sdp_gaussian_blur_u8(mask_pix, mw, mh, ch, (float)mask_blur)) die(1, "out of memory");
+        if (sdp_pix_convert(&mask_pix, mw, mh, &ch, 1)) die(1, "out of memory");
+        if (mw != init_w || mh != init_h) {
+            unsigned char *r;
+            if (sds_image_resize(mask_pix, mw, mh, 1, init_w, init_h, &r)) die(1, "out of memory");
+            fprintf(stderr, "%s: --mask %s: %dx%d resized to %dx%d (PIL LANCZOS)\n", prog, mask_path, mw, mh, init_w,
+                    init_h);
+            free(mask_pix);
+            mask_pix = r;
+        }
+        size_t np = (size_t)init_w * init_h, white = 0;
+        if (!(mask_img = malloc(np * sizeof *mask_img))) die(1, "out of memory");
         for (size_t k = 0; k < np; k++) {
-            unsigned L = ch == 1 ? mask_pix[k] /* PIL convert("L"): ITU-R 601-2 luma, integer rounding */
-                                 : (mask_pix[3 * k] * 19595u + mask_pix[3 * k + 1] * 38470u + mask_pix[3 * k + 2] * 7471u +
-                                    0x8000u) >> 16;
-            mask_img[k] = (float)L / 255.0f;
+            mask_img[k] = (float)mask_pix[k] / 255.0f;
             white += mask_img[k] >= 0.5f;
         }
         if (white == 0)
@@ -746,8 +762,8 @@ static int cli_main(int argc, char **argv)
         die(2, "%s: an inpainting UNet (%d input channels: latents, mask, masked image): give --init-image and "
             "--mask", eo.ckpt ? eo.ckpt : unet_so, p.unet_in_c);
     if (init_path && (init_w != p.img_w || init_h != p.img_h))
-        die(2, "--init-image %s: %dx%d, but the models make %dx%d images: give an image of that size (onnx2cl-sd "
-            "does not resize)", init_path, init_w, init_h, p.img_w, p.img_h);
+        die(2, "--init-image %s: %dx%d, but the models make %dx%d images: give --width %d --height %d to resize it "
+            "(or an image of that size)", init_path, init_w, init_h, p.img_w, p.img_h, p.img_w, p.img_h);
     float *latents = NULL;
     size_t nl = (size_t)p.lat_c * p.lat_h * p.lat_w;
     if (latents_path) {

@@ -75,6 +75,17 @@ img2img)
   may_refuse=1 run i2i_heun_06_5 i2i_heun_06_5
   "$py" "$here/check_infotext.py" "$out/i2i_euler_a_03_20.png" "Denoising strength=0.3" "Steps=20" \
     "Sampler=Euler a" || bad "infotext i2i_euler_a_03_20.png"
+  # an init image of another size is resized to --width/--height as PIL's Image.resize(LANCZOS)
+  # (A1111's "Just resize"): the same image as from PIL's resized copy, bit for bit
+  "$py" -c 'import sys; from PIL import Image
+Image.open(sys.argv[1]).convert("RGB").resize((32, 32), Image.LANCZOS).save(sys.argv[2])' "$d/bad_size48.png" "$out/pil32.png"
+  for f in "$d/bad_size48.png" "$out/pil32.png"; do
+    "$sd" -m "$ckpt" -p "$prompt" --width 32 --height 32 --steps 4 --seed 42 --quiet --weights-dtype f32 --init-image "$f" --strength 0.6 \
+      -o "$out/rs_$(basename "$f")" --save-image "$out/rs_$(basename "$f" .png).npy" 2> "$out/rs_$(basename "$f").log" ||
+      bad "resize: $(cat "$out/rs_$(basename "$f").log")"
+  done
+  cmp -s "$out/rs_bad_size48.npy" "$out/rs_pil32.npy" || bad "a 48x48 init image resized by onnx2cl-sd != PIL's LANCZOS resize"
+  grep -q "48x48 resized to 32x32" "$out/rs_bad_size48.png.log" || bad "resize: no note on stderr"
   ;;
 inpaint)
   for c in inp_rect_euler_1_4 inp_circle_euler_a_075_4 inp_half_ddim_05_10 inp_odd_dpmpp_075_6 \
@@ -86,6 +97,19 @@ inpaint)
   run inp_blur6_circle_euler_075_4 inp_blur6_circle_euler_075_4
   run inp_blur3_rect_euler_a_1_4 inp_blur3_rect_euler_a_1_4
   "$py" "$here/check_infotext.py" "$out/inp_blur6_circle_euler_075_4.png" "Mask blur=6" || bad "infotext: Mask blur 6"
+  # a mask of another size: blurred at its size, convert("L"), resized to the image's size with
+  # PIL's LANCZOS (diffusers' mask_processor order), then binarized: as from PIL's copy, bit for bit
+  "$py" -c 'import sys; from PIL import Image, ImageFilter
+m = Image.open(sys.argv[1]).convert("RGB").resize((64, 48), Image.NEAREST); m.save(sys.argv[2])
+m.filter(ImageFilter.GaussianBlur(3)).convert("L").resize((32, 32), Image.LANCZOS).save(sys.argv[3])' \
+    "$d/mask_circle.png" "$out/mask64x48.png" "$out/mask_pil32.png"
+  for m in "$out/mask64x48.png --mask-blur 3" "$out/mask_pil32.png"; do
+    n=$(basename "${m%% *}" .png)
+    # shellcheck disable=SC2086
+    (cd "$d" && "$sd" -m "$ckpt" -p "$prompt" --width 32 --height 32 --steps 4 --seed 42 --quiet --weights-dtype f32 --init-image init.png \
+      --mask $m -o "$out/rm_$n.png" --save-image "$out/rm_$n.npy") 2> "$out/rm_$n.log" || bad "mask resize: $(cat "$out/rm_$n.log")"
+  done
+  cmp -s "$out/rm_mask64x48.npy" "$out/rm_mask_pil32.npy" || bad "a 64x48 mask resized by onnx2cl-sd != PIL's blur + L + LANCZOS"
   "$py" "$here/check_infotext.py" "$out/inp_half_ddim_05_10.png" "Denoising strength=0.5" "Mask blur=0" \
     "Sampler=DDIM" || bad "infotext inp_half_ddim_05_10.png"
   ;;
