@@ -24,12 +24,7 @@
 #define ONNX2CL_VERSION "unknown"
 #endif
 
-/* printf-style format checking; MinGW's C99 printf (__USE_MINGW_ANSI_STDIO) is gnu_printf */
-#ifdef __MINGW_PRINTF_FORMAT
-#define O2R_PRINTF(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
-#else
-#define O2R_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#endif
+/* O2R_PRINTF(f, a): printf-style format checking (platform.h) */
 
 #define O2R_ERR_CAP 8192 /* bytes of the last-error string (build logs are truncated to fit) */
 
