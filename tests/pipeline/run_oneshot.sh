@@ -16,13 +16,8 @@ set -euo pipefail
 sd=$1 compare=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 os=$here/oneshot
-export ONNX2CL_CACHE_DIR=$work/cache
-rm -rf "$work"
-mkdir -p "$work"
-prompt=$(sed -n 's/^# prompt: //p' "$os/cases.txt")
-negative=$(sed -n 's/^# negative: //p' "$os/cases.txt")
-fails=0
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/case_lib.sh"
+case_setup "$os" "$work"
 run() { # run TAG CKPT CASE [ATOL [FLAGS]]: float32 weights storage (bound 1e-3) unless FLAGS say
   local tag=$1 ckpt=$2 name=$3 atol=${4:-1e-3} extra=${5---weights-dtype f32} flags
   flags="$(awk -F'\t' -v n="$name" '$1 == n {print $2}' "$os/cases.txt") $extra"

@@ -15,13 +15,8 @@ set -euo pipefail
 sd=$1 compare=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 os=$here/oneshot_sd2
-export ONNX2CL_CACHE_DIR=$work/cache
-rm -rf "$work"
-mkdir -p "$work"
-prompt=$(sed -n 's/^# prompt: //p' "$os/cases.txt")
-negative=$(sed -n 's/^# negative: //p' "$os/cases.txt")
-fails=0
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/case_lib.sh"
+case_setup "$os" "$work"
 has() { grep -q -- "$2" "$work/$1.log" || bad "$1: no line '$2' in its log"; }
 while IFS=$'\t' read -r name flags; do
   case $name in '#'*|'') continue ;; esac

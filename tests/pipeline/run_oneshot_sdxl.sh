@@ -19,13 +19,8 @@
 set -euo pipefail
 sd=$1 compare=$2 root=$3 work=$4
 os=$root/tests/pipeline/oneshot_sdxl
-export ONNX2CL_CACHE_DIR=$work/cache
-rm -rf "$work"
-mkdir -p "$work"
-prompt=$(sed -n 's/^# prompt: //p' "$os/cases.txt")
-negative=$(sed -n 's/^# negative: //p' "$os/cases.txt")
-fails=0
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/case_lib.sh"
+case_setup "$os" "$work"
 run_case() { # name ckpt flags...
   local name=$1 ck=$2
   shift 2

@@ -7,13 +7,8 @@
 set -uo pipefail
 sd=$1 compare=$2 root=$3 work=$4
 rs=$root/tests/pipeline/rescale
-export ONNX2CL_CACHE_DIR=$work/cache
-rm -rf "$work"
-mkdir -p "$work"
-prompt=$(sed -n 's/^# prompt: //p' "$rs/cases.txt")
-negative=$(sed -n 's/^# negative: //p' "$rs/cases.txt")
-fails=0
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/case_lib.sh"
+case_setup "$rs" "$work"
 while IFS=$'\t' read -r name ck flags; do
   case $name in '#'*|'') continue ;; esac
   # shellcheck disable=SC2086
