@@ -424,7 +424,7 @@ static int load_merges(struct sdp_tokenizer *t, const char *dir, char *err, size
     size_t lcap = 0;
     ssize_t len;
     /* count lines for the table size */
-    while ((len = getline(&line, &lcap, f)) >= 0) nlines++;
+    while ((len = o2r_getline(&line, &lcap, f)) >= 0) nlines++;
     rewind(f);
     if (pair_map_init(&t->merges, nlines > cap ? nlines : cap)) {
         fclose(f);
@@ -434,7 +434,7 @@ static int load_merges(struct sdp_tokenizer *t, const char *dir, char *err, size
     }
     int rank = 0, lineno = 0, rc = 0;
     char buf[1024];
-    while ((len = getline(&line, &lcap, f)) >= 0) {
+    while ((len = o2r_getline(&line, &lcap, f)) >= 0) {
         lineno++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (lineno == 1 && strncmp(line, "#version", 8) == 0) continue;

@@ -5,6 +5,7 @@
  * file in the same folder, fsync-free rename); any failure removes the temporary file.
  */
 #include "sd_pipeline.h"
+#include "platform.h" /* o2r_fd_mode_default, o2r_rename_replace */
 
 #include <errno.h>
 #include <math.h>
@@ -36,9 +37,7 @@ int sdp_png_write(const char *path, const float *chw, int h, int w, const char *
         snprintf(err, errcap, "%s: cannot create a file in its folder: %s", path, strerror(errno));
         return -1;
     }
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um); /* mkstemp makes 0600; an image is as readable as any new file */
+    o2r_fd_mode_default(fd); /* mkstemp makes 0600; an image is as readable as any new file */
     FILE *f = fdopen(fd, "wb");
     unsigned char *row = malloc((size_t)w * 3);
     png_textp text = calloc((size_t)(n_text > 0 ? n_text : 1), sizeof *text);
@@ -85,7 +84,7 @@ int sdp_png_write(const char *path, const float *chw, int h, int w, const char *
         unlink(tmp);
         return -1;
     }
-    if (rename(tmp, path) != 0) {
+    if (o2r_rename_replace(tmp, path) != 0) {
         snprintf(err, errcap, "%s: cannot rename the finished image into place: %s", path, strerror(errno));
         unlink(tmp);
         return -1;

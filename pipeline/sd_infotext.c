@@ -7,6 +7,7 @@
 #include "sd_infotext.h"
 
 #include "../runtime/sha256.h"
+#include "../runtime/platform.h" /* o2r_realpath, o2r_file_stat */
 
 #include <errno.h>
 #include <stdio.h>
@@ -143,13 +144,13 @@ int sdp_sha256_file(const char *path, char hex[65]) { return sha256_file_from(pa
  * real path (prefixed "addnet:" for the addnet hash), size and mtime. */
 static int cached_sha256(const char *path_in, const char *cache_dir, int addnet, char hex[65])
 {
-    struct stat sb;
     char real[4096], ckpt[4200];
-    if (!realpath(path_in, real)) return -1;
-    if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) return -1;
+    uint64_t sz, mtime;
+    if (!o2r_realpath(path_in, real, sizeof real)) return -1;
+    if (!o2r_path_is_file(real) || o2r_file_stat(real, &sz, &mtime) != 0) return -1;
     snprintf(ckpt, sizeof ckpt, "%s%s", addnet ? "addnet:" : "", real);
-    unsigned long long size = (unsigned long long)sb.st_size;
-    unsigned long long mt = (unsigned long long)sb.st_mtim.tv_sec * 1000000000ull + (unsigned long long)sb.st_mtim.tv_nsec;
+    unsigned long long size = (unsigned long long)sz;
+    unsigned long long mt = (unsigned long long)mtime;
     char cpath[4200], line[8192];
     hex[0] = 0;
     if (cache_dir) {
@@ -173,7 +174,7 @@ static int cached_sha256(const char *path_in, const char *cache_dir, int addnet,
             if (f) fclose(f);
             if (got != 8) return -1;
             for (int i = 7; i >= 0; i--) off = off << 8 | b[i];
-            if (off > (uint64_t)sb.st_size - 8) return -1;
+            if (off > sz - 8) return -1;
             off += 8;
         }
         if (sha256_file_from(real, off, hex)) return -1;

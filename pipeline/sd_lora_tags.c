@@ -17,6 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sd_engine.h"
+#include "platform.h" /* O2R_PRINTF */
 
 #include <ctype.h>
 #include <dirent.h>
@@ -32,7 +33,7 @@
 #define MAX_DEPTH 16
 #define MAX_FOUND 4
 
-static int fail(char *err, size_t cap, int rc, const char *f, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t cap, int rc, const char *f, ...) O2R_PRINTF(4, 5);
 static int fail(char *err, size_t cap, int rc, const char *f, ...)
 {
     va_list ap;

@@ -10,9 +10,9 @@
 #include "prompt_weights.h"
 #include "torch_rng.h"
 #include "vae_tiling.h"
+#include "platform.h" /* o2r_dl_open, o2r_now_ms */
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return o2r_now_ms() * 1e-3; }
 
 void sdp_model_weights_path(const char *so_path, char *buf, size_t cap)
 {
@@ -77,13 +72,14 @@ int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights
     /* a bare name would make dlopen search the library path: always give it a path */
     char dlp[4096];
     snprintf(dlp, sizeof dlp, "%s%s", strchr(so_path, '/') ? "" : "./", so_path);
-    out->dl = dlopen(dlp, RTLD_NOW | RTLD_LOCAL);
+    char dlerr[1024];
+    out->dl = o2r_dl_open(dlp, dlerr, sizeof dlerr);
     if (!out->dl) {
-        snprintf(err, errcap, "%s: cannot load: %s", so_path, dlerror());
+        snprintf(err, errcap, "%s: cannot load: %s", so_path, dlerr);
         return -1;
     }
     const struct o2r_model_desc *(*fn)(void);
-    *(void **)&fn = dlsym(out->dl, sym);
+    *(void **)&fn = o2r_dl_sym(out->dl, sym);
     if (!fn) {
         snprintf(err, errcap, "%s: no symbol %s() (name the file after onnx2cl's --name, e.g. "
                  "unet.so for --name unet)", so_path, sym);
@@ -101,7 +97,7 @@ int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights
     }
     return 0;
 fail:
-    dlclose(out->dl);
+    o2r_dl_close(out->dl);
     out->dl = NULL;
     return -1;
 }
@@ -109,7 +105,7 @@ fail:
 void sdp_model_close(struct sdp_model *m)
 {
     if (m->m) o2r_model_free(m->m);
-    if (m->dl) dlclose(m->dl);
+    if (m->dl) o2r_dl_close(m->dl);
     o2r_desc_free(m->owned);
     m->m = NULL;
     m->dl = NULL;

@@ -17,6 +17,7 @@
 #include "json_file.h"
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
+#include "platform.h" /* O2R_PRINTF */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -61,7 +62,7 @@ struct sds_session {
     int def_w, def_h;
 };
 
-static int fail(char *err, size_t cap, int rc, const char *f, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t cap, int rc, const char *f, ...) O2R_PRINTF(4, 5);
 static int fail(char *err, size_t cap, int rc, const char *f, ...)
 {
     if (err && cap) {

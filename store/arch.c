@@ -129,7 +129,7 @@ struct report {
     int n;
 };
 
-static void add(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct report *r, const char *fmt, ...) O2R_PRINTF(2, 3);
 static void add(struct report *r, const char *fmt, ...)
 {
     if (++r->n > MAX_LISTED) return;

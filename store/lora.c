@@ -27,7 +27,6 @@
 #include <string.h>
 #if O2S_THREADS
 #include <pthread.h>
-#include <unistd.h> /* sysconf */
 #endif
 
 #define MAX_UNKNOWN_LISTED 4
@@ -115,7 +114,7 @@ static struct module *module_of(struct module **ms, size_t *n, size_t *cap, int 
     }
     struct module *m = &(*ms)[(*n)++];
     m->naming = naming;
-    m->name = strndup(name, len);
+    m->name = o2r_strndup(name, len);
     m->down = m->up = m->alpha = -1;
     return m->name ? m : NULL;
 }
@@ -144,7 +143,7 @@ static struct flat *flat_table(const struct o2s_store *base, enum o2s_component 
             key += 11;
             stem -= 11;
         }
-        char *f = strndup(key, stem);
+        char *f = o2r_strndup(key, stem);
         if (!f) break;
         for (char *p = f; *p; p++)
             if (*p == '.') *p = '_';
@@ -509,7 +508,7 @@ static void *merge_thread(void *arg)
 static int merge_threads(uint64_t macs, uint64_t rows)
 {
     const char *env = getenv("O2S_THREADS");
-    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    long n = env && *env ? strtol(env, NULL, 10) : o2r_cpu_count();
     if (macs < (16u << 20) || n < 1) n = 1;
     if (n > 16) n = 16;
     if ((uint64_t)n > rows) n = (long)rows;

@@ -15,12 +15,10 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -255,23 +253,25 @@ static int add_file(struct o2s_store *s, const char *path, char *err, size_t cap
     f->path = strdup(path);
     if (!f->path) return o2s_fail(err, cap, "%s: out of memory", path);
     s->nfiles++;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return o2s_fail(err, cap, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
+    int not_regular = 0;
+    uint64_t fsize = 0;
+    FILE *fp = o2r_fopen_regular(path, &not_regular);
+    if (!fp && !not_regular) return o2s_fail(err, cap, "%s: cannot open: %s", path, strerror(errno));
+    if (!fp || o2r_file_regular_size(fp, &fsize) != 1) {
+        if (fp) fclose(fp);
         return o2s_fail(err, cap, "%s: not a regular file", path);
     }
-    if (st.st_size < 8) {
-        close(fd);
+    if (fsize < 8) {
+        fclose(fp);
         return o2s_fail(err, cap, "%s: not a safetensors file: %lld bytes, shorter than the "
-                        "8-byte header length", path, (long long)st.st_size);
+                        "8-byte header length", path, (long long)fsize);
     }
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) return o2s_fail(err, cap, "%s: cannot map: %s", path, strerror(errno));
+    const void *m = o2r_file_map(fp, fsize);
+    int map_errno = errno;
+    fclose(fp);
+    if (!m) return o2s_fail(err, cap, "%s: cannot map: %s", path, strerror(map_errno));
     f->base = m;
-    f->size = (size_t)st.st_size;
+    f->size = (size_t)fsize;
     const unsigned char *b = f->base;
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
@@ -618,7 +618,7 @@ void o2s_close(struct o2s_store *s)
 {
     if (!s) return;
     for (int i = 0; i < s->nfiles; i++) {
-        if (s->files[i].base) munmap((void *)s->files[i].base, s->files[i].size);
+        if (s->files[i].base) o2r_file_unmap(s->files[i].base, s->files[i].size);
         cJSON_Delete(s->files[i].meta);
         free(s->files[i].path);
     }

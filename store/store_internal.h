@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "store.h"
+#include "platform.h" /* runtime/platform.h: the OS seam (O2R_PRINTF, o2r_file_map ...) */
 
 #define O2S_KEY_MAX 1024 /* longest key handled (bytes, with the NUL) */
 
@@ -61,7 +62,7 @@ struct o2s_store {
 };
 
 /* snprintf into err; returns -1. */
-int o2s_fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int o2s_fail(char *err, size_t cap, const char *fmt, ...) O2R_PRINTF(3, 4);
 /* Adds canonical key for tensor t with transform tf (part: 0..2 of SPLIT3). -1 + err on a bad
  * shape for the transform. */
 int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, size_t t,
