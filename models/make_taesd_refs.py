@@ -17,6 +17,8 @@ What it does
       tests/taesd/latents.npy      fixed latents [1,4,8,8] (numpy seed 1234)
       tests/taesd/decode.npy       AutoencoderTiny.decode(latents).sample [1,3,64,64]: in [-1, 1]
                                    (DecoderTiny: tanh(x/3)*3, the layers, then 2x - 1)
+      tests/taesd/euler_4_taesd_step3.npy  the preview after step 3 (callback_on_step_end's latents,
+                                   decoded and postprocessed as the pipeline does)
       tests/taesd/euler_4_taesd.npy  StableDiffusionPipeline.from_single_file(tests/pipeline/oneshot/
                                    tiny_sd15.safetensors) with EulerDiscreteScheduler and
                                    pipe.vae = the tiny AutoencoderTiny (what users do for a fast
@@ -111,11 +113,12 @@ def main():
                    callback_on_step_end=keep).images
     img = np.ascontiguousarray(img.transpose(0, 3, 1, 2)).astype(np.float32)
     np.save(os.path.join(out, "euler_4_taesd.npy"), img)
-    # step 2's preview (--preview-every 2): TAESD on the latents after step 2
+    # step 3's preview (--preview-every 3): TAESD on the latents after step 3, as the pipeline's
+    # image processor postprocesses a decode
     with torch.no_grad():
-        p2 = pipe.vae.decode(torch.from_numpy(lats[1])).sample
-    p2 = (p2 / 2 + 0.5).clamp(0, 1).numpy().astype(np.float32)
-    np.save(os.path.join(out, "euler_4_taesd_step2.npy"), p2)
+        p3 = pipe.vae.decode(torch.from_numpy(lats[2])).sample
+    p3 = (p3 / 2 + 0.5).clamp(0, 1).numpy().astype(np.float32)
+    np.save(os.path.join(out, "euler_4_taesd_step3.npy"), p3)
     print(f"euler_4_taesd: {img.shape} min {img.min():.3f} max {img.max():.3f} mean {img.mean():.4f}")
 
 
