@@ -17,22 +17,23 @@
 
 static const char *const kind_names[] = {"euler", "euler_a", "dpmpp_2m", "ddim", "lcm", "pndm", "lms", "heun",
                                          "dpm2", "dpm2_a", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddpm",
-                                         "tcd"};
+                                         "tcd", "flow_euler"};
 /* The diffusers class each kind ports (same order as kind_names). */
 static const char *const kind_classes[] = {
     "EulerDiscreteScheduler", "EulerAncestralDiscreteScheduler", "DPMSolverMultistepScheduler", "DDIMScheduler",
     "LCMScheduler", "PNDMScheduler", "LMSDiscreteScheduler", "HeunDiscreteScheduler", "KDPM2DiscreteScheduler",
     "KDPM2AncestralDiscreteScheduler", "DPMSolverMultistepScheduler", "DPMSolverMultistepScheduler",
-    "UniPCMultistepScheduler", "DEISMultistepScheduler", "DDPMScheduler", "TCDScheduler"};
+    "UniPCMultistepScheduler", "DEISMultistepScheduler", "DDPMScheduler", "TCDScheduler",
+    "FlowMatchEulerDiscreteScheduler"};
 /* A1111's sampler name of each kind (same order). */
 static const char *const kind_a1111[] = {"Euler", "Euler a", "DPM++ 2M", "DDIM", "LCM", "PLMS", "LMS", "Heun", "DPM2",
-                                         "DPM2 a", "DPM++ 2M SDE", "DPM++ 3M SDE", "UniPC", "DEIS", "DDPM", "TCD"};
+                                         "DPM2 a", "DPM++ 2M SDE", "DPM++ 3M SDE", "UniPC", "DEIS", "DDPM", "TCD", "Euler"};
 #define N_KINDS ((int)(sizeof kind_names / sizeof *kind_names))
 
 #define K(k) (1u << SDP_SCHED_##k)
 #define DPMF (K(DPMPP_2M) | K(DPMPP_2M_SDE) | K(DPMPP_3M_SDE))
 /* classes whose set_timesteps takes use_karras/exponential/beta_sigmas */
-#define SIGMA_CONV (K(EULER) | K(LMS) | K(HEUN) | K(DPM2) | K(DPM2_A) | DPMF | K(UNIPC) | K(DEIS))
+#define SIGMA_CONV (K(EULER) | K(LMS) | K(HEUN) | K(DPM2) | K(DPM2_A) | DPMF | K(UNIPC) | K(DEIS) | K(FLOW_EULER))
 /* sigma-space classes: scale_model_input divides by sqrt(sigma^2 + 1) */
 #define SIGMA_SPACE (K(EULER) | K(EULER_A) | K(LMS) | K(HEUN) | K(DPM2) | K(DPM2_A))
 #define IS(s, mask) (((1u << (s)->kind) & (mask)) != 0)
@@ -312,6 +313,121 @@ static int check_unsupported(const cJSON *cfg, enum sdp_sched_kind kind, const c
     return 0;
 }
 
+/* FlowMatchEulerDiscreteScheduler.from_config(cfg, **overrides): every key of the class read, any
+ * other refused by name; __init__'s sigma_min / sigma_max. */
+static int load_flow(const cJSON *cfg, const char *path, const struct sdp_sched_overrides *ov, struct sdp_scheduler *s,
+                     char *err, size_t errcap)
+{
+    static const char *const keys[] = {"num_train_timesteps", "shift", "use_dynamic_shifting", "base_shift",
+                                       "max_shift", "base_image_seq_len", "max_image_seq_len", "invert_sigmas",
+                                       "shift_terminal", "use_karras_sigmas", "use_exponential_sigmas",
+                                       "use_beta_sigmas", "time_shift_type", "stochastic_sampling"};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cfg)
+    {
+        if (!it->string || it->string[0] == '_') continue; /* _class_name, _diffusers_version, ... */
+        size_t k = 0;
+        while (k < sizeof keys / sizeof *keys && strcmp(it->string, keys[k])) k++;
+        if (k == sizeof keys / sizeof *keys) {
+            snprintf(err, errcap, "%s: \"%s\" is not a key of FlowMatchEulerDiscreteScheduler (flow_euler): not "
+                     "supported (keys: num_train_timesteps, shift, use_dynamic_shifting, base_shift, max_shift, "
+                     "base_image_seq_len, max_image_seq_len, invert_sigmas, shift_terminal, use_karras_sigmas, "
+                     "use_exponential_sigmas, use_beta_sigmas, time_shift_type, stochastic_sampling)", path,
+                     it->string);
+            return -1;
+        }
+    }
+    double n_train = 1000, shift = 1, dyn = 0, base_shift = 0.5, max_shift = 1.15, base_seq = 256, max_seq = 4096;
+    double inv = 0, term = 0, karras_on = 0, exp_on = 0, beta_on = 0, stoch = 0;
+    const char *tst = "exponential";
+    if (get_num(cfg, "num_train_timesteps", &n_train, path, err, errcap) < 0 ||
+        get_num(cfg, "shift", &shift, path, err, errcap) < 0 ||
+        get_num(cfg, "use_dynamic_shifting", &dyn, path, err, errcap) < 0 ||
+        get_num(cfg, "base_shift", &base_shift, path, err, errcap) < 0 ||
+        get_num(cfg, "max_shift", &max_shift, path, err, errcap) < 0 ||
+        get_num(cfg, "base_image_seq_len", &base_seq, path, err, errcap) < 0 ||
+        get_num(cfg, "max_image_seq_len", &max_seq, path, err, errcap) < 0 ||
+        get_num(cfg, "invert_sigmas", &inv, path, err, errcap) < 0 ||
+        get_num(cfg, "shift_terminal", &term, path, err, errcap) < 0 ||
+        get_num(cfg, "use_karras_sigmas", &karras_on, path, err, errcap) < 0 ||
+        get_num(cfg, "use_exponential_sigmas", &exp_on, path, err, errcap) < 0 ||
+        get_num(cfg, "use_beta_sigmas", &beta_on, path, err, errcap) < 0 ||
+        get_num(cfg, "stochastic_sampling", &stoch, path, err, errcap) < 0 ||
+        get_str(cfg, "time_shift_type", &tst, path, err, errcap) < 0)
+        return -1;
+    if (n_train < 2 || n_train > 100000 || n_train != floor(n_train)) {
+        snprintf(err, errcap, "%s: num_train_timesteps %g is not an integer in [2, 100000]", path, n_train);
+        return -1;
+    }
+    if (!(shift > 0) || !isfinite(shift)) {
+        snprintf(err, errcap, "%s: \"shift\" %g must be > 0 (sigma' = shift sigma / (1 + (shift - 1) sigma))", path,
+                 shift);
+        return -1;
+    }
+    if (strcmp(tst, "exponential") && strcmp(tst, "linear")) {
+        snprintf(err, errcap, "%s: \"time_shift_type\" \"%s\" is not one of exponential, linear", path, tst);
+        return -1;
+    }
+    if (dyn != 0) { /* calculate_shift reads these (a null would fail in diffusers) */
+        static const char *const dk[] = {"base_shift", "max_shift", "base_image_seq_len", "max_image_seq_len"};
+        for (size_t k = 0; k < 4; k++) {
+            const cJSON *j = cJSON_GetObjectItemCaseSensitive(cfg, dk[k]);
+            if (j && cJSON_IsNull(j)) {
+                snprintf(err, errcap, "%s: \"%s\" is null: use_dynamic_shifting's calculate_shift needs a number",
+                         path, dk[k]);
+                return -1;
+            }
+        }
+        if (!isfinite(base_shift) || !isfinite(max_shift) || !isfinite(base_seq) || !isfinite(max_seq) ||
+            base_seq == max_seq) {
+            snprintf(err, errcap, "%s: base_image_seq_len %g and max_image_seq_len %g must differ (calculate_shift "
+                     "divides by max - base)", path, base_seq, max_seq);
+            return -1;
+        }
+    }
+    if (term != 0 && !(term > 0 && term < 1)) {
+        snprintf(err, errcap, "%s: \"shift_terminal\" %g is not in (0, 1) (null or 0: none)", path, term);
+        return -1;
+    }
+    if ((karras_on != 0) + (exp_on != 0) + (beta_on != 0) > 1 && !(ov && ov->sigmas != SDP_SIGMAS_CONFIG)) {
+        snprintf(err, errcap, "%s: only one of use_karras_sigmas, use_exponential_sigmas, use_beta_sigmas may be true", path);
+        return -1;
+    }
+    if (ov && (ov->spacing || ov->prediction_type)) {
+        snprintf(err, errcap, "%s: flow_euler (FlowMatchEulerDiscreteScheduler) has no %s (flow matching)",
+                 ov->spacing ? "--timestep-spacing / schedule type" : "--prediction-type",
+                 ov->spacing ? "timestep_spacing" : "prediction_type");
+        return -1;
+    }
+    enum sdp_sigmas sk = karras_on != 0 ? SDP_SIGMAS_KARRAS : exp_on != 0 ? SDP_SIGMAS_EXPONENTIAL
+                         : beta_on != 0 ? SDP_SIGMAS_BETA : SDP_SIGMAS_DEFAULT;
+    if (ov && ov->karras == 1) sk = SDP_SIGMAS_KARRAS;
+    else if (ov && ov->karras == 0 && sk == SDP_SIGMAS_KARRAS) sk = SDP_SIGMAS_DEFAULT;
+    if (ov && ov->sigmas != SDP_SIGMAS_CONFIG) sk = ov->sigmas;
+    s->sigma_kind = sk;
+    s->karras = sk == SDP_SIGMAS_KARRAS;
+    s->n_train = (int)n_train;
+    s->shift = shift;
+    s->dyn_shift = dyn != 0;
+    s->base_shift = base_shift, s->max_shift = max_shift, s->base_seq = base_seq, s->max_seq = max_seq;
+    s->time_shift_linear = strcmp(tst, "linear") == 0;
+    s->invert_sigmas = inv != 0;
+    s->shift_terminal = term;
+    s->stochastic = stoch != 0;
+    s->sigma_min = s->sigma_max = NAN;
+    s->eta = ov ? ov->eta : 0.0f;
+    /* __init__: sigmas = linspace(1, N, N, float32)[::-1] / N (float32), shifted when not dynamic */
+    int N = s->n_train;
+    float smax = (float)N / (float)N, smin = 1.0f / (float)N;
+    if (!s->dyn_shift) {
+        float sh = (float)shift, sh1 = (float)(shift - 1.0);
+        smax = sh * smax / (1.0f + sh1 * smax);
+        smin = sh * smin / (1.0f + sh1 * smin);
+    }
+    s->flow_sigma_max = smax, s->flow_sigma_min = smin;
+    return 0;
+}
+
 int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_sched_overrides *ov,
                    struct sdp_scheduler **out, char *err, size_t errcap)
 {
@@ -324,6 +440,30 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
     if (!cJSON_IsObject(cfg)) {
         snprintf(err, errcap, "%s: expected a JSON object", path);
         goto fail;
+    }
+    {
+        /* flow matching: "Euler" on a FlowMatchEulerDiscreteScheduler config is flow_euler */
+        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(cfg, "_class_name");
+        const char *cls = cJSON_IsString(cn) ? cn->valuestring : NULL;
+        int flow_cfg = cls && strcmp(cls, kind_classes[SDP_SCHED_FLOW_EULER]) == 0;
+        if (flow_cfg && kind == SDP_SCHED_EULER) kind = SDP_SCHED_FLOW_EULER;
+        if (flow_cfg && kind != SDP_SCHED_FLOW_EULER) {
+            snprintf(err, errcap, "%s: _class_name %s is a flow-matching scheduler: of its samplers only Euler "
+                     "(flow_euler) is ported, not %s (%s)", path, cls, kind_names[kind], kind_classes[kind]);
+            goto fail;
+        }
+        if (kind == SDP_SCHED_FLOW_EULER) {
+            if (cls && !flow_cfg) {
+                snprintf(err, errcap, "%s: flow_euler (%s) takes a flow-matching config, not _class_name %s",
+                         path, kind_classes[kind], cls);
+                goto fail;
+            }
+            s->kind = kind;
+            if (load_flow(cfg, path, ov, s, err, errcap)) goto fail;
+            cJSON_Delete(cfg);
+            *out = s;
+            return 0;
+        }
     }
     s->kind = kind;
     /* class defaults (diffusers 0.42) */
@@ -661,8 +801,135 @@ static int alpha_family_timesteps(const struct sdp_scheduler *s, int n, double *
     return count;
 }
 
+double sdp_flow_calculate_shift(double image_seq_len, double base_seq_len, double max_seq_len, double base_shift,
+                                double max_shift)
+{
+    double m = (max_shift - base_shift) / (max_seq_len - base_seq_len);
+    double b = base_shift - m * base_seq_len;
+    return image_seq_len * m + b;
+}
+
+int sdp_flow_image_seq_len(int width, int height) { return (height / 16) * (width / 16); }
+
+double sdp_sched_flow_mu(const struct sdp_scheduler *s, int width, int height)
+{
+    return sdp_flow_calculate_shift(sdp_flow_image_seq_len(width, height), s->base_seq, s->max_seq, s->base_shift,
+                                    s->max_shift);
+}
+
+void sdp_flow_flux_sigmas(int n, double *out)
+{
+    for (int i = 0; i < n; i++) out[i] = np_linspace(1.0, 1.0 / n, n, i);
+}
+
+int sdp_sched_set_timesteps_flow(struct sdp_scheduler *s, int n, const double *sigmas, double mu, char *err,
+                                 size_t errcap)
+{
+    if (s->kind != SDP_SCHED_FLOW_EULER) {
+        snprintf(err, errcap, "scheduler: %s (%s) is not a flow-matching scheduler", kind_names[s->kind],
+                 kind_classes[s->kind]);
+        return -1;
+    }
+    int N = s->n_train;
+    if (n < 1 || n > 100000) {
+        snprintf(err, errcap, "--steps %d: must be in [1, 100000]", n);
+        return -1;
+    }
+    if (s->dyn_shift && !isfinite(mu)) {
+        snprintf(err, errcap, "scheduler: FlowMatchEulerDiscreteScheduler with use_dynamic_shifting needs a finite "
+                 "mu (sdp_sched_flow_mu of the image size)%s", isnan(mu) ? ", none given" : "");
+        return -1;
+    }
+    for (int i = 0; sigmas && i < n; i++)
+        if (!isfinite(sigmas[i])) {
+            snprintf(err, errcap, "scheduler: custom sigma[%d] is not finite", i);
+            return -1;
+        }
+    double *v = malloc((size_t)n * sizeof *v), *ts = malloc(((size_t)n + 1) * sizeof *ts);
+    float *sig = malloc(((size_t)n + 1) * sizeof *sig);
+    if (!v || !ts || !sig) {
+        free(v), free(ts), free(sig);
+        snprintf(err, errcap, "scheduler: out of memory");
+        return -1;
+    }
+    /* f32: the values are a float32 numpy array (custom sigmas, np.array(sigmas).astype(float32)),
+     * else float64 (np.linspace of the timesteps / N); numpy 2 (NEP 50) keeps Python scalars weak */
+    int f32 = sigmas != NULL;
+    for (int i = 0; i < n; i++)
+        v[i] = f32 ? (double)(float)sigmas[i]
+                   : np_linspace(s->flow_sigma_max * N, s->flow_sigma_min * N, n, i) / N;
+    if (s->dyn_shift) { /* time_shift(mu, 1.0, t): e / (e + (1 / t - 1) ** 1.0) */
+        double e = s->time_shift_linear ? mu : exp(mu);
+        for (int i = 0; i < n; i++) {
+            if (f32) {
+                float t = (float)v[i], q = 1.0f / t - 1.0f, ef = (float)e;
+                v[i] = ef / (ef + q);
+            } else {
+                v[i] = e / (e + (1.0 / v[i] - 1.0));
+            }
+        }
+    } else { /* shift * t / (1 + (shift - 1) * t) */
+        for (int i = 0; i < n; i++) {
+            if (f32) {
+                float t = (float)v[i], sh = (float)s->shift, sh1 = (float)(s->shift - 1.0);
+                v[i] = sh * t / (1.0f + sh1 * t);
+            } else {
+                v[i] = s->shift * v[i] / (1.0 + (s->shift - 1.0) * v[i]);
+            }
+        }
+    }
+    if (s->shift_terminal != 0) { /* stretch_shift_to_terminal */
+        if (!(v[n - 1] < 1)) {
+            free(v), free(ts), free(sig);
+            snprintf(err, errcap, "scheduler: shift_terminal with a last sigma of 1 (%d step%s) divides 0 by 0 (NaN "
+                     "sigmas in diffusers)", n, n == 1 ? "" : "s");
+            return -1;
+        }
+        if (f32) {
+            float scale = (1.0f - (float)v[n - 1]) / (float)(1.0 - s->shift_terminal);
+            for (int i = 0; i < n; i++) v[i] = 1.0f - (1.0f - (float)v[i]) / scale;
+        } else {
+            double scale = (1.0 - v[n - 1]) / (1.0 - s->shift_terminal);
+            for (int i = 0; i < n; i++) v[i] = 1.0 - (1.0 - v[i]) / scale;
+        }
+    }
+    if (s->sigma_kind != SDP_SIGMAS_DEFAULT) /* in_sigmas[-1].item(), in_sigmas[0].item() */
+        convert_sigmas(s->sigma_kind, v[n - 1], v[0], n, v);
+    for (int i = 0; i < n; i++) {
+        float sg = (float)v[i]; /* torch.from_numpy(sigmas).to(float32) */
+        if (s->invert_sigmas) sg = 1.0f - sg;
+        sig[i] = sg;
+        ts[i] = sg * (float)N;
+    }
+    sig[n] = s->invert_sigmas ? 1.0f : 0.0f;
+    free(v);
+    free(s->timesteps), free(s->sigmas), free(s->sig2), free(s->sig_up), free(s->sig_down);
+    s->sig2 = s->sig_up = s->sig_down = NULL;
+    s->timesteps = ts;
+    s->sigmas = sig;
+    s->n_steps = n;
+    s->n_inference = n;
+    s->first_index = 0; /* index_for_timestep: the second occurrence of timesteps[0] if any */
+    for (int i = 1; i < n; i++)
+        if (ts[i] == ts[0]) {
+            s->first_index = i;
+            break;
+        }
+    s->init_noise_sigma = 1.0f;
+    s->lower_order_nums = s->n_hist = s->second = s->counter = s->this_order = 0;
+    return 0;
+}
+
 int sdp_sched_set_timesteps(struct sdp_scheduler *s, int n, char *err, size_t errcap)
 {
+    if (s->kind == SDP_SCHED_FLOW_EULER) {
+        if (s->dyn_shift) {
+            snprintf(err, errcap, "scheduler: FlowMatchEulerDiscreteScheduler with use_dynamic_shifting needs mu: "
+                     "sdp_sched_set_timesteps_flow (Flux: the image size's sdp_sched_flow_mu)");
+            return -1;
+        }
+        return sdp_sched_set_timesteps_flow(s, n, NULL, NAN, err, errcap);
+    }
     int N = s->n_train;
     if (n < 1 || n > N) {
         snprintf(err, errcap, "--steps %d: must be in [1, %d] (num_train_timesteps)", n, N);
@@ -863,6 +1130,8 @@ int sdp_sched_set_timesteps(struct sdp_scheduler *s, int n, char *err, size_t er
         }
         break;
     }
+    case SDP_SCHED_FLOW_EULER: /* sdp_sched_set_timesteps_flow (returned above) */
+        break;
     }
     s->n_steps = count;
     s->n_inference = n;
@@ -1439,6 +1708,19 @@ int sdp_sched_step(struct sdp_scheduler *s, int i, const float *m, float *x, siz
         }
         break;
     }
+    case SDP_SCHED_FLOW_EULER: {
+        float sigma = sg[si], next = sg[si + 1];
+        if (s->stochastic) {
+            for (size_t k = 0; k < n; k++) tmp[k] = x[k] - sigma * m[k];
+            sdp_rng_randn(rng, noise, n);
+            float c = 1.0f - next;
+            for (size_t k = 0; k < n; k++) x[k] = c * tmp[k] + next * noise[k];
+        } else {
+            float dt = next - sigma;
+            for (size_t k = 0; k < n; k++) x[k] = x[k] + dt * m[k];
+        }
+        break;
+    }
     case SDP_SCHED_TCD: {
         int t = (int)s->timesteps[si];
         int prev_t = si + 1 < s->n_steps ? (int)s->timesteps[si + 1] : 0;
@@ -1627,6 +1909,11 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
         if (t < 0 || t >= s->n_train) return -1;
         float a = s->alphas_cumprod[t], sa = sqrtf(a), sb = sqrtf(1.0f - a);
         for (size_t k = 0; k < n; k++) out[k] = sa * x0[k] + sb * noise[k];
+        return 0;
+    }
+    case SDP_SCHED_FLOW_EULER: { /* scale_noise at the begin index */
+        float sigma = s->sigmas[idx], c = 1.0f - sigma;
+        for (size_t k = 0; k < n; k++) out[k] = sigma * noise[k] + c * x0[k];
         return 0;
     }
     default: /* heun, dpm2, dpm2_a (order 2): sigmas[idx] + noise as Euler once the loop begins at

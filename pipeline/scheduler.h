@@ -17,6 +17,10 @@
  *   deis         DEISMultistepScheduler (logrho, solver_order 1-3)
  *   ddpm         DDPMScheduler (variance_type fixed_small, fixed_small_log, fixed_large)
  *   tcd          TCDScheduler (gamma = eta from sdp_sched_overrides, as the pipeline passes it)
+ *   flow_euler   FlowMatchEulerDiscreteScheduler (SD 3.x, Flux: flow matching; A1111/Forge's "Euler"
+ *                on flow models): shift, use_dynamic_shifting with mu (time_shift_type exponential or
+ *                linear), the pipeline's custom sigmas, shift_terminal, invert_sigmas, Karras /
+ *                exponential / beta sigmas, stochastic_sampling; see "Flow matching" below
  * The loop (sd_pipeline.c) runs i = 0 .. n_steps-1 over diffusers' scheduler.timesteps: classes that
  * evaluate the model twice per step (heun, dpm2, dpm2_a) or run PRK steps list every evaluation
  * there, exactly as diffusers' pipeline loops over scheduler.timesteps.
@@ -29,8 +33,9 @@
  * skip_prk_steps (PNDM), variance_type (DDPM), algorithm_type/solver_order/solver_type/
  * lower_order_final/euler_at_final (DPM-Solver, DEIS, UniPC); a key that is absent takes the
  * default of the chosen diffusers class, as SchedulerClass.from_config(config) does. Settings that
- * are not ported (rescale_betas_zero_snr, thresholding, flow sigmas, dynamic shifting, learned
- * variances, non-zero final sigma, ...) are refused with the key named, never ignored.
+ * are not ported (rescale_betas_zero_snr, thresholding, DPM-Solver/UniPC/DEIS use_flow_sigmas and
+ * use_dynamic_shifting, learned variances, non-zero final sigma, ...) are refused with the key
+ * named, never ignored (flow_euler's keys: see "Flow matching" below).
  * Not ported and refused by name (sdp_sched_parse): A1111's "DPM++ SDE" (diffusers
  * DPMSolverSDEScheduler draws its noise from torchsde's BrownianTree, whose random stream is not
  * torch.randn's), "DPM++ 2S a", "DPM fast", "DPM adaptive", "Restart", and the schedule types
@@ -57,7 +62,7 @@ enum sdp_sched_kind {
     SDP_SCHED_EULER, SDP_SCHED_EULER_A, SDP_SCHED_DPMPP_2M, SDP_SCHED_DDIM, SDP_SCHED_LCM,
     SDP_SCHED_PNDM, SDP_SCHED_LMS, SDP_SCHED_HEUN, SDP_SCHED_DPM2, SDP_SCHED_DPM2_A,
     SDP_SCHED_DPMPP_2M_SDE, SDP_SCHED_DPMPP_3M_SDE, SDP_SCHED_UNIPC, SDP_SCHED_DEIS, SDP_SCHED_DDPM,
-    SDP_SCHED_TCD,
+    SDP_SCHED_TCD, SDP_SCHED_FLOW_EULER,
 };
 
 enum sdp_pred { SDP_PRED_EPSILON, SDP_PRED_V, SDP_PRED_SAMPLE };
@@ -120,6 +125,16 @@ struct sdp_scheduler {
     int counter;                   /* PNDM counter; UniPC: 1 once last_sample is set */
     int this_order;                /* UniPC order of the last predictor */
     float cur_dt;                  /* Heun dt */
+    /* flow_euler (FlowMatchEulerDiscreteScheduler's config) */
+    double shift;                  /* shift (> 0) */
+    int dyn_shift;                 /* use_dynamic_shifting: set_timesteps needs mu */
+    double base_shift, max_shift;  /* calculate_shift's shifts (config, defaults 0.5, 1.15) */
+    double base_seq, max_seq;      /* base_image_seq_len, max_image_seq_len (256, 4096) */
+    int time_shift_linear;         /* time_shift_type "linear" (else "exponential") */
+    int invert_sigmas;             /* invert_sigmas */
+    double shift_terminal;         /* shift_terminal (0 = none, as diffusers' truthiness test) */
+    int stochastic;                /* stochastic_sampling (draws noise every step) */
+    double flow_sigma_min, flow_sigma_max; /* __init__'s sigmas[-1], sigmas[0] (float32 values) */
 };
 
 /* The kind of a scheduler name (sdp_sched_names lists them). Returns 0, or -1 for no such name. */
@@ -169,7 +184,8 @@ void sdp_sched_free(struct sdp_scheduler *s);
 /* set_timesteps(n): n inference steps; s->n_steps becomes the number of model evaluations
  * (2n - 1 for heun/dpm2/dpm2_a, n + 1 for PLMS, n + 1 or more for PRK). Returns 0, or -1 with a
  * message (n < 1 or > n_train, LCM's/TCD's original_inference_steps < n, PLMS/PRK with too few
- * steps as diffusers fails on them). */
+ * steps as diffusers fails on them; flow_euler with use_dynamic_shifting, which needs mu:
+ * sdp_sched_set_timesteps_flow). */
 int sdp_sched_set_timesteps(struct sdp_scheduler *s, int n, char *err, size_t errcap);
 
 /* The timestep value step i feeds to the UNet (float32 as the UNet takes it). */
@@ -179,8 +195,8 @@ float sdp_sched_timestep(const struct sdp_scheduler *s, int i);
 void sdp_sched_scale_input(const struct sdp_scheduler *s, int i, const float *x, float *out, size_t n);
 /* step(): sample[0..n) <- the previous sample given model_out for step i (0-based, in order, i <
  * n_steps). rng: the generator noise is drawn from (euler_a, lcm, dpm2_a, dpmpp_2m_sde,
- * dpmpp_3m_sde, ddim with eta > 0, ddpm, tcd with eta > 0), as diffusers passes the pipeline's
- * generator. Returns 0, or -1 on allocation failure. */
+ * dpmpp_3m_sde, ddim with eta > 0, ddpm, tcd with eta > 0, flow_euler with stochastic_sampling),
+ * as diffusers passes the pipeline's generator. Returns 0, or -1 on allocation failure. */
 int sdp_sched_step(struct sdp_scheduler *s, int i, const float *model_out, float *sample, size_t n,
                    struct sdp_rng *rng);
 
@@ -190,7 +206,8 @@ int sdp_sched_step(struct sdp_scheduler *s, int i, const float *model_out, float
  * set_begin_index(idx) / step_index idx): Euler, Euler a, LMS: x0 + noise * sigmas[idx];
  * DPM-Solver++ (2M, 2M SDE, 3M SDE), UniPC, DEIS: alpha_t x0 + sigma_t noise with alpha_t = 1 /
  * sqrt(sigma^2 + 1), sigma_t = sigma alpha_t; DDIM, LCM, PNDM, DDPM, TCD: sqrt(acp[t]) x0 +
- * sqrt(1 - acp[t]) noise with t = timesteps[idx] (float32 as torch). out may be x0. Returns 0, or
+ * sqrt(1 - acp[t]) noise with t = timesteps[idx] (float32 as torch); flow_euler: scale_noise,
+ * sigmas[idx] * noise + (1 - sigmas[idx]) * x0. out may be x0. Returns 0, or
  * -1 when idx is out of range or the kind is heun, dpm2 or dpm2_a (scheduler.order 2: diffusers'
  * img2img begins at t_start * order, which the loop does not do yet; refused, not approximated). */
 int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0, const float *noise, float *out,
@@ -198,5 +215,52 @@ int sdp_sched_add_noise(const struct sdp_scheduler *s, int idx, const float *x0,
 /* diffusers' scheduler.order: model evaluations per inference step (2 for heun, dpm2, dpm2_a;
  * 1 otherwise). img2img's begin index is t_start * order. */
 int sdp_sched_order(const struct sdp_scheduler *s);
+
+/* ---- Flow matching (flow_euler: FlowMatchEulerDiscreteScheduler, diffusers 0.42) ----
+ * Loading: sdp_sched_load with kind flow_euler, or with kind euler (A1111/Forge's "Euler") on a
+ * config whose _class_name is FlowMatchEulerDiscreteScheduler (s->kind then tells flow_euler); any
+ * other kind on such a config is refused (no other flow-matching class is ported), and so is
+ * flow_euler on a config naming another class. Keys read: num_train_timesteps, shift (> 0),
+ * use_dynamic_shifting, base_shift, max_shift, base_image_seq_len, max_image_seq_len,
+ * invert_sigmas, shift_terminal (null/0 = none, else in (0, 1)), use_karras_sigmas,
+ * use_exponential_sigmas, use_beta_sigmas, time_shift_type ("exponential", "linear"),
+ * stochastic_sampling; "_"-prefixed metadata is skipped; any other key is refused by name (diffusers
+ * would keep it in the config, where sigma_min / sigma_max would change the Karras conversion and
+ * use_flow_sigmas FluxPipeline's sigmas). Overrides: the sigma schedule (Karras / Exponential /
+ * Beta schedule types) as from_config(config, use_karras_sigmas=True, ...); a timestep spacing or
+ * prediction type is refused (the class has neither). StableDiffusion3Pipeline and FluxPipeline
+ * rewrite nothing in the scheduler config; __init__'s own rewrite is kept: without dynamic shifting
+ * the training sigmas are shifted, so sigma_min is the shifted 1/N, and set_timesteps shifts the
+ * linspace between the shifted ends again (diffusers' double shift, reproduced).
+ * The loop: latents = noise (init_noise_sigma 1, no scale_model_input: sdp_sched_scale_input
+ * copies); the transformer takes sdp_sched_timestep(s, i) = sigma * num_train_timesteps (float32):
+ * SD 3.x as is, Flux divided by 1000 (FluxPipeline passes timestep / 1000); step: x + (sigma_next
+ * - sigma) * v, or with stochastic_sampling x0 = x - sigma * v, x = (1 - sigma_next) x0 +
+ * sigma_next * noise (torch.randn from rng); img2img: sdp_sched_add_noise is scale_noise at
+ * begin index idx: sigma * noise + (1 - sigma) * x0. */
+
+/* FluxPipeline's / StableDiffusion3Pipeline's calculate_shift (double, Python's arithmetic):
+ * m = (max_shift - base_shift) / (max_seq_len - base_seq_len), mu = image_seq_len * m +
+ * (base_shift - m * base_seq_len). */
+double sdp_flow_calculate_shift(double image_seq_len, double base_seq_len, double max_seq_len, double base_shift,
+                                double max_shift);
+/* The image_seq_len of a width x height image (pixels): Flux's packed latents (vae scale 8, 2x2
+ * patches: (height // 16) * (width // 16)), equally SD3's (latent // patch_size 2). */
+int sdp_flow_image_seq_len(int width, int height);
+/* The mu FluxPipeline passes for a width x height image: calculate_shift(image_seq_len,
+ * base_image_seq_len, max_image_seq_len, base_shift, max_shift) from s's config (SD3 with
+ * use_dynamic_shifting computes the same). */
+double sdp_sched_flow_mu(const struct sdp_scheduler *s, int width, int height);
+/* FluxPipeline's sigmas: out[0..n) = np.linspace(1.0, 1 / n, n) (double). */
+void sdp_flow_flux_sigmas(int n, double *out);
+/* FlowMatchEulerDiscreteScheduler.set_timesteps(num_inference_steps, sigmas=, mu=): sigmas NULL:
+ * the class's n-step linspace (SD3: sdp_sched_set_timesteps(s, n) does the same); else n custom
+ * sigmas (FluxPipeline's sdp_flow_flux_sigmas; taken as float32 as diffusers does). mu: NAN when
+ * none; required (as diffusers raises) with use_dynamic_shifting, ignored without. Returns 0, or -1
+ * with a message (not flow_euler, n outside [1, 100000], mu missing or not finite with dynamic
+ * shifting, a custom sigma not finite, shift_terminal on a schedule ending at sigma 1 (1 step:
+ * diffusers divides 0 by 0)). */
+int sdp_sched_set_timesteps_flow(struct sdp_scheduler *s, int n, const double *sigmas, double mu, char *err,
+                                 size_t errcap);
 
 #endif

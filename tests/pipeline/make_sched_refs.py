@@ -17,13 +17,19 @@ sched_refs.txt, one block per case:
     case CONFIG SCHEDULER STEPS KARRAS(-1/0/1) SPACING(- or name) SEED [sig=S] [eta=E] [pipe=1]
                                                                         [start=K] [tol=T]
 (start=K: img2img's loop, set_begin_index(K) and the steps from timesteps[K] on; the bin then holds
-the K-th step's input sample instead of the initial noise)
+the K-th step's input sample instead of the initial noise; flow_euler (FlowMatchEulerDiscreteScheduler):
+wh=WxH: set_timesteps(mu=calculate_shift of a W x H image, as FluxPipeline), the mu written as mu=HEX;
+flux=1: FluxPipeline's sigmas np.linspace(1, 1/n, n); the class has no scale_model_input (xin = x) and
+no init_noise_sigma (1))
     timesteps T0 T1 ...            (as diffusers holds them; float hex)
     sigmas S0 S1 ...               (float32 values as float hex; "sigmas -" when the class has none)
     init INIT_NOISE_SIGMA
 and sched_refs.bin holds, per case: x after init (16 float32), then per step xin, m, x (16 each).
 
-Assumes torch + diffusers (dev machine only).
+Assumes torch + diffusers + scipy (beta sigmas) (dev machine only). Regenerated with scipy 1.17.1 and
+torch 2.15, two KDPM2 exponential-sigma cases move their fractional timesteps by a few ulps (within the
+test's 1e-2): the committed files keep the earlier cases as first generated and add the flow_euler
+cases and scale_noise lines as this script writes them.
 Usage: python3 tests/pipeline/make_sched_refs.py tests/pipeline
 """
 import inspect
@@ -34,7 +40,8 @@ import sys
 import numpy as np
 import torch
 from diffusers import (DDIMScheduler, DDPMScheduler, DEISMultistepScheduler, DPMSolverMultistepScheduler,
-                       EulerAncestralDiscreteScheduler, EulerDiscreteScheduler, HeunDiscreteScheduler,
+                       EulerAncestralDiscreteScheduler, EulerDiscreteScheduler, FlowMatchEulerDiscreteScheduler,
+                       HeunDiscreteScheduler,
                        KDPM2AncestralDiscreteScheduler, KDPM2DiscreteScheduler, LCMScheduler,
                        LMSDiscreteScheduler, PNDMScheduler, StableDiffusionPipeline, TCDScheduler,
                        UniPCMultistepScheduler)
@@ -45,7 +52,7 @@ CLASSES = {"euler": EulerDiscreteScheduler, "euler_a": EulerAncestralDiscreteSch
            "dpm2": KDPM2DiscreteScheduler, "dpm2_a": KDPM2AncestralDiscreteScheduler,
            "dpmpp_2m_sde": DPMSolverMultistepScheduler, "dpmpp_3m_sde": DPMSolverMultistepScheduler,
            "unipc": UniPCMultistepScheduler, "deis": DEISMultistepScheduler, "ddpm": DDPMScheduler,
-           "tcd": TCDScheduler}
+           "tcd": TCDScheduler, "flow_euler": FlowMatchEulerDiscreteScheduler}
 # from_config overrides that make the kind (A1111's DPM++ 2M SDE / 3M SDE)
 KIND_KW = {"dpmpp_2m_sde": {"algorithm_type": "sde-dpmsolver++"},
            "dpmpp_3m_sde": {"algorithm_type": "sde-dpmsolver++", "solver_order": 3}}
@@ -53,13 +60,15 @@ SIGMA_KW = {"karras": "use_karras_sigmas", "exponential": "use_exponential_sigma
 NEW = ("pndm", "lms", "heun", "dpm2", "dpm2_a", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "ddpm", "tcd")
 CONV = ("euler", "lms", "heun", "dpm2", "dpm2_a", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis")
 SIGMA_SPACE = ("euler", "euler_a", "lms", "heun", "dpm2", "dpm2_a")
-HAS_SIGMAS = SIGMA_SPACE + ("dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis")
+HAS_SIGMAS = SIGMA_SPACE + ("dpmpp_2m", "dpmpp_2m_sde", "dpmpp_3m_sde", "unipc", "deis", "flow_euler")
 SHAPE = (1, 4, 2, 2)
 
 
 def cases():
     seed = 100
     for sched in CLASSES:
+        if sched == "flow_euler":
+            continue  # its own cases below (flow-matching configs)
         for steps in (1, 4, 20):
             seed += 1
             yield "sd15", sched, steps, -1, None, seed
@@ -140,6 +149,34 @@ def cases():
             seed += 1
             sched = {"ddpm_large": "ddpm", "ddpm_smalllog": "ddpm", "dpm_heun": "dpmpp_2m_sde", "deis3": "deis"}[cfg]
             yield cfg, sched, steps, -1, None, seed, ""
+    # flow matching (issue 23): FlowMatchEulerDiscreteScheduler, SD 3.x (shift 3.0) and Flux (dynamic
+    # shifting: mu of the image size, FluxPipeline's sigmas np.linspace(1, 1/n, n)); wh=WxH: mu =
+    # calculate_shift((H // 16) * (W // 16), the config's base/max seq len and shifts) as FluxPipeline
+    # computes it; flux=1: FluxPipeline's sigmas (else set_timesteps(n, mu=mu))
+    seed = 900
+    for cfg, opts in (("sd3", ""), ("sd35", ""), ("flux", "wh=1024x1024 flux=1"), ("flux", "wh=512x512 flux=1"),
+                      ("flux", "wh=768x1344 flux=1"), ("flux", "wh=1024x1024"), ("flux_linear", "wh=1024x1024 flux=1"),
+                      ("flux_linear", "wh=512x512"), ("ltx", "wh=768x512 flux=1"), ("ltx", "wh=1024x1024"),
+                      ("sd3_terminal", ""), ("sd3_invert", ""), ("sd3_stoch", ""), ("flow_shift17", ""),
+                      ("sd3", "sig=karras"), ("sd3", "sig=exponential"), ("sd3", "sig=beta"),
+                      ("flux", "wh=1024x1024 flux=1 sig=karras"), ("flux", "wh=512x512 flux=1 sig=beta")):
+        for steps in (1, 4, 28):
+            seed += 1
+            if steps == 1 and cfg in ("sd3_terminal", "ltx"):
+                continue  # shift_terminal at 1 step: 0 / 0 (NaN sigmas, diffusers fails; the C port refuses)
+            yield cfg, "flow_euler", steps, -1, None, seed, opts
+    for cfg, opts in (("sd3", "start=8"), ("flux", "wh=1024x1024 flux=1 start=10"), ("sd3_stoch", "start=3")):
+        seed += 1
+        yield cfg, "flow_euler", 28, -1, None, seed, opts
+
+
+def flux_mu(s, wh):
+    """FluxPipeline's mu for a W x H image (image_seq_len: its packed latents' length)."""
+    from diffusers.pipelines.flux.pipeline_flux import calculate_shift
+    w, h = (int(v) for v in wh.split("x"))
+    seq = (h // 16) * (w // 16)
+    return calculate_shift(seq, s.config.get("base_image_seq_len", 256), s.config.get("max_image_seq_len", 4096),
+                           s.config.get("base_shift", 0.5), s.config.get("max_shift", 1.15))
 
 
 def hexf(v):
@@ -160,7 +197,7 @@ def main():
             kw["use_karras_sigmas"] = bool(karras)
         if spacing:
             kw["timestep_spacing"] = spacing
-        eta, pipe, start = 0.0, False, 0
+        eta, pipe, start, wh, flux = 0.0, False, 0, None, False
         for o in opts.split():
             k, v = o.split("=")
             if k == "sig":
@@ -171,6 +208,10 @@ def main():
                 pipe = True
             elif k == "start":
                 start = int(v)
+            elif k == "wh":
+                wh = v
+            elif k == "flux":
+                flux = True
             elif k != "tol":  # tol: the C test's tolerance for this case
                 raise ValueError(o)
         s = CLASSES[sched].from_config(cfg, **kw)
@@ -180,7 +221,20 @@ def main():
                                         requires_safety_checker=False)
             s = p.scheduler
         params = set(inspect.signature(s.step).parameters)
-        s.set_timesteps(steps)
+        tkw = {}
+        if wh:
+            tkw["mu"] = flux_mu(s, wh)
+            opts += " mu=" + hexf(tkw["mu"])
+        if flux:  # FluxPipeline: retrieve_timesteps(scheduler, sigmas=..., mu=mu) (no num_inference_steps)
+            tkw["sigmas"] = np.linspace(1.0, 1 / steps, steps)
+
+        def set_timesteps():
+            if flux:
+                s.set_timesteps(**tkw)
+            else:
+                s.set_timesteps(steps, **tkw)
+
+        set_timesteps()
         tl = s.timesteps.tolist()
         if sched not in ("pndm", "ddim", "ddpm") and tl.count(tl[0]) > 1:
             # a repeated first timestep makes diffusers start at its second occurrence and run past
@@ -188,22 +242,22 @@ def main():
             print(f"skipped {cfg_name} {sched} {steps} karras={karras} {spacing}: repeated timesteps "
                   f"{s.timesteps.tolist()}")
             continue
-        s.set_timesteps(steps)
+        set_timesteps()
         ts = s.timesteps.double().numpy()
         sig = getattr(s, "sigmas", None) if sched in HAS_SIGMAS else None
-        init = float(s.init_noise_sigma)
+        init = float(getattr(s, "init_noise_sigma", 1.0))  # flow matching: none (latents = noise)
         txt.append(f"case {cfg_name} {sched} {steps} {karras} {spacing or '-'} {seed}" + (" " + opts if opts else ""))
         txt.append("timesteps " + " ".join(hexf(t) for t in ts))
         txt.append("sigmas " + (" ".join(hexf(np.float32(v)) for v in sig.numpy()) if sig is not None else "-"))
         txt.append("init " + hexf(np.float32(init)))
         g = torch.Generator().manual_seed(seed)
         rng = np.random.default_rng(seed)
-        x = torch.randn(SHAPE, generator=g, dtype=torch.float32) * s.init_noise_sigma
+        x = torch.randn(SHAPE, generator=g, dtype=torch.float32) * init
         if start and hasattr(s, "set_begin_index"):  # DDIM, PNDM, DDPM index by value
             s.set_begin_index(start)
         blobs.append(x.numpy().ravel())
         for t in s.timesteps[start:]:
-            xin = s.scale_model_input(x, t)
+            xin = s.scale_model_input(x, t) if hasattr(s, "scale_model_input") else x  # flow: the latents as is
             m = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
             extra = {}
             if "generator" in params:
@@ -228,6 +282,19 @@ def main():
             y = s.add_noise(x0, nz, s.timesteps[idx:idx + 1])
             txt.append(f"addnoise {cfg_name} {sched} {steps} {idx}")
             blobs += [x0.numpy().ravel(), nz.numpy().ravel(), y.numpy().ravel()]
+    # flow matching's img2img noise: scale_noise(sample, timesteps[idx], noise) at the begin index
+    for cfg_name, steps, idx in (("sd3", 28, 8), ("sd3", 4, 1), ("sd35", 28, 27), ("sd3_invert", 10, 3)):
+        with open(os.path.join(here, "sched", cfg_name + ".json")) as f:
+            cfg = json.load(f)
+        s = FlowMatchEulerDiscreteScheduler.from_config(cfg)
+        s.set_timesteps(steps)
+        s.set_begin_index(idx)
+        rng = np.random.default_rng(idx + steps)
+        x0 = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
+        nz = torch.from_numpy(rng.standard_normal(SHAPE).astype(np.float32))
+        y = s.scale_noise(x0, s.timesteps[idx:idx + 1], nz)
+        txt.append(f"addnoise {cfg_name} flow_euler {steps} {idx}")
+        blobs += [x0.numpy().ravel(), nz.numpy().ravel(), y.numpy().ravel()]
     with open(os.path.join(out, "sched_refs.txt"), "w") as f:
         f.write("\n".join(txt) + "\n")
     np.concatenate(blobs).astype("<f4").tofile(os.path.join(out, "sched_refs.bin"))

@@ -142,6 +142,81 @@ static int parse_tests(const char *cfgdir)
     return failed;
 }
 
+/* flow_euler: refused configs and overrides (the message naming the key), "Euler" on a flow config,
+ * set_timesteps without the mu dynamic shifting needs. */
+static int flow_tests(const char *cfgdir)
+{
+    static const struct {
+        const char *cfg, *kind;
+        int steps;        /* > 0: set_timesteps(steps) after loading */
+        int ov;           /* 1: spacing override, 2: prediction type override, 3: Karras */
+        const char *err;  /* expected part of the message, or NULL: accepted */
+        const char *loaded; /* the kind it loads as */
+    } c[] = {
+        {"flow_bad_key", "flow_euler", 0, 0, "\"sigma_min\" is not a key of FlowMatchEulerDiscreteScheduler", NULL},
+        {"flow_bad_shift0", "flow_euler", 0, 0, "\"shift\" 0 must be > 0", NULL},
+        {"flow_bad_shiftneg", "flow_euler", 0, 0, "\"shift\" -3 must be > 0", NULL},
+        {"flow_bad_tst", "flow_euler", 0, 0, "\"time_shift_type\" \"cubic\" is not one of exponential, linear", NULL},
+        {"flow_bad_terminal", "flow_euler", 0, 0, "\"shift_terminal\" 1 is not in (0, 1)", NULL},
+        {"flow_bad_two", "flow_euler", 0, 0, "only one of use_karras_sigmas", NULL},
+        {"sd15", "flow_euler", 0, 0, "takes a flow-matching config, not _class_name PNDMScheduler", NULL},
+        {"sd3", "euler_a", 0, 0, "of its samplers only Euler (flow_euler) is ported, not euler_a", NULL},
+        {"sd3", "dpmpp_2m", 0, 0, "not dpmpp_2m", NULL},
+        {"sd3", "flow_euler", 0, 1, "has no timestep_spacing", NULL},
+        {"sd3", "flow_euler", 0, 2, "has no prediction_type", NULL},
+        {"flux", "flow_euler", 4, 0, "use_dynamic_shifting needs mu", NULL},
+        {"sd3_terminal", "flow_euler", 1, 0, "shift_terminal with a last sigma of 1", NULL},
+        {"sd3", "euler", 4, 0, NULL, "flow_euler"},  /* A1111's "Euler" on a flow model */
+        {"sd35", "flow_euler", 4, 3, NULL, "flow_euler"},
+        {"flux", "euler", 0, 0, NULL, "flow_euler"},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char path[4096], err[1024] = "";
+        snprintf(path, sizeof path, "%s/%s.json", cfgdir, c[i].cfg);
+        enum sdp_sched_kind k;
+        struct sdp_sched_overrides ov = {.karras = -1};
+        if (c[i].ov == 1) ov.spacing = "trailing";
+        if (c[i].ov == 2) ov.prediction_type = "v_prediction";
+        if (c[i].ov == 3) ov.sigmas = SDP_SIGMAS_KARRAS, ov.karras = 1;
+        struct sdp_scheduler *s = NULL;
+        int rc = sdp_sched_kind_from_name(c[i].kind, &k);
+        if (!rc) rc = sdp_sched_load(path, k, &ov, &s, err, sizeof err);
+        if (!rc && c[i].steps) rc = sdp_sched_set_timesteps(s, c[i].steps, err, sizeof err);
+        int bad = c[i].err ? rc == 0 || !strstr(err, c[i].err) : rc != 0 || strcmp(sdp_sched_kind_name(s->kind), c[i].loaded);
+        if (!bad && s) {
+            const char *an, *as;
+            sdp_sched_a1111_name(s, &an, &as);
+            bad = strcmp(an, "Euler") || strcmp(as, c[i].ov == 3 ? "Karras" : "Automatic");
+        }
+        if (bad) {
+            fprintf(stderr, "FAIL: flow config %s as %s: rc %d, %s\n", c[i].cfg, c[i].kind, rc, err);
+            failed++;
+        }
+        sdp_sched_free(s);
+    }
+    /* names: A1111's "Euler" + schedule type parses to euler (loaded as flow_euler above), our name,
+     * the config's _class_name */
+    enum sdp_sched_kind k;
+    struct sdp_sched_overrides ov = {.karras = -1};
+    char err[512];
+    if (sdp_sched_parse("flow_euler", "Beta", &k, &ov, err, sizeof err) || k != SDP_SCHED_FLOW_EULER ||
+        ov.sigmas != SDP_SIGMAS_BETA || sdp_sched_kind_from_class("FlowMatchEulerDiscreteScheduler", &k) ||
+        k != SDP_SCHED_FLOW_EULER || strcmp(sdp_sched_kind_class(k), "FlowMatchEulerDiscreteScheduler")) {
+        fprintf(stderr, "FAIL: flow_euler names\n");
+        failed++;
+    }
+    /* calculate_shift: Flux at 1024x1024 (seq 4096 = max_image_seq_len) is max_shift, at 256 tokens base_shift */
+    if (sdp_flow_image_seq_len(1024, 1024) != 4096 || sdp_flow_image_seq_len(1000, 520) != 32 * 62 ||
+        fabs(sdp_flow_calculate_shift(4096, 256, 4096, 0.5, 1.15) - 1.15) > 1e-15 ||
+        fabs(sdp_flow_calculate_shift(256, 256, 4096, 0.5, 1.15) - 0.5) > 1e-15) {
+        fprintf(stderr, "FAIL: sdp_flow_calculate_shift / sdp_flow_image_seq_len\n");
+        failed++;
+    }
+    printf("%zu flow_euler config cases, %d failed\n", sizeof c / sizeof c[0], failed);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -171,7 +246,7 @@ int main(int argc, char **argv)
             if (fread(x0, 4, NV, fb) != NV || fread(nz, 4, NV, fb) != NV || fread(want, 4, NV, fb) != NV) return 1;
             snprintf(path, sizeof path, "%s/%s.json", argv[1], cfg);
             if (sdp_sched_kind_from_name(name, &kind) || sdp_sched_load(path, kind, &ov, &s, err, sizeof err) ||
-                sdp_sched_set_timesteps(s, steps, err, sizeof err)) {
+                sdp_sched_set_timesteps(s, steps, err, sizeof err)) { /* flow_euler: SD3 configs, no mu */
                 fprintf(stderr, "FAIL: %s", line);
                 return 1;
             }
@@ -191,6 +266,8 @@ int main(int argc, char **argv)
         int used = 0;
         double case_tol = 0;
         int start = 0; /* img2img: the loop begins at step index start (set_begin_index) */
+        int flux = 0, fw = 0, fh = 0; /* flow: FluxPipeline's sigmas; mu of a fw x fh image */
+        double mu = NAN;
         if (sscanf(line, "case %63s %31s %d %d %31s %llu%n", cfg, name, &steps, &karras, spacing, &seed, &used) != 6) {
             fprintf(stderr, "FAIL: bad line: %s", line);
             return 1;
@@ -208,6 +285,9 @@ int main(int argc, char **argv)
             else if (!strcmp(tok, "pipe=1")) ov.raw = 0;
             else if (!strncmp(tok, "tol=", 4)) case_tol = strtod(tok + 4, NULL);
             else if (!strncmp(tok, "start=", 6)) start = atoi(tok + 6);
+            else if (!strcmp(tok, "flux=1")) flux = 1;
+            else if (!strncmp(tok, "mu=", 3)) mu = strtod(tok + 3, NULL);
+            else if (sscanf(tok, "wh=%dx%d", &fw, &fh) == 2) continue;
             else {
                 fprintf(stderr, "FAIL: bad option %s\n", tok);
                 return 1;
@@ -241,7 +321,29 @@ int main(int argc, char **argv)
         worst_abs = worst_norm = 0;
         struct sdp_scheduler *s;
         int bad = 0;
-        if (sdp_sched_load(path, kind, &ov, &s, err, sizeof err) || sdp_sched_set_timesteps(s, steps, err, sizeof err)) {
+        if (sdp_sched_load(path, kind, &ov, &s, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", cs, err);
+            return 1;
+        }
+        if (kind == SDP_SCHED_FLOW_EULER) { /* mu from the image size, FluxPipeline's sigmas */
+            double fmu = NAN, fs[1024];
+            if (fw) {
+                fmu = sdp_sched_flow_mu(s, fw, fh);
+                if (fmu != mu) {
+                    fprintf(stderr, "%s: mu %.17g, diffusers' calculate_shift %.17g\n", cs, fmu, mu);
+                    bad = 1;
+                }
+            }
+            if (flux) sdp_flow_flux_sigmas(steps, fs);
+            if (sdp_sched_set_timesteps_flow(s, steps, flux ? fs : NULL, fmu, err, sizeof err)) {
+                fprintf(stderr, "%s: %s\n", cs, err);
+                return 1;
+            }
+            if (!fw && sdp_sched_set_timesteps(s, steps, err, sizeof err)) { /* the same without mu */
+                fprintf(stderr, "%s: %s\n", cs, err);
+                return 1;
+            }
+        } else if (sdp_sched_set_timesteps(s, steps, err, sizeof err)) {
             fprintf(stderr, "%s: %s\n", cs, err);
             return 1;
         }
@@ -253,14 +355,22 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %d timesteps, diffusers has %d\n", cs, s->n_steps, nts);
             bad = 1;
         }
+        /* flow matching: timesteps are float32 sigma * N, required within 2 float32 ulps as sigmas */
+        double ts_tol_flow = kind == SDP_SCHED_FLOW_EULER ? 2.4e-7 : -1;
+        double case_ts_rel = 0, case_sig_rel = 0;
         for (int i = 0; i < nts && i < s->n_steps; i++)
-            if (fabs(s->timesteps[i] - ts[i]) > (ts[i] == floor(ts[i]) && s->timesteps[i] == floor(s->timesteps[i]) ? 0 : 1e-2) && !bad) {
+            if (ts[i] != 0 && fabs(s->timesteps[i] - ts[i]) / fabs(ts[i]) > case_ts_rel)
+                case_ts_rel = fabs(s->timesteps[i] - ts[i]) / fabs(ts[i]);
+        for (int i = 0; i < nts && i < s->n_steps; i++)
+            if (fabs(s->timesteps[i] - ts[i]) > (ts_tol_flow >= 0 ? ts_tol_flow * fabs(ts[i])
+                                                 : ts[i] == floor(ts[i]) && s->timesteps[i] == floor(s->timesteps[i]) ? 0 : 1e-2) && !bad) {
                 fprintf(stderr, "%s: timestep[%d] = %.17g, diffusers %.17g\n", cs, i, s->timesteps[i], ts[i]);
                 bad = 1;
             }
         for (int i = 0; i < nsg && !bad; i++) {
             double r = fabs(s->sigmas[i] - sg[i]) / (fabs(sg[i]) > 1e-30 ? fabs(sg[i]) : 1);
             if (r > worst_rel_sig) worst_rel_sig = r;
+            if (r > case_sig_rel) case_sig_rel = r;
             if (getenv("SCHED_DEBUG") && strstr(cs, getenv("SCHED_DEBUG")) && (float)sg[i] != s->sigmas[i])
                 fprintf(stderr, "  %s sigma[%d] %.9g vs %.9g\n", cs, i, s->sigmas[i], sg[i]);
             if (r > 2.4e-7) {
@@ -301,6 +411,9 @@ int main(int argc, char **argv)
             }
             total_steps++;
         }
+        if (getenv("SCHED_REPORT") && strstr(cs, getenv("SCHED_REPORT")))
+            printf("  %s: timesteps rel %.3g, sigmas rel %.3g, samples worst |d| %.3g, |d|/max(1,|ref|) %.3g\n", cs,
+                   case_ts_rel, case_sig_rel, worst_abs, worst_norm);
         if (worst_abs > worst_kind[kind]) worst_kind[kind] = worst_abs;
         if (worst_norm > worst_kind_norm[kind]) worst_kind_norm[kind] = worst_norm;
         if (worst_before > worst_abs) worst_abs = worst_before;
@@ -315,5 +428,6 @@ int main(int argc, char **argv)
             printf("  %-13s worst |d| %.3g, worst |d|/max(1,|ref|) %.3g\n", sdp_sched_kind_name((enum sdp_sched_kind)k),
                    worst_kind[k], worst_kind_norm[k]);
     failed += parse_tests(argv[1]);
+    failed += flow_tests(argv[1]);
     return failed || cases == 0 ? 1 : 0;
 }
