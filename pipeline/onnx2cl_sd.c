@@ -32,6 +32,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -55,10 +56,12 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: onnx2cl-sd -m CHECKPOINT --prompt TEXT [options]\n"
         "   or: onnx2cl-sd --models DIR --hf DIR --prompt TEXT [options]\n"
+        "   or: onnx2cl-sd serve -m CHECKPOINT [--listen 127.0.0.1:7860]   (A1111/Forge API; serve --help)\n"
         "checkpoint (one command: architecture found, models compiled into the cache on first use):\n"
-        "  -m, --model CKPT        .safetensors file (single-file SD 1.x/2.x) or diffusers folder\n"
+        "  -m, --model CKPT        .safetensors file (single-file SD 1.x, 2.x, SDXL base) or diffusers folder\n"
         "  --arch-dir DIR          installed architectures (DIR/<arch>/arch.json; default: share/onnx2cl/arch)\n"
-        "  --lora F[:S]            LoRA file and scale (repeatable; needs an onnx2cl with --lora)\n"
+        "  --lora F[:S]            LoRA file (kohya, LoCon, diffusers/PEFT .safetensors) and scale (default 1),\n"
+        "                          merged into the weights (repeatable)\n"
         "  --lora-dir DIR          where <lora:NAME:W> / <lora:NAME:TE:UNET> prompt tags find\n"
         "                          NAME.safetensors (subfolders too; default $ONNX2CL_LORA_DIR)\n"
         "  --variant V             diffusers file variant to read (fp16)\n"
@@ -135,6 +138,15 @@ static void usage(FILE *f)
         "  --quiet                 no per-step progress lines\n"
         "SD-Turbo: --steps 1 --cfg 0 (its config: EulerDiscreteScheduler, trailing spacing)\n",
         sdp_sched_names());
+}
+
+/* Ctrl-C: the first asks the generation to stop before its next model run (the images already
+ * written stay; sdp_params.cancel), a second one ends the process at once. */
+static volatile int interrupted;
+static void on_sigint(int sig)
+{
+    interrupted = 1;
+    signal(sig, SIG_DFL);
 }
 
 static void die(int code, const char *fmt, ...)
@@ -586,6 +598,9 @@ static int cli_main(int argc, char **argv)
         }
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
+        if (eo.vae_tile && !er.vae_tiled)
+            fprintf(stderr, "%s: note: --vae-tile %d is not smaller than the image (%dx%d): the VAE runs untiled\n",
+                    prog, eo.vae_tile, er.width, er.height);
         te_so = er.program[0];
         unet_so = er.program[1];
         vae_so = er.program[2];
@@ -795,11 +810,21 @@ static int cli_main(int argc, char **argv)
     }
     const char *a1111_sampler, *a1111_schedule;
     sdp_sched_a1111_name(p.sched, &a1111_sampler, &a1111_schedule);
+    int written = 0;
+    prm.cancel = &interrupted;
+    signal(SIGINT, on_sigint);
     for (int it = 0; it < batch_count; it++) {
         float *img = image + (save_image ? (size_t)it * batch * ni : 0);
         prm.seed = seed + (uint64_t)it * (uint64_t)batch;
         if (batch_count > 1 && !quiet) fprintf(stderr, "%s: batch %d/%d\n", prog, it + 1, batch_count);
-        if (sdp_generate(&p, &prm, img, &n_tokens, &tm, err, sizeof err)) die(1, "%s", err);
+        int grc = sdp_generate(&p, &prm, img, &n_tokens, &tm, err, sizeof err);
+        if (grc == SDP_CANCELLED && interrupted) {
+            fprintf(stderr, "%s: interrupted (Ctrl-C) in batch %d of %d: %d image(s) written before it%s%s%s\n", prog,
+                    it + 1, batch_count, written, written ? " (" : "", written ? outs[0] : "",
+                    written > 1 ? ", ...)" : written ? ")" : "");
+            exit(130);
+        }
+        if (grc) die(1, "%s", err);
         tsum.text_encoder += tm.text_encoder, tsum.text_runs += tm.text_runs, tsum.unet_total += tm.unet_total;
         tsum.unet_runs += tm.unet_runs, tsum.scheduler += tm.scheduler, tsum.vae += tm.vae;
         tsum.vae_encoder += tm.vae_encoder, tsum.total += tm.total;
@@ -839,6 +864,7 @@ static int cli_main(int argc, char **argv)
             free(params);
             if (wrc)
                 die(1, "%s", err);
+            written++;
         }
     }
     /* outputs */
@@ -869,7 +895,7 @@ static int cli_main(int argc, char **argv)
             "  vae decoder        %4d  %8.3f  %10.4f\n"
             "  total (no load)          %8.3f\n",
             o2r_ctx_device_name(ctx), eo.ckpt ? 1 : 0, er.seconds, er.compiled,
-            er.converted, venc_so ? 4 : 3, t_load, tsum.text_runs, tsum.text_encoder,
+            er.converted, 3 + (venc_so != NULL) + (te2_so != NULL), t_load, tsum.text_runs, tsum.text_encoder,
             tsum.text_runs ? tsum.text_encoder / tsum.text_runs : 0, init_path ? batch_count : 0, tsum.vae_encoder,
             tsum.unet_runs, tsum.unet_total, tsum.unet_runs ? tsum.unet_total / tsum.unet_runs : 0,
             n_run * batch_count, n_run ? tsum.unet_total / (n_run * batch_count) : 0, n_run * batch_count,

@@ -486,6 +486,19 @@ done:
     return rc;
 }
 
+/* The tokenizer folder NAME ("tokenizer", "tokenizer_2") into out (PATH_MAX): the diffusers
+ * folder's when it has NAME/vocab.json, else the architecture's. Returns 1, or 0 when neither has. */
+static int find_tokenizer(const struct sde_options *o, const struct sde_result *r, const char *name, char *out)
+{
+    char path[PATH_MAX + 64];
+    fmt(out, PATH_MAX, "%s/%s", o->ckpt, name);
+    fmt(path, sizeof path, "%s/vocab.json", out);
+    if (is_dir(o->ckpt) && is_file(path)) return 1;
+    fmt(out, PATH_MAX, "%s/%s", r->arch_path, name);
+    fmt(path, sizeof path, "%s/vocab.json", out);
+    return is_file(path);
+}
+
 /* Makes sure program and weights of model m are in the cache. */
 static int prepare_model(struct job *j, int m, char *err, size_t errcap)
 {
@@ -726,7 +739,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         int layers = (int)jnum(jget(jget(arch, "configs"), "text_encoder"), "num_hidden_layers", 0);
         if (!fam || strcmp(fam, "sd1")) {
             fail(err, errcap, "--clip-skip %d: architecture %s (family %s): clip skip applies to SD 1.x's CLIP text "
-                 "encoder (A1111 ignores it for SD 2.x, whose text encoder already ends at the penultimate layer)",
+                 "encoder (A1111 ignores it for SD 2.x and SDXL, whose text encoders already end at the penultimate "
+                 "layer)",
                  o->clip_skip, am.name, fam ? fam : "?");
             rc = -2;
             goto out;
@@ -756,9 +770,14 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         const cJSON *v = jget(jget(arch, "configs"), "vae");
         const cJSON *boc = jget(v, "block_out_channels");
         int f = 1 << (jlen(boc) ? jlen(boc) - 1 : 3);
-        if (r->width % f || r->height % f || r->width < f || r->height < f) {
-            fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d", r->width, r->height,
-                 r->arch, f);
+        /* the UNet halves the latents once per down block but the last and its up blocks double them
+         * back with a fixed factor 2 (the exported graphs have no upsample-to-size): latents must be
+         * multiples of 2^(down blocks - 1), else a skip connection's Concat does not fit */
+        const cJSON *dbt = jget(jget(jget(arch, "configs"), "unet"), "down_block_types");
+        int u = 1 << (jlen(dbt) > 1 ? jlen(dbt) - 1 : 0), fu = f * u;
+        if (r->width % fu || r->height % fu || r->width < fu || r->height < fu) {
+            fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d (its VAE's factor %d times "
+                 "its UNet's %d)", r->width, r->height, r->arch, fu, f, u);
             rc = -2;
             goto out;
         }
@@ -822,27 +841,13 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         if (write_atomic(p, text, err, errcap)) goto out;
     }
     /* tokenizer, scheduler, VAE config */
-    fmt(r->tokenizer, PATH_MAX, "%s/tokenizer", o->ckpt);
-    fmt(path, sizeof path, "%s/tokenizer/vocab.json", o->ckpt);
-    if (!is_dir(o->ckpt) || !is_file(path)) {
-        fmt(r->tokenizer, PATH_MAX, "%s/tokenizer", r->arch_path);
-        fmt(path, sizeof path, "%s/vocab.json", r->tokenizer);
-        if (!is_file(path)) {
-            r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
-        }
-    }
+    if (!find_tokenizer(o, r, "tokenizer", r->tokenizer)) r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
     r->tokenizer2[0] = 0;
     if (xl) { /* SDXL's second tokenizer (pad_token "!"): the folder's, else the architecture's */
-        fmt(r->tokenizer2, PATH_MAX, "%s/tokenizer_2", o->ckpt);
-        fmt(path, sizeof path, "%s/tokenizer_2/vocab.json", o->ckpt);
-        if (!is_dir(o->ckpt) || !is_file(path)) {
-            fmt(r->tokenizer2, PATH_MAX, "%s/tokenizer_2", r->arch_path);
-            fmt(path, sizeof path, "%s/vocab.json", r->tokenizer2);
-            if (!is_file(path)) {
-                fail(err, errcap, "%s: an SDXL checkpoint needs tokenizer_2/ (vocab.json + merges.txt): neither the "
-                     "folder nor the architecture %s has one", o->ckpt, r->arch_path);
-                goto out;
-            }
+        if (!find_tokenizer(o, r, "tokenizer_2", r->tokenizer2)) {
+            fail(err, errcap, "%s: an SDXL checkpoint needs tokenizer_2/ (vocab.json + merges.txt): neither the "
+                 "folder nor the architecture %s has one", o->ckpt, r->arch_path);
+            goto out;
         }
         r->force_zeros = 1; /* StableDiffusionXLPipeline's default; model_index.json may say otherwise */
         fmt(path, sizeof path, "%s/model_index.json", o->ckpt);

@@ -59,6 +59,7 @@ struct sds_session {
     enum sdp_sched_kind default_kind;
     char default_a1111[32];         /* A1111's name of default_kind ("PLMS") */
     char arch[256];
+    char family[32];                /* arch.json's family ("sd1", "sd2", "sdxl"; "" for models_dir) */
     int def_w, def_h;
 };
 
@@ -210,6 +211,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
     unload(s);
     if (first) {
         snprintf(s->arch, sizeof s->arch, "%s", er->arch);
+        snprintf(s->family, sizeof s->family, "%s", er->family);
         if (!er->tokenizer[0]) {
             fail(err, errcap, SDS_ERROR, "%s: no tokenizer (neither the folder's tokenizer/vocab.json nor %s/tokenizer/)",
                  s->ckpt, er->arch_path);
@@ -556,7 +558,9 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         rc = fail(err, errcap, SDS_EINVAL, "clip skip %d: not in [1, 12]", r->clip_skip);
         goto done;
     }
-    const int clip_skip = r->clip_skip > 1 ? r->clip_skip : 0;
+    /* A1111 applies its Clip skip option (CLIP_stop_at_last_layers) to SD 1.x only: SD 2.x's and
+     * SDXL's text encoders already end at the penultimate layer, so the option is ignored there */
+    const int clip_skip = r->clip_skip > 1 && (!s->engine || !strcmp(s->family, "sd1")) ? r->clip_skip : 0;
     if (clip_skip && !s->engine) {
         rc = fail(err, errcap, SDS_EINVAL, "clip skip %d: needs a checkpoint session (compiled models take the text "
                   "encoder's last layer only)", clip_skip);

@@ -166,7 +166,8 @@ struct sds_request {
     double eta;                /* DDIM's eta / TCD's gamma (the CLI's --eta; 0: the sampler's default);
                                   in [0, 1]; other samplers ignore it */
     int clip_skip;             /* A1111's Clip skip (0 or 1: off; 2..layers: the text encoder's hidden state N
-                                  layers from the end + final_layer_norm; SD 1.x checkpoint sessions only) */
+                                  layers from the end + final_layer_norm; SD 1.x checkpoint sessions only:
+                                  ignored for SD 2.x and SDXL, as A1111 ignores it there) */
     sds_progress_fn progress;  /* NULL, or called after every step */
     void *progress_user;       /* passed to progress */
     const volatile int *cancel;/* NULL, or a flag another thread sets non-zero to cancel */

@@ -35,7 +35,9 @@ if [ "$(id -u)" != 0 ]; then
   chmod 755 "$work/ro"
 fi
 expect with_models 2 "drop --models" -- -m "$tiny" --models "$work"
-expect odd_size 2 "multiples of 2" -- -m "$tiny" --width 33
+expect odd_size 2 "multiples of 4 .its VAE's factor 2 times its UNet's 2" -- -m "$tiny" --width 33
+# a multiple of the VAE factor that the UNet's down/up blocks cannot take (a Concat in the compiler)
+expect unet_size 2 "--width 30 --height 34: architecture tiny_sd15 needs multiples of 4" -- -m "$tiny" --width 30 --height 34
 expect no_arch_dir 1 "no architecture installed" -- -m "$tiny" --arch-dir "$work"
 # an output that is an input of the engine (the checkpoint, a file of a checkpoint folder, a LoRA)
 # or lies in the cache: refused before any work, the input intact
@@ -57,9 +59,9 @@ expect init_cut 1 "init-image $work/cut.png: corrupt or truncated PNG" -- -m "$t
 # RGBA, palette and gray init images are read as PIL's convert("RGB") (png_read.c; values checked
 # by pipeline.png_read) and resized (run_img2img.sh): accepted, so a width that is not a multiple
 # of the VAE factor, checked next, is what refuses them here
-expect init_rgba 2 "--width 33 --height 32: architecture tiny_sd15 needs multiples of 2" -- -m "$tiny" --init-image "$im/bad_rgba.png" --width 33 --height 32
-expect init_palette 2 "--width 33 --height 32: architecture tiny_sd15 needs multiples of 2" -- -m "$tiny" --init-image "$im/bad_palette.png" --width 33 --height 32
-expect init_gray 2 "--width 33 --height 32: architecture tiny_sd15 needs multiples of 2" -- -m "$tiny" --init-image "$im/bad_gray.png" --width 33 --height 32
+expect init_rgba 2 "--width 33 --height 32: architecture tiny_sd15 needs multiples of 4" -- -m "$tiny" --init-image "$im/bad_rgba.png" --width 33 --height 32
+expect init_palette 2 "--width 30 --height 32: architecture tiny_sd15 needs multiples of 4" -- -m "$tiny" --init-image "$im/bad_palette.png" --width 30 --height 32
+expect init_gray 2 "--width 26 --height 32: architecture tiny_sd15 needs multiples of 4" -- -m "$tiny" --init-image "$im/bad_gray.png" --width 26 --height 32
 expect init_16bit 2 "PNG mode grayscale 16-bit: not read" -- -m "$tiny" --init-image "$im/bad_gray16.png"
 expect init_dir 1 "init-image $im: is a directory" -- -m "$tiny" --init-image "$im"
 expect latents_png 1 "latents $im/init.png: a PNG image, not a tensor file" -- -m "$tiny" --latents "$im/init.png"
