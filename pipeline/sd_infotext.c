@@ -187,23 +187,22 @@ static int cached_sha256(const char *path_in, const char *cache_dir, int addnet,
     return 0;
 }
 
-int sdp_model_hash(const char *ckpt_path, const char *cache_dir, char out[11])
+/* The first n hex digits of cached_sha256 into out (n + 1 bytes). */
+static int short_hash(const char *path, const char *cache_dir, int addnet, int n, char *out)
 {
     char hex[65];
-    if (cached_sha256(ckpt_path, cache_dir, 0, hex)) return -1;
-    memcpy(out, hex, 10);
-    out[10] = 0;
+    if (cached_sha256(path, cache_dir, addnet, hex)) return -1;
+    memcpy(out, hex, (size_t)n);
+    out[n] = 0;
     return 0;
 }
 
-int sdp_lora_hash(const char *path, const char *cache_dir, char out[13])
+int sdp_model_hash(const char *ckpt_path, const char *cache_dir, char out[11])
 {
-    char hex[65];
-    if (cached_sha256(path, cache_dir, 1, hex)) return -1;
-    memcpy(out, hex, 12);
-    out[12] = 0;
-    return 0;
+    return short_hash(ckpt_path, cache_dir, 0, 10, out);
 }
+
+int sdp_lora_hash(const char *path, const char *cache_dir, char out[13]) { return short_hash(path, cache_dir, 1, 12, out); }
 
 char *sdp_infotext_lora_hashes(const char *const *loras, int n, const char *cache_dir)
 {

@@ -152,14 +152,13 @@ static uint16_t float_to_half(float f)
     return (uint16_t)(s | r);
 }
 
-/* Copies n floats into a model input buffer of dtype dt (F32 or F16). */
-static void put_floats(void *dst, int32_t dt, const float *src, size_t n)
+void sdp_put_floats(void *dst, int32_t dt, const float *src, size_t n)
 {
     if (dt == O2R_F32) memcpy(dst, src, n * 4);
     else for (size_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = float_to_half(src[i]);
 }
 
-static void get_floats(float *dst, int32_t dt, const void *src, size_t n)
+void sdp_get_floats(float *dst, int32_t dt, const void *src, size_t n)
 {
     if (dt == O2R_F32) memcpy(dst, src, n * 4);
     else for (size_t i = 0; i < n; i++) dst[i] = half_to_float(((const uint16_t *)src)[i]);
@@ -501,9 +500,9 @@ static int encode_rows(struct sdp_model *m, int out, int pool, int seq, int widt
         tm->text_encoder += now_s() - t0;
         tm->text_runs++;
         for (int b = 0; b < batch && k + b < n_rows; b++)
-            get_floats(z + (size_t)(k + b) * per, d->outputs[out].dtype,
+            sdp_get_floats(z + (size_t)(k + b) * per, d->outputs[out].dtype,
                        (const char *)o[out] + (size_t)b * per * o2r_dtype_size(d->outputs[out].dtype), per);
-        if (pooled && k == 0) get_floats(pooled, d->outputs[pool].dtype, o[pool], (size_t)d->outputs[pool].dims[1]);
+        if (pooled && k == 0) sdp_get_floats(pooled, d->outputs[pool].dtype, o[pool], (size_t)d->outputs[pool].dims[1]);
     }
     rc = 0;
 done:
@@ -713,9 +712,9 @@ static int vae_encode(struct sdp_pipeline *p, const float *img, const float *mas
     if (p->vae_tiling) { /* the encoder compiled for a tile: mean || logvar blended over the tiles */
         if (sdp_vae_tiled_run(&p->venc, x, 3, p->img_h, p->img_w, -1, par, NULL, NULL, err, errcap)) goto done;
     } else {
-        put_floats(in[p->e_in], d->inputs[p->e_in].dtype, x, ni);
+        sdp_put_floats(in[p->e_in], d->inputs[p->e_in].dtype, x, ni);
         if (run_model(&p->venc, (const void *const *)in, out, err, errcap)) goto done;
-        get_floats(par, d->outputs[p->e_out].dtype, out[p->e_out], 2 * nl);
+        sdp_get_floats(par, d->outputs[p->e_out].dtype, out[p->e_out], 2 * nl);
     }
     tm->vae_encoder += now_s() - t0;
     for (size_t k = 0; k < nl; k++) {
@@ -884,17 +883,17 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                 int r = r0 + b < R ? r0 + b : r0;          /* a last partial run repeats its first row */
                 int erow = cfg_on ? (r < B ? 0 : 1) : 1;  /* emb rows: 0 uncond, 1 cond */
                 char *row = (char *)uin[p->u_sample] + (size_t)b * nu * esz;
-                put_floats(row, us->dtype, xin + (size_t)(r % B) * nl, nl);
+                sdp_put_floats(row, us->dtype, xin + (size_t)(r % B) * nl, nl);
                 if (inpaint9) { /* torch.cat([latent_model_input, mask, masked_image_latents], dim=1) */
-                    put_floats(row + nl * esz, us->dtype, mlat, hw);
-                    put_floats(row + (nl + hw) * esz, us->dtype, milat, nl);
+                    sdp_put_floats(row + nl * esz, us->dtype, mlat, hw);
+                    sdp_put_floats(row + (nl + hw) * esz, us->dtype, milat, nl);
                 }
-                put_floats((char *)uin[p->u_ehs] + (size_t)b * per * hsz, ue->dtype, emb + (size_t)erow * per, per);
+                sdp_put_floats((char *)uin[p->u_ehs] + (size_t)b * per * hsz, ue->dtype, emb + (size_t)erow * per, per);
                 if (xl) {
                     const struct o2r_io *pe = &ud->inputs[p->u_temb], *pt = &ud->inputs[p->u_tids];
-                    put_floats((char *)uin[p->u_temb] + (size_t)b * p->pool_dim * o2r_dtype_size(pe->dtype), pe->dtype,
+                    sdp_put_floats((char *)uin[p->u_temb] + (size_t)b * p->pool_dim * o2r_dtype_size(pe->dtype), pe->dtype,
                                erow ? pool_c : pool_u, (size_t)p->pool_dim);
-                    put_floats((char *)uin[p->u_tids] + (size_t)b * 6 * o2r_dtype_size(pt->dtype), pt->dtype, time_ids, 6);
+                    sdp_put_floats((char *)uin[p->u_tids] + (size_t)b * 6 * o2r_dtype_size(pt->dtype), pt->dtype, time_ids, 6);
                 }
             }
             for (uint64_t k = 0; k < numel(ut); k++) {
@@ -909,7 +908,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             tm->unet_total += now_s() - tu;
             tm->unet_runs++;
             for (int b = 0; b < p->u_batch && r0 + b < R; b++)
-                get_floats(eps + (size_t)(r0 + b) * nl, uo->dtype, (const char *)uout[p->u_out] + (size_t)b * nl * osz, nl);
+                sdp_get_floats(eps + (size_t)(r0 + b) * nl, uo->dtype, (const char *)uout[p->u_out] + (size_t)b * nl * osz, nl);
         }
         ts0 = now_s();
         if (cfg_on) { /* noise_pred_uncond + guidance_scale * (noise_pred_text - noise_pred_uncond) */
@@ -978,14 +977,14 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     }
     for (int i0 = 0; i0 < B && !p->vae_tiling; i0 += vb) {
         for (int b = 0; b < vb; b++)
-            put_floats((char *)vin[p->v_in] + (size_t)b * nl * vsz, vi->dtype,
+            sdp_put_floats((char *)vin[p->v_in] + (size_t)b * nl * vsz, vi->dtype,
                        xin + (size_t)(i0 + b < B ? i0 + b : i0) * nl, nl);
         CANCEL_POINT("before the VAE decoder");
         double tv = now_s();
         if (run_model(&p->vae, (const void *const *)vin, vout, err, errcap)) goto done;
         tm->vae += now_s() - tv;
         for (int b = 0; b < vb && i0 + b < B; b++)
-            get_floats(image + (size_t)(i0 + b) * ni, vo->dtype, (const char *)vout[p->v_out] + (size_t)b * ni * vosz, ni);
+            sdp_get_floats(image + (size_t)(i0 + b) * ni, vo->dtype, (const char *)vout[p->v_out] + (size_t)b * ni * vosz, ni);
     }
     for (size_t k = 0; k < (size_t)B * ni; k++) {
         float v = image[k] / 2.0f + 0.5f;

@@ -72,6 +72,11 @@ void sdp_model_close(struct sdp_model *m);
  * ".weights" (appended when the base name has none), into buf (cap bytes, truncated). */
 void sdp_model_weights_path(const char *so_path, char *buf, size_t cap);
 
+/* n floats into a model I/O buffer of dtype dt (O2R_F32, or O2R_F16: IEEE half, round to nearest
+ * even), and back (exact). */
+void sdp_put_floats(void *dst, int32_t dt, const float *src, size_t n);
+void sdp_get_floats(float *dst, int32_t dt, const void *src, size_t n);
+
 /* Progress of a generation, passed to sdp_params.progress after every denoising step. */
 struct sdp_progress {
     int step;               /* steps done, 1..total */

@@ -57,47 +57,6 @@ void sdp_tile_weights(const int *pos, int n, int tile, int scale, int k, float *
     }
 }
 
-/* ---- float16 <-> float32 (as sd_pipeline.c's) ---------------------------------------------- */
-
-static float half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, u;
-    if (e == 31) u = s | 0x7f800000u | (m << 13);
-    else if (e) u = s | ((e + 112) << 23) | (m << 13);
-    else if (!m) u = s;
-    else {
-        e = 113;
-        while (!(m & 1024)) {
-            m <<= 1;
-            e--;
-        }
-        u = s | (e << 23) | ((m & 1023) << 13);
-    }
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint16_t float_to_half(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint32_t s = (u >> 16) & 0x8000, e = (u >> 23) & 255, m = u & 0x7fffff;
-    if (e == 255) return (uint16_t)(s | 0x7c00 | (m ? 0x200 : 0));
-    int ne = (int)e - 112;
-    if (ne >= 31) return (uint16_t)(s | 0x7c00);
-    if (ne <= 0) {
-        if (ne < -10) return (uint16_t)s;
-        m |= 0x800000;
-        int shift = 14 - ne;
-        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1))) r++;
-        return (uint16_t)(s | r);
-    }
-    uint32_t r = ((uint32_t)ne << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (uint16_t)(s | r);
-}
 
 /* ---- plan ------------------------------------------------------------------------------------ */
 
@@ -239,9 +198,7 @@ int sdp_vae_tiled_run(struct sdp_model *m, const float *in, int c_in, int h, int
                     memcpy(stage + ((size_t)c * t->tile_in_h + y) * t->tile_in_w,
                            in + ((size_t)c * h + y0 + y) * w + x0, (size_t)t->tile_in_w * sizeof *stage);
             char *dst = (char *)ibuf + (size_t)b * tin * isz;
-            if (vi->dtype == O2R_F32) memcpy(dst, stage, tin * 4);
-            else
-                for (size_t i = 0; i < tin; i++) ((uint16_t *)dst)[i] = float_to_half(stage[i]);
+            sdp_put_floats(dst, vi->dtype, stage, tin);
         }
         const void *ins[1] = {ibuf};
         if (o2r_model_run(m->m, ins, outs) != O2R_OK) {
@@ -252,9 +209,7 @@ int sdp_vae_tiled_run(struct sdp_model *m, const float *in, int c_in, int h, int
         for (int b = 0; b < t->batch && t0 + b < total; b++) {
             int k = t0 + b, ky = k / t->nx, kx = k % t->nx;
             const char *src = (const char *)outs[0] + (size_t)b * tout * osz;
-            if (vo->dtype == O2R_F32) memcpy(stage, src, tout * 4);
-            else
-                for (size_t i = 0; i < tout; i++) stage[i] = half_to_float(((const uint16_t *)src)[i]);
+            sdp_get_floats(stage, vo->dtype, src, tout);
             const float *ry = wy + (size_t)ky * t->tile_out_h, *rx = wx + (size_t)kx * t->tile_out_w;
             const size_t Y0 = (size_t)t->pos_y[ky] * t->g_out, X0 = (size_t)t->pos_x[kx] * t->g_out;
             for (int c = 0; c < t->c_out; c++)
