@@ -23,7 +23,7 @@
 #include "clip_tokenizer.h"
 #include "json_file.h"
 #include "scheduler.h"
-#include "platform.h" /* o2r_path_same_file, o2r_exe_path */
+#include "platform.h" /* o2r_path_same_file, o2r_exe_path, o2r_realpath, o2r_random_bytes ... */
 #include "sd_engine.h"
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
@@ -40,10 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifndef ONNX2CL_VERSION
 #define ONNX2CL_VERSION "dev"
@@ -169,18 +167,9 @@ static double parse_num(const char *flag, const char *v, double lo, double hi)
     return d;
 }
 
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
+static int file_exists(const char *p) { return o2r_path_exists(p); }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return o2r_now_ms() * 1e-3; }
 
 /* 1 if output paths a and b would name one file: the same string, the same existing file (hard or
  * symbolic links), or the same base name in the same folder (./x.png and x.png). */
@@ -220,7 +209,7 @@ static int output_inside(const char *out, const char *dir)
     char od[PATH_MAX], ro[PATH_MAX], rd[PATH_MAX];
     const char *slash = strrchr(out, '/');
     snprintf(od, sizeof od, "%.*s", slash ? (int)(slash - out) + (slash == out) : 1, slash ? out : ".");
-    if (!realpath(od, ro) || !realpath(dir, rd)) return 0;
+    if (!o2r_realpath(od, ro, sizeof ro) || !o2r_realpath(dir, rd, sizeof rd)) return 0;
     size_t n = strlen(rd);
     return !strncmp(ro, rd, n) && (ro[n] == 0 || ro[n] == '/' || (n == 1 && rd[0] == '/'));
 }
@@ -261,10 +250,9 @@ static void check_output(const char *flag, const char *path)
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    if (!o2r_path_is_dir(dir))
         die(2, "%s %s: folder '%s' does not exist", flag, path, dir);
-    if (access(dir, W_OK | X_OK) != 0) die(2, "%s %s: folder '%s' is not writable", flag, path, dir);
+    if (!o2r_path_writable_dir(dir)) die(2, "%s %s: folder '%s' is not writable", flag, path, dir);
 }
 
 /* -m CKPT: the Model name of the metadata (the file's or folder's base name without
@@ -528,7 +516,7 @@ static int cli_main(int argc, char **argv)
     free(mask_pix);
     if (random_seed) { /* A1111: random.randrange(4294967294) */
         uint64_t r = 0;
-        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) die(1, "--seed -1: getrandom: %s", strerror(errno));
+        if (o2r_random_bytes(&r, sizeof r) != 0) die(1, "--seed -1: getrandom: %s", strerror(errno));
         seed = r % 4294967294u;
         fprintf(stderr, "%s: seed %llu (random)\n", prog, (unsigned long long)seed);
     }

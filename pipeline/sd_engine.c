@@ -6,21 +6,20 @@
  * the same store (`--weights-from CKPT --component C [--variant V] [--lora F:S]`): it ships from
  * the same build as onnx2cl-sd.
  *
- * Platform seam: the POSIX calls (stat, mkdir, fork/exec/waitpid, getpid) are in the helpers
- * right below; the rest is ISO C.
+ * Platform seam: the OS calls (stat, mkdir, spawning onnx2cl, process ids) go through
+ * runtime/platform.h in the helpers right below (POSIX and Windows); the rest is ISO C + rmdir.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sd_engine.h"
 #include "json_file.h"
 
-#include "platform.h" /* o2r_exe_path, o2r_rename_replace */
+#include "platform.h" /* o2r_exe_path, o2r_rename_replace, o2r_spawn_wait, o2r_mkdir ... */
 #include "store.h"
 
 #include <cjson/cJSON.h>
 
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,9 +27,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
+#include <unistd.h> /* rmdir */
 
 #ifndef ONNX2CL_VERSION
 #define ONNX2CL_VERSION "dev"
@@ -39,7 +37,7 @@
 static const char *const MODELS[5] = {"text_encoder", "unet", "vae_decoder", "vae_encoder", "text_encoder_2"};
 
 /* snprintf (long paths are truncated, as the fixed PATH_MAX buffers must). */
-static int fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static int fmt(char *buf, size_t cap, const char *f, ...) O2R_PRINTF(3, 4);
 static int fmt(char *buf, size_t cap, const char *f, ...)
 {
     va_list ap;
@@ -49,36 +47,16 @@ static int fmt(char *buf, size_t cap, const char *f, ...)
     return n;
 }
 
-/* ---- platform seam (POSIX) ------------------------------------------------------------------ */
+/* ---- platform seam (runtime/platform.h) ------------------------------------------------------ */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return o2r_now_ms() * 1e-3; }
 
 /* size and mtime (ns) of a file; -1 if it does not exist. */
-static int file_stat(const char *p, uint64_t *size, uint64_t *mtime_ns)
-{
-    struct stat st;
-    if (stat(p, &st) != 0) return -1;
-    if (size) *size = (uint64_t)st.st_size;
-    if (mtime_ns) *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    return 0;
-}
+static int file_stat(const char *p, uint64_t *size, uint64_t *mtime_ns) { return o2r_file_stat(p, size, mtime_ns); }
 
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
+static int is_dir(const char *p) { return o2r_path_is_dir(p); }
 
-static int is_file(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
+static int is_file(const char *p) { return o2r_path_is_file(p); }
 
 /* mkdir -p; 0 or -1 (errno set). */
 static int mkdir_p(const char *path)
@@ -88,47 +66,20 @@ static int mkdir_p(const char *path)
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            if (o2r_mkdir(buf) != 0 && errno != EEXIST) return -1;
             *p = '/';
         }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    if (o2r_mkdir(buf) != 0 && errno != EEXIST) return -1;
     return is_dir(buf) ? 0 : (errno = ENOTDIR, -1);
 }
 
-static int writable_dir(const char *p)
-{
-    return access(p, W_OK | X_OK) == 0;
-}
+static int writable_dir(const char *p) { return o2r_path_writable_dir(p); }
 
 /* Runs argv (argv[0] a path) with its stdout sent to our stderr. Returns the exit status, or -1
  * when it could not be started / was killed (message in err). */
-static int run_process(char *const argv[], char *err, size_t errcap)
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fmt(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(2, 1);
-        execv(argv[0], argv);
-        fprintf(stderr, "onnx2cl-sd: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            fmt(err, errcap, "waitpid: %s", strerror(errno));
-            return -1;
-        }
-    if (WIFEXITED(st)) return WEXITSTATUS(st);
-    fmt(err, errcap, "%s was killed by signal %d", argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    return -1;
-}
+static int run_process(char *const argv[], char *err, size_t errcap) { return o2r_spawn_wait(argv, err, errcap); }
 
-static long self_pid(void) { return (long)getpid(); }
+static long self_pid(void) { return o2r_pid(); }
 
 /* Removes the .tmp-<pid>-* folders of dir (a compile's model.o2d / model.weights) whose process
  * no longer runs (killed mid-compile). */
@@ -141,7 +92,7 @@ static void sweep_stale(const char *dir)
         if (strncmp(e->d_name, ".tmp-", 5)) continue;
         long pid = strtol(e->d_name + 5, &end, 10);
         if (end == e->d_name + 5 || *end != '-' || pid <= 0 || pid == self_pid()) continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        if (o2r_pid_alive(pid)) continue;
         char p[PATH_MAX + 300];
         static const char *const files[] = {"model.o2d", "model.weights"};
         for (int i = 0; i < 2; i++) {
@@ -157,7 +108,7 @@ static void sweep_stale(const char *dir)
 /* ---- helpers -------------------------------------------------------------------------------- */
 
 
-static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t cap, const char *fmt, ...) O2R_PRINTF(3, 4);
 static int fail(char *err, size_t cap, const char *fmt, ...)
 {
     va_list ap;
@@ -228,11 +179,11 @@ int sde_find_compiler(char *buf, size_t cap)
     if (o2r_exe_path(exe, sizeof exe)) {
         dir_of(exe, d, sizeof d);
         fmt(buf, cap, "%s/onnx2cl", d);
-        if (is_file(buf) && access(buf, X_OK) == 0) return 0;
+        if (o2r_path_executable(buf)) return 0;
     }
 #ifdef ONNX2CL_COMPILER_BUILD_PATH
     fmt(buf, cap, "%s", ONNX2CL_COMPILER_BUILD_PATH);
-    if (is_file(buf) && access(buf, X_OK) == 0) return 0;
+    if (o2r_path_executable(buf)) return 0;
 #endif
     return -1;
 }
