@@ -178,7 +178,11 @@ int sde_find_compiler(char *buf, size_t cap)
     char exe[PATH_MAX], d[PATH_MAX];
     if (o2r_exe_path(exe, sizeof exe)) {
         dir_of(exe, d, sizeof d);
+#ifdef _WIN32
+        fmt(buf, cap, "%s/onnx2cl.exe", d);
+#else
         fmt(buf, cap, "%s/onnx2cl", d);
+#endif
         if (o2r_path_executable(buf)) return 0;
     }
 #ifdef ONNX2CL_COMPILER_BUILD_PATH

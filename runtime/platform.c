@@ -430,6 +430,9 @@ size_t o2r_exe_path(char *buf, size_t cap)
     if (n == 0 || n >= cap)
         return 0;
     buf[n] = 0;
+    for (char *c = buf; *c; c++) /* '/' separators, as every caller splits paths (Win32 takes both) */
+        if (*c == '\\')
+            *c = '/';
     return n;
 }
 

@@ -133,7 +133,8 @@ int o2r_path_is_dir(const char *path);
  * links; Windows: the same full path, case-insensitive), else 0. */
 int o2r_path_same_file(const char *a, const char *b);
 /* Full path of the running executable into buf (NUL-terminated); returns its length, or 0 if
- * unknown or longer than cap - 1 (Linux: /proc/self/exe; Windows: GetModuleFileName). */
+ * unknown or longer than cap - 1 (Linux: /proc/self/exe; Windows: GetModuleFileName, with '/'
+ * separators). */
 size_t o2r_exe_path(char *buf, size_t cap);
 
 /* Monotonic clock in milliseconds (arbitrary origin). */
