@@ -3,15 +3,15 @@
 # Debian ships no MinGW builds of zlib, libpng or cJSON, so this takes their Debian source
 # packages (bookworm: zlib 1.2.13, libpng1.6 1.6.39, cjson 1.7.15, Debian's patches applied) with
 # `apt-get source` through a private apt configuration under PREFIX/apt (a deb-src entry there
-# only: the machine's own apt setup is untouched), and compiles them with x86_64-w64-mingw32-gcc
-# into static libraries: PREFIX/lib/{libz,libpng16,libcjson}.a, headers in PREFIX/include
-# (zlib.h, png.h, cjson/cJSON.h). Needs network access to the Debian archive and dpkg-source
+# only, with its own lists and cache: the machine's apt setup is untouched), and compiles them
+# with x86_64-w64-mingw32-gcc into static libraries: PREFIX/lib/{libz,libpng16,libcjson}.a,
+# headers in PREFIX/include (zlib.h, png.h, cjson/cJSON.h). Needs network access to the Debian archive and dpkg-source
 # (dpkg-dev, part of build-essential). Takes about 20 s on 2 cores. Nothing is done when
 # PREFIX/.done exists (delete the folder to rebuild). Exit status 1 on any failure.
 set -eu
 p=$1
 [ -f "$p/.done" ] && exit 0
-rm -rf "$p"; mkdir -p "$p/apt/lists/partial" "$p/apt/parts" "$p/src" "$p/include/cjson" "$p/lib"
+rm -rf "$p"; mkdir -p "$p/apt/lists/partial" "$p/apt/cache" "$p/apt/parts" "$p/src" "$p/include/cjson" "$p/lib"
 p=$(cd "$p" && pwd)
 cat > "$p/apt/parts/debian-src.sources" <<'EOF'
 Types: deb-src
@@ -21,7 +21,7 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
 aptc=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$p/apt/parts"
-      -o Dir::State::Lists="$p/apt/lists" -o APT::Sandbox::User=root)
+      -o Dir::State::Lists="$p/apt/lists" -o Dir::Cache="$p/apt/cache" -o APT::Sandbox::User=root)
 apt-get -qq "${aptc[@]}" update
 (cd "$p/src" && apt-get -qq "${aptc[@]}" source --download-only zlib libpng1.6 cjson)
 for d in "$p"/src/*.dsc; do
