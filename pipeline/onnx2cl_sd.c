@@ -25,6 +25,7 @@
 #include "scheduler.h"
 #include "platform.h" /* o2r_path_same_file, o2r_exe_path, o2r_realpath, o2r_random_bytes ... */
 #include "sd_engine.h"
+#include "sd_preview.h"
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
 #include "sd_serve.h"
@@ -134,6 +135,12 @@ static void usage(FILE *f)
         "  --save-image F.npy      also every float image of the run [K*N,3,H,W] in [0,1] before 8-bit rounding\n"
         "  --device SPEC           OpenCL device (index or name part; default $ONNX2CL_DEVICE, a GPU, else first)\n"
         "  --quiet                 no per-step progress lines\n"
+        "TAESD (madebyollin's tiny autoencoder; -m only; docs/taesd.md):\n"
+        "  --taesd PATH            TAESD's decoder: a diffusers AutoencoderTiny folder (madebyollin/taesd,\n"
+        "                          taesdxl) or taesd_decoder.safetensors / taesdxl_decoder.safetensors\n"
+        "  --preview F.png         write TAESD's image of the current latents to F.png (atomically) every\n"
+        "                          --preview-every K steps (default 1; A1111's live preview \"TAESD\")\n"
+        "  --fast-decode           decode the final image with TAESD instead of the VAE (sd.cpp's --taesd)\n"
         "SD-Turbo: --steps 1 --cfg 0 (its config: EulerDiscreteScheduler, trailing spacing)\n",
         sdp_sched_names());
 }
@@ -272,6 +279,33 @@ static void model_label(const struct sde_options *eo, char *name, size_t cap, ch
 }
 
 /* The one-shot CLI (everything but `serve`). */
+/* --taesd: the per-step preview (--preview F.png every K steps: image 0 of the batch) and the fast
+ * decode (--fast-decode: after the last step every image decoded by TAESD, then the generation is
+ * stopped before the VAE), through sdp_params.progress. */
+struct taesd_run {
+    struct sdv_taesd t;
+    const char *preview;
+    int every, fast, decoded, failed;
+    float *pv;    /* one preview image */
+    float *image; /* --fast-decode: the generation's images */
+    char err[2048];
+};
+
+static int taesd_progress(const struct sdp_progress *pr, void *user)
+{
+    struct taesd_run *r = user;
+    if (r->preview && pr->step % r->every == 0 &&
+        (sdv_taesd_decode(&r->t, pr->latents, 1, r->pv, r->err, sizeof r->err) ||
+         sdp_png_write(r->preview, r->pv, r->t.img_h, r->t.img_w, NULL, NULL, 0, r->err, sizeof r->err)))
+        return r->failed = 1;
+    if (r->fast && pr->step == pr->total) {
+        if (sdv_taesd_decode(&r->t, pr->latents, pr->batch, r->image, r->err, sizeof r->err)) return r->failed = 1;
+        r->decoded = 1;
+        return 1; /* the images are made: stop before the VAE */
+    }
+    return 0;
+}
+
 static int cli_main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
@@ -281,6 +315,8 @@ static int cli_main(int argc, char **argv)
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
     struct sde_options eo = {0};
+    const char *taesd = NULL, *preview = NULL; /* --taesd, --preview (sd_preview.c) */
+    int preview_every = 0, fast_decode = 0;
     const char *lora_dir = NULL, *prompt_tagged; /* prompt_tagged: as given, <lora:> tags and all */
     double cfg = 7.5, scaling = 0;
     int steps = 20, width = 0, height = 0, quiet = 0, emphasis = SDP_EMPHASIS_DIFFUSERS, clip_skip = 1;
@@ -377,6 +413,14 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--save-image")) save_image = NEXT();
         else if (!strcmp(a, "--device")) device = NEXT();
         else if (!strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "--taesd")) taesd = NEXT();
+        else if (!strcmp(a, "--preview")) preview = NEXT();
+        else if (!strcmp(a, "--fast-decode")) fast_decode = 1;
+        else if (!strcmp(a, "--preview-every")) {
+            const char *v = NEXT();
+            preview_every = (int)parse_num(a, v, 1, 1000);
+            if (preview_every != atof(v)) die(2, "--preview-every %s: expected an integer in [1, 1000]", v);
+        }
         else die(2, "unknown option '%s' (--help lists them)", a);
 #undef NEXT
     }
@@ -397,6 +441,24 @@ static int cli_main(int argc, char **argv)
         die(2, "--clip-skip %d: needs -m CHECKPOINT (the engine converts the text encoder's weights for it; "
             "compiled --models take the last layer only)", clip_skip);
     eo.clip_skip = clip_skip;
+    if ((preview || fast_decode || preview_every) && !taesd)
+        die(2, "%s: needs --taesd PATH (TAESD's decoder: taesd_decoder.safetensors or a diffusers AutoencoderTiny "
+            "folder such as madebyollin/taesd)", preview ? "--preview" : fast_decode ? "--fast-decode" : "--preview-every");
+    if (taesd && !eo.ckpt) die(2, "--taesd %s: needs -m CHECKPOINT (the engine compiles TAESD for its latents)", taesd);
+    if (preview_every && !preview) die(2, "--preview-every %d: needs --preview F.png", preview_every);
+    if (!preview_every) preview_every = 1;
+    if (preview) {
+        const char *dot = strrchr(preview, '.');
+        if (!dot || strcasecmp(dot, ".png")) die(2, "--preview %s: onnx2cl-sd writes PNG only (name it .png)", preview);
+        check_output("--preview", preview);
+        if (same_output(preview, out)) die(2, "--preview %s: is the --output image too; write it elsewhere", preview);
+    }
+    static struct sdv_taesd_files taesd_f;
+    if (taesd) { /* the file is TAESD's decoder: checked before anything is compiled */
+        char e[2048];
+        int rc = sdv_taesd_prepare(&eo, taesd, 0, 0, 0, &taesd_f, e, sizeof e);
+        if (rc) die(rc == -2 ? 2 : 1, "%s", e);
+    }
     { /* only PNG is written: another image format's name is refused, not silently given a PNG */
         static const char *const other[] = {".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".avif", ".jxl"};
         const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
@@ -767,6 +829,15 @@ static int cli_main(int argc, char **argv)
     if (init_path && (init_w != p.img_w || init_h != p.img_h))
         die(2, "--init-image %s: %dx%d, but the models make %dx%d images: give --width %d --height %d to resize it "
             "(or an image of that size)", init_path, init_w, init_h, p.img_w, p.img_h, p.img_w, p.img_h);
+    static struct taesd_run tr;
+    if (taesd) { /* compiled for the UNet's latents (cached as the checkpoint's models) and loaded */
+        int rc = sdv_taesd_prepare(&eo, taesd, p.lat_c, p.lat_h, p.lat_w, &taesd_f, err, sizeof err);
+        if (rc) die(rc == -2 ? 2 : 1, "%s", err);
+        if (sdv_taesd_load(ctx, &taesd_f, &tr.t, err, sizeof err)) die(1, "%s", err);
+        tr.preview = preview, tr.every = preview_every, tr.fast = fast_decode;
+        if (!(tr.pv = malloc((size_t)3 * tr.t.img_h * tr.t.img_w * sizeof *tr.pv))) die(1, "out of memory");
+    }
+    const int out_h = fast_decode ? tr.t.img_h : p.img_h, out_w = fast_decode ? tr.t.img_w : p.img_w;
     float *latents = NULL;
     size_t nl = (size_t)p.lat_c * p.lat_h * p.lat_w;
     if (latents_path) {
@@ -784,7 +855,8 @@ static int cli_main(int argc, char **argv)
                              .quiet = quiet, .emphasis = emphasis,
                              .encode_empty_negative = te2_so && !er.force_zeros,
                              .guidance_rescale = (float)guidance_rescale};
-    size_t ni = (size_t)3 * p.img_h * p.img_w;
+    if (taesd) prm.progress = taesd_progress, prm.progress_user = &tr;
+    size_t ni = (size_t)3 * out_h * out_w;
     float *image = malloc((save_image ? (size_t)n_images : (size_t)batch) * ni * sizeof *image);
     if (!image) die(1, "out of memory");
     struct sdp_timings tm, tsum = {0};
@@ -805,6 +877,8 @@ static int cli_main(int argc, char **argv)
         float *img = image + (save_image ? (size_t)it * batch * ni : 0);
         prm.seed = seed + (uint64_t)it * (uint64_t)batch;
         if (batch_count > 1 && !quiet) fprintf(stderr, "%s: batch %d/%d\n", prog, it + 1, batch_count);
+        double t_gen = now_s();
+        tr.image = img, tr.decoded = 0;
         int grc = sdp_generate(&p, &prm, img, &n_tokens, &tm, err, sizeof err);
         if (grc == SDP_CANCELLED && interrupted) {
             fprintf(stderr, "%s: interrupted (Ctrl-C) in batch %d of %d: %d image(s) written before it%s%s%s\n", prog,
@@ -812,7 +886,9 @@ static int cli_main(int argc, char **argv)
                     written > 1 ? ", ...)" : written ? ")" : "");
             exit(130);
         }
-        if (grc) die(1, "%s", err);
+        if (tr.failed) die(1, "%s%s", preview ? "--preview: " : "", tr.err);
+        if (grc && !(grc == SDP_CANCELLED && tr.decoded)) die(1, "%s", err);
+        if (tr.decoded) tm.total = now_s() - t_gen; /* stopped before the VAE: TAESD's images */
         tsum.text_encoder += tm.text_encoder, tsum.text_runs += tm.text_runs, tsum.unet_total += tm.unet_total;
         tsum.unet_runs += tm.unet_runs, tsum.scheduler += tm.scheduler, tsum.vae += tm.vae;
         tsum.vae_encoder += tm.vae_encoder, tsum.total += tm.total;
@@ -836,7 +912,7 @@ static int cli_main(int argc, char **argv)
                          extra[0] ? ", " : "");
             struct sdp_infotext itx = {.prompt = prompt_tagged, .negative = negative, .steps = steps,
                                        .sampler = a1111_sampler, .schedule = a1111_schedule,
-                                       .cfg = cfg, .seed = seed + (uint64_t)k, .width = p.img_w, .height = p.img_h,
+                                       .cfg = cfg, .seed = seed + (uint64_t)k, .width = out_w, .height = out_h,
                                        .model_hash = model_hash, .model = model_name,
                                        .strength = init_path ? strength : -1, .inpaint = mask_path != NULL,
                                        .mask_blur = mask_blur, .clip_skip = clip_skip,
@@ -848,7 +924,7 @@ static int cli_main(int argc, char **argv)
             char *params = sdp_infotext_dup(&itx);
             if (!params) die(1, "out of memory");
             const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-            int wrc = sdp_png_write(outs[k], img + (size_t)b * ni, p.img_h, p.img_w, keys, vals, 2, err, sizeof err);
+            int wrc = sdp_png_write(outs[k], img + (size_t)b * ni, out_h, out_w, keys, vals, 2, err, sizeof err);
             free(params);
             if (wrc)
                 die(1, "%s", err);
@@ -857,7 +933,7 @@ static int cli_main(int argc, char **argv)
     }
     /* outputs */
     if (save_image) {
-        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {n_images, 3, p.img_h, p.img_w}, .data = image,
+        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {n_images, 3, out_h, out_w}, .data = image,
                                .nbytes = (size_t)n_images * ni * 4};
         if (o2r_tensor_write_npy(save_image, &t, err, sizeof err) != O2R_OK) die(1, "--save-image: %s", err);
     }
@@ -866,10 +942,13 @@ static int cli_main(int argc, char **argv)
     int n_run = init_path ? n - sdp_img2img_t_start(steps, strength) * sdp_sched_order(p.sched) : n;
     if (n_images > 1)
         fprintf(stderr, "%s: wrote %s ... %s (%d images of %dx%d, seeds %llu ... %llu)\n", prog, outs[0],
-                outs[n_images - 1], n_images, p.img_w, p.img_h, (unsigned long long)seed,
+                outs[n_images - 1], n_images, out_w, out_h, (unsigned long long)seed,
                 (unsigned long long)(seed + (uint64_t)n_images - 1));
     else
-        fprintf(stderr, "%s: wrote %s (%dx%d)\n", prog, outs[0], p.img_w, p.img_h);
+        fprintf(stderr, "%s: wrote %s (%dx%d)\n", prog, outs[0], out_w, out_h);
+    if (taesd)
+        fprintf(stderr, "%s: TAESD (%s, %s): %.3f s%s%s%s\n", prog, taesd_f.arch, taesd_f.file, tr.t.seconds,
+                fast_decode ? ", decoded the images (no VAE)" : "", preview ? ", previews in " : "", preview ? preview : "");
     fprintf(stderr,
             "timings on %s:\n"
             "  stage              runs   total s   per run s\n"
@@ -902,6 +981,8 @@ static int cli_main(int argc, char **argv)
     sdp_model_close(&p.vae);
     sdp_model_close(&p.venc);
     sdp_model_close(&p.te2);
+    sdv_taesd_close(&tr.t);
+    free(tr.pv);
     sdp_tokenizer_free(p.tok);
     sdp_tokenizer_free(p.tok2);
     sdp_sched_free(p.sched);

@@ -824,3 +824,48 @@ out:
     r->seconds = now_s() - t0;
     return rc;
 }
+
+/* ---- a second checkpoint's model (TAESD: sd_preview.c) ---------------------------------------- */
+
+int sde_prepare_extra(const struct sde_options *o, const char *ckpt, const char *arch_path, int width, int height,
+                      int m, char *program, char *weights, char *err, size_t errcap)
+{
+    struct sde_options o2 = *o; /* the cache, compiler, storage dtype; none of the checkpoint's extras */
+    o2.ckpt = ckpt, o2.variant = NULL, o2.n_loras = 0, o2.vae_tile = 0, o2.clip_skip = 0, o2.tokens = 0, o2.batch = 1;
+    o2.plan_only = 0;
+    struct sde_result r;
+    memset(&r, 0, sizeof r);
+    struct job j = {.o = &o2, .r = &r};
+    if (o->cache_dir) fmt(j.cache, sizeof j.cache, "%s", o->cache_dir);
+    else if (sde_cache_dir(j.cache, sizeof j.cache)) return fail(err, errcap, "no cache folder: set ONNX2CL_CACHE_DIR (or HOME)");
+    if (o->compiler) fmt(j.compiler, sizeof j.compiler, "%s", o->compiler);
+    else if (sde_find_compiler(j.compiler, sizeof j.compiler))
+        return fail(err, errcap, "the onnx2cl executable is not next to onnx2cl-sd (nor in the build tree)");
+    const char *base = strrchr(arch_path, '/');
+    fmt(r.arch, sizeof r.arch, "%s", base ? base + 1 : arch_path);
+    fmt(r.arch_path, sizeof r.arch_path, "%s", arch_path);
+    r.width = width, r.height = height;
+    char path[PATH_MAX + 32];
+    fmt(path, sizeof path, "%s/arch.json", arch_path);
+    cJSON *arch = sdp_json_file(path, err, errcap);
+    if (!arch) return -1;
+    j.arch = arch;
+    int rc = -1;
+    if (!(j.s = o2s_open(ckpt, NULL, err, errcap))) goto out;
+    compiler_identity(&j);
+    weights_key(&j);
+    fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
+    if (mkdir_p(j.wdir) != 0 || !writable_dir(j.wdir)) {
+        fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable folder", j.wdir,
+             strerror(errno ? errno : EACCES));
+        goto out;
+    }
+    if (prepare_model(&j, m, err, errcap)) goto out;
+    fmt(program, PATH_MAX, "%s", r.program[m]);
+    fmt(weights, PATH_MAX, "%s", r.weights[m]);
+    rc = 0;
+out:
+    cJSON_Delete(arch);
+    o2s_close(j.s);
+    return rc;
+}

@@ -114,6 +114,15 @@ struct sde_result {
  * r->tokenizer is "" when neither the folder nor the architecture has a tokenizer. */
 int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, size_t errcap);
 
+/* Another checkpoint's model compiled and cached as sde_prepare does the checkpoint's (sd_preview.c:
+ * TAESD): model m (2: vae_decoder) of the architecture folder arch_path (its arch.json, <model>.onnx,
+ * <model>.namemap) with the weights of ckpt (a .safetensors file the caller has matched to the
+ * architecture) for an image of width x height; o's cache, compiler, quiet and weights storage (not
+ * its LoRAs, variant, VAE tile). program and weights (PATH_MAX bytes each) receive the cached files.
+ * Returns 0, or -1 with a message. */
+int sde_prepare_extra(const struct sde_options *o, const char *ckpt, const char *arch_path, int width, int height,
+                      int m, char *program, char *weights, char *err, size_t errcap);
+
 /* LoRA tags in the prompt, A1111's syntax (sd_lora_tags.c): every `<lora:NAME>`,
  * `<lora:NAME:W>`, `<lora:NAME:TE:UNET>` (also te=W, unet=W) is removed from *prompt (which then
  * points to a new string, owned by the process; unchanged when there is no tag) and NAME, found by
