@@ -682,6 +682,12 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     { /* families this engine runs (issue 23: the SDXL refiner, SD3 and Flux are to come; the store reads them) */
         const char *fam = cJSON_GetStringValue(jget(arch, "family"));
         fmt(r->family, sizeof r->family, "%s", fam ? fam : "sd1");
+        if (fam && !strcmp(fam, "taesd")) { /* a TAESD decoder (sd_preview.c), not a checkpoint */
+            fail(err, errcap, "-m %s: a TAESD decoder (architecture %s), not a checkpoint: give it as --taesd %s with "
+                 "-m CHECKPOINT", o->ckpt, am.name, o->ckpt);
+            rc = -2;
+            goto out;
+        }
         if (fam && strcmp(fam, "sd1") != 0 && strcmp(fam, "sd2") != 0 && strcmp(fam, "sdxl") != 0) {
             fail(err, errcap, "architecture %s (family %s): the %s pipeline is not in onnx2cl-sd yet; "
                  "onnx2cl-ckpt info reads it", am.name, fam,

@@ -29,5 +29,10 @@ expect 2 "^onnx2cl-sd: --preview: needs --taesd PATH" --preview "$work/out/p.png
 expect 2 "^onnx2cl-sd: --fast-decode: needs --taesd PATH" --fast-decode
 expect 2 "--preview-every 2: needs --preview F.png" --taesd "$root/models/ckpt/taesd/tiny_taesd" --preview-every 2
 expect 2 "--preview .*p.jpg: onnx2cl-sd writes PNG only" --taesd "$root/models/ckpt/taesd/tiny_taesd" --preview "$work/out/p.jpg"
+# a TAESD file given as the checkpoint: named as such (exit 2)
+err=$("$sd" -m "$root/models/ckpt/taesd/tiny_taesd_decoder.safetensors" -p "a cat" -o "$work/out/x.png" 2>&1); st=$?
+if [ "$st" -eq 2 ] && grep -q "a TAESD decoder (architecture tiny_taesd), not a checkpoint: give it as --taesd" <<<"$err"; then
+  echo "ok (exit 2): $err"
+else echo "FAIL -m TAESD: exit $st: $err"; fails=$((fails + 1)); fi
 [ -d "$work/cache/programs" ] && { echo "FAIL: something was compiled: $(ls "$work/cache/programs")"; fails=$((fails + 1)); }
 exit "$fails"
