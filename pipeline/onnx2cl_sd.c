@@ -476,6 +476,8 @@ static int cli_main(int argc, char **argv)
                 (int)(c - l), l);
     }
     prompt_tagged = prompt;
+    const int n_flag_loras = eo.n_loras; /* --lora FILE[:SCALE]: written into the metadata's prompt as
+                                            <lora:STEM:SCALE> tags, so A1111 (or -m with --lora-dir) redoes it */
     { /* <lora:NAME:W> tags: removed from the prompt, merged as --lora after the flags (sd_lora_tags.c) */
         char e[2048];
         int rc = sde_lora_tags(&eo, lora_dir, &prompt, negative, e, sizeof e);
@@ -861,7 +863,23 @@ static int cli_main(int argc, char **argv)
     if (!image) die(1, "out of memory");
     struct sdp_timings tm, tsum = {0};
     int n_tokens = 0;
-    char model_name[256] = "", model_hash[16] = "", *lora_hashes = NULL;
+    char model_name[256] = "", model_hash[16] = "", *lora_hashes = NULL, *info_prompt = NULL;
+    if (n_flag_loras) {
+        size_t cap = strlen(prompt_tagged) + (size_t)n_flag_loras * (PATH_MAX + 64) + 1, len;
+        if (!(info_prompt = malloc(cap))) die(1, "out of memory");
+        len = (size_t)snprintf(info_prompt, cap, "%s", prompt_tagged);
+        for (int i = 0; i < n_flag_loras; i++) {
+            char f[PATH_MAX];
+            snprintf(f, sizeof f, "%s", eo.loras[i]);
+            const char *scale = "1";
+            char *c = strrchr(f, ':');
+            if (c && c != f && !strchr(c, '/') && !file_exists(f)) *c = 0, scale = c + 1; /* FILE:SCALE */
+            const char *b = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+            size_t bl = strlen(b);
+            if (bl > 12 && !strcmp(b + bl - 12, ".safetensors")) bl -= 12;
+            len += (size_t)snprintf(info_prompt + len, cap - len, " <lora:%.*s:%s>", (int)bl, b, scale);
+        }
+    }
     if (eo.ckpt) model_label(&eo, model_name, sizeof model_name, model_hash);
     if (eo.n_loras) { /* A1111's "Lora hashes", the hashes cached beside the model hashes */
         char cache[PATH_MAX];
@@ -910,7 +928,10 @@ static int cli_main(int argc, char **argv)
             if (latents_path)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sLatents: from file",
                          extra[0] ? ", " : "");
-            struct sdp_infotext itx = {.prompt = prompt_tagged, .negative = negative, .steps = steps,
+            if (guidance_rescale > 0) /* not an A1111 key: kept as is by its parser */
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sGuidance rescale: %g",
+                         extra[0] ? ", " : "", guidance_rescale);
+            struct sdp_infotext itx = {.prompt = info_prompt ? info_prompt : prompt_tagged, .negative = negative, .steps = steps,
                                        .sampler = a1111_sampler, .schedule = a1111_schedule,
                                        .cfg = cfg, .seed = seed + (uint64_t)k, .width = out_w, .height = out_h,
                                        .model_hash = model_hash, .model = model_name,
@@ -972,6 +993,7 @@ static int cli_main(int argc, char **argv)
     free(init_img);
     free(mask_img);
     free(lora_hashes);
+    free(info_prompt);
     for (int k = 0; k < n_images; k++) free(outs[k]);
     free(outs);
     free(oflag);

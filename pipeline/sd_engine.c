@@ -716,6 +716,11 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         char f[PATH_MAX], e[1536];
         double te, unet;
         lora_split(o, i, f, sizeof f, &te, &unet);
+        if (!is_file(f)) {
+            fail(err, errcap, "LoRA %s: %s", f, is_dir(f) ? "a folder, not a .safetensors file" : "no such file");
+            rc = -2;
+            goto out;
+        }
         struct o2s_lora *l = o2s_lora_open(f, j.s, e, sizeof e);
         if (!l) {
             fail(err, errcap, "LoRA %s does not fit checkpoint %s (architecture %s): %s", f, o->ckpt, am.name, e);

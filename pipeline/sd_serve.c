@@ -1905,6 +1905,9 @@ static int parse_size(const char *flag, const char *v, long long lo, long long h
     return 0;
 }
 
+/* listen(2), which sd_serve_main's --listen string shadows there. */
+static int sock_listen(int fd, int backlog) { return listen(fd, backlog); }
+
 int sd_serve_main(int argc, char **argv)
 {
     static struct server sv0;
@@ -2012,6 +2015,15 @@ int sd_serve_main(int argc, char **argv)
         }
         addr.sin_port = htons((uint16_t)port);
     }
+    /* the listening socket before the models load: an address in use is said at once, not after a
+     * minute of loading (handed to libmicrohttpd, which closes it at stop) */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    if (lfd >= 0) setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0 || sock_listen(lfd, 128) != 0) {
+        fprintf(stderr, "onnx2cl-sd serve: --listen %s: cannot listen there: %s\n", listen, strerror(errno));
+        if (lfd >= 0) close(lfd);
+        return 1;
+    }
     /* the workers: one per --devices entry, each with the model set opened on its device */
     static char devbuf[4096];
     static const char *devlist[64];
@@ -2046,6 +2058,7 @@ int sd_serve_main(int argc, char **argv)
         int rc = sds_open(&o, &sv->wk[i].sess, err, sizeof err);
         if (rc) {
             fprintf(stderr, "onnx2cl-sd serve: %s\n", err);
+            close(lfd);
             for (int k = 0; k < i; k++) sds_close(sv->wk[k].sess);
             free(sv->wk);
             return rc == SDS_EINVAL ? 2 : 1;
@@ -2084,11 +2097,12 @@ int sd_serve_main(int argc, char **argv)
     for (int i = 0; i < sv->n_wk; i++) pthread_create(&sv->wk[i].th, NULL, worker_main, &sv->wk[i]);
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
-        NULL, on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+        NULL, on_request, sv, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)maxconn, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)sv->timeout, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, sv, MHD_OPTION_END);
     int status = 0;
     if (!d) {
+        close(lfd);
         fprintf(stderr, "onnx2cl-sd serve: cannot listen on %s: %s\n", listen, strerror(errno));
         status = 1;
     } else {

@@ -88,8 +88,9 @@ for l in peft kohya; do
   want=$("${PYTHON3:-python3}" -c 'import hashlib, struct, sys
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; print(hashlib.sha256(b[8 + n:]).hexdigest()[:12])' \
         "$here/../lora/tiny_$l.safetensors")
-  "${PYTHON3:-python3}" "$here/check_infotext.py" "$work/lora_$l.png" "Lora hashes=tiny_$l: $want" > /dev/null ||
-    bad "lora_$l: infotext has no 'Lora hashes: \"tiny_$l: $want\"'"
+  "${PYTHON3:-python3}" "$here/check_infotext.py" "$work/lora_$l.png" "Lora hashes=tiny_$l: $want" \
+    "Prompt=$prompt <lora:tiny_$l:0.8>" > /dev/null ||
+    bad "lora_$l: infotext has no 'Lora hashes: \"tiny_$l: $want\"' or no '<lora:tiny_$l:0.8>' tag in its prompt"
 done
 # 6. the default storage, float16 weights (half the memory): its own programs and weights, the
 #    image within 5e-3 of diffusers' float32 one (measured 1.2e-3 on euler_4)

@@ -22,6 +22,8 @@ while IFS=$'\t' read -r name ck flags; do
     bad "$name: $(cat "$work/$name.cmp")"
   fi
 done < "$rs/cases.txt"
+"${PYTHON3:-python3}" "$root/tests/pipeline/check_infotext.py" "$work/sd15_euler_07_4.png" "Guidance rescale=0.7" \
+  > /dev/null || bad "sd15_euler_07_4: no 'Guidance rescale: 0.7' in the metadata"
 "$root/tests/bad_input/expect_error.sh" "$work/bad" "--guidance-rescale 1.5: expected a number in \[0, 1\]" \
   "$sd" -m "$root/tests/pipeline/oneshot/tiny_sd15.safetensors" -p x --guidance-rescale 1.5 -o "$work/bad/x.png" \
   > "$work/bad.log" || { bad "--guidance-rescale 1.5 not refused as expected"; cat "$work/bad.log"; }

@@ -8,7 +8,8 @@ loses its job, not the server's state"; no crash on any request), on the tiny SD
      whole request and closes without reading the answer, raw garbage, an idle connection;
   3. afterwards the same request as client 0's gives client 0's image byte for byte (nothing of
      the load leaked into the state), /health answers ok;
-  4. SIGINT: the server exits 0, and its stderr holds no sanitizer report (this test is labelled
+  4. a second server on the same address exits 1 at once, naming it (before loading models);
+  5. SIGINT: the server exits 0, and its stderr holds no sanitizer report (this test is labelled
      bad-input, so the sanitizer job runs it against the ASan + LSan build: a leak or an invalid
      access in the server's request paths fails it).
 Exit 0 when all hold; prints one line per check.
@@ -74,6 +75,14 @@ while time.time() < deadline:
         break
     time.sleep(0.5)
 check(srv.poll() is None, "server started")
+
+# a second server on the same address: refused at once, before loading any model
+t_busy = time.time()
+busy = subprocess.run([sd, "serve", "-m", ckpt, "--listen", f"127.0.0.1:{port}"], capture_output=True, text=True,
+                      env=env, timeout=120)
+check(busy.returncode == 1 and "cannot listen there" in busy.stderr and "loading" not in busy.stderr,
+      f"a second server on the busy port: exit 1 before loading models in {time.time() - t_busy:.1f} s "
+      f"({busy.stderr.strip()[:120]})")
 
 results = {}
 
