@@ -437,9 +437,11 @@ int main(int argc, char **argv)
         return 1;
     }
     struct sdp_model df, dt, ef, et, pu, pd;
-    int ok = !load(ctx, argv[1], "dec_full", &df) & !load(ctx, argv[1], "dec_tile", &dt) &
-             !load(ctx, argv[1], "enc_full", &ef) & !load(ctx, argv[1], "enc_tile", &et) &
-             !load(ctx, argv[1], "up_f16", &pu) & !load(ctx, argv[1], "down_f32", &pd);
+    /* every model loaded (no short-circuit: each failure is reported) */
+    int n_bad = (load(ctx, argv[1], "dec_full", &df) != 0) + (load(ctx, argv[1], "dec_tile", &dt) != 0) +
+                (load(ctx, argv[1], "enc_full", &ef) != 0) + (load(ctx, argv[1], "enc_tile", &et) != 0) +
+                (load(ctx, argv[1], "up_f16", &pu) != 0) + (load(ctx, argv[1], "down_f32", &pd) != 0);
+    int ok = n_bad == 0;
     if (ok) {
         refusal_tests(&dt);
         pointwise_tests(&pu, &pd);
