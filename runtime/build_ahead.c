@@ -256,31 +256,9 @@ static cl_int warm_args(const struct o2r_model *m, const struct o2r_launch *l, c
 {
     for (uint32_t j = 0; j < l->nargs; j++) {
         const struct o2r_arg *a = &m->args[l->first_arg + j];
-        cl_int e;
-        switch (a->kind) {
-        case O2R_ARG_BUF: {
-            const cl_mem b = m->desc->buffers[a->u.buf].space == O2R_SPACE_WEIGHTS
-                                 ? m->bufs[a->u.buf] : scratch;
-            e = clSetKernelArg(k, j, sizeof(cl_mem), &b);
-            break;
-        }
-        case O2R_ARG_I32: {
-            cl_int v = a->u.i32;
-            e = clSetKernelArg(k, j, sizeof v, &v);
-            break;
-        }
-        case O2R_ARG_I64: {
-            cl_long v = a->u.i64;
-            e = clSetKernelArg(k, j, sizeof v, &v);
-            break;
-        }
-        case O2R_ARG_F32: {
-            cl_float v = a->u.f32;
-            e = clSetKernelArg(k, j, sizeof v, &v);
-            break;
-        }
-        default: e = clSetKernelArg(k, j, (size_t)a->u.local_bytes, NULL); break;
-        }
+        const cl_mem b = a->kind != O2R_ARG_BUF ? NULL
+                         : m->desc->buffers[a->u.buf].space == O2R_SPACE_WEIGHTS ? m->bufs[a->u.buf] : scratch;
+        cl_int e = o2r_set_kernel_arg(k, j, a, b);
         if (e != CL_SUCCESS)
             return e;
     }

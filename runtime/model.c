@@ -1020,31 +1020,33 @@ static void release_events(struct o2r_model *m, uint32_t n)
         }
 }
 
+cl_int o2r_set_kernel_arg(cl_kernel k, cl_uint j, const struct o2r_arg *a, cl_mem buf)
+{
+    switch (a->kind) {
+    case O2R_ARG_BUF: return clSetKernelArg(k, j, sizeof(cl_mem), &buf);
+    case O2R_ARG_I32: {
+        cl_int v = a->u.i32;
+        return clSetKernelArg(k, j, sizeof v, &v);
+    }
+    case O2R_ARG_I64: {
+        cl_long v = a->u.i64;
+        return clSetKernelArg(k, j, sizeof v, &v);
+    }
+    case O2R_ARG_F32: {
+        cl_float v = a->u.f32;
+        return clSetKernelArg(k, j, sizeof v, &v);
+    }
+    default: return clSetKernelArg(k, j, (size_t)a->u.local_bytes, NULL);
+    }
+}
+
 /* Sets the arguments of launch l (from m->args) on kernel k. */
 static o2r_status set_args(struct o2r_model *m, const struct o2r_launch *l, cl_kernel k)
 {
     for (uint32_t j = 0; j < l->nargs; j++) {
         const struct o2r_arg *a = &m->args[l->first_arg + j];
         cl_int e;
-        switch (a->kind) {
-        case O2R_ARG_BUF: e = clSetKernelArg(k, j, sizeof(cl_mem), &m->bufs[a->u.buf]); break;
-        case O2R_ARG_I32: {
-            cl_int v = a->u.i32;
-            e = clSetKernelArg(k, j, sizeof v, &v);
-            break;
-        }
-        case O2R_ARG_I64: {
-            cl_long v = a->u.i64;
-            e = clSetKernelArg(k, j, sizeof v, &v);
-            break;
-        }
-        case O2R_ARG_F32: {
-            cl_float v = a->u.f32;
-            e = clSetKernelArg(k, j, sizeof v, &v);
-            break;
-        }
-        default: e = clSetKernelArg(k, j, (size_t)a->u.local_bytes, NULL); break;
-        }
+        e = o2r_set_kernel_arg(k, j, a, a->kind == O2R_ARG_BUF ? m->bufs[a->u.buf] : NULL);
         if (e != CL_SUCCESS) {
             o2r_set_error(m->ctx, "clSetKernelArg(%s, arg %u, node '%s'): %s", l->kernel,
                           (unsigned)j, l->node ? l->node : "?", o2r_cl_error_name(e));

@@ -22,55 +22,6 @@
 #define O2R_PRINTF(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
 #else
 #define O2R_PRINTF(f, a) __attribute__((format(printf, f, a)))
-/* ---- onnx2cl-sd and the store (platform_proc.c; nothing the runtime itself calls) ---------- */
-
-/* 1 if path names an existing regular file (following links), else 0. */
-int o2r_path_is_file(const char *path);
-/* Size and modification time (ns since the epoch; whole seconds on Windows) of path; 0, or -1
- * if it cannot be examined (errno set). Either pointer may be NULL. */
-int o2r_file_stat(const char *path, uint64_t *size, uint64_t *mtime_ns);
-/* 1 if the folder path may receive new files (POSIX: access W_OK | X_OK), else 0. */
-int o2r_path_writable_dir(const char *path);
-/* 1 if path is a regular file this process may run (Windows: any regular file), else 0. */
-int o2r_path_executable(const char *path);
-/* Makes one folder (mode 0777 less the umask where modes exist); 0, or -1 with errno set. */
-int o2r_mkdir(const char *path);
-/* The absolute path of the existing path, links resolved (POSIX realpath; Windows _fullpath),
- * into buf; returns buf, or NULL (missing, or longer than cap - 1). */
-char *o2r_realpath(const char *path, char *buf, size_t cap);
-/* Runs the program argv[0] (a path; no search) with arguments argv (NULL-terminated), its
- * stdout sent to this process's stderr, and waits for it. Returns its exit status, or -1 when it
- * could not be started or was killed (message in err). stdout and stderr are flushed first. */
-int o2r_spawn_wait(char *const argv[], char *err, size_t errcap);
-/* This process's id; whether process pid still runs (1; also when it exists but is not ours). */
-long o2r_pid(void);
-int o2r_pid_alive(long pid);
-/* Shared libraries: o2r_dl_open loads path (given as a path: no library search), resolving all
- * its symbols now, or returns NULL with the reason in err; o2r_dl_sym finds a symbol (NULL if
- * none); o2r_dl_close unloads (NULL: no-op). */
-void *o2r_dl_open(const char *path, char *err, size_t errcap);
-void *o2r_dl_sym(void *lib, const char *name);
-void o2r_dl_close(void *lib);
-/* Maps the first `size` bytes (size > 0: the whole regular file, o2r_file_regular_size) of the
- * open file f read-only; the mapping outlives fclose(f). Returns its address, or NULL (errno
- * set). o2r_file_unmap(p, size) releases it (NULL: no-op). */
-const void *o2r_file_map(FILE *f, uint64_t size);
-void o2r_file_unmap(const void *p, uint64_t size);
-/* Gives the file open as fd the permissions a newly created file gets (0666 less the umask),
- * e.g. after mkstemp's 0600; best effort, no-op on Windows. */
-void o2r_fd_mode_default(int fd);
-/* n bytes from the OS's random source (Linux getrandom, /dev/urandom, Windows rand_s) into buf;
- * 0, or -1 (errno set). */
-int o2r_random_bytes(void *buf, size_t n);
-/* Online processors (at least 1). */
-int o2r_cpu_count(void);
-/* POSIX getline (POSIX: getline itself; elsewhere the same in ISO C): reads one line with its
- * '\n' into *line (grown with realloc, *cap its size); returns its length, -1 at end of file or
- * on an error. */
-long o2r_getline(char **line, size_t *cap, FILE *f);
-/* POSIX strndup: a malloc'd copy of at most n bytes of s, NUL-terminated; NULL when out of memory. */
-char *o2r_strndup(const char *s, size_t n);
-
 #endif
 
 /* A read-only view of a whole regular file (o2r_fmap_open). */

@@ -201,6 +201,9 @@ o2r_status o2r_build_ahead_mode(struct o2r_ctx *ctx, int *on);
  * without one to PoCL's choice (PoCL only), then enqueues one small launch per distinct kernel
  * specialization on m->ahead_queue (scratch activations) and flushes it; best effort, never
  * fails. Prints one progress line when the kernels are not in the platform's cache. */
+/* Sets kernel argument j of k from a (model.c): a scalar's value, a local size, or for a buffer
+ * argument the cl_mem buf (ignored for the other kinds). Returns clSetKernelArg's status. */
+cl_int o2r_set_kernel_arg(cl_kernel k, cl_uint j, const struct o2r_arg *a, cl_mem buf);
 void o2r_build_ahead_start(struct o2r_model *m);
 /* Waits for the warm-up launches and releases their queue (o2r_model_free). */
 void o2r_build_ahead_finish(struct o2r_model *m);
