@@ -28,12 +28,25 @@ static double sinc(double x)
 
 static double lanczos(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3) : 0.0; }
 
-/* Pillow's precompute_coeffs + normalize_coeffs_8bpc for in_size -> out_size (box 0..in_size).
- * Returns ksize, or 0 when out of memory. */
-static int coeffs(int in_size, int out_size, int **bounds_out, int32_t **kk_out)
+/* Pillow's bicubic_filter (a = -0.5, support 2): Image.resize's default resample */
+static double bicubic(double x)
 {
-    double scale = (double)(float)in_size / out_size, filterscale = scale < 1.0 ? 1.0 : scale;
-    double support = 3.0 * filterscale;
+    const double a = -0.5;
+    if (x < 0.0) x = -x;
+    if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+    if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+}
+
+/* Pillow's precompute_coeffs + normalize_coeffs_8bpc for the source span in0..in1 (float, as
+ * Pillow's box; 0..in_size without one) of an axis of in_size pixels -> out_size. Returns ksize, or
+ * 0 when out of memory. */
+static int coeffs(int in_size, float in0, float in1, int out_size, int resample, int **bounds_out, int32_t **kk_out)
+{
+    double (*filter)(double) = resample == SDS_RESAMPLE_BICUBIC ? bicubic : lanczos;
+    const double filter_support = resample == SDS_RESAMPLE_BICUBIC ? 2.0 : 3.0;
+    double scale = (double)(in1 - in0) / out_size, filterscale = scale < 1.0 ? 1.0 : scale;
+    double support = filter_support * filterscale;
     int ksize = (int)ceil(support) * 2 + 1;
     double *kk = malloc((size_t)out_size * ksize * sizeof *kk);
     int *bounds = malloc((size_t)out_size * 2 * sizeof *bounds);
@@ -45,7 +58,7 @@ static int coeffs(int in_size, int out_size, int **bounds_out, int32_t **kk_out)
         return 0;
     }
     for (int xx = 0; xx < out_size; xx++) {
-        double center = (xx + 0.5) * scale, ww = 0.0, ss = 1.0 / filterscale;
+        double center = in0 + (xx + 0.5) * scale, ww = 0.0, ss = 1.0 / filterscale;
         int xmin = (int)(center - support + 0.5), xmax = (int)(center + support + 0.5);
         if (xmin < 0) xmin = 0;
         if (xmax > in_size) xmax = in_size;
@@ -53,7 +66,7 @@ static int coeffs(int in_size, int out_size, int **bounds_out, int32_t **kk_out)
         double *k = &kk[(size_t)xx * ksize];
         int x;
         for (x = 0; x < xmax; x++) {
-            double w = lanczos((x + xmin - center + 0.5) * ss);
+            double w = filter((x + xmin - center + 0.5) * ss);
             k[x] = w;
             ww += w;
         }
@@ -78,21 +91,32 @@ static unsigned char clip8(int64_t in)
     return (unsigned char)(in >> PRECISION_BITS);
 }
 
-int sds_image_resize(const unsigned char *pix, int w, int h, int ch, int dw, int dh, unsigned char **out)
+int sds_image_resize_box(const unsigned char *pix, int w, int h, int ch, const float box[4], int dw, int dh,
+                         int resample, unsigned char **out)
 {
     *out = NULL;
-    if (w < 1 || h < 1 || dw < 1 || dh < 1 || w > 16384 || h > 16384 || dw > 16384 || dh > 16384 ||
-        (ch != 1 && ch != 3 && ch != 4))
+    if ((resample != SDS_RESAMPLE_LANCZOS && resample != SDS_RESAMPLE_BICUBIC) || w < 1 || h < 1 || dw < 1 || dh < 1 || w > 16384 || h > 16384 || dw > 16384 || dh > 16384 ||
+        (ch != 1 && ch != 3 && ch != 4) || !(box[0] >= 0 && box[1] >= 0 && box[2] <= w && box[3] <= h) ||
+        !(box[2] - box[0] >= 0 && box[3] - box[1] >= 0))
         return SDS_EINVAL;
+    /* Pillow's _resize: an integral box of the output's size is a crop (no filter) */
+    if (box[0] == (int)box[0] && box[1] == (int)box[1] && box[2] - box[0] == dw && box[3] - box[1] == dh) {
+        unsigned char *res = malloc((size_t)dw * dh * ch);
+        if (!res) return SDS_ERROR;
+        for (int y = 0; y < dh; y++)
+            memcpy(res + (size_t)y * dw * ch, pix + ((size_t)(y + (int)box[1]) * w + (int)box[0]) * ch, (size_t)dw * ch);
+        *out = res;
+        return SDS_OK;
+    }
     int *bh = NULL, *bv = NULL;
     int32_t *kh = NULL, *kv = NULL;
-    int ksh = coeffs(w, dw, &bh, &kh), ksv = coeffs(h, dh, &bv, &kv);
+    int ksh = coeffs(w, box[0], box[2], dw, resample, &bh, &kh), ksv = coeffs(h, box[1], box[3], dh, resample, &bv, &kv);
     unsigned char *tmp = NULL, *res = malloc((size_t)dw * dh * ch);
     int rc = SDS_ERROR;
     if (!ksh || !ksv || !res) goto out;
     /* rows of the source the vertical pass reads */
     int y_first = bv[0], y_last = bv[(dh - 1) * 2] + bv[(dh - 1) * 2 + 1];
-    const int need_h = dw != w, need_v = dh != h;
+    const int need_h = dw != w || box[0] != 0 || box[2] != dw, need_v = dh != h || box[1] != 0 || box[3] != dh;
     const unsigned char *src = pix;
     int src_w = w, src_y0 = 0;
     if (need_h) {
@@ -143,4 +167,10 @@ out:
     if (rc) free(res);
     else *out = res;
     return rc;
+}
+
+int sds_image_resize(const unsigned char *pix, int w, int h, int ch, int dw, int dh, unsigned char **out)
+{
+    const float box[4] = {0, 0, (float)w, (float)h};
+    return sds_image_resize_box(pix, w, h, ch, box, dw, dh, SDS_RESAMPLE_LANCZOS, out);
 }

@@ -218,6 +218,42 @@ int sds_emphasis_check(const char *name, char *err, size_t errcap);
  * [1, 16384], ch) or SDS_ERROR (memory). */
 int sds_image_resize(const unsigned char *pix, int w, int h, int ch, int dw, int dh, unsigned char **out);
 
+/* Pillow's resample filters, by Pillow's numbers */
+#define SDS_RESAMPLE_LANCZOS 1 /* Image.LANCZOS (a = 3) */
+#define SDS_RESAMPLE_BICUBIC 3 /* Image.BICUBIC (a = -0.5): Image.resize's default */
+
+/* Pillow's Image.resize((dw, dh), resample, box=box) of an 8-bit image [h, w, ch] (ch 1, 3 or 4):
+ * the source region box = {x0, y0, x1, y1} in pixels, fractional allowed; a zero-height/width box
+ * stretches the rows/columns around it; an integral box of the output's size is a plain crop.
+ * resample: SDS_RESAMPLE_LANCZOS or SDS_RESAMPLE_BICUBIC. *out: malloc'd [dh, dw, ch]. Returns
+ * SDS_OK, SDS_EINVAL (sizes, filter, a box outside the image or inverted) or SDS_ERROR (memory). */
+int sds_image_resize_box(const unsigned char *pix, int w, int h, int ch, const float box[4], int dw, int dh,
+                         int resample, unsigned char **out);
+
+/* Inpainting's "only masked" area (A1111's Inpaint area "Only masked" with "Masked area padding",
+ * diffusers' padding_mask_crop; inpaint_crop.c), as diffusers' VaeImageProcessor:
+ * sds_mask_crop_region is get_crop_region(mask, width, height, pad): the box {x0, y0, x1, y1}
+ * (x1, y1 exclusive) holding every non-zero pixel of the 8-bit gray mask [h, w], grown by pad
+ * pixels, then grown to the aspect ratio of the processing size width x height and kept inside the
+ * image. Returns SDS_OK, or SDS_EINVAL for an all-zero mask or bad sizes. */
+int sds_mask_crop_region(const unsigned char *mask, int w, int h, int width, int height, int pad, int box[4]);
+
+/* The box of an 8-bit image [h, w, ch] (ch 1 or 3) cropped and resized to dw x dh as diffusers'
+ * resize(..., resize_mode="fill"): LANCZOS to fit inside, centred, the bands left over filled with
+ * its edge rows/columns stretched (Pillow's default BICUBIC there, as diffusers calls it; byte for
+ * byte). *out: malloc'd [dh, dw, ch]. Returns SDS_OK,
+ * SDS_EINVAL (box outside the image, sizes) or SDS_ERROR (memory). */
+int sds_image_crop_fill(const unsigned char *pix, int w, int h, int ch, const int box[4], int dw, int dh,
+                        unsigned char **out);
+
+/* diffusers' apply_overlay(mask, init_image, image, box): gen_rgb [gh, gw, 3] resized "crop" (LANCZOS
+ * to cover, centred) into box of a w x h canvas, then init_rgb [h, w, 3] composited over it with
+ * 255 - mask ([h, w] gray, the mask the generation used, blurred or not) as alpha, in Pillow's
+ * integer arithmetic. *out: malloc'd [h, w, 3]: where the mask is 0 it is init_rgb exactly.
+ * Returns SDS_OK, SDS_EINVAL (sizes, box) or SDS_ERROR (memory). */
+int sds_image_overlay(const unsigned char *init_rgb, const unsigned char *mask, int w, int h,
+                      const unsigned char *gen_rgb, int gw, int gh, const int box[4], unsigned char **out);
+
 /* Frees what sds_txt2img put in *im (and zeroes it). NULL is a no-op. */
 void sds_image_free(struct sds_image *im);
 
