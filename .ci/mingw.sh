@@ -11,13 +11,14 @@
 #      .exe and checks that it imports only KERNEL32.dll, msvcrt.dll and OpenCL.dll;
 #   4. the same model compiled with --no-main (as onnx2cl_add_model does) links with
 #      examples/app/main.c into a Windows program (app.exe; same imports);
-#   5. zlib, libpng and cJSON for MinGW from Debian's source packages (.ci/mingw_deps.sh, into
-#      $ONNX2CL_MINGW_DEPS_DIR if set, kept between runs, else WORK/deps), then
-#      -DONNX2CL_NO_COMPILER=ON -DONNX2CL_SERVE=OFF: libonnx2cl-sd.a, onnx2cl-sd.exe (no HTTP
-#      server: Debian has no MinGW libmicrohttpd; `serve` says so), onnx2cl-ckpt.exe,
-#      onnx2cl-run.exe, -Wall -Wextra, any warning fails; onnx2cl-sd.exe imports exactly
-#      KERNEL32.dll, msvcrt.dll and OpenCL.dll (libgcc, winpthreads, libpng, zlib, cJSON static),
-#      the others a subset; .ci/mingw_sd_app.c links against libonnx2cl-sd.a.
+#   5. zlib, libpng, cJSON and libmicrohttpd for MinGW from Debian's source packages
+#      (.ci/mingw_deps.sh, into $ONNX2CL_MINGW_DEPS_DIR if set, kept between runs, else WORK/deps),
+#      then -DONNX2CL_NO_COMPILER=ON: libonnx2cl-sd.a, onnx2cl-sd.exe (with the HTTP server,
+#      `serve`), onnx2cl-ckpt.exe, onnx2cl-run.exe, -Wall -Wextra, any warning fails;
+#      onnx2cl-sd.exe imports exactly KERNEL32.dll, msvcrt.dll, OpenCL.dll and WS2_32.dll
+#      (Winsock; libgcc, winpthreads, libpng, zlib, cJSON, libmicrohttpd static), the others a
+#      subset; its `serve --help` is the server's (run under wine when wine is installed, else
+#      its text looked for in the .exe); .ci/mingw_sd_app.c links against libonnx2cl-sd.a.
 # Not run: the .exe files themselves. Debian's wine64 (8.0) would add ~700 MB installed (101 MB download)
 # to every CI run, more than the rest of the toolchain, and PoCL is not visible inside wine
 # without extra setup; the link plus the import check is the test.
@@ -69,7 +70,7 @@ deps=${ONNX2CL_MINGW_DEPS_DIR:-$work/deps}
 step deps "$src/.ci/mingw_deps.sh" "$deps"
 bs=$work/build-sd
 step configure-sd cmake -S "$src" -B "$bs" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/mingw-w64-x86_64.cmake" \
-     -DONNX2CL_NO_COMPILER=ON -DONNX2CL_SERVE=OFF -DONNX2CL_MINGW_DEPS="$deps" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+     -DONNX2CL_NO_COMPILER=ON -DONNX2CL_MINGW_DEPS="$deps" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step build-sd cmake --build "$bs" -j"$(nproc)"
 step sd-warnings no_warnings "$work/build-sd.log"
 sd_imports() {
@@ -77,12 +78,25 @@ sd_imports() {
   for e in pipeline/onnx2cl-sd store/onnx2cl-ckpt onnx2cl-run; do
     echo "$e.exe: $(dlls "$bs/$e.exe")"
     for d in $(dlls "$bs/$e.exe"); do
-      case $d in KERNEL32.dll|msvcrt.dll|OpenCL.dll) ;; *) echo "unexpected import $d"; return 1 ;; esac
+      case $d in KERNEL32.dll|msvcrt.dll|OpenCL.dll|WS2_32.dll) ;; *) echo "unexpected import $d"; return 1 ;; esac
     done
   done
-  [ "$(dlls "$bs/pipeline/onnx2cl-sd.exe")" = "KERNEL32.dll OpenCL.dll msvcrt.dll " ]
+  [ "$(dlls "$bs/pipeline/onnx2cl-sd.exe")" = "KERNEL32.dll OpenCL.dll WS2_32.dll msvcrt.dll " ]
 }
 step sd-imports sd_imports
+# the server is in: `serve --help` prints its usage (wine), or that text is in the .exe and the
+# no-server message of sd_serve_none.c is not
+serve_help() {
+  local exe=$bs/pipeline/onnx2cl-sd.exe
+  if command -v wine > /dev/null; then
+    WINEDEBUG=-all wine "$exe" serve --help | grep -F 'usage: onnx2cl-sd serve -m CHECKPOINT'
+  else
+    echo "(no wine: the text of the .exe)"
+    grep -qaF 'usage: onnx2cl-sd serve -m CHECKPOINT' "$exe" && echo "serve usage: found" &&
+      ! grep -qaF 'built without the HTTP server' "$exe" && echo "no-server message: absent"
+  fi
+}
+step serve-help serve_help
 step link-sd-app x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$src/pipeline" \
      "$src/.ci/mingw_sd_app.c" "$bs/pipeline/libonnx2cl-sd.a" "$bs/libonnx2cl_rt.a" \
      "$bs/opencl/libOpenCL.dll.a" "$deps/lib/libpng16.a" "$deps/lib/libz.a" "$deps/lib/libcjson.a" \

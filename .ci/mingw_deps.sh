@@ -1,16 +1,23 @@
 #!/bin/bash
 # .ci/mingw_deps.sh PREFIX — the C libraries onnx2cl-sd needs, cross-built for x86_64 Windows.
-# Debian ships no MinGW builds of zlib, libpng or cJSON, so this takes their Debian source
-# packages (bookworm: zlib 1.2.13, libpng1.6 1.6.39, cjson 1.7.15, Debian's patches applied) with
-# `apt-get source` through a private apt configuration under PREFIX/apt (a deb-src entry there
-# only, with its own lists and cache: the machine's apt setup is untouched), and compiles them
-# with x86_64-w64-mingw32-gcc into static libraries: PREFIX/lib/{libz,libpng16,libcjson}.a,
-# headers in PREFIX/include (zlib.h, png.h, cjson/cJSON.h). Needs network access to the Debian archive and dpkg-source
-# (dpkg-dev, part of build-essential). Takes about 20 s on 2 cores. Nothing is done when
-# PREFIX/.done exists (delete the folder to rebuild). Exit status 1 on any failure.
+# Debian ships no MinGW builds of zlib, libpng, cJSON or libmicrohttpd, so this takes their Debian
+# source packages (bookworm: zlib 1.2.13, libpng1.6 1.6.39, cjson 1.7.15, libmicrohttpd 0.9.75,
+# Debian's patches applied) with `apt-get source` through a private apt configuration under
+# PREFIX/apt (a deb-src entry there only, with its own lists and cache: the machine's apt setup is
+# untouched), and compiles them with x86_64-w64-mingw32-gcc into static libraries:
+# PREFIX/lib/{libz,libpng16,libcjson,libmicrohttpd}.a, headers in PREFIX/include (zlib.h, png.h,
+# cjson/cJSON.h, microhttpd.h). zlib, libpng and cJSON: their sources compiled directly;
+# libmicrohttpd: its own configure (--host=x86_64-w64-mingw32, static, no HTTPS, no docs, examples
+# or tests; W32 threads and WSAPoll) and `make` of src/microhttpd only, in the background while
+# the others compile. Needs network access to the Debian archive and dpkg-source (dpkg-dev, part of
+# build-essential). Takes about 30 s on 2 cores (libmicrohttpd's configure: ~18 s of it).
+# Nothing is done when PREFIX/.done names the same set of libraries (a PREFIX made before
+# libmicrohttpd was added is rebuilt; delete the folder to rebuild anyway). Exit status 1 on any
+# failure.
 set -eu
 p=$1
-[ -f "$p/.done" ] && exit 0
+stamp="zlib libpng1.6 cjson libmicrohttpd"
+[ "$(cat "$p/.done" 2>/dev/null)" = "$stamp" ] && exit 0
 rm -rf "$p"; mkdir -p "$p/apt/lists/partial" "$p/apt/cache" "$p/apt/parts" "$p/src" "$p/include/cjson" "$p/lib"
 p=$(cd "$p" && pwd)
 cat > "$p/apt/parts/debian-src.sources" <<'EOF'
@@ -23,12 +30,24 @@ EOF
 aptc=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$p/apt/parts"
       -o Dir::State::Lists="$p/apt/lists" -o Dir::Cache="$p/apt/cache" -o APT::Sandbox::User=root)
 apt-get -qq "${aptc[@]}" update
-(cd "$p/src" && apt-get -qq "${aptc[@]}" source --download-only zlib libpng1.6 cjson)
+(cd "$p/src" && apt-get -qq "${aptc[@]}" source --download-only $stamp)
 for d in "$p"/src/*.dsc; do
   n=$(basename "$d"); n=${n%%_*}
   dpkg-source --no-check -x "$d" "$p/src/$n" > /dev/null
 done
 cc=x86_64-w64-mingw32-gcc; ar=x86_64-w64-mingw32-ar
+mhd() {  # libmicrohttpd with its configure (its W32 socket and thread layers need its checks)
+  cd "$p/src/libmicrohttpd"
+  ./configure -q --host=x86_64-w64-mingw32 --disable-shared --enable-static --disable-https \
+    --without-gnutls --disable-doc --disable-examples --disable-curl --disable-nls \
+    --disable-postprocessor --disable-bauth --disable-dauth --disable-httpupgrade \
+    --disable-dependency-tracking --disable-sendfile --enable-epoll=no
+  make -s -C src/microhttpd -j2 > /dev/null
+  cp src/include/microhttpd.h "$p/include/"
+  cp src/microhttpd/.libs/libmicrohttpd.a "$p/lib/"
+}
+mhd > "$p/mhd.log" 2>&1 &
+mhd_pid=$!
 lib() {  # lib NAME SRCDIR FILES...: compiles FILES (2 at a time) into PREFIX/lib/libNAME.a
   local name=$1 dir=$2; shift 2
   mkdir -p "$p/obj/$name"
@@ -46,4 +65,5 @@ lib png16 "$png" png pngerror pngget pngmem pngpread pngread pngrio pngrtran png
   pngtrans pngwio pngwrite pngwtran pngwutil
 cp "$p/src/cjson/cJSON.h" "$p/include/cjson/"
 lib cjson "$p/src/cjson" cJSON
-touch "$p/.done"
+wait $mhd_pid || { echo "libmicrohttpd failed:"; tail -20 "$p/mhd.log"; exit 1; }
+echo "$stamp" > "$p/.done"

@@ -2,8 +2,9 @@
 # (Debian: gcc-mingw-w64-x86-64). Use with -DONNX2CL_RUNTIME_ONLY=ON (the compiler needs
 # protobuf-c, which Debian does not ship for MinGW):
 #   cmake -S . -B build-mingw -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake -DONNX2CL_RUNTIME_ONLY=ON
-# or, for onnx2cl-sd.exe and libonnx2cl-sd too (zlib, libpng, cJSON: .ci/mingw_deps.sh DEPS):
-#   ... -DONNX2CL_NO_COMPILER=ON -DONNX2CL_SERVE=OFF -DONNX2CL_MINGW_DEPS=DEPS
+# or, for onnx2cl-sd.exe (with `serve`) and libonnx2cl-sd too (zlib, libpng, cJSON,
+# libmicrohttpd: .ci/mingw_deps.sh DEPS):
+#   ... -DONNX2CL_NO_COMPILER=ON -DONNX2CL_MINGW_DEPS=DEPS
 # OpenCL: the Khronos headers of the build machine (opencl-c-headers) and an import library
 # made from cmake/OpenCL.def by dlltool (cmake/opencl_mingw.cmake); no SDK, no network.
 set(CMAKE_SYSTEM_NAME Windows)
@@ -13,8 +14,8 @@ set(CMAKE_C_COMPILER ${ONNX2CL_MINGW_PREFIX}-gcc)
 set(CMAKE_RC_COMPILER ${ONNX2CL_MINGW_PREFIX}-windres)
 set(CMAKE_DLLTOOL ${ONNX2CL_MINGW_PREFIX}-dlltool)
 set(CMAKE_FIND_ROOT_PATH /usr/${ONNX2CL_MINGW_PREFIX})
-# -DONNX2CL_MINGW_DEPS=DIR: a prefix of MinGW builds of zlib, libpng and cJSON (DIR/include,
-# DIR/lib: .ci/mingw_deps.sh makes one from Debian's sources) for -DONNX2CL_NO_COMPILER=ON.
+# -DONNX2CL_MINGW_DEPS=DIR: a prefix of MinGW builds of zlib, libpng, cJSON and libmicrohttpd
+# (DIR/include, DIR/lib: .ci/mingw_deps.sh makes one from Debian's sources) for -DONNX2CL_NO_COMPILER=ON.
 if(ONNX2CL_MINGW_DEPS)
   list(APPEND CMAKE_FIND_ROOT_PATH ${ONNX2CL_MINGW_DEPS})
 endif()

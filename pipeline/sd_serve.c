@@ -21,28 +21,151 @@
 #endif
 #include "sd_serve.h"
 
+#include "platform.h" /* o2r_realpath, o2r_random_bytes, o2r_pid, o2r_strndup */
 #include "sd_session.h"
 
-#include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- the platform seam: sockets, the stop request (POSIX / Windows) ----
+ * Everything OS-specific of the server is here; the rest is POSIX threads (winpthreads on
+ * MinGW-w64), dirent and stat, which both have.
+ *   net_init()            before the first socket (Windows: WSAStartup; POSIX: nothing)
+ *   sock_reuse(s)         the listening socket's address option (POSIX: SO_REUSEADDR, a restart
+ *                         binds at once; Windows: SO_EXCLUSIVEADDRUSE, a port in use is refused
+ *                         as on Linux, where SO_REUSEADDR would let a second server share it)
+ *   sock_close(s), sock_error()  close; the last socket error as text
+ *   peer_gone(s)          1 when the peer of connection s has closed it (or the socket failed)
+ *   stop_setup()          before any thread starts: SIGINT/SIGTERM (Windows: Ctrl+C, Ctrl+Break,
+ *                         the console closing) become a stop request; SIGPIPE ignored
+ *   stop_wait()           blocks until a stop request; returns its name (SIGINT, SIGTERM, ...)
+ *   local_tm(t, tm)       localtime_r (Windows: localtime_s)
+ * MHD_socket (microhttpd.h) is int on POSIX, SOCKET on Windows. */
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#include <windows.h>
+#include <microhttpd.h>
+
+static void local_tm(time_t t, struct tm *tm) { localtime_s(tm, &t); }
+static int net_init(void)
+{
+    WSADATA wd;
+    return WSAStartup(MAKEWORD(2, 2), &wd) ? -1 : 0;
+}
+static void sock_reuse(MHD_socket s)
+{
+    BOOL one = TRUE;
+    setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&one, sizeof one);
+}
+static void sock_close(MHD_socket s) { closesocket(s); }
+static const char *sock_error(void)
+{
+    static char msg[256];
+    int e = WSAGetLastError();
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, (DWORD)e, 0, msg,
+                             sizeof msg, NULL);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' ' || msg[n - 1] == '.')) msg[--n] = 0;
+    if (!n) snprintf(msg, sizeof msg, "socket error %d", e);
+    return msg;
+}
+static int peer_gone(MHD_socket s)
+{
+    WSAPOLLFD p = {.fd = s, .events = POLLRDNORM};
+    if (WSAPoll(&p, 1, 0) <= 0) return 0;
+    if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) return 1;
+    if (p.revents & POLLRDNORM) { /* readable: data (a pipelined request) or the end of the stream */
+        char b;
+        int r = recv(s, &b, 1, MSG_PEEK);
+        return r == 0 || (r < 0 && WSAGetLastError() != WSAEWOULDBLOCK && WSAGetLastError() != WSAEINTR);
+    }
+    return 0;
+}
+static HANDLE stop_event;
+static volatile LONG stop_kind;
+static BOOL WINAPI on_console_ctrl(DWORD type)
+{
+    InterlockedCompareExchange(&stop_kind, (LONG)type + 1, 0);
+    SetEvent(stop_event);
+    /* the console closing (or logoff, shutdown) ends the process when this returns: give the
+     * main thread time to stop the server (it exits the process itself when done) */
+    if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT) Sleep(10000);
+    return TRUE;
+}
+static void stop_setup(void)
+{
+    stop_event = CreateEventA(NULL, TRUE, FALSE, NULL);
+    SetConsoleCtrlHandler(on_console_ctrl, TRUE);
+}
+static const char *stop_wait(void)
+{
+    WaitForSingleObject(stop_event, INFINITE);
+    switch (stop_kind - 1) {
+    case CTRL_C_EVENT: return "Ctrl+C";
+    case CTRL_BREAK_EVENT: return "Ctrl+Break";
+    case CTRL_CLOSE_EVENT: return "console closed";
+    default: return "logoff/shutdown";
+    }
+}
+#else
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+static void local_tm(time_t t, struct tm *tm) { localtime_r(&t, tm); }
+static int net_init(void) { return 0; }
+static void sock_reuse(MHD_socket s)
+{
+    int one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+}
+static void sock_close(MHD_socket s) { close(s); }
+static const char *sock_error(void) { return strerror(errno); }
+static int peer_gone(MHD_socket fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return 1;
+    if (p.revents & POLLIN) {
+        char b;
+        ssize_t r = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
+    return 0;
+}
+static sigset_t stop_sigs;
+/* signals go to the thread of stop_wait only (sigwait): blocked here, before any thread starts,
+ * the threads inherit the mask */
+static void stop_setup(void)
+{
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGINT);
+    sigaddset(&stop_sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+static const char *stop_wait(void)
+{
+    int sig = 0;
+    sigwait(&stop_sigs, &sig);
+    return sig == SIGINT ? "SIGINT" : "SIGTERM";
+}
+#endif
 
 #ifndef ONNX2CL_VERSION
 #define ONNX2CL_VERSION "dev"
@@ -256,7 +379,7 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, cJSO
 }
 
 /* {"error": kind, "detail": message} (A1111's error shape). */
-static cJSON *err_json(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static cJSON *err_json(const char *kind, const char *fmt, ...) O2R_PRINTF(2, 3);
 static cJSON *err_json(const char *kind, const char *fmt, ...)
 {
     char msg[2048];
@@ -271,7 +394,7 @@ static cJSON *err_json(const char *kind, const char *fmt, ...)
 }
 
 static enum MHD_Result send_err(struct MHD_Connection *c, unsigned status, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    O2R_PRINTF(4, 5);
 static enum MHD_Result send_err(struct MHD_Connection *c, unsigned status, const char *kind, const char *fmt, ...)
 {
     char msg[2048];
@@ -424,9 +547,7 @@ static int get_str(const cJSON *o, const char *key, const char *dflt, size_t max
 static uint64_t random_seed(void)
 {
     uint64_t v = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&v, sizeof v, 1, f) != 1) v = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
-    if (f) fclose(f);
+    if (o2r_random_bytes(&v, sizeof v)) v = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)o2r_pid();
     return v % 4294967294u; /* A1111: random.randrange(4294967294) */
 }
 
@@ -779,26 +900,12 @@ static void queue_remove(struct server *sv, struct job *j) /* with sv->mu held *
         }
 }
 
-/* 1 when the peer of connection fd has closed it (or the socket failed). */
-static int peer_gone(int fd)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
-    if (poll(&p, 1, 0) <= 0) return 0;
-    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return 1;
-    if (p.revents & POLLIN) {
-        char b;
-        ssize_t r = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-        return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-    }
-    return 0;
-}
-
 /* Queues j and waits for it. Returns 1 when answered (j->status, j->body), 0 when the client went
  * away (the job is dropped), -1 when the queue is full, -2 when the server is stopping. */
 static int submit_and_wait(struct server *sv, struct MHD_Connection *c, struct job *j)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int fd = ci ? ci->connect_fd : -1;
+    MHD_socket fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
     pthread_mutex_lock(&sv->mu);
     if (sv->stopping) {
         pthread_mutex_unlock(&sv->mu);
@@ -829,7 +936,7 @@ static int submit_and_wait(struct server *sv, struct MHD_Connection *c, struct j
             ret = -2;
             break;
         }
-        if (fd >= 0 && peer_gone(fd)) {
+        if (fd != MHD_INVALID_SOCKET && peer_gone(fd)) {
             j->abandoned = j->interrupted = 1;
             j->stop = 1;
             if (j->state == JOB_QUEUED) queue_remove(sv, j);
@@ -1201,7 +1308,7 @@ static void *worker_main(void *arg)
         wk->current = j;
         time_t t = time(NULL);
         struct tm tmv;
-        localtime_r(&t, &tmv);
+        local_tm(t, &tmv);
         strftime(wk->job_timestamp, sizeof wk->job_timestamp, "%Y%m%d%H%M%S", &tmv);
         wk->job_t0 = now_s();
         wk->job_no = 0;
@@ -1593,7 +1700,7 @@ static cJSON *parse_infotext(const char *t)
     const char *params = last ? last + 1 : t;
     if (!strstr(params, "Steps: ")) params = NULL;
     size_t head_n = params ? (size_t)(params - t) : strlen(t);
-    char *head = strndup(t, head_n);
+    char *head = o2r_strndup(t, head_n);
     if (!head) return o;
     if (head_n && head[head_n - 1] == '\n') head[head_n - 1] = 0;
     char *neg = strstr(head, "\nNegative prompt: ");
@@ -1618,12 +1725,12 @@ static cJSON *parse_infotext(const char *t)
         if (*v == '"') {
             e = v + 1;
             while (*e && *e != '"') e += e[0] == '\\' && e[1] ? 2 : 1;
-            val = strndup(v + 1, (size_t)(e - v - 1));
+            val = o2r_strndup(v + 1, (size_t)(e - v - 1));
             if (*e) e++;
         } else {
             e = strchr(v, ',');
             if (!e) e = v + strlen(v);
-            val = strndup(v, (size_t)(e - v));
+            val = o2r_strndup(v, (size_t)(e - v));
         }
         if (val) cJSON_AddStringToObject(o, key, val);
         free(val);
@@ -1906,7 +2013,7 @@ static int parse_size(const char *flag, const char *v, long long lo, long long h
 }
 
 /* listen(2), which sd_serve_main's --listen string shadows there. */
-static int sock_listen(int fd, int backlog) { return listen(fd, backlog); }
+static int sock_listen(MHD_socket fd, int backlog) { return listen(fd, backlog); }
 
 int sd_serve_main(int argc, char **argv)
 {
@@ -2017,11 +2124,16 @@ int sd_serve_main(int argc, char **argv)
     }
     /* the listening socket before the models load: an address in use is said at once, not after a
      * minute of loading (handed to libmicrohttpd, which closes it at stop) */
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    if (lfd >= 0) setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0 || sock_listen(lfd, 128) != 0) {
-        fprintf(stderr, "onnx2cl-sd serve: --listen %s: cannot listen there: %s\n", listen, strerror(errno));
-        if (lfd >= 0) close(lfd);
+    if (net_init()) {
+        fprintf(stderr, "onnx2cl-sd serve: cannot start the network layer: %s\n", sock_error());
+        return 1;
+    }
+    MHD_socket lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (lfd != MHD_INVALID_SOCKET) sock_reuse(lfd);
+    if (lfd == MHD_INVALID_SOCKET || bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        sock_listen(lfd, 128) != 0) {
+        fprintf(stderr, "onnx2cl-sd serve: --listen %s: cannot listen there: %s\n", listen, sock_error());
+        if (lfd != MHD_INVALID_SOCKET) sock_close(lfd);
         return 1;
     }
     /* the workers: one per --devices entry, each with the model set opened on its device */
@@ -2058,7 +2170,7 @@ int sd_serve_main(int argc, char **argv)
         int rc = sds_open(&o, &sv->wk[i].sess, err, sizeof err);
         if (rc) {
             fprintf(stderr, "onnx2cl-sd serve: %s\n", err);
-            close(lfd);
+            sock_close(lfd);
             for (int k = 0; k < i; k++) sds_close(sv->wk[k].sess);
             free(sv->wk);
             return rc == SDS_EINVAL ? 2 : 1;
@@ -2075,7 +2187,8 @@ int sd_serve_main(int argc, char **argv)
         struct entry *e = list_entries(sv->ckpt_dir, 1, &n);
         char rp[PATH_MAX], rq[PATH_MAX];
         for (int i = 0; e && i < n; i++)
-            if (realpath(e[i].path, rp) && realpath(oo->checkpoint, rq) && !strcmp(rp, rq))
+            if (o2r_realpath(e[i].path, rp, sizeof rp) && o2r_realpath(oo->checkpoint, rq, sizeof rq) &&
+                !strcmp(rp, rq))
                 snprintf(sv->title, sizeof sv->title, "%s", e[i].name);
         free(e);
     } else {
@@ -2087,13 +2200,7 @@ int sd_serve_main(int argc, char **argv)
     pthread_condattr_init(&ca);
     pthread_cond_init(&sv->cv, &ca);
     pthread_condattr_destroy(&ca);
-    /* signals go to this thread only (sigwait below) */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    stop_setup(); /* SIGINT/SIGTERM to this thread only (stop_wait below) */
     for (int i = 0; i < sv->n_wk; i++) pthread_create(&sv->wk[i].th, NULL, worker_main, &sv->wk[i]);
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
@@ -2102,7 +2209,7 @@ int sd_serve_main(int argc, char **argv)
         on_completed, sv, MHD_OPTION_END);
     int status = 0;
     if (!d) {
-        close(lfd);
+        sock_close(lfd);
         fprintf(stderr, "onnx2cl-sd serve: cannot listen on %s: %s\n", listen, strerror(errno));
         status = 1;
     } else {
@@ -2112,9 +2219,7 @@ int sd_serve_main(int argc, char **argv)
         fprintf(stderr, "onnx2cl-sd serve: listening on http://%s:%u (%s, %dx%d, %d worker%s)%s\n", ip,
                 di ? di->port : ntohs(addr.sin_port), sv->title, sv->info.width, sv->info.height, sv->n_wk,
                 sv->n_wk > 1 ? "s" : "", sv->auth ? " with --api-auth" : "");
-        int sig = 0;
-        sigwait(&sigs, &sig);
-        fprintf(stderr, "onnx2cl-sd serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        fprintf(stderr, "onnx2cl-sd serve: %s: stopping\n", stop_wait());
     }
     pthread_mutex_lock(&sv->mu);
     sv->stopping = 1;

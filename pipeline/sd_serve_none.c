@@ -1,5 +1,5 @@
 /* sd_serve_none.c — `onnx2cl-sd serve` in a build without the HTTP server (-DONNX2CL_SERVE=OFF:
- * no libmicrohttpd, as in the Windows cross build). Says so and exits 2; the one-shot CLI and
+ * no libmicrohttpd). Says so and exits 2; the one-shot CLI and
  * libonnx2cl-sd (sd_session.h) are unaffected.
  */
 #include "sd_serve.h"
