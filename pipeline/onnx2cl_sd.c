@@ -109,6 +109,12 @@ static void usage(FILE *f)
         "                          resized to the image's size: white (>= 128) is repainted, black kept\n"
         "  --mask-blur R           blur the mask first as diffusers' mask_processor.blur(mask, R) (PIL's\n"
         "                          GaussianBlur, bit for bit; default 0: none; A1111's \"Mask blur\")\n"
+        "  --only-masked           inpaint the masked area only (A1111's Inpaint area \"Only masked\", diffusers'\n"
+        "                          padding_mask_crop): the box around the mask, grown by --only-masked-padding and\n"
+        "                          to the --width:--height ratio, is cut from the image (kept at its size), generated\n"
+        "                          at --width x --height (-m default: the image's size rounded down to a multiple\n"
+        "                          of 8) and pasted back with the (blurred) mask: the output has the image's size\n"
+        "  --only-masked-padding P pixels around the mask (default 32, A1111's \"Masked area padding\")\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
         "  --vae-tile N            (-m) run the VAE decoder and encoder in N x N-pixel tiles (N a multiple of the\n"
         "                          VAE's factor, 8 for SD) overlapping by N/4, blended as diffusers' tiled_decode:\n"
@@ -313,6 +319,7 @@ static int cli_main(int argc, char **argv)
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
+    int only_masked = 0, only_masked_pad = -1;
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
     struct sde_options eo = {0};
     const char *taesd = NULL, *preview = NULL; /* --taesd, --preview (sd_preview.c) */
@@ -384,6 +391,8 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--init-image")) init_path = NEXT();
         else if (!strcmp(a, "--mask")) mask_path = NEXT();
         else if (!strcmp(a, "--mask-blur")) mask_blur = parse_num(a, NEXT(), 0, 1000);
+        else if (!strcmp(a, "--only-masked")) only_masked = 1;
+        else if (!strcmp(a, "--only-masked-padding")) only_masked_pad = (int)parse_num(a, NEXT(), 0, 16384);
         else if (!strcmp(a, "--vae-encoder")) venc_so = NEXT();
         else if (!strcmp(a, "--guidance-rescale")) guidance_rescale = parse_num(a, NEXT(), 0, 1);
         else if (!strcmp(a, "--vae-tile")) {
@@ -514,9 +523,18 @@ static int cli_main(int argc, char **argv)
     if (mask_path && !init_path) die(2, "--mask %s: needs --init-image (the image to inpaint)", mask_path);
     if (strength >= 0 && !init_path) die(2, "--strength: needs --init-image (img2img or inpainting)");
     if (mask_blur > 0 && !mask_path) die(2, "--mask-blur: needs --mask");
+    if (only_masked_pad >= 0 && !only_masked) die(2, "--only-masked-padding: needs --only-masked");
+    if (only_masked && !mask_path) die(2, "--only-masked: needs --init-image and --mask (inpainting)");
+    if (only_masked_pad < 0) only_masked_pad = 32; /* A1111's UI default */
+    if (only_masked && !eo.ckpt && (!width || !height))
+        die(2, "--only-masked: give --width and --height (the size the --models make; the masked area is generated "
+            "at that size)");
     if (strength < 0) strength = 0.75; /* A1111's default denoising strength */
     unsigned char *init_pix = NULL, *mask_pix = NULL;
     int init_w = 0, init_h = 0;
+    /* --only-masked: the image and the (blurred) mask at the image's size, the box generated */
+    static unsigned char *om_init, *om_mask; /* static: reachable at die() (LeakSanitizer) */
+    int om_w = 0, om_h = 0, om_box[4] = {0, 0, 0, 0};
     float *init_img = NULL, *mask_img = NULL;
     char err[2048];
     if (init_path) {
@@ -524,7 +542,7 @@ static int cli_main(int argc, char **argv)
         int rc = sdp_png_read(init_path, &init_pix, &init_w, &init_h, &ch, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "--init-image %s", err);
         if (sdp_pix_convert(&init_pix, init_w, init_h, &ch, 3)) die(1, "out of memory"); /* gray: convert("RGB") */
-        if ((width && width != init_w) || (height && height != init_h)) {
+        if (!only_masked && ((width && width != init_w) || (height && height != init_h))) {
             /* A1111's "Just resize" (resize_mode 0) and diffusers' inpainting preprocess: PIL's
              * Image.resize((W, H), LANCZOS) to the output size (image_resize.c, byte for byte) */
             int tw = width ? width : init_w, th = height ? height : init_h;
@@ -537,11 +555,11 @@ static int cli_main(int argc, char **argv)
             init_w = tw;
             init_h = th;
         }
+        if (only_masked) { /* the image stays at its size; the area is generated at width x height */
+            if (!width) width = init_w - init_w % 8; /* diffusers' get_default_height_width */
+            if (!height) height = init_h - init_h % 8;
+        }
         if (eo.ckpt && !width && !height) width = init_w, height = init_h; /* diffusers: the image's size */
-        size_t np = (size_t)init_w * init_h;
-        if (!(init_img = malloc(3 * np * sizeof *init_img))) die(1, "out of memory");
-        for (size_t k = 0; k < np; k++) /* HWC bytes -> CHW float / 255 (pil_to_numpy) */
-            for (int c = 0; c < 3; c++) init_img[c * np + k] = (float)init_pix[k * 3 + c] / 255.0f;
         if (sdp_img2img_t_start(steps, strength) >= steps)
             die(2, "--strength %g --steps %d: int(%d * %g) = 0 denoising steps (diffusers refuses it too); raise "
                 "--strength or --steps", strength, steps, steps, strength);
@@ -563,6 +581,17 @@ static int cli_main(int argc, char **argv)
             free(mask_pix);
             mask_pix = r;
         }
+        if (only_masked) { /* the box around the mask cut from both, filled to width x height */
+            om_init = init_pix, om_mask = mask_pix, om_w = init_w, om_h = init_h;
+            if (sds_mask_crop_region(om_mask, om_w, om_h, width, height, only_masked_pad, om_box))
+                die(2, "--mask %s: all black%s: nothing to inpaint", mask_path, mask_blur > 0 ? " after --mask-blur" : "");
+            if (sds_image_crop_fill(om_init, om_w, om_h, 3, om_box, width, height, &init_pix) ||
+                sds_image_crop_fill(om_mask, om_w, om_h, 1, om_box, width, height, &mask_pix))
+                die(1, "out of memory");
+            fprintf(stderr, "%s: --only-masked: the area (%d,%d)-(%d,%d) of the %dx%d image (padding %d) generated at %dx%d\n",
+                    prog, om_box[0], om_box[1], om_box[2], om_box[3], om_w, om_h, only_masked_pad, width, height);
+            init_w = width, init_h = height;
+        }
         size_t np = (size_t)init_w * init_h, white = 0;
         if (!(mask_img = malloc(np * sizeof *mask_img))) die(1, "out of memory");
         for (size_t k = 0; k < np; k++) {
@@ -572,9 +601,15 @@ static int cli_main(int argc, char **argv)
         if (white == 0)
             die(2, "--mask %s: all black (no pixel >= 128%s): nothing would be repainted", mask_path,
                 mask_blur > 0 ? " after --mask-blur" : "");
-        if (white == np)
+        if (white == np && !only_masked) /* only masked: the cut-out area is often all mask */
             die(2, "--mask %s: all white%s: every pixel would be repainted (use --init-image without --mask)",
                 mask_path, mask_blur > 0 ? " after --mask-blur" : "");
+    }
+    if (init_path) {
+        size_t np = (size_t)init_w * init_h;
+        if (!(init_img = malloc(3 * np * sizeof *init_img))) die(1, "out of memory");
+        for (size_t k = 0; k < np; k++) /* HWC bytes -> CHW float / 255 (pil_to_numpy) */
+            for (int c = 0; c < 3; c++) init_img[c * np + k] = (float)init_pix[k * 3 + c] / 255.0f;
     }
     free(init_pix);
     free(mask_pix);
@@ -922,12 +957,15 @@ static int cli_main(int argc, char **argv)
             int k = it * batch + b;
             /* A1111 writes the negative prompt whatever the CFG scale, and eta when the sampler
              * takes it and it is not the default ("Eta DDIM" for DDIM: sd_samplers_timesteps.py) */
-            char extra[160] = "";
+            char extra[256] = "";
             if (ov.eta != 0 && (kind == SDP_SCHED_DDIM || kind == SDP_SCHED_TCD))
                 snprintf(extra, sizeof extra, "%s: %g", kind == SDP_SCHED_DDIM ? "Eta DDIM" : "Eta", ov.eta);
             if (latents_path)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sLatents: from file",
                          extra[0] ? ", " : "");
+            if (only_masked) /* A1111's processing.py names */
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         "%sInpaint area: Only masked, Masked area padding: %d", extra[0] ? ", " : "", only_masked_pad);
             if (guidance_rescale > 0) /* not an A1111 key: kept as is by its parser */
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sGuidance rescale: %g",
                          extra[0] ? ", " : "", guidance_rescale);
@@ -945,7 +983,24 @@ static int cli_main(int argc, char **argv)
             char *params = sdp_infotext_dup(&itx);
             if (!params) die(1, "out of memory");
             const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-            int wrc = sdp_png_write(outs[k], img + (size_t)b * ni, out_h, out_w, keys, vals, 2, err, sizeof err);
+            int wrc;
+            if (only_masked) { /* the area pasted back into the image (diffusers' apply_overlay) */
+                const float *src = img + (size_t)b * ni;
+                const size_t pl = (size_t)out_h * out_w;
+                unsigned char *rgb = malloc(pl * 3), *full = NULL;
+                if (!rgb) die(1, "out of memory");
+                for (size_t q = 0; q < pl; q++)
+                    for (int c = 0; c < 3; c++) { /* as png_write.c rounds */
+                        float v = nearbyintf(src[c * pl + q] * 255.0f);
+                        rgb[q * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+                    }
+                if (sds_image_overlay(om_init, om_mask, om_w, om_h, rgb, out_w, out_h, om_box, &full)) die(1, "out of memory");
+                wrc = sdp_png_write_rgb(outs[k], full, om_h, om_w, keys, vals, 2, err, sizeof err);
+                free(rgb);
+                free(full);
+            } else {
+                wrc = sdp_png_write(outs[k], img + (size_t)b * ni, out_h, out_w, keys, vals, 2, err, sizeof err);
+            }
             free(params);
             if (wrc)
                 die(1, "%s", err);
@@ -963,10 +1018,10 @@ static int cli_main(int argc, char **argv)
     int n_run = init_path ? n - sdp_img2img_t_start(steps, strength) * sdp_sched_order(p.sched) : n;
     if (n_images > 1)
         fprintf(stderr, "%s: wrote %s ... %s (%d images of %dx%d, seeds %llu ... %llu)\n", prog, outs[0],
-                outs[n_images - 1], n_images, out_w, out_h, (unsigned long long)seed,
+                outs[n_images - 1], n_images, only_masked ? om_w : out_w, only_masked ? om_h : out_h, (unsigned long long)seed,
                 (unsigned long long)(seed + (uint64_t)n_images - 1));
     else
-        fprintf(stderr, "%s: wrote %s (%dx%d)\n", prog, outs[0], out_w, out_h);
+        fprintf(stderr, "%s: wrote %s (%dx%d)\n", prog, outs[0], only_masked ? om_w : out_w, only_masked ? om_h : out_h);
     if (taesd)
         fprintf(stderr, "%s: TAESD (%s, %s): %.3f s%s%s%s\n", prog, taesd_f.arch, taesd_f.file, tr.t.seconds,
                 fast_decode ? ", decoded the images (no VAE)" : "", preview ? ", previews in " : "", preview ? preview : "");

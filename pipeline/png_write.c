@@ -27,8 +27,9 @@ static void on_png_error(png_structp png, png_const_charp msg)
 
 static void on_png_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
-int sdp_png_write(const char *path, const float *chw, int h, int w, const char *const *keys,
-                  const char *const *values, int n_text, char *err, size_t errcap)
+/* sdp_png_write from float CHW (chw) or 8-bit HWC (rgb): exactly one is given. */
+static int png_write(const char *path, const float *chw, const unsigned char *rgb, int h, int w,
+                     const char *const *keys, const char *const *values, int n_text, char *err, size_t errcap)
 {
     char tmp[4096], pngmsg[256] = "";
     snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
@@ -66,6 +67,10 @@ int sdp_png_write(const char *path, const float *chw, int h, int w, const char *
     png_write_info(png, info);
     size_t plane = (size_t)h * w;
     for (int y = 0; y < h; y++) {
+        if (rgb) {
+            png_write_row(png, (png_const_bytep)(rgb + (size_t)y * w * 3));
+            continue;
+        }
         for (int x = 0; x < w; x++)
             for (int c = 0; c < 3; c++) {
                 float v = chw[c * plane + (size_t)y * w + x] * 255.0f;
@@ -98,4 +103,16 @@ fail:
     else close(fd);
     unlink(tmp);
     return -1;
+}
+
+int sdp_png_write(const char *path, const float *chw, int h, int w, const char *const *keys,
+                  const char *const *values, int n_text, char *err, size_t errcap)
+{
+    return png_write(path, chw, NULL, h, w, keys, values, n_text, err, errcap);
+}
+
+int sdp_png_write_rgb(const char *path, const unsigned char *rgb, int h, int w, const char *const *keys,
+                      const char *const *values, int n_text, char *err, size_t errcap)
+{
+    return png_write(path, NULL, rgb, h, w, keys, values, n_text, err, errcap);
 }

@@ -255,5 +255,8 @@ int sdp_pix_convert(unsigned char **pix, int w, int h, int *channels, int want);
  * file in the same folder renamed into place; nothing is left behind on failure. */
 int sdp_png_write(const char *path, const float *chw, int h, int w, const char *const *keys,
                   const char *const *values, int n_text, char *err, size_t errcap);
+/* sdp_png_write of an 8-bit RGB image [h, w, 3] as it is. */
+int sdp_png_write_rgb(const char *path, const unsigned char *rgb, int h, int w, const char *const *keys,
+                      const char *const *values, int n_text, char *err, size_t errcap);
 
 #endif

@@ -500,7 +500,7 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     if (img2img) {
         if (r->init_w < 8 || r->init_h < 8 || r->init_w > 16384 || r->init_h > 16384)
             return fail(err, errcap, SDS_EINVAL, "init image %dx%d: out of [8, 16384]", r->init_w, r->init_h);
-        if ((r->width && r->width != r->init_w) || (r->height && r->height != r->init_h))
+        if (!r->only_masked && ((r->width && r->width != r->init_w) || (r->height && r->height != r->init_h)))
             return fail(err, errcap, SDS_EINVAL, "width %d, height %d: the init image is %dx%d (it is not resized)",
                         r->width, r->height, r->init_w, r->init_h);
         if (!(strength > 0 && strength <= 1))
@@ -514,8 +514,11 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     }
     if (!isfinite(r->mask_blur) || r->mask_blur < 0 || r->mask_blur > 1000)
         return fail(err, errcap, SDS_EINVAL, "mask blur %g: not in [0, 1000]", r->mask_blur);
-    if ((r->mask_blur > 0 || r->mask_invert) && !r->mask)
-        return fail(err, errcap, SDS_EINVAL, "mask %s: needs a mask", r->mask_invert ? "invert" : "blur");
+    if ((r->mask_blur > 0 || r->mask_invert || r->only_masked) && !r->mask)
+        return fail(err, errcap, SDS_EINVAL, "%s: needs a mask",
+                    r->only_masked ? "only masked (inpaint_full_res)" : r->mask_invert ? "mask invert" : "mask blur");
+    if (r->only_masked_padding < 0 || r->only_masked_padding > 16384)
+        return fail(err, errcap, SDS_EINVAL, "masked area padding %d: not in [0, 16384]", r->only_masked_padding);
     if (!isfinite(r->eta) || r->eta < 0 || r->eta > 1) return fail(err, errcap, SDS_EINVAL, "eta %g: not in [0, 1]", r->eta);
     const char *negative = r->negative ? r->negative : "";
     pthread_mutex_lock(&s->mu);
@@ -524,6 +527,8 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     struct sde_options tags = {.ckpt = s->engine ? s->ckpt : NULL};
     struct sdp_scheduler *sched = NULL;
     float *image = NULL, *init = NULL, *mask = NULL;
+    unsigned char *m8full = NULL, *om_rgb = NULL, *om_mask = NULL; /* the mask at the init's size; only masked's crops */
+    int om_box[4] = {0, 0, 0, 0};
     /* LoRA tags: removed from the prompt, their files found by stem in lora_dir */
     {
         char e[2048];
@@ -567,7 +572,10 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         goto done;
     }
     /* the models this request needs */
-    const int want_w = img2img ? r->init_w : r->width, want_h = img2img ? r->init_h : r->height;
+    /* only masked: width x height, or the init image's size rounded down to a multiple of 8 (diffusers'
+     * get_default_height_width) */
+    const int want_w = r->only_masked ? (r->width ? r->width : r->init_w - r->init_w % 8) : img2img ? r->init_w : r->width;
+    const int want_h = r->only_masked ? (r->height ? r->height : r->init_h - r->init_h % 8) : img2img ? r->init_h : r->height;
     if (s->engine) {
         int w = want_w ? want_w : s->def_w; /* not the last request's size */
         int h = want_h ? want_h : s->def_h;
@@ -635,29 +643,41 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     }
     const size_t plane = (size_t)s->p.img_h * s->p.img_w;
     if (img2img) { /* 8-bit value / 255, as the CLI reads --init-image */
+        const size_t iplane = (size_t)r->init_w * r->init_h; /* == plane unless only masked */
+        const unsigned char *irgb = r->init_rgb, *m8 = NULL;
         init = malloc(plane * 3 * sizeof *init);
         mask = r->mask ? malloc(plane * sizeof *mask) : NULL;
-        if (!init || (r->mask && !mask)) {
+        if (!init || (r->mask && !mask) || (r->mask && !(m8full = malloc(iplane)))) {
             rc = fail(err, errcap, SDS_ERROR, "out of memory");
             goto done;
         }
-        for (size_t i = 0; i < plane; i++)
-            for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
-        if (mask) { /* inverted, then blurred (A1111's order), as the CLI reads --mask / --mask-blur */
-            unsigned char *m8 = malloc(plane);
-            if (!m8) {
+        if (r->mask) { /* inverted, then blurred (A1111's order), as the CLI reads --mask / --mask-blur */
+            for (size_t i = 0; i < iplane; i++)
+                m8full[i] = r->mask_invert ? (unsigned char)(255 - r->mask[i]) : r->mask[i];
+            if (sdp_gaussian_blur_u8(m8full, r->init_w, r->init_h, 1, (float)r->mask_blur)) {
                 rc = fail(err, errcap, SDS_ERROR, "out of memory");
                 goto done;
             }
-            for (size_t i = 0; i < plane; i++) m8[i] = r->mask_invert ? (unsigned char)(255 - r->mask[i]) : r->mask[i];
-            if (sdp_gaussian_blur_u8(m8, s->p.img_w, s->p.img_h, 1, (float)r->mask_blur)) {
-                free(m8);
-                rc = fail(err, errcap, SDS_ERROR, "out of memory");
-                goto done;
-            }
-            for (size_t i = 0; i < plane; i++) mask[i] = m8[i] / 255.0f;
-            free(m8);
+            m8 = m8full;
         }
+        if (r->only_masked) { /* the box around the mask, cropped and filled to the processing size */
+            if (sds_mask_crop_region(m8full, r->init_w, r->init_h, s->p.img_w, s->p.img_h, r->only_masked_padding,
+                                     om_box)) {
+                rc = fail(err, errcap, SDS_EINVAL, "only masked: the mask is all black%s: nothing to inpaint",
+                          r->mask_blur > 0 ? " after its blur" : "");
+                goto done;
+            }
+            if (sds_image_crop_fill(r->init_rgb, r->init_w, r->init_h, 3, om_box, s->p.img_w, s->p.img_h, &om_rgb) ||
+                sds_image_crop_fill(m8full, r->init_w, r->init_h, 1, om_box, s->p.img_w, s->p.img_h, &om_mask)) {
+                rc = fail(err, errcap, SDS_ERROR, "out of memory");
+                goto done;
+            }
+            irgb = om_rgb, m8 = om_mask;
+        }
+        for (size_t i = 0; i < plane; i++)
+            for (int c = 0; c < 3; c++) init[c * plane + i] = irgb[i * 3 + c] / 255.0f;
+        if (mask)
+            for (size_t i = 0; i < plane; i++) mask[i] = m8[i] / 255.0f;
     }
     image = malloc(plane * 3 * sizeof *image);
     unsigned char *rgb = malloc(plane * 3);
@@ -694,9 +714,12 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     sdp_sched_a1111_name(sched, &a_s, &a_sc);
     snprintf(out->a1111_sampler, sizeof out->a1111_sampler, "%s", a_s);
     snprintf(out->a1111_schedule, sizeof out->a1111_schedule, "%s", a_sc);
-    char extra[64] = ""; /* A1111: "Eta DDIM" (DDIM, PLMS, UniPC: sd_samplers_timesteps) when eta != 0 */
+    char extra[128] = ""; /* A1111: "Eta DDIM" (DDIM, PLMS, UniPC: sd_samplers_timesteps) when eta != 0 */
     if (r->eta != 0 && (kind == SDP_SCHED_DDIM || kind == SDP_SCHED_TCD))
         snprintf(extra, sizeof extra, "%s: %g", kind == SDP_SCHED_DDIM ? "Eta DDIM" : "Eta", r->eta);
+    if (r->only_masked) /* A1111's processing.py names */
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sInpaint area: Only masked, Masked area padding: %d",
+                 extra[0] ? ", " : "", r->only_masked_padding);
     char *lora_hashes = NULL; /* A1111's "Lora hashes", cached beside the model hashes */
     if (tags.n_loras) {
         char cache[PATH_MAX];
@@ -722,6 +745,25 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     }
     out->width = s->p.img_w;
     out->height = s->p.img_h;
+    if (r->only_masked) { /* composited back into the init image (diffusers' apply_overlay) */
+        unsigned char *full = NULL;
+        float *fchw = NULL;
+        const size_t iplane = (size_t)r->init_w * r->init_h;
+        if (sds_image_overlay(r->init_rgb, m8full, r->init_w, r->init_h, rgb, s->p.img_w, s->p.img_h, om_box, &full) ||
+            !(fchw = malloc(iplane * 3 * sizeof *fchw))) {
+            free(full);
+            free(rgb);
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < iplane; i++)
+            for (int c = 0; c < 3; c++) fchw[c * iplane + i] = full[i * 3 + c] / 255.0f;
+        free(rgb);
+        free(image);
+        rgb = full, image = fchw;
+        out->width = r->init_w;
+        out->height = r->init_h;
+    }
     out->chw = image;
     out->rgb = rgb;
     out->seconds = now_s() - tg;
@@ -730,6 +772,9 @@ done:
     free(image);
     free(init);
     free(mask);
+    free(m8full);
+    free(om_rgb);
+    free(om_mask);
     sdp_sched_free(sched);
     free_tags(&tags, 0, prompt, r->prompt);
     pthread_mutex_unlock(&s->mu);

@@ -148,7 +148,8 @@ struct sds_request {
                                   earlier requests used; with init_rgb: its size) */
     const unsigned char *init_rgb; /* NULL (txt2img), or img2img's start image: 8-bit RGB [init_h, init_w, 3]
                                   (its size is the output size; a given width/height must equal it:
-                                  sds_image_resize makes it so as A1111's resize_mode 0) */
+                                  sds_image_resize makes it so as A1111's resize_mode 0; with only_masked,
+                                  width/height are the size the masked area is generated at) */
     int init_w, init_h;        /* init_rgb's size in pixels */
     double strength;           /* img2img denoising strength in (0, 1] (0: 0.75); int(steps * strength)
                                   steps run, at least 1 */
@@ -171,12 +172,24 @@ struct sds_request {
     sds_progress_fn progress;  /* NULL, or called after every step */
     void *progress_user;       /* passed to progress */
     const volatile int *cancel;/* NULL, or a flag another thread sets non-zero to cancel */
+    int only_masked;           /* with mask: 1 inpaints the masked area only (A1111's Inpaint area "Only
+                                  masked", inpaint_full_res; diffusers' padding_mask_crop): the box around
+                                  the mask's non-zero pixels (after invert and blur), grown by
+                                  only_masked_padding and to width:height, is cropped and resized to
+                                  width x height (0: the init image's size rounded down to a multiple of 8,
+                                  as diffusers), generated, and composited back into the init image with
+                                  the mask as alpha: the image returned has the init image's size
+                                  (inpaint_crop.c); infotext "Inpaint area: Only masked, Masked area
+                                  padding: N" */
+    int only_masked_padding;   /* pixels, >= 0 (A1111's "Masked area padding"; its API's default is 0, its
+                                  UI's 32) */
 };
 
 /* A generated image. */
 struct sds_image {
-    int width, height;     /* pixels */
-    float *chw;            /* [3, height, width] float32 in [0, 1] (the VAE output / 2 + 0.5, clamped) */
+    int width, height;     /* pixels (only masked: the init image's; the infotext's Size is the generated area's) */
+    float *chw;            /* [3, height, width] float32 in [0, 1] (the VAE output / 2 + 0.5, clamped; only
+                              masked: rgb / 255) */
     unsigned char *rgb;    /* [height, width, 3] 8-bit RGB: chw * 255 rounded half to even, as the CLI's PNG */
     char *parameters;      /* A1111's infotext of the generation (the CLI's PNG "parameters" chunk:
                               prompt as given, Steps, Sampler, Schedule type, CFG scale, Seed, Size, Model

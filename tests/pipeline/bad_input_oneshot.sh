@@ -74,6 +74,10 @@ expect mask_black 2 "all black" -- -m "$tiny" --init-image "$im/init.png" --mask
 expect mask_white 2 "all white" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_white.png"
 expect mask_blurred_away 2 "all black (no pixel >= 128 after --mask-blur)" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_circle.png" --mask-blur 10
 expect blur_alone 2 "mask-blur: needs --mask" -- -m "$tiny" --mask-blur 4
+expect om_alone 2 "only-masked: needs --init-image and --mask" -- -m "$tiny" --init-image "$im/init.png" --only-masked
+expect om_pad_alone 2 "only-masked-padding: needs --only-masked" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_rect.png" --only-masked-padding 8
+expect om_pad_negative 2 "only-masked-padding" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_rect.png" --only-masked --only-masked-padding -3
+expect om_black 2 "all black" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_black.png" --only-masked
 expect mask_gray16 2 "mask $im/bad_gray16.png: PNG mode grayscale 16-bit" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/bad_gray16.png"
 expect batch_zero 2 "batch-size 0: expected" -- -m "$tiny" --batch-size 0
 expect batch_frac 2 "batch-size 1.5: expected an integer" -- -m "$tiny" --batch-size 1.5

@@ -14,6 +14,12 @@ What it does
                              test builds)
     cases.txt                case <TAB> onnx2cl-sd flags (run_img2img.sh adds -m, prompts, size,
                              outputs)
+    init_big.png, init_wide.png, mask_om_*.png
+                             "only masked" inputs (48x40 and 64x24 images and their masks)
+    om*.png                  "only masked" references: StableDiffusionInpaintPipeline with
+                             padding_mask_crop=P (A1111's Inpaint area "Only masked" with "Masked area
+                             padding" P) at 32x32, output_type="pil": the 8-bit image of the init
+                             image's size after diffusers' apply_overlay (np output has no overlay)
   Each case runs StableDiffusionPipeline / StableDiffusionImg2ImgPipeline /
   StableDiffusionInpaintPipeline.from_pretrained(tiny_sd15) with the scheduler class of the case
   built from the folder's scheduler config, prompt/negative below, 32x32, and
@@ -25,7 +31,8 @@ Assumes
   torch, diffusers 0.42, numpy, PIL (dev machine only; the test reads the committed files).
 
 Usage
-  python3 tests/pipeline/make_img2img_refs.py [--out tests/pipeline/img2img]
+  python3 tests/pipeline/make_img2img_refs.py [--out tests/pipeline/img2img] [--only PREFIX]
+  (--only: just the cases whose name starts with PREFIX; cases.txt keeps the other lines)
 """
 import argparse
 import os
@@ -81,6 +88,15 @@ CASES = [
     ("inp9_circle_euler_a_1_4", "inpaint9", "euler_a", 4, 7.5, 1, 1.0, "circle"),
     ("inp9_b2_half_ddim_1_5", "inpaint9", "ddim", 5, 7.5, 2, 1.0, "half"),
     ("inp9_b2_nocfg_odd_dpmpp_06_6", "inpaint9", "dpmpp_2m", 6, 1.0, 2, 0.6, "odd"),
+    # "only masked" (padding_mask_crop; mask "NAME:BLUR:PAD@INIT"): a small box grown to the
+    # square processing size; a blurred mask (partial alpha in the overlay); a wide image whose box
+    # cannot reach 1:1 (fill bands); a padding past the image (the whole image, fill bands); batch 2;
+    # the 9-channel UNet
+    ("om_rect_euler_075_4", "inpaint", "euler", 4, 7.5, 1, 0.75, "om_rect::4@init_big"),
+    ("om_blur_circle_euler_a_1_4", "inpaint", "euler_a", 4, 7.5, 1, 1.0, "om_circle:3:8@init_big"),
+    ("om_wide_dpmpp_075_6", "inpaint", "dpmpp_2m", 6, 7.5, 1, 0.75, "om_wide::0@init_wide"),
+    ("om_b2_rect_euler_a_08_4", "inpaint", "euler_a", 4, 7.5, 2, 0.8, "om_rect::32@init_big"),
+    ("om9_circle_ddim_075_5", "inpaint9", "ddim", 5, 7.5, 1, 0.75, "om_circle::6@init_big"),
 ]
 
 
@@ -111,11 +127,27 @@ def make_images(out):
     base.resize((48, 48)).save(os.path.join(out, "bad_size48.png"))
     Image.fromarray(np.zeros((32, 32), np.uint8), "L").save(os.path.join(out, "mask_black.png"))
     Image.fromarray(np.full((32, 32), 255, np.uint8), "L").save(os.path.join(out, "mask_white.png"))
+    # "only masked": images of other sizes than the 32x32 processing size, masks of their size
+    for name, (w, h) in (("init_big", (48, 40)), ("init_wide", (64, 24))):
+        yy, xx = np.mgrid[0:h, 0:w]
+        im = np.stack([xx * 5, yy * 6, (xx * 3 + yy * 2) % 256], -1).astype(np.float64)
+        im[(xx - w * 2 // 3) ** 2 + (yy - h // 3) ** 2 < 40] = [240, 230, 30]
+        Image.fromarray(np.clip(im, 0, 255).astype(np.uint8), "RGB").save(os.path.join(out, f"{name}.png"))
+    yy, xx = np.mgrid[0:40, 0:48]
+    m = np.zeros((40, 48), np.uint8)
+    m[14:22, 21:31] = 255
+    Image.fromarray(m, "L").save(os.path.join(out, "mask_om_rect.png"))
+    Image.fromarray((((xx - 30) ** 2 + (yy - 25) ** 2) < 30).astype(np.uint8) * 255, "L").save(
+        os.path.join(out, "mask_om_circle.png"))
+    m = np.zeros((24, 64), np.uint8)
+    m[6:15, 4:61] = 255
+    Image.fromarray(m, "L").save(os.path.join(out, "mask_om_wide.png"))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "img2img"))
+    ap.add_argument("--only", default="")
     a = ap.parse_args()
     import diffusers
     from diffusers import (StableDiffusionImg2ImgPipeline, StableDiffusionInpaintPipeline,
@@ -135,7 +167,14 @@ def main():
     assert loaded["inpaint9"].unet.config.in_channels == 9
     lines = ["# case\tonnx2cl-sd flags (run_img2img.sh adds -m, prompts, size, outputs)",
              f"# prompt: {PROMPT}", f"# negative: {NEGATIVE}"]
+    old = {}
+    if a.only and os.path.exists(os.path.join(a.out, "cases.txt")):
+        with open(os.path.join(a.out, "cases.txt")) as fh:
+            old = dict(ln.rstrip("\n").split("\t", 1) for ln in fh if not ln.startswith("#"))
     for name, mode, sched, steps, cfg, n, strength, mask in CASES:
+        if not name.startswith(a.only):
+            lines.append(f"{name}\t{old[name]}")
+            continue
         pipe = loaded[mode]
         cls, extra = SCHED[sched]
         pipe.scheduler = getattr(diffusers, cls).from_config(pipe.scheduler.config, **extra)
@@ -149,22 +188,34 @@ def main():
         if mode == "txt2img":
             kw.update(height=32, width=32)
         else:
-            kw.update(image=init, strength=strength)
-            flags += f" --init-image init.png --strength {strength}"
+            iname = mask.partition("@")[2] if mask and "@" in mask else "init"
+            kw.update(image=Image.open(os.path.join(a.out, f"{iname}.png")) if iname != "init" else init,
+                      strength=strength)
+            flags += f" --init-image {iname}.png --strength {strength}"
+        pad = None
         if mode in ("inpaint", "inpaint9"):
-            mname, _, blur = mask.partition(":")
+            mname, _, blur = mask.partition("@")[0].partition(":")
+            blur, _, pad = blur.partition(":")
             m = Image.open(os.path.join(a.out, f"mask_{mname}.png"))
             if blur:
                 m = pipe.mask_processor.blur(m, blur_factor=float(blur))
                 flags += f" --mask-blur {blur}"
             kw.update(mask_image=m, height=32, width=32)
             flags += f" --mask mask_{mname}.png"
+            if pad:
+                kw.update(padding_mask_crop=int(pad), output_type="pil")
+                flags += f" --only-masked --only-masked-padding {pad}"
         with torch.no_grad():
             img = pipe(PROMPT, **kw).images
-        img = np.ascontiguousarray(img.transpose(0, 3, 1, 2)).astype(np.float32)
-        np.save(os.path.join(a.out, f"{name}.npy"), img)
+        if pad:  # 8-bit images of the init image's size, as onnx2cl-sd's PNGs
+            for i, im in enumerate(img):
+                im.save(os.path.join(a.out, f"{name}{'-%d' % i if i else ''}.png"))
+            print(f"{name}: {len(img)} x {img[0].size}")
+        else:
+            img = np.ascontiguousarray(img.transpose(0, 3, 1, 2)).astype(np.float32)
+            np.save(os.path.join(a.out, f"{name}.npy"), img)
+            print(f"{name}: {img.shape} mean {img.mean():.4f} std {img.std():.4f}")
         lines.append(f"{name}\t{flags}")
-        print(f"{name}: {img.shape} mean {img.mean():.4f} std {img.std():.4f}")
     with open(os.path.join(a.out, "cases.txt"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
 

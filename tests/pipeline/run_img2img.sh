@@ -9,10 +9,14 @@
 #   GROUP img2img: strengths 0.3/0.5/0.6/0.75/1.0, euler/euler_a/ddim/dpmpp_2m, 4-20 steps,
 #                  batch 1 and 2, with and without guidance; pndm/lms/unipc/dpmpp_2m_sde (noise
 #                  per image) for their add_noise and begin index
-#   GROUP inpaint: rect/circle/RGB/off-grid masks, strengths 0.5-1.0, batch 1 and 2, --mask-blur
+#   GROUP inpaint: rect/circle/RGB/off-grid masks, strengths 0.5-1.0, batch 1 and 2, --mask-blur;
+#                  --only-masked (diffusers' padding_mask_crop; img2img/om_*.png, 8-bit images of
+#                  the init image's size: equal within 1 level, <= 1% of the values off by it:
+#                  the [0,1] image within 1e-3 before 8-bit rounding)
 #   GROUP inpaint9: the 9-channel inpainting UNet (architecture tiny_sd15_inpaint; the checkpoint
 #                  made here by make_inpaint_ckpt.py from tiny_sd15, as the refs were): strengths
-#                  0.6-1.0, batch 1 and 2, with and without guidance; without --mask it is refused
+#                  0.6-1.0, batch 1 and 2, with and without guidance, --only-masked; without --mask
+#                  it is refused
 # The programs (text encoder, UNet b2 and b4, VAE decoder and encoder) compile into WORK_DIR's
 # cache on the first run.
 #
@@ -46,6 +50,31 @@ run() { # run TAG CASE [EXTRA FLAGS]: the case's flags, compared with img2img/CA
   else
     bad "$tag: $(cat "$out/$tag.cmp")"
   fi
+}
+om_run() { # om_run CASE: an --only-masked case, its PNG(s) against diffusers' 8-bit image(s) img2img/CASE[-i].png
+  local name=$1 flags n=1
+  flags="$(awk -F'\t' -v n="$name" '$1 == n {print $2}' "$d/cases.txt")"
+  [[ $flags == *"--batch-size 2"* ]] && n=2
+  # shellcheck disable=SC2086
+  if ! (cd "$d" && "$sd" -m "${ck:-$ckpt}" -p "$prompt" -n "$negative" --width 32 --height 32 --quiet \
+        --weights-dtype f32 -o "$out/$name.png" $flags) 2> "$out/$name.log"; then
+    bad "$name: onnx2cl-sd exited non-zero"; cat "$out/$name.log"; return
+  fi
+  for ((i = 0; i < n; i++)); do
+    local f=$name${i/#0/}; [ "$i" = 0 ] || f=$name-$i
+    if r=$("$py" - "$out/$f.png" "$d/$f.png" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+got, ref = (np.asarray(Image.open(p).convert("RGB")).astype(int) for p in sys.argv[1:3])
+if got.shape != ref.shape:
+    sys.exit(f"size {got.shape[1]}x{got.shape[0]}, diffusers {ref.shape[1]}x{ref.shape[0]}")
+d = np.abs(got - ref)
+print(f"max {d.max()} level(s), {(d > 0).mean() * 100:.2f}% of values differ")
+sys.exit(0 if d.max() <= 1 and (d > 0).mean() <= 0.01 else 1)
+PY
+    ); then printf '%-32s %s\n' "$f" "$r"; else bad "$f: $r"; fi
+  done
 }
 case $group in
 batch)
@@ -112,6 +141,12 @@ m.filter(ImageFilter.GaussianBlur(3)).convert("L").resize((32, 32), Image.LANCZO
   cmp -s "$out/rm_mask64x48.npy" "$out/rm_mask_pil32.npy" || bad "a 64x48 mask resized by onnx2cl-sd != PIL's blur + L + LANCZOS"
   "$py" "$here/check_infotext.py" "$out/inp_half_ddim_05_10.png" "Denoising strength=0.5" "Mask blur=0" \
     "Sampler=DDIM" || bad "infotext inp_half_ddim_05_10.png"
+  # --only-masked: the box around the mask generated at 32x32 and pasted back (diffusers' padding_mask_crop)
+  for c in om_rect_euler_075_4 om_blur_circle_euler_a_1_4 om_wide_dpmpp_075_6 om_b2_rect_euler_a_08_4; do
+    om_run "$c"
+  done
+  "$py" "$here/check_infotext.py" "$out/om_blur_circle_euler_a_1_4.png" "Inpaint area=Only masked" \
+    "Masked area padding=8" "Mask blur=3" "Size-1=32" "Size-2=32" || bad "infotext om_blur_circle_euler_a_1_4.png"
   ;;
 inpaint9)
   "$py" "$here/make_inpaint_ckpt.py" "$ckpt" "$work/tiny_inpaint"
@@ -120,6 +155,7 @@ inpaint9)
            inp9_blur2_odd_ddim_075_5; do
     run "$c" "$c"
   done
+  om_run om9_circle_ddim_075_5
   grep -q "architecture tiny_sd15_inpaint" "$out/inp9_rect_euler_075_4.log" 2>/dev/null ||
     grep -q "tiny_sd15_inpaint" "$out"/*.log || bad "the inpainting checkpoint was not recognized as tiny_sd15_inpaint"
   if (cd "$d" && "$sd" -m "$ck" -p x --width 32 --height 32 --quiet --init-image init.png -o "$out/nomask.png") \
