@@ -217,6 +217,8 @@ struct job {
     double mask_blur;        /* A1111's mask_blur (default 4), the library's mask_blur */
     int mask_invert;         /* inpainting_mask_invert */
     int mask_w, mask_h;      /* the mask's size as sent */
+    int only_masked;         /* inpaint_full_res (A1111's default: true) with a mask: sds_request.only_masked */
+    int only_masked_padding; /* inpaint_full_res_padding (default 0) */
     double eta;              /* eta (DDIM / TCD; A1111's Eta DDIM) */
     /* override_settings.sd_model_checkpoint: this request's checkpoint ("" = the one open) */
     char ck_path[PATH_MAX], ck_title[PATH_MAX];
@@ -640,11 +642,13 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
     struct sds_info info = sv->info;
     pthread_mutex_unlock(&sv->mu);
     /* the default size: the compiled models' (--models), else --width/--height when given, else A1111's
-     * 512x512; never the last request's. img2img: the init image's. */
+     * 512x512; never the last request's. img2img: the init image's (only masked: rounded down to a
+     * multiple of 8), unless the compiled models fix the size. */
     if (!info.fixed_size) {
         info.width = sv->oo.width ? sv->oo.width : 512;
         info.height = sv->oo.height ? sv->oo.height : 512;
     }
+    int def_w = info.width, def_h = info.height;
     for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
         if (non_default(o, refused[k].key, refused[k].dflt))
             return snprintf(msg, cap, "%s: %s (this server refuses values other than the default)", refused[k].key,
@@ -674,8 +678,10 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
         if (get_png("init_images[0]", cJSON_GetArrayItem(ii, 0)->valuestring, 0, &j->init, &j->init_w, &j->init_h,
                     msg, cap))
             return -1;
-        info.width = j->init_w; /* the default size: the image's (no resize) */
-        info.height = j->init_h;
+        if (!info.fixed_size) { /* the default size: the image's (no resize) */
+            def_w = j->init_w;
+            def_h = j->init_h;
+        }
         const cJSON *ds = cJSON_GetObjectItemCaseSensitive(o, "denoising_strength");
         j->strength = 0.75;
         if (ds && !cJSON_IsNull(ds)) {
@@ -683,15 +689,25 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
                 return snprintf(msg, cap, "denoising_strength: expected a number in (0, 1]"), -1;
             j->strength = ds->valuedouble;
         }
+        { /* A1111's Inpaint area (acts with a mask): inpaint_full_res true ("Only masked", its default)
+           * or false ("Whole picture"); inpaint_full_res_padding ("Masked area padding", default 0) */
+            const cJSON *fr = cJSON_GetObjectItemCaseSensitive(o, "inpaint_full_res");
+            if (fr && !cJSON_IsNull(fr) && !cJSON_IsBool(fr) && !cJSON_IsNumber(fr))
+                return snprintf(msg, cap, "inpaint_full_res: expected true or false"), -1;
+            j->only_masked = !fr || cJSON_IsNull(fr) || cJSON_IsTrue(fr) || (cJSON_IsNumber(fr) && fr->valuedouble != 0);
+            long long pad;
+            if (get_int(o, "inpaint_full_res_padding", 0, 0, 16384, NULL, &pad, msg, cap)) return -1;
+            j->only_masked_padding = (int)pad;
+        }
         const cJSON *mk = cJSON_GetObjectItemCaseSensitive(o, "mask");
         if (mk && !cJSON_IsNull(mk)) {
             int mw, mh;
             if (!cJSON_IsString(mk)) return snprintf(msg, cap, "mask: expected a base64 PNG string"), -1;
             if (get_png("mask", mk->valuestring, 1, &j->mask, &mw, &mh, msg, cap)) return -1;
-            j->mask_w = mw; /* resized to width x height as the image (A1111 resizes both) */
+            j->mask_w = mw; /* resized to the init image's size (after its resize to width x height) */
             j->mask_h = mh;
             /* A1111's inpainting options: mask_blur (default 4; mask_blur_x/y when it is absent),
-             * inpainting_mask_invert; "original" fill over the whole picture is what runs */
+             * inpainting_mask_invert; "original" fill is what runs */
             const cJSON *mb = cJSON_GetObjectItemCaseSensitive(o, "mask_blur");
             j->mask_blur = 4;
             if (mb && !cJSON_IsNull(mb)) {
@@ -714,21 +730,31 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
             if (fill != 1)
                 return snprintf(msg, cap, "inpainting_fill %lld: only 1 (\"original\": the init image under the mask) "
                                 "is supported", fill), -1;
-            const cJSON *fr = cJSON_GetObjectItemCaseSensitive(o, "inpaint_full_res");
-            if (fr && !cJSON_IsNull(fr) && !cJSON_IsFalse(fr) && !(cJSON_IsNumber(fr) && fr->valuedouble == 0))
-                return snprintf(msg, cap, "inpaint_full_res: only false (inpaint area \"Whole picture\") is supported"), -1;
+            if (j->only_masked && !info.fixed_size) {
+                /* the area's default size: the image's rounded down to a multiple of 8 (the library's and
+                 * the CLI's rule, diffusers' get_default_height_width) and of the size multiple */
+                int m = 8;
+                while (info.size_multiple > 0 && m % info.size_multiple) m += 8;
+                def_w = j->init_w - j->init_w % m;
+                def_h = j->init_h - j->init_h % m;
+                if (def_w < m) def_w = m;
+                if (def_h < m) def_h = m;
+            }
             const cJSON *mr = cJSON_GetObjectItemCaseSensitive(o, "mask_round");
             if (cJSON_IsFalse(mr))
                 return snprintf(msg, cap, "mask_round: only true (the mask is read as repaint >= 128) is supported"), -1;
         }
     }
     snprintf(lim, sizeof lim, "(--max-size %d)", sv->lim.size);
-    if (get_int(o, "width", info.width, 8, sv->lim.size, lim, &w, msg, cap) ||
-        get_int(o, "height", info.height, 8, sv->lim.size, lim, &h, msg, cap))
+    if (get_int(o, "width", def_w, 8, sv->lim.size, lim, &w, msg, cap) ||
+        get_int(o, "height", def_h, 8, sv->lim.size, lim, &h, msg, cap))
         return -1;
     long long rmode = 0;
     if (img2img && get_int(o, "resize_mode", 0, 0, 3, NULL, &rmode, msg, cap)) return -1;
-    if (img2img && rmode != 0 && (w != j->init_w || h != j->init_h))
+    /* only masked: the image keeps its size (the area around the mask is generated at width x
+     * height; A1111 applies no resize_mode then) and the mask is resized to the image's size */
+    const int om = img2img && j->mask && j->only_masked;
+    if (img2img && !om && rmode != 0 && (w != j->init_w || h != j->init_h))
         return snprintf(msg, cap, "resize_mode %lld: only 0 (\"Just resize\") is supported; the init image is %dx%d, "
                         "width x height %lldx%lld", rmode, j->init_w, j->init_h, w, h), -1;
     if (get_int(o, "seed", -1, -1, (1LL << 53), NULL, &seed, msg, cap)) return -1;
@@ -756,10 +782,10 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
         return snprintf(msg, cap, "width %lld, height %lld: not multiples of %d (the VAE's factor)", w, h,
                         info.size_multiple),
                -1;
-    if (img2img && j->mask && rmode != 0 && (w != j->mask_w || h != j->mask_h))
+    if (img2img && !om && j->mask && rmode != 0 && (w != j->mask_w || h != j->mask_h))
         return snprintf(msg, cap, "resize_mode %lld: only 0 (\"Just resize\") is supported; the mask is %dx%d, "
                         "width x height %lldx%lld", rmode, j->mask_w, j->mask_h, w, h), -1;
-    if (img2img && (w != j->init_w || h != j->init_h)) { /* A1111's resize_mode 0: PIL LANCZOS */
+    if (img2img && !om && (w != j->init_w || h != j->init_h)) { /* A1111's resize_mode 0: PIL LANCZOS */
         unsigned char *ri = NULL;
         if (sds_image_resize(j->init, j->init_w, j->init_h, 3, (int)w, (int)h, &ri))
             return snprintf(msg, cap, "init_images[0]: resizing %dx%d to %lldx%lld: out of memory", j->init_w,
@@ -769,15 +795,15 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
         j->init_w = (int)w;
         j->init_h = (int)h;
     }
-    if (img2img && j->mask && (w != j->mask_w || h != j->mask_h)) { /* the mask alike */
+    if (img2img && j->mask && (j->init_w != j->mask_w || j->init_h != j->mask_h)) { /* the mask alike */
         unsigned char *rm = NULL;
-        if (sds_image_resize(j->mask, j->mask_w, j->mask_h, 1, (int)w, (int)h, &rm))
-            return snprintf(msg, cap, "mask: resizing %dx%d to %lldx%lld: out of memory", j->mask_w, j->mask_h, w,
-                            h), -1;
+        if (sds_image_resize(j->mask, j->mask_w, j->mask_h, 1, j->init_w, j->init_h, &rm))
+            return snprintf(msg, cap, "mask: resizing %dx%d to %dx%d: out of memory", j->mask_w, j->mask_h, j->init_w,
+                            j->init_h), -1;
         free(j->mask);
         j->mask = rm;
-        j->mask_w = (int)w;
-        j->mask_h = (int)h;
+        j->mask_w = j->init_w;
+        j->mask_h = j->init_h;
     }
     const cJSON *si = cJSON_GetObjectItemCaseSensitive(o, "send_images");
     if (si && !cJSON_IsNull(si) && !cJSON_IsBool(si)) return snprintf(msg, cap, "send_images: expected true or false"), -1;
@@ -1068,7 +1094,9 @@ static void run_images(struct worker *wk, struct job *j)
                                 .strength = j->strength, .mask = j->mask, .progress = on_progress,
                                 .progress_user = wk, .cancel = &j->stop, .emphasis = j->emphasis,
                                 .clip_skip = j->clip_skip, .mask_blur = j->mask ? j->mask_blur : 0,
-                                .mask_invert = j->mask ? j->mask_invert : 0, .eta = j->eta > 0 ? j->eta : 0};
+                                .mask_invert = j->mask ? j->mask_invert : 0, .eta = j->eta > 0 ? j->eta : 0,
+                                .only_masked = j->mask ? j->only_masked : 0,
+                                .only_masked_padding = j->mask ? j->only_masked_padding : 0};
         struct sds_image im;
         rc = sds_generate(wk->sess, &r, &im, err, sizeof err);
         if (im.load_seconds > 0) {
@@ -1098,9 +1126,7 @@ static void run_images(struct worker *wk, struct job *j)
             sds_image_free(&im);
             break;
         }
-        w = im.width;
-        h = im.height;
-        sds_image_free(&im);
+        sds_image_free(&im); /* info's width/height: the size generated (only masked: the area's), as A1111 */
         char *b64 = b64_encode(png, len);
         free(png);
         if (j->send_images && b64) cJSON_AddItemToArray(images, cJSON_CreateString(b64));
@@ -1982,7 +2008,10 @@ static void usage(FILE *f)
         "                                as A1111's resize_mode 0, PIL Lanczos; width/height default to its size),\n"
         "                                denoising_strength (default 0.75), mask (base64 PNG, any checkpoint: a plain\n"
         "                                UNet blends latents, an inpainting UNet takes the mask), mask_blur (default\n"
-        "                                4), inpainting_mask_invert; inpainting_fill 1 and inpaint_full_res false only\n"
+        "                                4), inpainting_mask_invert, inpaint_full_res (default true: \"Only masked\",\n"
+        "                                the area around the mask generated at width x height, default the image's\n"
+        "                                size rounded down to 8, and pasted back into the image at its size; false:\n"
+        "                                \"Whole picture\"), inpaint_full_res_padding (default 0); inpainting_fill 1 only\n"
         "  GET  /sdapi/v1/progress       progress, eta_relative, state{...}, current_image (latent preview), textinfo\n"
         "  POST /sdapi/v1/interrupt      stop the running job;  POST /sdapi/v1/skip: skip its current image\n"
         "  GET  /sdapi/v1/samplers, /schedulers, /sd-models, /loras, /scripts;  POST /refresh-checkpoints, /refresh-loras\n"

@@ -14,11 +14,14 @@ and by urllib:
      queued by /progress) and the second image is the reference image;
   4. options: /sd-models lists --ckpt-dir; sd_model_checkpoint switches to the diffusers folder and
      back (the image equals the reference again); names outside the list (paths) are refused;
+  4b. A1111 fields: override_settings, masks (whole picture), inpaint_full_res "Only masked" (true or
+     absent, A1111's default; inpaint_full_res_padding) == the CLI's --only-masked, eta, resize_mode 0;
   5. png-info round trip (webuiapi.png_info): the infotext and its parsed Steps/Seed/Prompt;
   6. bad input, each answered 4xx naming the problem/limit, /health answering after every one:
      malformed JSON, a JSON array, huge width, negative steps, steps as a string, unknown sampler,
      unknown scheduler, too many images, too long a prompt, an oversized body, no / wrong
-     credentials, unknown route, wrong method, bad img2img inputs, a body that is not UTF-8; then
+     credentials, unknown route, wrong method, bad img2img inputs (inpaint_full_res_padding negative,
+     text, fractional; an all-black mask with "Only masked"), a body that is not UTF-8; then
      a mutation fuzz of 300 bodies (none answered 5xx);
   7. a client that disconnects mid-generation loses its job; the server goes on serving;
   8. SIGTERM: the server exits 0;
@@ -370,6 +373,55 @@ r = api.img2img(images=[Image.open(ref_png)], mask_image=mask64, inpainting_fill
                 prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
                 sampler_name="Euler a", steps=4, denoising_strength=0.6)
 check(int((pixels(r.image) != want_mr).sum()) == 0, "a 64x64 mask resized to 32x32 == CLI on PIL's LANCZOS resize")
+# A1111's Inpaint area "Only masked" (inpaint_full_res, its default true; inpaint_full_res_padding):
+# the image keeps its size, the box around the mask is generated at width x height == the CLI's
+# --only-masked --only-masked-padding P. A 48x40 image at 32x32 (padding 4), a 96x80 mask resized
+# to 48x40, and a request without inpaint_full_res / width / height on a 37x34 image (the area at
+# 32x32, the image's size rounded down to 8; padding 0)
+om_img = Image.open(ref_png).convert("RGB").resize((48, 40), Image.BICUBIC)
+om_png, om_mask_png = os.path.join(work, "om_48x40.png"), os.path.join(work, "om_mask_48x40.png")
+om_img.save(om_png)
+om_mask = np.zeros((40, 48), np.uint8)
+om_mask[12:26, 20:34] = 255
+Image.fromarray(om_mask, "L").save(om_mask_png)
+om_flags = ["--strength", "0.6", "--mask-blur", "4", "--only-masked"]
+want_om = cli_png("om4", PROMPT, "--init-image", om_png, "--mask", om_mask_png, *om_flags, "--only-masked-padding", "4")
+r = api.img2img(images=[om_img], mask_image=Image.open(om_mask_png), inpainting_fill=1, inpaint_full_res=True,
+                inpaint_full_res_padding=4, prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32,
+                height=32, sampler_name="Euler a", steps=4, denoising_strength=0.6)
+diff = int((pixels(r.image) != want_om).sum()) if r.image.size == (48, 40) else -1
+check(diff == 0 and "Inpaint area: Only masked, Masked area padding: 4" in r.info["infotexts"][0] and
+      "Size: 32x32" in r.info["infotexts"][0] and (r.info["width"], r.info["height"]) == (32, 32),
+      f"only masked, padding 4, 48x40 at 32x32: {r.image.size}, {diff} values differ from the CLI's --only-masked; "
+      f"{r.info['infotexts'][0]!r}")
+om_mask96 = Image.fromarray(om_mask, "L").resize((96, 80), Image.NEAREST)
+om_mask_r_png = os.path.join(work, "om_mask_96_to_48.png")
+om_mask96.resize((48, 40), Image.LANCZOS).save(om_mask_r_png)
+want_omr = cli_png("om4r", PROMPT, "--init-image", om_png, "--mask", om_mask_r_png, *om_flags, "--only-masked-padding", "4")
+r = api.img2img(images=[om_img], mask_image=om_mask96, inpainting_fill=1, inpaint_full_res=True,
+                inpaint_full_res_padding=4, prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32,
+                height=32, sampler_name="Euler a", steps=4, denoising_strength=0.6)
+check(r.image.size == (48, 40) and int((pixels(r.image) != want_omr).sum()) == 0,
+      f"only masked: a 96x80 mask resized to the 48x40 image == CLI on PIL's LANCZOS resize: {r.image.size}")
+om_img2 = Image.open(ref_png).convert("RGB").resize((37, 34), Image.BICUBIC)
+om2_png, om2_mask_png = os.path.join(work, "om_37x34.png"), os.path.join(work, "om_mask_37x34.png")
+om_img2.save(om2_png)
+Image.fromarray(om_mask[:34, 5:42], "L").save(om2_mask_png)
+want_om0 = cli_png("om0", PROMPT, "--init-image", om2_png, "--mask", om2_mask_png, *om_flags, "--only-masked-padding", "0")
+buf = io.BytesIO()
+om_img2.save(buf, "PNG")
+s, r = call("POST", "/sdapi/v1/img2img", {"init_images": [base64.b64encode(buf.getvalue()).decode()],
+                                          "mask": base64.b64encode(open(om2_mask_png, "rb").read()).decode(),
+                                          "inpainting_fill": 1, "prompt": PROMPT, "negative_prompt": NEG, "seed": 42,
+                                          "cfg_scale": 7.5, "sampler_name": "Euler a", "steps": 4,
+                                          "denoising_strength": 0.6})
+im0 = Image.open(io.BytesIO(base64.b64decode(r["images"][0]))) if s == 200 else None
+info0 = json.loads(r["info"]) if s == 200 else {}
+check(im0 is not None and im0.size == (37, 34) and int((pixels(im0) != want_om0).sum()) == 0 and
+      "Inpaint area: Only masked, Masked area padding: 0" in info0["infotexts"][0] and
+      (info0["width"], info0["height"]) == (32, 32),
+      f"img2img without inpaint_full_res/width/height: only masked (A1111's default) at 32x32 == CLI "
+      f"--only-masked-padding 0: {s} {im0.size if im0 else str(r)[:300]}")
 want_e = cli_png("eta", PROMPT, "--scheduler", "ddim", "--eta", "0.5")
 r = api.txt2img(prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32, sampler_name="DDIM",
                 steps=4, eta=0.5)
@@ -413,6 +465,7 @@ s, r = call("POST", "/sdapi/v1/txt2img", {"prompt": PROMPT, "steps": 2, "seed": 
 check(s == 200 and Image.open(io.BytesIO(base64.b64decode(r["images"][0]))).size == (32, 32),
       f"txt2img without width/height after a 64x64 request: {s} {str(r)[:200]}")
 print("4b. override sd_model_checkpoint (switched, restored); mask / inverted mask + mask_blur 4 == CLI --mask-blur 4; "
+      "only masked (inpaint_full_res true / absent, padding 4 / 0, a resized mask) == CLI --only-masked; "
       "eta 0.5 == CLI --eta (Eta DDIM); 64->32 resize == PIL LANCZOS + CLI; default sizes fixed; textinfo: "
       f"{texts[0] if texts else None!r}")
 mark("A1111 fields")
@@ -432,6 +485,9 @@ mark("png-info")
 # 6. bad input: 4xx naming the problem; the server keeps serving
 ok = dict(prompt="x", steps=4, width=32, height=32)
 MASK_B64 = base64.b64encode(open(os.path.join(work, "mask.png"), "rb").read()).decode()
+buf = io.BytesIO()
+Image.new("L", (32, 32), 0).save(buf, "PNG")
+BLACK_B64 = base64.b64encode(buf.getvalue()).decode()
 cases = [
     ("malformed JSON", "POST", "/sdapi/v1/txt2img", None, b'{"prompt": "a cat", "steps": ', AUTH, 400, "malformed JSON"),
     ("JSON array", "POST", "/sdapi/v1/txt2img", [1, 2], None, AUTH, 400, "JSON object"),
@@ -471,7 +527,15 @@ cases = [
     ("eta Euler a", "POST", "/sdapi/v1/txt2img", dict(ok, sampler_name="Euler a", eta=0.5), None, AUTH, 422, "eta 0.5"),
     ("unknown override checkpoint", "POST", "/sdapi/v1/txt2img", dict(ok, override_settings={"sd_model_checkpoint": "nope"}), None, AUTH, 422, "sd_model_checkpoint"),
     ("LoRA not fitting", "POST", "/sdapi/v1/txt2img", dict(ok, prompt="x <lora:sd2_peft:0.8>"), None, AUTH, 422, "does not fit"),
-    ("inpaint_full_res", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res=True), None, AUTH, 422, "inpaint_full_res"),
+    ("inpaint_full_res runs", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res=True, inpaint_full_res_padding=8), None, AUTH, 200, ""),
+    ("inpaint_full_res 1 runs", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res=1, steps=2), None, AUTH, 200, ""),
+    ("inpaint_full_res text", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res="yes"), None, AUTH, 422, "inpaint_full_res: expected true or false"),
+    ("padding negative", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res_padding=-1), None, AUTH, 422, "inpaint_full_res_padding -1"),
+    ("padding text", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res_padding="32"), None, AUTH, 422, "inpaint_full_res_padding: expected an integer"),
+    ("padding fractional", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res_padding=4.5), None, AUTH, 422, "inpaint_full_res_padding: expected an integer"),
+    ("padding huge", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpaint_full_res_padding=1e12), None, AUTH, 422, "inpaint_full_res_padding"),
+    ("padding without mask", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], inpaint_full_res_padding=-5), None, AUTH, 422, "inpaint_full_res_padding"),
+    ("only masked, black mask", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=BLACK_B64), None, AUTH, 422, "all black"),
     ("inpainting_fill 0", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], mask=MASK_B64, inpainting_fill=0, inpaint_full_res=False), None, AUTH, 422, "inpainting_fill"),
     ("img2img strength", "POST", "/sdapi/v1/img2img", dict(ok, init_images=[REF_B64], denoising_strength=1.5), None, AUTH, 422, "denoising_strength"),
     ("options wrong type", "POST", "/sdapi/v1/options", {"sd_model_checkpoint": 5}, None, AUTH, 422, "expected a string"),
@@ -524,7 +588,8 @@ for i in range(300):
         check(False, f"fuzz {i} {path} {bytes(b)[:80]!r}: {st}")
         break
 healthy("the fuzz")
-print(f"6. {len(cases)} bad requests answered 4xx naming the problem; /health ok after each; "
+print(f"6. {sum(c[6] >= 400 for c in cases)} bad requests answered 4xx naming the problem, "
+      f"{sum(c[6] < 400 for c in cases)} edge requests run; /health ok after each; "
       f"fuzz: 300 mutated bodies -> {dict(sorted(statuses.items(), key=str))}")
 mark("bad input")
 
