@@ -84,6 +84,11 @@ CASES = [("a", 4, 7.0, PROMPT, NEG), ("b", 1, 1.0, PROMPT, NEG), ("c", 4, 5.0, P
          ("d", 6, 7.0, LONG, NEG)]
 
 
+# without T5 (StableDiffusion3Pipeline.from_pretrained(..., text_encoder_3=None, tokenizer_3=None):
+# zero T5 embeddings [1, max_sequence_length, joint_attention_dim])
+NOT5_CASES = [("not5", 4, 7.0, PROMPT, NEG)]
+
+
 def build_folder(folder):
     from diffusers import (AutoencoderKL, FlowMatchEulerDiscreteScheduler, SD3Transformer2DModel,
                            StableDiffusion3Pipeline)
@@ -201,7 +206,7 @@ def save(out, name, arr):
 
 def references(pipe, out):
     with open(os.path.join(out, "cases.txt"), "w") as f:
-        for c in CASES:
+        for c in CASES + NOT5_CASES:
             f.write("\t".join(str(x) for x in c) + "\n")
     # case a with its intermediates
     _, steps, cfg, prompt, neg = CASES[0]
@@ -368,6 +373,12 @@ def main():
           pipe.tokenizer_max_length)
     with torch.no_grad():
         inputs = references(pipe, a.out)
+        from diffusers import StableDiffusion3Pipeline
+        p5 = StableDiffusion3Pipeline.from_pretrained(folder, text_encoder_3=None, tokenizer_3=None,
+                                                      torch_dtype=torch.float32)
+        p5.set_progress_bar_config(disable=True)
+        for name, steps, cfg, prompt, neg in NOT5_CASES:
+            save(a.out, f"{name}_image", run_case(p5, steps, cfg, prompt, neg))
     paths = export(pipe, os.path.join(a.out, "onnx"), inputs)
     ort_loop(paths, a.out)
     if a.onnx2cl:

@@ -1,0 +1,369 @@
+/* sd3_pipeline.c — StableDiffusion3Pipeline's txt2img loop over compiled models (sd3_pipeline.h).
+ * Linked into onnx2cl-sd with the T5 tokenizer (t5_tokenizer.h, libsentencepiece); not part of
+ * libonnx2cl-sd (whose users do not link libstdc++).
+ */
+#include "sd3_pipeline.h"
+#include "clip_tokenizer.h"
+#include "torch_rng.h"
+#include "platform.h" /* o2r_now_ms */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXIO 16
+#define CLIP_LEN 77
+
+static double now_s(void) { return o2r_now_ms() * 1e-3; }
+
+static int find_io(const struct o2r_io *io, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(io[i].name, name)) return (int)i;
+    return -1;
+}
+
+static int is_float(int32_t dt) { return dt == O2R_F32 || dt == O2R_F16; }
+
+static int fail(char *err, size_t cap, const char *fmt, const char *path, const char *what)
+{
+    snprintf(err, cap, fmt, path, what);
+    return -1;
+}
+
+/* A CLIP encoder with projection: input_ids [1,77] int -> text_embeds [1,P] and
+ * penultimate_hidden_state [1,77,H]. */
+static int check_clip(const struct sdp_model *m, const struct sdp_tokenizer *tok, int *out, int *pool, int *hidden,
+                      int *proj, char *err, size_t errcap)
+{
+    const struct o2r_model_desc *d = m->desc;
+    if (d->n_inputs != 1 || (d->inputs[0].dtype != O2R_I64 && d->inputs[0].dtype != O2R_I32) ||
+        d->inputs[0].rank != 2 || d->inputs[0].dims[0] != 1 || d->inputs[0].dims[1] != CLIP_LEN)
+        return fail(err, errcap, "%s: %s", m->path,
+                    "expected one input input_ids int64 [1,77] (compile it with --shape input_ids=1,77)");
+    *out = find_io(d->outputs, d->n_outputs, "penultimate_hidden_state");
+    *pool = find_io(d->outputs, d->n_outputs, "text_embeds");
+    if (*out < 0 || *pool < 0)
+        return fail(err, errcap, "%s: %s", m->path,
+                    "no penultimate_hidden_state or text_embeds output (SD3's CLIP encoders are exported as "
+                    "CLIPTextModelWithProjection with hidden_states[-2]: models/make_sd3_refs.py)");
+    const struct o2r_io *o = &d->outputs[*out], *pl = &d->outputs[*pool];
+    if (o->rank != 3 || !is_float(o->dtype) || o->dims[0] != 1 || o->dims[1] != CLIP_LEN || pl->rank != 2 ||
+        !is_float(pl->dtype) || pl->dims[0] != 1)
+        return fail(err, errcap, "%s: %s", m->path, "outputs not [1,77,H] and [1,P] float");
+    *hidden = (int)o->dims[2];
+    *proj = (int)pl->dims[1];
+    (void)tok;
+    return 0;
+}
+
+int sdp_sd3_check(struct sdp_sd3 *p, char *err, size_t errcap)
+{
+    if (!p->te.desc || !p->te2.desc || !p->dit.desc || !p->vae.desc || !p->tok || !p->tok2 || !p->sched) {
+        snprintf(err, errcap, "SD3: text_encoder, text_encoder_2, transformer, vae_decoder, both CLIP tokenizers "
+                 "and the scheduler are needed");
+        return -1;
+    }
+    if (p->sched->kind != SDP_SCHED_FLOW_EULER) {
+        snprintf(err, errcap, "SD3: the scheduler must be flow matching (FlowMatchEulerDiscreteScheduler: flow_euler), "
+                 "not %s", sdp_sched_kind_name(p->sched->kind));
+        return -1;
+    }
+    if (check_clip(&p->te, p->tok, &p->te_out, &p->te_pool, &p->te_hidden, &p->te_proj, err, errcap) ||
+        check_clip(&p->te2, p->tok2, &p->te2_out, &p->te2_pool, &p->te2_hidden, &p->te2_proj, err, errcap))
+        return -1;
+    const struct o2r_model_desc *d = p->dit.desc;
+    p->d_hs = find_io(d->inputs, d->n_inputs, "hidden_states");
+    p->d_ehs = find_io(d->inputs, d->n_inputs, "encoder_hidden_states");
+    p->d_pool = find_io(d->inputs, d->n_inputs, "pooled_projections");
+    p->d_t = find_io(d->inputs, d->n_inputs, "timestep");
+    if (p->d_hs < 0 || p->d_ehs < 0 || p->d_pool < 0 || p->d_t < 0 || d->n_outputs != 1)
+        return fail(err, errcap, "%s: %s", p->dit.path,
+                    "does not look like an SD3 transformer: expected inputs hidden_states, encoder_hidden_states, "
+                    "pooled_projections, timestep and one output");
+    const struct o2r_io *hs = &d->inputs[p->d_hs], *ehs = &d->inputs[p->d_ehs], *pool = &d->inputs[p->d_pool],
+                        *ts = &d->inputs[p->d_t], *out = &d->outputs[0];
+    if (hs->rank != 4 || ehs->rank != 3 || pool->rank != 2 || !is_float(hs->dtype) || !is_float(ehs->dtype) ||
+        !is_float(pool->dtype) || !is_float(ts->dtype) || out->rank != 4 || !is_float(out->dtype))
+        return fail(err, errcap, "%s: %s", p->dit.path,
+                    "inputs not hidden_states [B,C,h,w], encoder_hidden_states [B,S,D], pooled_projections [B,P] "
+                    "float");
+    p->d_batch = (int)hs->dims[0];
+    p->lat_c = (int)hs->dims[1], p->lat_h = (int)hs->dims[2], p->lat_w = (int)hs->dims[3];
+    p->ctx_len = (int)ehs->dims[1], p->joint_dim = (int)ehs->dims[2];
+    char msg[512];
+    if ((p->d_batch != 1 && p->d_batch != 2) || ehs->dims[0] != p->d_batch || pool->dims[0] != p->d_batch ||
+        (ts->rank == 1 && ts->dims[0] != p->d_batch && ts->dims[0] != 1) || out->dims[0] != p->d_batch ||
+        out->dims[1] != p->lat_c || out->dims[2] != p->lat_h || out->dims[3] != p->lat_w) {
+        snprintf(msg, sizeof msg, "batch %d: every input and the output must have it (1, or 2: guidance in one run), "
+                 "and the output the hidden_states' shape", p->d_batch);
+        return fail(err, errcap, "%s: %s", p->dit.path, msg);
+    }
+    if (pool->dims[1] != p->te_proj + p->te2_proj) {
+        snprintf(msg, sizeof msg, "pooled_projections width %lld, but the CLIP encoders' text_embeds are %d + %d",
+                 (long long)pool->dims[1], p->te_proj, p->te2_proj);
+        return fail(err, errcap, "%s: %s", p->dit.path, msg);
+    }
+    if (p->joint_dim < p->te_hidden + p->te2_hidden || p->ctx_len <= CLIP_LEN) {
+        snprintf(msg, sizeof msg, "encoder_hidden_states [%d,%d]: expected [77 + T5 tokens, D] with D >= %d + %d (the "
+                 "CLIP states, zero-padded to D)", p->ctx_len, p->joint_dim, p->te_hidden, p->te2_hidden);
+        return fail(err, errcap, "%s: %s", p->dit.path, msg);
+    }
+    p->t5_len = p->ctx_len - CLIP_LEN, p->t5_dim = p->joint_dim;
+    if (p->te3.desc) {
+        const struct o2r_model_desc *t = p->te3.desc;
+        if (!p->t5) {
+            snprintf(err, errcap, "%s: a T5 encoder without its tokenizer (tokenizer_3/spiece.model)", p->te3.path);
+            return -1;
+        }
+        if (t->n_inputs != 1 || (t->inputs[0].dtype != O2R_I64 && t->inputs[0].dtype != O2R_I32) ||
+            t->inputs[0].rank != 2 || t->inputs[0].dims[0] != 1 || t->n_outputs < 1 || t->outputs[0].rank != 3 ||
+            !is_float(t->outputs[0].dtype) || t->inputs[0].dims[1] != p->t5_len || t->outputs[0].dims[1] != p->t5_len ||
+            t->outputs[0].dims[2] != p->t5_dim) {
+            snprintf(msg, sizeof msg, "expected input_ids [1,%d] int64 -> last_hidden_state [1,%d,%d] (the "
+                     "transformer's context is 77 + %d tokens of width %d)", p->t5_len, p->t5_len, p->t5_dim, p->t5_len,
+                     p->t5_dim);
+            return fail(err, errcap, "%s: %s", p->te3.path, msg);
+        }
+    }
+    const struct o2r_model_desc *v = p->vae.desc;
+    p->v_in = find_io(v->inputs, v->n_inputs, "latent_sample");
+    if (p->v_in < 0) p->v_in = 0;
+    const struct o2r_io *vi = &v->inputs[p->v_in], *vo = &v->outputs[0];
+    if (vi->rank != 4 || vi->dims[0] != 1 || vi->dims[1] != p->lat_c || vi->dims[2] != p->lat_h ||
+        vi->dims[3] != p->lat_w || vo->rank != 4 || vo->dims[1] != 3) {
+        snprintf(msg, sizeof msg, "expected latent_sample [1,%d,%d,%d] (the transformer's latents) -> sample "
+                 "[1,3,H,W]", p->lat_c, p->lat_h, p->lat_w);
+        return fail(err, errcap, "%s: %s", p->vae.path, msg);
+    }
+    p->img_h = (int)vo->dims[2], p->img_w = (int)vo->dims[3];
+    return 0;
+}
+
+/* Runs model m once on host buffers. */
+static int run(struct sdp_model *m, void **in, void **out, double *acc, int *runs, char *err, size_t errcap)
+{
+    double t0 = now_s();
+    if (o2r_model_run(m->m, (const void *const *)in, out) != O2R_OK) {
+        snprintf(err, errcap, "%s: %s", m->path, o2r_ctx_last_error(m->ctx));
+        return -1;
+    }
+    if (acc) *acc += now_s() - t0;
+    if (runs) (*runs)++;
+    return 0;
+}
+
+static int alloc_io(const struct o2r_model_desc *d, void **in, void **out)
+{
+    if (d->n_inputs > MAXIO || d->n_outputs > MAXIO) return -1;
+    for (uint32_t i = 0; i < d->n_inputs; i++)
+        if (!(in[i] = calloc(1, d->inputs[i].nbytes ? d->inputs[i].nbytes : 1))) return -1;
+    for (uint32_t i = 0; i < d->n_outputs; i++)
+        if (!(out[i] = calloc(1, d->outputs[i].nbytes ? d->outputs[i].nbytes : 1))) return -1;
+    return 0;
+}
+
+static void free_io(const struct o2r_model_desc *d, void **in, void **out)
+{
+    for (uint32_t i = 0; i < d->n_inputs && i < MAXIO; i++) free(in[i]);
+    for (uint32_t i = 0; i < d->n_outputs && i < MAXIO; i++) free(out[i]);
+}
+
+static void put_ids(void *dst, int32_t dt, const int64_t *ids, int n)
+{
+    for (int j = 0; j < n; j++) {
+        if (dt == O2R_I64) ((int64_t *)dst)[j] = ids[j];
+        else ((int32_t *)dst)[j] = (int32_t)ids[j];
+    }
+}
+
+/* One conditioning row: ctx [ctx_len, joint_dim] and pooled [te_proj + te2_proj] for text. */
+static int encode_text(struct sdp_sd3 *p, const char *text, float *ctx, float *pooled, int *n_tokens,
+                       struct sdp_timings *tm, char *err, size_t errcap)
+{
+    int64_t ids[CLIP_LEN];
+    int rc = -1, full;
+    memset(ctx, 0, (size_t)p->ctx_len * p->joint_dim * sizeof *ctx); /* the CLIP part's padding, T5's absence */
+    for (int e = 0; e < 2; e++) {
+        struct sdp_model *m = e ? &p->te2 : &p->te;
+        const struct o2r_model_desc *d = m->desc;
+        const int out = e ? p->te2_out : p->te_out, pool = e ? p->te2_pool : p->te_pool;
+        const int width = e ? p->te2_hidden : p->te_hidden, off = e ? p->te_hidden : 0;
+        void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+        if (sdp_tokenizer_encode(e ? p->tok2 : p->tok, text, ids, CLIP_LEN, &full, err, errcap)) return -1;
+        if (!e && n_tokens) *n_tokens = full;
+        if (alloc_io(d, in, o)) {
+            free_io(d, in, o);
+            snprintf(err, errcap, "%s: out of memory", m->path);
+            return -1;
+        }
+        put_ids(in[0], d->inputs[0].dtype, ids, CLIP_LEN);
+        rc = run(m, in, o, &tm->text_encoder, &tm->text_runs, err, errcap);
+        if (!rc) {
+            float *z = malloc((size_t)CLIP_LEN * width * sizeof *z);
+            if (!z) {
+                snprintf(err, errcap, "out of memory");
+                rc = -1;
+            } else {
+                sdp_get_floats(z, d->outputs[out].dtype, o[out], (size_t)CLIP_LEN * width);
+                for (int t = 0; t < CLIP_LEN; t++)
+                    memcpy(ctx + (size_t)t * p->joint_dim + off, z + (size_t)t * width, (size_t)width * sizeof *z);
+                sdp_get_floats(pooled + (e ? p->te_proj : 0), d->outputs[pool].dtype, o[pool],
+                               (size_t)(e ? p->te2_proj : p->te_proj));
+                free(z);
+            }
+        }
+        free_io(d, in, o);
+        if (rc) return -1;
+    }
+    if (p->te3.desc) { /* T5: last_hidden_state after the 77 CLIP tokens */
+        const struct o2r_model_desc *d = p->te3.desc;
+        void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+        int64_t *t5ids = malloc((size_t)p->t5_len * sizeof *t5ids);
+        rc = -1;
+        if (!t5ids || alloc_io(d, in, o)) snprintf(err, errcap, "out of memory");
+        else if (!sdp_t5_encode(p->t5, text, t5ids, p->t5_len, &full, err, errcap)) {
+            put_ids(in[0], d->inputs[0].dtype, t5ids, p->t5_len);
+            if (!run(&p->te3, in, o, &tm->text_encoder, &tm->text_runs, err, errcap)) {
+                sdp_get_floats(ctx + (size_t)CLIP_LEN * p->joint_dim, d->outputs[0].dtype, o[0],
+                               (size_t)p->t5_len * p->t5_dim);
+                rc = 0;
+            }
+        }
+        free(t5ids);
+        free_io(d, in, o);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *image, int *n_tokens,
+                     struct sdp_timings *tm_out, char *err, size_t errcap)
+{
+    struct sdp_timings tm0 = {0}, *tm = tm_out ? tm_out : &tm0;
+    memset(tm, 0, sizeof *tm);
+    if (prm->batch > 1 || prm->init_image || prm->mask || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
+        snprintf(err, errcap, "SD3: batches, img2img, inpainting, --latents, A1111 emphasis and guidance rescale are "
+                 "not ported yet (txt2img of one image)");
+        return -1;
+    }
+    const double t_start = now_s();
+    const int cfg_on = prm->cfg > 1.0f, rows = cfg_on ? 2 : 1;
+    const size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nctx = (size_t)p->ctx_len * p->joint_dim;
+    const int npool = p->te_proj + p->te2_proj;
+    float *ctx = malloc((size_t)rows * nctx * sizeof *ctx), *pooled = malloc((size_t)rows * npool * sizeof *pooled);
+    float *lat = malloc(nl * sizeof *lat), *pred = malloc((size_t)rows * nl * sizeof *pred);
+    void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+    int rc = -1;
+    const struct o2r_model_desc *d = p->dit.desc;
+    if (!ctx || !pooled || !lat || !pred || alloc_io(d, in, o)) {
+        snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    /* conditioning rows: [uncond, cond] with guidance (diffusers' order), [cond] without */
+    if (prm->cancel && *prm->cancel) goto cancelled;
+    if (encode_text(p, prm->prompt, ctx + (size_t)(rows - 1) * nctx, pooled + (size_t)(rows - 1) * npool, n_tokens,
+                    tm, err, errcap))
+        goto done;
+    if (cfg_on && encode_text(p, prm->negative ? prm->negative : "", ctx, pooled, NULL, tm, err, errcap)) goto done;
+    /* timesteps: the class's schedule (mu from the image size when the config shifts dynamically) */
+    {
+        double mu = p->sched->dyn_shift ? sdp_sched_flow_mu(p->sched, p->img_w, p->img_h) : NAN;
+        if (sdp_sched_set_timesteps_flow(p->sched, prm->steps, NULL, mu, err, errcap)) goto done;
+    }
+    struct sdp_rng g;
+    sdp_rng_seed(&g, prm->seed);
+    sdp_rng_randn(&g, lat, nl); /* randn_tensor(shape, generator); init_noise_sigma 1 */
+    const double t_loop = now_s();
+    const int n = p->sched->n_steps;
+    for (int i = 0; i < n; i++) {
+        const float t = sdp_sched_timestep(p->sched, i);
+        for (int r0 = 0; r0 < rows; r0 += p->d_batch) {
+            if (prm->cancel && *prm->cancel) goto cancelled;
+            for (int b = 0; b < p->d_batch; b++) { /* a batch-2 program without guidance: the row twice */
+                const int r = r0 + b < rows ? r0 + b : r0;
+                const struct o2r_io *hs = &d->inputs[p->d_hs], *eh = &d->inputs[p->d_ehs], *pl = &d->inputs[p->d_pool];
+                sdp_put_floats((char *)in[p->d_hs] + (size_t)b * nl * o2r_dtype_size(hs->dtype), hs->dtype, lat, nl);
+                sdp_put_floats((char *)in[p->d_ehs] + (size_t)b * nctx * o2r_dtype_size(eh->dtype), eh->dtype,
+                               ctx + (size_t)r * nctx, nctx);
+                sdp_put_floats((char *)in[p->d_pool] + (size_t)b * npool * o2r_dtype_size(pl->dtype), pl->dtype,
+                               pooled + (size_t)r * npool, (size_t)npool);
+            }
+            const struct o2r_io *ts = &d->inputs[p->d_t];
+            for (uint64_t k = 0; k < (ts->nbytes / o2r_dtype_size(ts->dtype)); k++)
+                sdp_put_floats((char *)in[p->d_t] + k * o2r_dtype_size(ts->dtype), ts->dtype, &t, 1);
+            if (run(&p->dit, in, o, &tm->unet_total, &tm->unet_runs, err, errcap)) goto done;
+            for (int b = 0; b < p->d_batch && r0 + b < rows; b++)
+                sdp_get_floats(pred + (size_t)(r0 + b) * nl, d->outputs[0].dtype,
+                               (const char *)o[0] + (size_t)b * nl * o2r_dtype_size(d->outputs[0].dtype), nl);
+        }
+        double ts0 = now_s();
+        if (cfg_on) /* noise_pred_uncond + guidance_scale * (noise_pred_text - noise_pred_uncond) */
+            for (size_t k = 0; k < nl; k++) pred[k] = pred[k] + prm->cfg * (pred[nl + k] - pred[k]);
+        if (sdp_sched_step(p->sched, i, pred, lat, nl, &g)) {
+            snprintf(err, errcap, "out of memory");
+            goto done;
+        }
+        tm->scheduler += now_s() - ts0;
+        const double el = now_s() - t_loop;
+        if (!prm->quiet)
+            fprintf(stderr, "  step %d/%d  t=%.1f  %.2f s/step\n", i + 1, n, t, el / (i + 1));
+        if (prm->progress) {
+            struct sdp_progress pr = {.step = i + 1, .total = n, .elapsed = el, .eta = el / (i + 1) * (n - i - 1),
+                                      .latents = lat, .lat_c = p->lat_c, .lat_h = p->lat_h, .lat_w = p->lat_w,
+                                      .batch = 1};
+            if (prm->progress(&pr, prm->progress_user)) goto cancelled;
+        }
+    }
+    { /* latents / scaling_factor + shift_factor -> VAE -> image / 2 + 0.5, clamped */
+        const struct o2r_model_desc *v = p->vae.desc;
+        void *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
+        if (prm->cancel && *prm->cancel) goto cancelled;
+        if (alloc_io(v, vin, vout)) {
+            free_io(v, vin, vout);
+            snprintf(err, errcap, "out of memory");
+            goto done;
+        }
+        for (size_t k = 0; k < nl; k++) lat[k] = lat[k] / p->scaling_factor + p->shift_factor;
+        sdp_put_floats(vin[p->v_in], v->inputs[p->v_in].dtype, lat, nl);
+        int vrc = run(&p->vae, vin, vout, &tm->vae, NULL, err, errcap);
+        if (!vrc) {
+            const size_t ni = (size_t)3 * p->img_h * p->img_w;
+            sdp_get_floats(image, v->outputs[0].dtype, vout[0], ni);
+            for (size_t k = 0; k < ni; k++) {
+                float x = image[k] / 2 + 0.5f;
+                image[k] = x < 0 ? 0 : x > 1 ? 1 : x;
+            }
+        }
+        free_io(v, vin, vout);
+        if (vrc) goto done;
+    }
+    rc = 0;
+    goto done;
+cancelled:
+    snprintf(err, errcap, "cancelled");
+    rc = SDP_CANCELLED;
+done:
+    tm->total = now_s() - t_start;
+    free_io(d, in, o);
+    free(ctx);
+    free(pooled);
+    free(lat);
+    free(pred);
+    return rc;
+}
+
+void sdp_sd3_close(struct sdp_sd3 *p)
+{
+    sdp_model_close(&p->te);
+    sdp_model_close(&p->te2);
+    sdp_model_close(&p->te3);
+    sdp_model_close(&p->dit);
+    sdp_model_close(&p->vae);
+    sdp_tokenizer_free(p->tok);
+    sdp_tokenizer_free(p->tok2);
+    sdp_t5_free(p->t5);
+    sdp_sched_free(p->sched);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,67 @@
+/* sd3_pipeline.h — Stable Diffusion 3 / 3.5 txt2img (diffusers' StableDiffusion3Pipeline, 0.42)
+ * around models compiled by onnx2cl: two CLIP text encoders with projection (CLIP-L, CLIP-G), the
+ * T5 encoder (optional), the MMDiT transformer (SD3Transformer2DModel) and the 16-channel VAE
+ * decoder, loaded as sdp_model (shared objects or .o2d files).
+ *
+ * What a run does (as the pipeline with prompt_2 = prompt_3 = prompt, clip_skip None,
+ * max_sequence_length = the T5 encoder's input length, generator = torch.Generator().manual_seed
+ * (seed)):
+ *   each CLIP tokenizer to 77 ids (padding "max_length", truncation) -> its encoder:
+ *   hidden_states[-2] [77, H] and text_embeds (the projected pooled output) [P]; the two hidden
+ *   states concatenated per token [77, H1 + H2] and zero-padded to the T5 width D; T5's
+ *   last_hidden_state [L, D] (ids: T5TokenizerFast, "</s>" then "<pad>" to L), or zeros [L, D]
+ *   without a T5 encoder (diffusers' text_encoder_3=None); prompt_embeds = [clip; t5] [77 + L, D],
+ *   pooled = [text_embeds_L, text_embeds_G]. With guidance (cfg > 1) the negative prompt ("" when
+ *   none: encoded, no zeroing) the same way; rows [uncond, cond].
+ *   latents = randn [16, h, w] (init_noise_sigma 1); per step i: the transformer on the rows with
+ *   timestep = sigma_i * 1000 (float32), noise = uncond + cfg (cond - uncond), the flow-matching
+ *   Euler step (scheduler.h's flow_euler: shift, dynamic shifting with mu from the image size).
+ *   image = VAE(latents / scaling_factor + shift_factor) / 2 + 0.5, clamped to [0, 1].
+ * Errors: every function returns 0, or -1 with a message naming the model file; sdp_sd3_generate
+ * SDP_CANCELLED (sd_pipeline.h) when cancelled.
+ */
+#ifndef PIPELINE_SD3_PIPELINE_H
+#define PIPELINE_SD3_PIPELINE_H
+
+#include "sd_pipeline.h"
+#include "t5_tokenizer.h"
+
+/* The models, tokenizers and scheduler of one SD 3.x pipeline. Load the models with sdp_model_load
+ * (te3.desc NULL: no T5), the tokenizers, the scheduler (flow_euler), set the VAE factors, then
+ * sdp_sd3_check. */
+struct sdp_sd3 {
+    struct sdp_model te, te2, te3;   /* text_encoder (CLIP-L), text_encoder_2 (CLIP-G), text_encoder_3 (T5) */
+    struct sdp_model dit, vae;       /* transformer, vae_decoder */
+    struct sdp_tokenizer *tok, *tok2;/* CLIP tokenizers (tokenizer, tokenizer_2) */
+    struct sdp_t5_tokenizer *t5;     /* tokenizer_3 (needed with te3) */
+    struct sdp_scheduler *sched;     /* FlowMatchEulerDiscreteScheduler (flow_euler) */
+    float scaling_factor;            /* vae/config.json scaling_factor (SD3: 1.5305) */
+    float shift_factor;              /* vae/config.json shift_factor (SD3: 0.0609) */
+    /* filled by sdp_sd3_check */
+    int te_out, te_pool, te_hidden, te_proj;    /* CLIP-L: penultimate_hidden_state, text_embeds */
+    int te2_out, te2_pool, te2_hidden, te2_proj;/* CLIP-G */
+    int t5_len, t5_dim;                          /* T5: ids length (max_sequence_length), width */
+    int d_hs, d_ehs, d_pool, d_t, d_batch;       /* transformer inputs, batch */
+    int lat_c, lat_h, lat_w, ctx_len, joint_dim; /* latents; encoder_hidden_states [77 + t5_len, joint_dim] */
+    int v_in, img_h, img_w;                      /* VAE decoder input index, image size */
+};
+
+/* Checks that the models fit together: the CLIP encoders take input_ids [1,77] int and give
+ * text_embeds [1,P] and penultimate_hidden_state [1,77,H]; T5 input_ids [1,L] -> [1,L,D] (without
+ * T5, D and L come from the transformer: L = its context - 77); the transformer hidden_states
+ * [B,C,h,w], encoder_hidden_states [B,77+L,D] with D >= H1 + H2, pooled_projections [B,P1+P2],
+ * timestep [B]; the VAE decoder latent_sample [1,C,h,w]. Fills the index/shape fields. */
+int sdp_sd3_check(struct sdp_sd3 *p, char *err, size_t errcap);
+
+/* Generates prm->batch (must be 1) image(s) of prm->prompt into image [3, img_h, img_w] float32 in
+ * [0, 1]. Reads prompt, negative, steps, cfg, seed, quiet, progress, cancel of prm; refuses
+ * init images, masks, latents, emphasis modes and guidance rescale (not ported for SD3). *n_tokens
+ * (NULL: not wanted) receives the CLIP-L token count. tm (NULL: not wanted) the stage timings (the
+ * transformer's under unet_*). Returns 0, SDP_CANCELLED, or -1 with a message. */
+int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *image, int *n_tokens,
+                     struct sdp_timings *tm, char *err, size_t errcap);
+
+/* Frees the models, tokenizers and scheduler (what sdp_sd3 holds) and zeroes it. */
+void sdp_sd3_close(struct sdp_sd3 *p);
+
+#endif

@@ -1,0 +1,59 @@
+#!/bin/bash
+# run_sd3.sh — SD 3 txt2img (StableDiffusion3Pipeline) of onnx2cl-sd --models against diffusers on the
+# tiny random-weight SD 3 of tests/pipeline/sd3 (models/make_sd3_refs.py): CLIP-L + CLIP-G with
+# projection, T5, the MMDiT transformer (batch 2: guidance in one run), the 16-channel VAE;
+# FlowMatchEulerDiscreteScheduler (shift 3). The ONNX exports are compiled to .o2d files in WORK_DIR
+# (onnx2cl -o), the images compared with diffusers' (output_type "np"): max |got - ref| <= 1e-3 on
+# the [0,1] image. Cases (sd3/cases.txt): guidance with a negative prompt, 1 step without guidance,
+# an empty negative prompt, a prompt past 77 CLIP tokens with "!!" and T5's "</s>" in it; then
+# without T5 (text_encoder_3 left out: zero embeddings, diffusers' text_encoder_3=None) and the
+# refusals (an unported flag, a transformer without its --hf, a size the models do not make).
+# Usage: run_sd3.sh ONNX2CL ONNX2CL_SD O2C_COMPARE WORK_DIR
+set -euo pipefail
+onnx2cl=$1 sd=$2 compare=$3 work=$4
+here=$(cd "$(dirname "$0")" && pwd)
+d=$here/sd3
+hf=$d/tiny_sd3
+mkdir -p "$work/m" "$work/not5" "$work/out"
+fails=0
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+for m in text_encoder text_encoder_2 text_encoder_3 transformer vae_decoder; do
+  if [ ! -f "$work/m/$m.o2d" ] || [ "$d/onnx/$m.onnx" -nt "$work/m/$m.o2d" ] || [ "$onnx2cl" -nt "$work/m/$m.o2d" ]; then
+    "$onnx2cl" "$d/onnx/$m.onnx" -o "$work/m/$m.o2d" > "$work/$m.compile.log" 2>&1 ||
+      { bad "compile $m: $(tail -3 "$work/$m.compile.log")"; continue; }
+  fi
+  [ "$m" = text_encoder_3 ] || ln -sf "$work/m/$m.o2d" "$work/m/$m.weights" "$work/not5/" 2>/dev/null || true
+done
+[ "$fails" = 0 ] || { echo "sd3: $fails failed"; exit 1; }
+run() { # run TAG REF MODELS_DIR STEPS CFG PROMPT NEGATIVE
+  local tag=$1 ref=$2 mdir=$3 steps=$4 cfg=$5 prompt=$6 negative=$7
+  if ! "$sd" --models "$mdir" --hf "$hf" -p "$prompt" -n "$negative" --steps "$steps" --cfg "$cfg" --seed 42 \
+       --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log"; then
+    bad "$tag: onnx2cl-sd exited non-zero: $(tail -3 "$work/out/$tag.log")"; return
+  fi
+  if "$compare" "$work/out/$tag.npy" "$d/${ref}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+    printf '%-20s %s\n' "$tag" "$(head -c 150 "$work/out/$tag.cmp")"
+  else
+    bad "$tag: $(cat "$work/out/$tag.cmp")"
+  fi
+}
+while IFS=$'\t' read -r name steps cfg prompt negative; do
+  [[ $name == \#* || -z $name ]] && continue
+  mdir=$work/m; [[ $name == *not5* ]] && mdir=$work/not5
+  run "$name" "$name" "$mdir" "$steps" "$cfg" "$prompt" "$negative"
+done < "$d/cases.txt"
+grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_image.npy" ] || bad "no note that T5 was left out"
+# refusals: exit 2, a message, no PNG
+expect() { # expect NAME PATTERN ARGS...
+  local name=$1 pat=$2; shift 2
+  rm -f "$work/out/$name.png"
+  if "$sd" -p x -o "$work/out/$name.png" "$@" > "$work/out/$name.err" 2>&1; then bad "$name: exit 0"; return; fi
+  grep -q -- "$pat" "$work/out/$name.err" || { bad "$name: $(head -c 300 "$work/out/$name.err")"; return; }
+  [ ! -e "$work/out/$name.png" ] || { bad "$name: wrote a PNG"; return; }
+  echo "ok $name"
+}
+expect sd3_no_hf "give --hf DIR" --models "$work/m"
+expect sd3_batch "not ported for SD 3" --models "$work/m" --hf "$hf" --batch-size 2
+expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --height 64
+echo "sd3: $fails failed"
+[ "$fails" = 0 ]
