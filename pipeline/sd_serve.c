@@ -22,6 +22,7 @@
 #include "sd_serve.h"
 
 #include "platform.h" /* o2r_realpath, o2r_random_bytes, o2r_pid, o2r_strndup */
+#include "sd_preview.h" /* --taesd: TAESD for /progress's current_image (onnx2cl-sd's sd_preview.c) */
 #include "sd_session.h"
 
 #include <cjson/cJSON.h>
@@ -258,6 +259,14 @@ struct worker {
     float *lat;
     int lat_c, lat_h, lat_w;
     size_t lat_cap;
+    /* --taesd: the decoder of current_image for the running image's latents, on a context of its
+     * own on this worker's device; prepared and loaded by the worker (on_progress), run by /progress
+     * (td_mu held by both) */
+    pthread_mutex_t td_mu;
+    struct o2r_ctx *td_ctx;
+    struct sdv_taesd td;
+    int td_loaded;
+    int td_tried_c, td_tried_h, td_tried_w; /* the latents last prepared for (failed or not) */
 };
 
 struct server {
@@ -279,6 +288,8 @@ struct server {
     struct sds_info info;    /* of worker 0's session (under mu) */
     const char *ckpt_dir, *lora_dir;
     cJSON *options;          /* options set through POST /options (echoed by GET) */
+    const char *taesd;       /* --taesd PATH or NULL */
+    pthread_mutex_t td_prep_mu; /* one TAESD preparation at a time (the cache's temporary file names) */
 };
 
 static double now_s(void)
@@ -977,6 +988,36 @@ static int submit_and_wait(struct server *sv, struct MHD_Connection *c, struct j
 
 /* ---- the worker ---- */
 
+/* --taesd: prepares (compiled and converted into the cache on first use, as the CLI's --taesd) and
+ * loads TAESD for latents [c, h, w] on the worker's thread, once per latent size; on a failure
+ * (said on stderr) /progress keeps the latent approximation for that size. */
+static void taesd_ready(struct worker *wk, int c, int h, int w)
+{
+    struct server *sv = wk->sv;
+    wk->td_tried_c = c, wk->td_tried_h = h, wk->td_tried_w = w;
+    struct sde_options eo = {.arch_dir = sv->oo.arch_dir, .cache_dir = sv->oo.cache_dir,
+                             .compiler = sv->oo.compiler, .weights_dtype = sv->oo.weights_dtype,
+                             .quiet = sv->oo.quiet};
+    struct sdv_taesd_files f;
+    char err[2048] = "";
+    pthread_mutex_lock(&sv->td_prep_mu);
+    int rc = sdv_taesd_prepare(&eo, sv->taesd, c, h, w, &f, err, sizeof err);
+    pthread_mutex_unlock(&sv->td_prep_mu);
+    pthread_mutex_lock(&wk->td_mu);
+    if (wk->td_loaded) sdv_taesd_close(&wk->td);
+    wk->td_loaded = 0;
+    if (!rc && !wk->td_ctx && o2r_ctx_create(wk->device ? wk->device : sv->oo.device, &wk->td_ctx) != O2R_OK) {
+        snprintf(err, sizeof err, "OpenCL context: %s", o2r_ctx_last_error(NULL));
+        wk->td_ctx = NULL;
+        rc = -1;
+    }
+    if (!rc && !(rc = sdv_taesd_load(wk->td_ctx, &f, &wk->td, err, sizeof err))) wk->td_loaded = 1;
+    pthread_mutex_unlock(&wk->td_mu);
+    if (rc)
+        fprintf(stderr, "onnx2cl-sd serve: --taesd for latents %dx%dx%d: %s; current_image is the latent "
+                "approximation\n", c, h, w, err);
+}
+
 static int on_progress(const struct sds_progress *pr, void *user)
 {
     struct worker *wk = user;
@@ -997,6 +1038,9 @@ static int on_progress(const struct sds_progress *pr, void *user)
         wk->lat_w = pr->lat_w;
     }
     pthread_mutex_unlock(&sv->mu);
+    if (sv->taesd && pr->latents && pr->lat_c > 0 &&
+        (pr->lat_c != wk->td_tried_c || pr->lat_h != wk->td_tried_h || pr->lat_w != wk->td_tried_w))
+        taesd_ready(wk, pr->lat_c, pr->lat_h, pr->lat_w);
     return 0;
 }
 
@@ -1504,21 +1548,52 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
     char textinfo[192] = "";
     if (running) snprintf(textinfo, sizeof textinfo, "%s", wk->stage);
     char *b64 = NULL;
-    if (want_image && running && wk->lat_c == 4) {
-        size_t np = (size_t)wk->lat_h * wk->lat_w;
-        unsigned char *rgb = malloc(np * 3);
-        if (rgb && sds_preview_rgb(wk->lat, wk->lat_c, wk->lat_h, wk->lat_w, rgb) == 0) {
-            unsigned char *png;
-            size_t len;
-            char e[256];
-            if (sds_png_encode(rgb, wk->lat_w, wk->lat_h, NULL, NULL, 0, &png, &len, e, sizeof e) == 0) {
-                b64 = b64_encode(png, len);
-                free(png);
-            }
-        }
-        free(rgb);
+    float *lat = NULL; /* the running image's latents, copied: decoded with sv->mu released */
+    int lc = 0, lh = 0, lw = 0;
+    if (want_image && running && wk->lat_c == 4 && (lat = malloc((size_t)4 * wk->lat_h * wk->lat_w * sizeof *lat))) {
+        lc = wk->lat_c, lh = wk->lat_h, lw = wk->lat_w;
+        memcpy(lat, wk->lat, (size_t)lc * lh * lw * sizeof *lat);
     }
     pthread_mutex_unlock(&sv->mu);
+    if (lat) { /* --taesd: TAESD's decode (A1111's live preview "TAESD"), else the latent approximation */
+        int iw = lw, ih = lh;
+        unsigned char *rgb = NULL;
+        if (sv->taesd) {
+            pthread_mutex_lock(&wk->td_mu);
+            struct sdv_taesd *t = &wk->td;
+            if (wk->td_loaded && t->lat_c == lc && t->lat_h == lh && t->lat_w == lw) {
+                size_t np = (size_t)t->img_h * t->img_w;
+                float *chw = malloc(np * 3 * sizeof *chw);
+                char e[2048];
+                if (chw && (rgb = malloc(np * 3)) && sdv_taesd_decode(t, lat, 1, chw, e, sizeof e) == 0) {
+                    iw = t->img_w, ih = t->img_h;
+                    for (size_t k = 0; k < np; k++) /* as png_write.c: x * 255 rounded half to even */
+                        for (int ch = 0; ch < 3; ch++) {
+                            float v = nearbyintf(chw[ch * np + k] * 255.0f);
+                            rgb[k * 3 + ch] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+                        }
+                } else {
+                    free(rgb);
+                    rgb = NULL;
+                }
+                free(chw);
+            }
+            pthread_mutex_unlock(&wk->td_mu);
+        }
+        if (!rgb && (rgb = malloc((size_t)lh * lw * 3)) && sds_preview_rgb(lat, lc, lh, lw, rgb) != 0) {
+            free(rgb);
+            rgb = NULL;
+        }
+        unsigned char *png;
+        size_t len;
+        char e[256];
+        if (rgb && sds_png_encode(rgb, iw, ih, NULL, NULL, 0, &png, &len, e, sizeof e) == 0) {
+            b64 = b64_encode(png, len);
+            free(png);
+        }
+        free(rgb);
+        free(lat);
+    }
     if (b64) cJSON_AddStringToObject(o, "current_image", b64);
     else cJSON_AddNullToObject(o, "current_image");
     free(b64);
@@ -1979,6 +2054,10 @@ static void usage(FILE *f)
         "                          twice runs two generations on it): jobs go to the first idle worker\n"
         "  --width W --height H    size prepared at start (default: the architecture's) and the size of requests\n"
         "                          without width/height (default: 512x512, as A1111); requests may ask others\n"
+        "  --taesd PATH            TAESD's decoder (taesd_decoder.safetensors or a diffusers AutoencoderTiny folder,\n"
+        "                          the CLI's --taesd; -m only): /progress's current_image is TAESD's decode of the\n"
+        "                          latents (A1111's live preview \"TAESD\") instead of the latent approximation;\n"
+        "                          give the checkpoints' family's (taesd: SD 1.x/2.x, taesdxl: SDXL)\n"
         "server:\n"
         "  --listen HOST:PORT      address to bind (default 127.0.0.1:7860: this machine only; 0.0.0.0:PORT for all;\n"
         "                          PORT 0 picks a free port, printed on stderr)\n"
@@ -2012,7 +2091,8 @@ static void usage(FILE *f)
         "                                the area around the mask generated at width x height, default the image's\n"
         "                                size rounded down to 8, and pasted back into the image at its size; false:\n"
         "                                \"Whole picture\"), inpaint_full_res_padding (default 0); inpainting_fill 1 only\n"
-        "  GET  /sdapi/v1/progress       progress, eta_relative, state{...}, current_image (latent preview), textinfo\n"
+        "  GET  /sdapi/v1/progress       progress, eta_relative, state{...}, current_image (latent preview;\n"
+        "                                --taesd: TAESD's), textinfo\n"
         "  POST /sdapi/v1/interrupt      stop the running job;  POST /sdapi/v1/skip: skip its current image\n"
         "  GET  /sdapi/v1/samplers, /schedulers, /sd-models, /loras, /scripts;  POST /refresh-checkpoints, /refresh-loras\n"
         "  GET  /sdapi/v1/options        POST /sdapi/v1/options {sd_model_checkpoint: NAME} switches the checkpoint\n"
@@ -2081,6 +2161,7 @@ int sd_serve_main(int argc, char **argv)
         else if (!strcmp(a, "--devices")) sp = &devices;
         else if (!strcmp(a, "--listen")) sp = &listen;
         else if (!strcmp(a, "--api-auth")) sp = &sv->auth;
+        else if (!strcmp(a, "--taesd")) sp = &sv->taesd;
         else if (!strcmp(a, "--width")) NUM(8, 16384, oo->width);
         else if (!strcmp(a, "--height")) NUM(8, 16384, oo->height);
         else if (!strcmp(a, "--max-body")) NUM(1024, 1LL << 32, sv->lim.body);
@@ -2106,6 +2187,22 @@ int sd_serve_main(int argc, char **argv)
     if (!oo->checkpoint == !oo->models_dir) {
         fprintf(stderr, "onnx2cl-sd serve: give -m CHECKPOINT or --models DIR --hf DIR (serve --help)\n");
         return 2;
+    }
+    if (sv->taesd) { /* the file is TAESD's decoder: checked before anything is compiled (as the CLI) */
+        if (!oo->checkpoint) {
+            fprintf(stderr, "onnx2cl-sd serve: --taesd %s: needs -m CHECKPOINT (the engine compiles TAESD for its "
+                    "latents)\n", sv->taesd);
+            return 2;
+        }
+        struct sde_options eo = {.arch_dir = oo->arch_dir, .cache_dir = oo->cache_dir, .compiler = oo->compiler,
+                                 .weights_dtype = oo->weights_dtype, .quiet = 1};
+        struct sdv_taesd_files f;
+        char e[2048];
+        int rc = sdv_taesd_prepare(&eo, sv->taesd, 0, 0, 0, &f, e, sizeof e);
+        if (rc) { /* no such file, not TAESD, a LoRA: a bad argument */
+            fprintf(stderr, "onnx2cl-sd serve: %s\n", e);
+            return 2;
+        }
     }
     if (sv->auth && !strchr(sv->auth, ':')) {
         fprintf(stderr, "onnx2cl-sd serve: --api-auth %s: expected USER:PASS\n", sv->auth);
@@ -2225,6 +2322,8 @@ int sd_serve_main(int argc, char **argv)
     }
     sv->options = cJSON_CreateObject();
     pthread_mutex_init(&sv->mu, NULL);
+    pthread_mutex_init(&sv->td_prep_mu, NULL);
+    for (int i = 0; i < sv->n_wk; i++) pthread_mutex_init(&sv->wk[i].td_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_cond_init(&sv->cv, &ca);
@@ -2267,7 +2366,11 @@ int sd_serve_main(int argc, char **argv)
     for (int i = 0; i < sv->n_wk; i++) {
         sds_close(sv->wk[i].sess);
         free(sv->wk[i].lat);
+        if (sv->wk[i].td_loaded) sdv_taesd_close(&sv->wk[i].td);
+        if (sv->wk[i].td_ctx) o2r_ctx_free(sv->wk[i].td_ctx);
+        pthread_mutex_destroy(&sv->wk[i].td_mu);
     }
+    pthread_mutex_destroy(&sv->td_prep_mu);
     free(sv->wk);
     cJSON_Delete(sv->options);
     pthread_cond_destroy(&sv->cv);

@@ -9,7 +9,8 @@ and by urllib:
      that image (strength 0.6, 10 steps) equals the CLI's --init-image PNG;
   2. progress during a 300-step run (sampling_step grows, progress in (0, 1), a current_image preview
      PNG), then /interrupt: the job ends early with info.interrupted and no image; /skip of the
-     first of two images: one image, the second seed;
+     first of two images: one image, the second seed; the server runs with --taesd: current_image
+     at a step equals the CLI's --taesd --preview at that step, pixel for pixel;
   3. queueing: two concurrent requests are answered in FIFO order (the second waits, reported as
      queued by /progress) and the second image is the reference image;
   4. options: /sd-models lists --ckpt-dir; sd_model_checkpoint switches to the diffusers folder and
@@ -55,6 +56,7 @@ sd, work = sys.argv[1], sys.argv[2]
 here = os.path.dirname(os.path.abspath(__file__))
 oneshot = os.path.normpath(os.path.join(here, "..", "pipeline", "oneshot"))
 lora_dir = os.path.normpath(os.path.join(here, "..", "lora"))
+taesd = os.path.normpath(os.path.join(here, "..", "..", "models", "ckpt", "taesd", "tiny_taesd_decoder.safetensors"))
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 env = dict(os.environ, ONNX2CL_CACHE_DIR=os.path.join(work, "cache"))
@@ -106,7 +108,8 @@ log = open(os.path.join(work, "server.log"), "w+")
 srv = subprocess.Popen([sd, "serve", "-m", os.path.join(ckdir, "tiny_sd15.safetensors"), "--ckpt-dir", ckdir,
                         "--lora-dir", lora_dir, "--listen", "127.0.0.1:0", "--width", "32", "--height", "32",
                         "--api-auth", f"{USER}:{PASS}", "--max-body", "65536", "--max-prompt", "4096",
-                        "--max-steps", "300", "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+                        "--max-steps", "300", "--taesd", taesd, "--quiet"], env=env, stdout=subprocess.DEVNULL,
+                       stderr=log)
 import atexit
 atexit.register(lambda: srv.poll() is None and srv.kill())
 port = None
@@ -275,6 +278,41 @@ s, idle = call("GET", "/sdapi/v1/progress")
 check(s == 200 and idle["state"]["job"] == "" and idle["current_image"] is None and idle["progress"] == 0,
       f"idle progress {idle}")
 mark("progress + interrupt")
+
+# 2c. --taesd: current_image is TAESD's decode of the latents at the step reported (A1111's live
+# preview "TAESD"; TAESD upsamples 8x: 128x128 from the tiny checkpoint's 16x16 latents, whose latent
+# approximation is 16x16): equal to the CLI's --taesd --preview at that step, pixel for pixel (a 60-step job, polled until a step s in (30, 60); the CLI's --preview-every s writes
+# step s last)
+pv_step, pv_img = 0, None
+for attempt in range(3):
+    tj = threading.Thread(target=lambda: out.__setitem__("pv", call(
+        "POST", "/sdapi/v1/txt2img", {"prompt": PROMPT, "negative_prompt": NEG, "steps": 60, "seed": 9, "width": 32,
+                                      "height": 32, "sampler_name": "Euler a", "cfg_scale": 7.5})))
+    tj.start()
+    while tj.is_alive():
+        s, p = call("GET", "/sdapi/v1/progress")
+        k = p["state"]["sampling_step"] if s == 200 else 0
+        if 30 < k < 60 and p.get("current_image"):
+            im = Image.open(io.BytesIO(base64.b64decode(p["current_image"])))
+            if im.size == (128, 128):
+                pv_step, pv_img = k, pixels(im)
+                break
+        time.sleep(0.01)
+    tj.join(60)
+    if pv_img is not None:
+        break
+check(pv_img is not None, "--taesd: no 128x128 (TAESD) current_image seen past step 30 of 60")
+if pv_img is not None:
+    pv_png = os.path.join(work, "taesd_preview.png")
+    subprocess.run([sd, "-m", os.path.join(ckdir, "tiny_sd15.safetensors"), "-p", PROMPT, "-n", NEG, "--steps", "60",
+                    "--cfg", "7.5", "--seed", "9", "--scheduler", "euler_a", "--width", "32", "--height", "32",
+                    "--taesd", taesd, "--preview", pv_png, "--preview-every", str(pv_step), "--quiet", "-o",
+                    os.path.join(work, "taesd_out.png")], env=env, check=True, stderr=subprocess.DEVNULL)
+    diff = int((pixels(Image.open(pv_png)) != pv_img).sum())
+    check(diff == 0, f"--taesd: current_image at step {pv_step} differs from the CLI's --preview in {diff} values")
+    print(f"2c. --taesd: current_image at step {pv_step} of 60 (128x128) == CLI --taesd --preview-every {pv_step} "
+          f"({diff} values differ)")
+mark("taesd preview")
 
 # 3. FIFO queue: A (60 steps) then B (the reference parameters)
 tha = threading.Thread(target=long_job, args=("A", 60, 5))
@@ -622,14 +660,21 @@ except subprocess.TimeoutExpired:
     rc = "timeout"
 check(rc == 0, f"exit status after SIGTERM: {rc}")
 # start-up checks: a --lora-dir that is not a folder is refused as --ckpt-dir is; a bad --listen
-# port is one error line
+# port is one error line; --taesd of a missing file, of another file (a LoRA), or with --models
+lora_file = os.path.join(lora_dir, "ref_sd1_kohya.safetensors")
 for args, needle in ((["--lora-dir", "/nonexistent/loras"], "--lora-dir /nonexistent/loras: not a folder"),
+                     (["--taesd", "/nonexistent/taesd.safetensors"], "--taesd /nonexistent/taesd.safetensors: no such"),
+                     (["--taesd", lora_file], "not a TAESD decoder"),
                      (["--ckpt-dir", "/nonexistent/ckpts"], "--ckpt-dir /nonexistent/ckpts: not a folder"),
                      (["--listen", "127.0.0.1:99999"], "--listen 127.0.0.1:99999")):
     p = subprocess.run([sd, "serve", "-m", os.path.join(ckdir, "tiny_sd15.safetensors"), "--quiet", *args], env=env,
                        capture_output=True, text=True, timeout=30)
     lines = p.stderr.strip().splitlines()
     check(p.returncode == 2 and len(lines) == 1 and needle in lines[0], f"serve {' '.join(args)}: {p.returncode} {lines}")
+p = subprocess.run([sd, "serve", "--models", work, "--hf", work, "--taesd", taesd, "--quiet"], env=env,
+                   capture_output=True, text=True, timeout=30)
+check(p.returncode == 2 and "--taesd" in p.stderr and "needs -m CHECKPOINT" in p.stderr,
+      f"serve --models --taesd: {p.returncode} {p.stderr.strip()}")
 mark("SIGTERM")
 
 # 9. compiled models (--models DIR --hf DIR: the cache's programs and weights of the single file)
@@ -641,7 +686,7 @@ os.makedirs(mdir)
 os.makedirs(os.path.join(hf, "scheduler"))
 wdir = [os.path.dirname(p) for p in
         (os.path.join(cache, "weights", d, "source.txt") for d in os.listdir(os.path.join(cache, "weights")))
-        if "tiny_sd15.safetensors" in open(p).read()][0]
+        if os.path.isfile(p) and "tiny_sd15.safetensors" in open(p).read()][0]  # (TAESD's folder has none)
 for m in ["text_encoder", "unet", "vae_decoder", "vae_encoder"]:
     pdir = os.path.join(cache, "programs", "tiny_sd15", m)
     prog = [d for d in sorted(os.listdir(pdir)) if m == "text_encoder" or d.startswith("32x32-b2" if m == "unet" else "32x32-b1")][0]
