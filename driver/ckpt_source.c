@@ -160,7 +160,7 @@ bool ckpt_source_open(struct ir_graph *g, const char *path, const char *componen
 {
     int c = o2s_component_from_name(component);
     if (c < 0)
-        ir_usage_die("--component %s: expected unet, vae, text_encoder or text_encoder_2",
+        ir_usage_die("--component %s: expected unet, vae, text_encoder, text_encoder_2, transformer or text_encoder_3",
                      component);
     struct stat st;
     bool dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);

@@ -170,6 +170,32 @@ SDXL_DEFAULTS = {"family": "sdxl", "prediction_type": "epsilon", "default_size":
                                "set_alpha_to_one": False, "skip_prk_steps": True,
                                "sample_max_value": 1.0}}
 
+# SD 3 (stabilityai/stable-diffusion-3-medium-diffusers: transformer, text_encoder (CLIP-L with
+# projection), text_encoder_2 (CLIP-G with projection), text_encoder_3 (T5 v1.1 XXL encoder), vae
+# (16 latent channels, no quant convs, shift factor), FlowMatchEulerDiscreteScheduler shift 3),
+# shrunk as the tests' tests/pipeline/sd3/tiny_sd3 (models/make_sd3_refs.py): T5 d_model 96 = the
+# transformer's joint_attention_dim (CLIP 32 + 48 zero-padded to it), pooled 32 + 40 = 72
+SD3_TRANSFORMER_TINY = dict(export_family.SD3_TINY, joint_attention_dim=96, pooled_projection_dim=72)
+SD3_CLIPL_TINY = dict(export_sd.CLIP_TINY, num_hidden_layers=3, projection_dim=32)
+SD3_T5_TINY = dict(export_family.T5_TINY, vocab_size=4100, d_model=96, d_kv=8, d_ff=64, num_layers=2,
+                   num_heads=4)
+SD3_VAE_TINY = dict(export_family.VAE16_TINY, block_out_channels=[16, 16, 16, 16],
+                    down_block_types=["DownEncoderBlock2D"] * 4, up_block_types=["UpDecoderBlock2D"] * 4,
+                    norm_num_groups=8)
+SD3_DEFAULTS = {"family": "sd3", "default_size": [1024, 1024],
+                "vae_scaling_factor": 1.5305, "vae_shift_factor": 0.0609, "clip_skip_layers": 0,
+                "tokenizer": {"kind": "clip_bpe", "max_length": 77, "pad": "eos"},
+                "tokenizer_2": {"kind": "clip_bpe", "max_length": 77, "pad": "!"},
+                # StableDiffusion3Pipeline's max_sequence_length default
+                "tokenizer_3": {"kind": "t5", "max_length": 256},
+                "conditioning": {"encoder_hidden_states": ["text_encoder.penultimate_hidden_state",
+                                                          "text_encoder_2.penultimate_hidden_state",
+                                                          "text_encoder_3.last_hidden_state"],
+                                 "pooled_projections": ["text_encoder.text_embeds",
+                                                        "text_encoder_2.text_embeds"]},
+                "scheduler": {"_class_name": "FlowMatchEulerDiscreteScheduler",
+                              "num_train_timesteps": 1000, "shift": 3.0}}
+
 ARCHS = {
     "tiny_sd15": dict(SD15_DEFAULTS, size="tiny", unet=export_sd.UNET_TINY,
                       vae=export_sd.VAE_TINY, text_encoder=export_sd.CLIP_TINY,
@@ -189,12 +215,16 @@ ARCHS = {
                       text_encoder=CLIP_TINY_SDXL, text_encoder_2=CLIPG_TINY_SDXL,
                       default_size=[128, 128]),
 }
+ARCHS["tiny_sd3"] = dict(SD3_DEFAULTS, size="tiny", transformer=SD3_TRANSFORMER_TINY, vae=SD3_VAE_TINY,
+                         text_encoder=SD3_CLIPL_TINY, text_encoder_2=CLIPG_TINY_SDXL,
+                         text_encoder_3=SD3_T5_TINY, default_size=[128, 128])
 TAESD_DEFAULTS = {"family": "taesd", "vae_scaling_factor": 1.0}
 ARCHS["taesd"] = dict(TAESD_DEFAULTS, size="full", vae=export_family.TAESD_FULL)
 ARCHS["tiny_taesd"] = dict(TAESD_DEFAULTS, size="tiny", vae=export_family.TAESD_TINY)
 MODELS = ["unet", "vae_decoder", "vae_encoder", "text_encoder"]
 MODELS_SDXL = MODELS + ["text_encoder_2"]
-CONFIG_KEYS = ("unet", "vae", "text_encoder", "text_encoder_2")
+MODELS_SD3 = ["transformer", "vae_decoder", "vae_encoder", "text_encoder", "text_encoder_2", "text_encoder_3"]
+CONFIG_KEYS = ("unet", "transformer", "vae", "text_encoder", "text_encoder_2", "text_encoder_3")
 
 
 class SdxlTextEncoderWrapper(torch.nn.Module):
@@ -217,11 +247,18 @@ class _NoTextModel:
         self.m = m
 
     def state_dict(self):
-        return {k.removeprefix("text_model."): v for k, v in self.m.state_dict().items()}
+        sd = {k.removeprefix("text_model."): v for k, v in self.m.state_dict().items()}
+        if "shared.weight" in sd:  # T5: the encoder's embedding is tied to shared.weight, saved once
+            sd.pop("encoder.embed_tokens.weight", None)
+        return sd
 
 
 def is_sdxl(arch):
     return ARCHS[arch]["family"] == "sdxl"
+
+
+def is_sd3(arch):
+    return ARCHS[arch]["family"] == "sd3"
 
 
 def is_taesd(arch):
@@ -250,6 +287,8 @@ def build(arch, model, seed):
         ins = {k: torch.from_numpy(v) for k, v in ins.items()}
         return m, ins, outs, dyn, name_map.COMPONENTS[model]
     torch.manual_seed(seed)
+    if is_sd3(arch) and model in ("transformer", "text_encoder", "text_encoder_3"):
+        return build_sd3(arch, model, seed)
     if model == "unet" and is_sdxl(arch):
         cfg = a["unet"]
         m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
@@ -283,8 +322,8 @@ def build(arch, model, seed):
             h = 8 if a["size"] == "tiny" else 64
             dyn = {"latent_sample": {0: "batch", 2: "height", 3: "width"},
                    "sample": {0: "batch", 2: "out_height", 3: "out_width"}}
-            return (export_sd.VaeDecoderWrapper(m), {"latent_sample": torch.randn(1, 4, h, h)},
-                    ["sample"], dyn, "vae")
+            return (export_sd.VaeDecoderWrapper(m),
+                    {"latent_sample": torch.randn(1, cfg.get("latent_channels", 4), h, h)}, ["sample"], dyn, "vae")
         h = 16 if a["size"] == "tiny" else 512
         dyn = {"sample": {0: "batch", 2: "height", 3: "width"},
                "latent_parameters": {0: "batch", 2: "latent_height", 3: "latent_width"}}
@@ -316,6 +355,42 @@ def build(arch, model, seed):
            "last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}}
     return (export_sd.TextEncoderWrapper(m), {"input_ids": ids},
             ["last_hidden_state", "pooler_output"], dyn, "text_encoder")
+
+
+def build_sd3(arch, model, seed):
+    """SD 3's transformer (hidden_states, encoder_hidden_states [B, 77 + T5 tokens, D],
+    pooled_projections, timestep -> out_sample), CLIP-L with projection (text_embeds,
+    last_hidden_state, penultimate_hidden_state), T5 encoder (input_ids -> last_hidden_state)."""
+    from diffusers import SD3Transformer2DModel
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection, T5Config, T5EncoderModel
+    a = ARCHS[arch]
+    t5_len = a["tokenizer_3"]["max_length"]
+    if model == "transformer":
+        cfg = a["transformer"]
+        m = export_sd.reinit(SD3Transformer2DModel(**cfg), seed).eval()
+        h = cfg["sample_size"] // 4
+        ins = {"hidden_states": torch.randn(2, cfg["in_channels"], h, h),
+               "encoder_hidden_states": torch.randn(2, 77 + t5_len, cfg["joint_attention_dim"]),
+               "pooled_projections": torch.randn(2, cfg["pooled_projection_dim"]),
+               "timestep": torch.tensor([1000.0, 1000.0])}
+        dyn = {"hidden_states": {0: "batch", 2: "height", 3: "width"},
+               "encoder_hidden_states": {0: "batch", 1: "sequence"}, "pooled_projections": {0: "batch"},
+               "timestep": {0: "batch"}, "out_sample": {0: "batch", 2: "height", 3: "width"}}
+        return export_family.Sd3Wrapper(m), ins, ["out_sample"], dyn, "transformer"
+    if model == "text_encoder_3":
+        cfg = a["text_encoder_3"]
+        m = export_sd.reinit(T5EncoderModel(T5Config(**cfg)), seed).eval()
+        ids = torch.from_numpy(np.random.default_rng(seed).integers(0, cfg["vocab_size"], (1, t5_len)))
+        dyn = {"input_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
+        return export_family.T5Wrapper(m), {"input_ids": ids}, ["last_hidden_state"], dyn, "text_encoder_3"
+    cfg = a["text_encoder"]
+    m = export_sd.reinit(CLIPTextModelWithProjection(CLIPTextConfig(**cfg)), seed).eval()
+    ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77, cfg["vocab_size"]))
+    outs = ["text_embeds", "last_hidden_state", "penultimate_hidden_state"]
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "text_embeds": {0: "batch"},
+           "last_hidden_state": {0: "batch", 1: "sequence"},
+           "penultimate_hidden_state": {0: "batch", 1: "sequence"}}
+    return export_family.ClipProjWrapper(m), {"input_ids": ids}, outs, dyn, "text_encoder"
 
 
 def strip(model, rows):
@@ -422,7 +497,7 @@ def main():
         info["configs"] = {k: a[k] for k in CONFIG_KEYS if k in a}
         info.setdefault("models", {})
         info.setdefault("keys", {})
-        models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else
+        models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else MODELS_SD3 if is_sd3(arch) else
                                          ["vae_decoder"] if is_taesd(arch) else MODELS)
         for model in models.split(","):
             comp, keys = make_one(arch, model, d, args.seed)

@@ -325,6 +325,13 @@ struct sd3_run {
     int steps, width, height, quiet;
     double cfg;
     uint64_t seed;
+    /* -m: the engine's files (sde_result); NULL: from --models / --hf */
+    const char *prog[5], *wts[5];      /* text_encoder, text_encoder_2, text_encoder_3, transformer, vae_decoder */
+    const char *tok[3];                /* tokenizer, tokenizer_2, tokenizer_3 folders */
+    const char *vae_cfg;               /* vae/config.json, or NULL: scaling/shift below */
+    double scaling, shift;             /* the architecture's VAE factors */
+    const char *model_name;            /* the infotext's Model (NULL: --hf's folder name) */
+    const char *model_hash;            /* the infotext's Model hash (NULL: none) */
 };
 static int model_file(const char *dir, const char *name, char *buf, size_t cap);
 static void run_sd3(const struct sd3_run *r);
@@ -667,21 +674,29 @@ static int cli_main(int argc, char **argv)
     const char *te2_so = NULL, *tok2_dir = NULL; /* SDXL's text_encoder_2 and tokenizer_2 (-m only) */
     static struct sde_result er;
 #ifdef ONNX2CL_HAVE_SD3
+    /* SD 3: the flags its loop does not take (before anything is loaded or compiled) */
+#define SD3_REFUSE(what)                                                                                           \
+    do {                                                                                                           \
+        if (init_path || latents_path || batch > 1 || batch_count > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||     \
+            clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || eo.n_loras || te_so || unet_so ||     \
+            vae_so || venc_so || sched_name || schedule_type)                                                      \
+            die(2, "%s (SD 3): txt2img of one image only so far: --init-image, --mask, --latents, --batch-size, "   \
+                "--batch-count, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora, "        \
+                "--scheduler and the per-model flags are not ported for SD 3", what);                              \
+    } while (0)
     { /* --models DIR with an SD 3 transformer: StableDiffusion3Pipeline (sd3_pipeline.h) */
         char tf[PATH_MAX];
         if (!eo.ckpt && models && model_file(models, "transformer", tf, sizeof tf)) {
-            if (init_path || latents_path || batch > 1 || batch_count > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||
-                clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || eo.n_loras || te_so || unet_so ||
-                vae_so || venc_so || sched_name || schedule_type)
-                die(2, "--models %s (SD 3): txt2img of one image only so far: --init-image, --mask, --latents, --batch-size, "
-                    "--batch-count, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora, --scheduler "
-                    "and the per-model flags are not ported for SD 3", models);
+            char what[PATH_MAX + 16];
+            snprintf(what, sizeof what, "--models %s", models);
+            SD3_REFUSE(what);
             for (int k = 0; k <= n_images; k++)
                 if (opath[k]) check_output(oflag[k], opath[k]);
             struct sd3_run r = {.models = models, .hf = hf, .prompt = prompt, .negative = negative, .out = outs[0],
                                 .save_image = save_image, .device = device, .sched_cfg = sched_cfg,
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
-                                .cfg = cfg_given ? cfg : 7.0, .seed = seed}; /* diffusers' SD 3 defaults */
+                                .cfg = cfg_given ? cfg : 7.0, .seed = seed, /* diffusers' SD 3 defaults */
+                                .scaling = 1.5305, .shift = 0.0609};
             run_sd3(&r);
             return 0;
         }
@@ -722,6 +737,37 @@ static int cli_main(int argc, char **argv)
                 die(2, "%s", err);
             sdp_tokenizer_free(t0);
         }
+#ifdef ONNX2CL_HAVE_SD3
+        { /* an SD 3 checkpoint: its own loop (the family from the keys, before any compile) */
+            struct sde_options po = eo;
+            po.plan_only = 1, po.quiet = 1;
+            int prc = sde_prepare(&po, &er, err, sizeof err);
+            if (prc) die(prc == -2 ? 2 : 1, "%s", err);
+            if (!strcmp(er.family, "sd3")) {
+                char what[PATH_MAX + 16];
+                snprintf(what, sizeof what, "-m %s", eo.ckpt);
+                SD3_REFUSE(what);
+                const double c = cfg_given ? cfg : 7.0; /* diffusers' SD 3 defaults */
+                eo.batch = c > 1 ? 2 : 1, eo.vae_encoder = 0, eo.tokens = 0;
+                int rc3 = sde_prepare(&eo, &er, err, sizeof err);
+                if (rc3) die(rc3 == -2 ? 2 : 1, "%s", err);
+                struct sd3_run r = {.prompt = prompt, .negative = negative, .out = outs[0], .save_image = save_image,
+                                    .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
+                                    .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
+                                    .quiet = quiet, .cfg = c, .seed = seed,
+                                    .prog = {er.program[0], er.program[4], er.program[5], er.program[6], er.program[2]},
+                                    .wts = {er.weights[0], er.weights[4], er.weights[5], er.weights[6], er.weights[2]},
+                                    .tok = {tok_dir ? tok_dir : er.tokenizer, er.tokenizer2, er.tokenizer3},
+                                    .vae_cfg = er.vae_cfg[0] ? er.vae_cfg : NULL, .scaling = er.scaling_factor,
+                                    .shift = er.shift_factor};
+                static char mname[256], mhash[16];
+                model_label(&eo, mname, sizeof mname, mhash);
+                r.model_name = mname, r.model_hash = mhash;
+                run_sd3(&r);
+                return 0;
+            }
+        }
+#endif
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
         if (eo.vae_tile && !er.vae_tiled)
@@ -1125,15 +1171,17 @@ static void run_sd3(const struct sd3_run *r)
 {
     static struct sdp_sd3 p; /* static: reachable at die() (LeakSanitizer) */
     char err[2048], path[PATH_MAX], sc[PATH_MAX], vc[PATH_MAX];
-    if (!r->hf) die(2, "--models %s holds an SD 3 transformer: give --hf DIR (its tokenizer/, tokenizer_2/, "
-                   "tokenizer_3/, scheduler/ and vae/ config)", r->models);
+    if (!r->hf && !r->prog[0])
+        die(2, "--models %s holds an SD 3 transformer: give --hf DIR (its tokenizer/, tokenizer_2/, tokenizer_3/, "
+            "scheduler/ and vae/ config)", r->models);
     static const char *const names[5] = {"text_encoder", "text_encoder_2", "text_encoder_3", "transformer",
                                          "vae_decoder"};
     struct sdp_model *ms[5] = {&p.te, &p.te2, &p.te3, &p.dit, &p.vae};
-    snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf);
-    snprintf(vc, sizeof vc, "%s/vae/config.json", r->hf);
-    p.scaling_factor = 1.5305f, p.shift_factor = 0.0609f; /* SD 3's, unless vae/config.json says */
-    if (file_exists(vc)) {
+    snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf ? r->hf : ".");
+    snprintf(vc, sizeof vc, "%s", r->vae_cfg ? r->vae_cfg : "");
+    if (r->hf && !r->vae_cfg) snprintf(vc, sizeof vc, "%s/vae/config.json", r->hf);
+    p.scaling_factor = (float)r->scaling, p.shift_factor = (float)r->shift; /* unless vae/config.json says */
+    if (vc[0] && file_exists(vc)) {
         cJSON *j = sdp_json_file(vc, err, sizeof err);
         if (!j) die(1, "%s", err);
         const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor"),
@@ -1147,14 +1195,18 @@ static void run_sd3(const struct sd3_run *r)
     struct sdp_sched_overrides ov = {.karras = -1};
     const char *cfgp = r->sched_cfg ? r->sched_cfg : sc;
     if (sdp_sched_load(cfgp, SDP_SCHED_FLOW_EULER, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);
-    snprintf(path, sizeof path, "%s/tokenizer", r->hf);
-    if (sdp_tokenizer_load(path, &p.tok, err, sizeof err)) die(1, "%s", err);
-    snprintf(path, sizeof path, "%s/tokenizer_2", r->hf);
-    if (sdp_tokenizer_load(path, &p.tok2, err, sizeof err)) die(1, "%s", err);
+    snprintf(path, sizeof path, "%s/tokenizer", r->hf ? r->hf : ".");
+    if (sdp_tokenizer_load(r->tok[0] ? r->tok[0] : path, &p.tok, err, sizeof err)) die(1, "%s", err);
+    snprintf(path, sizeof path, "%s/tokenizer_2", r->hf ? r->hf : ".");
+    if (sdp_tokenizer_load(r->tok[1] ? r->tok[1] : path, &p.tok2, err, sizeof err)) die(1, "%s", err);
     struct o2r_ctx *ctx;
     const double t0 = now_s();
     if (o2r_ctx_create(r->device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
     for (int i = 0; i < 5; i++) {
+        if (r->prog[0]) { /* -m: the engine's programs */
+            if (sdp_model_load(ctx, r->prog[i], r->wts[i], ms[i], err, sizeof err)) die(1, "%s", err);
+            continue;
+        }
         if (!model_file(r->models, names[i], path, sizeof path)) {
             if (i == 2) { /* no T5: diffusers' text_encoder_3=None, zero embeddings */
                 fprintf(stderr, "%s: no %s/text_encoder_3.so or .o2d: T5 left out (zero embeddings, as diffusers "
@@ -1167,8 +1219,8 @@ static void run_sd3(const struct sd3_run *r)
         if (sdp_model_load(ctx, path, NULL, ms[i], err, sizeof err)) die(1, "%s", err);
     }
     if (p.te3.desc) {
-        snprintf(path, sizeof path, "%s/tokenizer_3", r->hf);
-        if (sdp_t5_load(path, &p.t5, err, sizeof err)) die(1, "%s", err);
+        snprintf(path, sizeof path, "%s/tokenizer_3", r->hf ? r->hf : ".");
+        if (sdp_t5_load(r->tok[2] ? r->tok[2] : path, &p.t5, err, sizeof err)) die(1, "%s", err);
     }
     if (sdp_sd3_check(&p, err, sizeof err)) die(1, "%s", err);
     if ((r->width && r->width != p.img_w) || (r->height && r->height != p.img_h))
@@ -1185,10 +1237,11 @@ static void run_sd3(const struct sd3_run *r)
     if (sdp_sd3_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err)) die(1, "%s", err);
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(p.sched, &a_s, &a_sc);
-    const char *slash = strrchr(r->hf, '/');
+    const char *mname = r->model_name ? r->model_name : r->hf, *slash = strrchr(mname, '/');
     struct sdp_infotext it = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .sampler = a_s,
                               .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = p.img_w, .height = p.img_h,
-                              .model = slash && slash[1] ? slash + 1 : r->hf, .strength = -1,
+                              .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
+                              .strength = -1,
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
     char *params = sdp_infotext_dup(&it);
     if (!params) die(1, "out of memory");

@@ -34,7 +34,11 @@
 #define ONNX2CL_VERSION "dev"
 #endif
 
-static const char *const MODELS[5] = {"text_encoder", "unet", "vae_decoder", "vae_encoder", "text_encoder_2"};
+static const char *const MODELS[7] = {"text_encoder",   "unet",           "vae_decoder", "vae_encoder",
+                                      "text_encoder_2", "text_encoder_3", "transformer"};
+#define N_MODELS 7
+/* the text encoders (models of input_ids only) */
+#define IS_TEXT(m) ((m) == 0 || (m) == 4 || (m) == 5)
 
 /* snprintf (long paths are truncated, as the fixed PATH_MAX buffers must). */
 static int fmt(char *buf, size_t cap, const char *f, ...) O2R_PRINTF(3, 4);
@@ -273,7 +277,8 @@ static void lora_split(const struct sde_options *o, int i, char *file, size_t ca
 
 static const char *component_of_model(int m)
 {
-    return m == 0 ? "text_encoder" : m == 1 ? "unet" : m == 4 ? "text_encoder_2" : "vae"; /* 2, 3: vae */
+    return m == 0 ? "text_encoder" : m == 1 ? "unet" : m == 4 ? "text_encoder_2" : m == 5 ? "text_encoder_3"
+           : m == 6 ? "transformer" : "vae"; /* 2, 3: vae */
 }
 
 /* The --weights-from arguments of onnx2cl for model m: the checkpoint, its component, the
@@ -294,7 +299,7 @@ static void weights_source(struct job *j, int m, char **argv, int *argc)
         char file[PATH_MAX];
         double te, unet;
         lora_split(j->o, i, file, sizeof file, &te, &unet);
-        if (m == 0 || m == 4 || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
+        if (IS_TEXT(m) || !j->o->lora_unet[i]) fmt(lora_args[i], sizeof lora_args[i], "%s", j->o->loras[i]);
         else fmt(lora_args[i], sizeof lora_args[i], "%s:%s", file, j->o->lora_unet[i]); /* UNet, VAE */
         argv[(*argc)++] = "--lora";
         argv[(*argc)++] = lora_args[i];
@@ -335,7 +340,15 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
         o += (size_t)fmt(buf + o, cap - o, __VA_ARGS__) + 1;           \
     } while (0)
     if (m == 0 || m == 4) ARG("input_ids=1,%d", seq);
-    else if (m == 1) {
+    else if (m == 5) ARG("input_ids=1,%d", (int)jnum(jget(j->arch, "tokenizer_3"), "max_length", 256));
+    else if (m == 6) { /* SD 3's transformer: the CLIP tokens then T5's, pooled CLIP-L + CLIP-G */
+        const cJSON *tr = jget(cfg, "transformer");
+        const int t5 = (int)jnum(jget(j->arch, "tokenizer_3"), "max_length", 256);
+        ARG("hidden_states=%d,%d,%d,%d", b, (int)jnum(tr, "in_channels", 16), lh, lw);
+        ARG("encoder_hidden_states=%d,%d,%d", b, seq + t5, (int)jnum(tr, "joint_attention_dim", 4096));
+        ARG("pooled_projections=%d,%d", b, (int)jnum(tr, "pooled_projection_dim", 2048));
+        ARG("timestep=%d", b);
+    } else if (m == 1) {
         ARG("sample=%d,%d,%d,%d", b, lc, lh, lw);
         ARG("encoder_hidden_states=%d,%d,%d", b, useq, hidden);
         if (t2) {
@@ -356,6 +369,8 @@ static void program_shape(const cJSON *arch, const struct sde_options *o, int w,
     int seq = (int)jnum(jget(arch, "tokenizer"), "max_length", 77);
     model_size(o, m, &w, &h);
     if (m == 0 || m == 4) fmt(shape, cap, "tokens%d-b1", seq);
+    else if (m == 5) fmt(shape, cap, "tokens%d-b1", (int)jnum(jget(arch, "tokenizer_3"), "max_length", 256));
+    else if (m == 6) fmt(shape, cap, "%dx%d-b%d", w, h, o->batch);
     else if (m == 1 && o->tokens > 0 && o->tokens != seq) fmt(shape, cap, "%dx%d-b%d-t%d", w, h, o->batch, o->tokens);
     else fmt(shape, cap, "%dx%d-b%d", w, h, m == 1 ? o->batch : 1);
 }
@@ -688,7 +703,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             rc = -2;
             goto out;
         }
-        if (fam && strcmp(fam, "sd1") != 0 && strcmp(fam, "sd2") != 0 && strcmp(fam, "sdxl") != 0) {
+        if (fam && strcmp(fam, "sd1") != 0 && strcmp(fam, "sd2") != 0 && strcmp(fam, "sdxl") != 0 &&
+            strcmp(fam, "sd3") != 0) {
             fail(err, errcap, "architecture %s (family %s): the %s pipeline is not in onnx2cl-sd yet; "
                  "onnx2cl-ckpt info reads it", am.name, fam,
                  !strcmp(fam, "sdxl") ? "SDXL" : !strcmp(fam, "sdxl_refiner") ? "SDXL refiner" : fam);
@@ -740,10 +756,19 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
          * back with a fixed factor 2 (the exported graphs have no upsample-to-size): latents must be
          * multiples of 2^(down blocks - 1), else a skip connection's Concat does not fit */
         const cJSON *dbt = jget(jget(jget(arch, "configs"), "unet"), "down_block_types");
-        int u = 1 << (jlen(dbt) > 1 ? jlen(dbt) - 1 : 0), fu = f * u;
+        const cJSON *tr = jget(jget(arch, "configs"), "transformer"); /* SD 3: 2x2 patches */
+        int u = tr ? (int)jnum(tr, "patch_size", 2) : 1 << (jlen(dbt) > 1 ? jlen(dbt) - 1 : 0), fu = f * u;
         if (r->width % fu || r->height % fu || r->width < fu || r->height < fu) {
             fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d (its VAE's factor %d times "
                  "its UNet's %d)", r->width, r->height, r->arch, fu, f, u);
+            rc = -2;
+            goto out;
+        }
+        const int pmax = tr ? (int)jnum(tr, "pos_embed_max_size", 0) : 0; /* SD 3's position table */
+        if (pmax > 0 && (r->width / fu > pmax || r->height / fu > pmax)) {
+            fail(err, errcap, "--width %d --height %d: architecture %s makes at most %dx%d (its transformer's "
+                 "pos_embed_max_size %d patches of %d pixels)", r->width, r->height, r->arch, pmax * fu, pmax * fu,
+                 pmax, fu);
             rc = -2;
             goto out;
         }
@@ -756,16 +781,20 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         r->vae_tiled = o->vae_tile > 0 && (o->vae_tile < r->width || o->vae_tile < r->height);
     }
     r->scaling_factor = jnum(arch, "vae_scaling_factor", 0.18215);
+    r->shift_factor = jnum(arch, "vae_shift_factor", 0);
+    r->t5_tokens = (int)jnum(jget(arch, "tokenizer_3"), "max_length", 256);
     if (!o->quiet)
         fprintf(stderr, "onnx2cl-sd: %s: architecture %s (%s/arch.json: %zu keys and dims equal)\n", o->ckpt,
                 r->arch, am.dir, am.keys);
     compiler_identity(&j);
     weights_key(&j);
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
-    const int xl = !strcmp(r->family, "sdxl");
+    const int xl = !strcmp(r->family, "sdxl"), sd3 = !strcmp(r->family, "sd3");
     int need = 0;
-#define MODEL_WANTED(m) ((m) < 3 || ((m) == 3 && o->vae_encoder) || ((m) == 4 && xl))
-    for (int m = 0; m < 5; m++) { /* anything to build? (the paths are set by prepare_model) */
+#define MODEL_WANTED(m)                                                                                  \
+    (sd3 ? (m) == 0 || (m) == 2 || (m) == 4 || (m) == 5 || (m) == 6 || ((m) == 3 && o->vae_encoder)     \
+         : (m) < 3 || ((m) == 3 && o->vae_encoder) || ((m) == 4 && xl))
+    for (int m = 0; m < N_MODELS; m++) { /* anything to build? (the paths are set by prepare_model) */
         if (!MODEL_WANTED(m)) continue;
         char p[PATH_MAX + 256], shape[64];
         program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
@@ -776,7 +805,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         need |= !is_file(p) || !is_file(w);
     }
     if (o->plan_only) { /* the paths only */
-        for (int m = 0; m < 5; m++) {
+        for (int m = 0; m < N_MODELS; m++) {
             if (!MODEL_WANTED(m)) continue;
             char shape[64];
             program_shape(arch, o, r->width, r->height, m, shape, sizeof shape);
@@ -793,7 +822,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
-    for (int m = 0; m < 5 && !o->plan_only; m++)
+    for (int m = 0; m < N_MODELS && !o->plan_only; m++)
         if (MODEL_WANTED(m) && prepare_model(&j, m, err, errcap)) goto out;
 #undef MODEL_WANTED
     if (r->converted) { /* what the weights were made from, for people looking at the cache */
@@ -808,16 +837,30 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     }
     /* tokenizer, scheduler, VAE config */
     if (!find_tokenizer(o, r, "tokenizer", r->tokenizer)) r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
-    r->tokenizer2[0] = 0;
-    if (xl) { /* SDXL's second tokenizer (pad_token "!"): the folder's, else the architecture's */
+    r->tokenizer2[0] = r->tokenizer3[0] = 0;
+    if (sd3) { /* T5's SentencePiece model: the folder's tokenizer_3/spiece.model, else the architecture's */
+        char sp[PATH_MAX + 32];
+        fmt(r->tokenizer3, PATH_MAX, "%s/tokenizer_3", o->ckpt);
+        fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
+        if (!is_dir(o->ckpt) || !is_file(sp)) {
+            fmt(r->tokenizer3, PATH_MAX, "%s/tokenizer_3", r->arch_path);
+            fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
+            if (!is_file(sp)) {
+                fail(err, errcap, "%s: an SD 3 checkpoint needs tokenizer_3/spiece.model (T5's SentencePiece model): "
+                     "neither the folder nor the architecture %s has one", o->ckpt, r->arch_path);
+                goto out;
+            }
+        }
+    }
+    if (xl || sd3) { /* SDXL's / SD 3's second tokenizer (pad_token "!"): the folder's, else the architecture's */
         if (!find_tokenizer(o, r, "tokenizer_2", r->tokenizer2)) {
-            fail(err, errcap, "%s: an SDXL checkpoint needs tokenizer_2/ (vocab.json + merges.txt): neither the "
-                 "folder nor the architecture %s has one", o->ckpt, r->arch_path);
+            fail(err, errcap, "%s: an %s checkpoint needs tokenizer_2/ (vocab.json + merges.txt): neither the "
+                 "folder nor the architecture %s has one", o->ckpt, sd3 ? "SD 3" : "SDXL", r->arch_path);
             goto out;
         }
-        r->force_zeros = 1; /* StableDiffusionXLPipeline's default; model_index.json may say otherwise */
+        r->force_zeros = xl; /* StableDiffusionXLPipeline's default; model_index.json may say otherwise */
         fmt(path, sizeof path, "%s/model_index.json", o->ckpt);
-        if (is_dir(o->ckpt) && is_file(path)) {
+        if (xl && is_dir(o->ckpt) && is_file(path)) {
             cJSON *mi = sdp_json_file(path, err, errcap);
             if (!mi) goto out;
             const cJSON *fz = jget(mi, "force_zeros_for_empty_prompt");

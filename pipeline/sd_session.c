@@ -203,6 +203,18 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
     }
     struct sde_result *er = calloc(1, sizeof *er);
     if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
+    { /* SD 3 runs in the CLI only so far (sd3_pipeline.c needs the T5 tokenizer's C++): refused before any
+       * compile */
+        struct sde_options po = eo;
+        po.plan_only = 1, po.quiet = 1;
+        if (sde_prepare(&po, er, err, errcap) == 0 && !strcmp(er->family, "sd3")) {
+            int frc = fail(err, errcap, SDS_EINVAL, "%s: an SD 3 checkpoint (architecture %s): the library and the "
+                           "server do not run SD 3 yet; the onnx2cl-sd command does (-m)", eo.ckpt, er->arch);
+            free(er);
+            return frc;
+        }
+        memset(er, 0, sizeof *er);
+    }
     int rc = sde_prepare(&eo, er, err, errcap); /* a failure leaves the loaded set as it was */
     if (rc) {
         free(er);

@@ -181,6 +181,20 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
     memset(a, 0, sizeof *a);
     const char *file = s->nfiles ? s->files[0].path : s->path;
     struct o2s_view v;
+    if (!s->nentries[O2S_UNET] && s->nentries[O2S_TRANSFORMER]) { /* SD 3.x, Flux: no UNet checks here */
+        const bool sd3 = o2s_find(s, O2S_TRANSFORMER, "pos_embed.proj.weight", NULL) == 0;
+        const bool flux = o2s_find(s, O2S_TRANSFORMER, "x_embedder.weight", NULL) == 0;
+        if (!sd3 && !flux)
+            return o2s_fail(err, cap, "%s: unknown architecture: a transformer that is neither SD 3's "
+                            "(pos_embed.proj.weight) nor Flux's (x_embedder.weight)", file);
+        snprintf(a->family, sizeof a->family, "%s", sd3 ? "sd3" : "flux");
+        snprintf(a->why, sizeof a->why, "transformer %s", sd3 ? "pos_embed.proj.weight (SD3Transformer2DModel)"
+                                                             : "x_embedder.weight (FluxTransformer2DModel)");
+        if (o2s_find(s, O2S_TEXT_ENCODER, "embeddings.token_embedding.weight", &v) == 0) a->text_hidden = v.dims[1];
+        if (o2s_find(s, O2S_TEXT_ENCODER_2, "embeddings.token_embedding.weight", &v) == 0) a->text2_hidden = v.dims[1];
+        if (o2s_find(s, O2S_VAE, "encoder.conv_in.weight", &v) == 0) a->vae_channels = v.dims[0];
+        return 0;
+    }
     bool xl = o2s_find(s, O2S_UNET, "add_embedding.linear_1.weight", NULL) == 0;
     if (o2s_find(s, O2S_UNET, "conv_in.weight", &v) != 0 && s->format == O2S_FORMAT_DIFFUSERS) {
         /* a folder: name its unet/ and what is there (a variant only, a pickle, nothing) */

@@ -4,8 +4,9 @@
  * Rule: an architecture matches when, for every component it lists, the checkpoint has exactly
  * its keys (none missing, none extra) with equal dims, and the checkpoint has no component it
  * does not list. Exactly-equal key sets keep a deeper model from matching a shallower one whose
- * keys are a subset. When none matches, the error names the closest architecture (most keys
- * equal, fewest differences) and its first few differences with the dims expected and found.
+ * keys are a subset. When none matches, the error names the closest architecture (fewest
+ * components on one side only, then most keys equal, fewest differences) and its first few
+ * differences with the dims expected and found.
  * Assumes: POSIX opendir/readdir (the store maps files with mmap already).
  */
 #include "store_internal.h"
@@ -48,14 +49,16 @@ static void dims_str(char *b, size_t cap, const int64_t *d, int rank)
     if (o < cap) snprintf(b + o, cap - o, "]");
 }
 
-/* Score of one arch.json against s: matched keys, differences, and the first few differences
- * described into diff. Returns -1 when the file is not a usable arch.json (message in err). */
-static int score(const struct o2s_store *s, const cJSON *keys, size_t *matched, size_t *differ,
+/* Score of one arch.json against s: matched keys, differences, components present on one side only
+ * (*comps: an SD 3 architecture is no close match for an SD 1.x file whatever keys their VAEs
+ * share), and the first few differences described into diff. Returns -1 when the file is not a
+ * usable arch.json (message in err). */
+static int score(const struct o2s_store *s, const cJSON *keys, size_t *matched, size_t *differ, size_t *comps,
                  char *diff, size_t cap, const char *path, char *err, size_t errcap)
 {
     int listed[O2S_NUM_COMPONENTS] = {0};
     size_t nd = 0, o = 0;
-    *matched = *differ = 0;
+    *matched = *differ = *comps = 0;
     diff[0] = 0;
 #define NOTE(...)                                                                       \
     do {                                                                                \
@@ -66,6 +69,7 @@ static int score(const struct o2s_store *s, const cJSON *keys, size_t *matched, 
         if (c < 0 || !cJSON_IsObject(comp))
             return o2s_fail(err, errcap, "%s: keys.%s: not a component object", path, comp->string);
         listed[c] = 1;
+        if (!o2s_count(s, (enum o2s_component)c)) (*comps)++;
         for (const cJSON *k = comp->child; k; k = k->next) {
             int64_t want[O2S_MAX_RANK];
             int rank = cJSON_GetArraySize(k);
@@ -109,6 +113,7 @@ static int score(const struct o2s_store *s, const cJSON *keys, size_t *matched, 
             NOTE("\n  %s: %zu keys in the checkpoint, a component the architecture does not have",
                  o2s_component_name((enum o2s_component)c), o2s_count(s, (enum o2s_component)c));
             *differ += o2s_count(s, (enum o2s_component)c);
+            (*comps)++;
         }
     if (nd > MAX_LISTED && o < cap) snprintf(diff + o, cap - o, "\n  ... (%zu differences in all)", *differ);
 #undef NOTE
@@ -151,7 +156,7 @@ int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_ar
     struct o2s_info info;
     o2s_info(s, &info);
     char best_diff[2048] = "", diff[2048], path[PATH_MAX], list[512] = "";
-    size_t best_m = 0, best_d = (size_t)-1, lo = 0;
+    size_t best_m = 0, best_d = (size_t)-1, best_c = (size_t)-1, lo = 0;
     int found = 0, bad = 0, narch = 0;
     char best[256] = "";
     for (size_t i = 0; i < n && !bad; i++) {
@@ -167,8 +172,8 @@ int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_ar
         } else {
             narch++;
             if (lo < sizeof list) lo += (size_t)snprintf(list + lo, sizeof list - lo, "%s%s", lo ? ", " : "", names[i]);
-            size_t mt, df;
-            if (score(s, keys, &mt, &df, diff, sizeof diff, path, err, errcap)) bad = 1;
+            size_t mt, df, cm;
+            if (score(s, keys, &mt, &df, &cm, diff, sizeof diff, path, err, errcap)) bad = 1;
             else if (df == 0 && mt > 0) {
                 if (found)
                     bad = o2s_fail(err, errcap, "%s: matches both architectures %s and %s of %s", info.path,
@@ -177,9 +182,10 @@ int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_ar
                 snprintf(m->dir, sizeof m->dir, "%s/%s", dir, names[i]);
                 m->keys = mt;
                 found = 1;
-            } else if (mt > best_m || (mt == best_m && df < best_d)) {
-                best_m = mt;
+            } else if (mt && (cm < best_c || (cm == best_c && (mt > best_m || (mt == best_m && df < best_d))))) {
+                best_m = mt; /* closest: the same components first, then the most keys equal, the fewest differences */
                 best_d = df;
+                best_c = cm;
                 snprintf(best, sizeof best, "%s", names[i]);
                 snprintf(best_diff, sizeof best_diff, "%s", diff);
             }

@@ -31,7 +31,7 @@ static int usage(void)
             "       onnx2cl-ckpt info LORA.safetensors [--base CHECKPOINT]\n"
             "       onnx2cl-ckpt list CHECKPOINT [--component NAME] [--variant V] [--ema]\n"
             "CHECKPOINT: a .safetensors file (single-file LDM layout or one diffusers component)\n"
-            "or a diffusers folder. Components: unet, vae, text_encoder, text_encoder_2.\n");
+            "or a diffusers folder. Components: unet, vae, text_encoder, text_encoder_2, transformer, text_encoder_3.\n");
     return 2;
 }
 
@@ -268,11 +268,12 @@ int main(int argc, char **argv)
         struct o2s_arch a;
         if (o2s_detect_arch(s, &a, err, sizeof err) == 0) {
             printf("family: %s (%s)\n", a.family, a.why);
-            printf("unet: in_channels %" PRId64 ", block_out_channels[0] %" PRId64 ", %d down "
-                   "blocks, layers_per_block %d, cross_attention_dim %" PRId64 ", "
-                   "use_linear_projection %s\n", a.unet_in_channels, a.unet_model_channels,
-                   a.unet_down_blocks, a.unet_layers_per_block, a.cross_attention_dim,
-                   a.use_linear_projection ? "true" : "false");
+            if (a.unet_in_channels) /* SD 3.x / Flux: a transformer, no UNet */
+                printf("unet: in_channels %" PRId64 ", block_out_channels[0] %" PRId64 ", %d down "
+                       "blocks, layers_per_block %d, cross_attention_dim %" PRId64 ", "
+                       "use_linear_projection %s\n", a.unet_in_channels, a.unet_model_channels,
+                       a.unet_down_blocks, a.unet_layers_per_block, a.cross_attention_dim,
+                       a.use_linear_projection ? "true" : "false");
             if (a.text_hidden)
                 printf("text_encoder: hidden %" PRId64 ", %d layers%s\n", a.text_hidden,
                        a.text_layers, a.text_openclip ? " (from OpenCLIP keys)" : "");

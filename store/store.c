@@ -25,7 +25,8 @@
 #define ST_MAX_HEADER (100u << 20) /* the format's own limit on the JSON header */
 
 static const char *const COMPONENT_NAMES[O2S_NUM_COMPONENTS] = {"unet", "vae", "text_encoder",
-                                                                "text_encoder_2"};
+                                                                "text_encoder_2", "transformer",
+                                                                "text_encoder_3"};
 static const char PICKLE_MSG[] =
     "pickle checkpoints are not read (they can run code); convert to .safetensors";
 
@@ -585,7 +586,7 @@ struct o2s_store *o2s_open(const char *path, const struct o2s_options *opt, char
         }
         if (!rc && !found)
             rc = o2s_fail(err, errcap, "%s: a folder without any diffusers component "
-                          "(unet/, vae/, text_encoder/, text_encoder_2/ holding "
+                          "(unet/ or transformer/, vae/, text_encoder/, text_encoder_2/, text_encoder_3/ holding "
                           "diffusion_pytorch_model.safetensors or model.safetensors)", path);
         if (!rc && s->opt.use_ema)
             rc = o2s_fail(err, errcap, "%s: EMA weights asked, but a diffusers folder has "

@@ -39,6 +39,8 @@ enum o2s_component {
     O2S_VAE,
     O2S_TEXT_ENCODER,
     O2S_TEXT_ENCODER_2,
+    O2S_TRANSFORMER,    /* SD 3.x's / Flux's transformer (diffusers folders; keys as saved) */
+    O2S_TEXT_ENCODER_3, /* SD 3.x's T5 encoder (diffusers folders; keys as saved) */
     O2S_NUM_COMPONENTS
 };
 
@@ -120,7 +122,8 @@ const char *o2s_unknown_key(const struct o2s_store *s, size_t i);
 /* Value of __metadata__[name] of the first file that has it, or NULL. */
 const char *o2s_metadata(const struct o2s_store *s, const char *name);
 
-/* "unet", "vae", "text_encoder", "text_encoder_2"; and back (-1 if none). */
+/* "unet", "vae", "text_encoder", "text_encoder_2", "transformer", "text_encoder_3"; and back (-1 if
+ * none). */
 const char *o2s_component_name(enum o2s_component c);
 int o2s_component_from_name(const char *name);
 /* "F32", "F16", "BF16"; element size in bytes. */
@@ -134,7 +137,8 @@ void o2s_to_f32(const struct o2s_view *v, float *out);
 
 /* ---- architecture (minimal: family and the config that keys and shapes reveal) ----------- */
 struct o2s_arch {
-    char family[16];                 /* "sd1", "sd2", "sdxl" or "sdxl_refiner" */
+    char family[16];                 /* "sd1", "sd2", "sdxl", "sdxl_refiner", "sd3" or "flux" (the last
+                                        two from a transformer component: no UNet fields) */
     int text_openclip;               /* text encoder came from OpenCLIP keys (SD 2.x files) */
     int use_linear_projection;       /* UNet transformers' proj_in is linear (rank 2; SD 2.x) */
     int64_t unet_in_channels;        /* conv_in.weight dims[1] */

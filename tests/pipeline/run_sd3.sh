@@ -42,6 +42,18 @@ while IFS=$'\t' read -r name steps cfg prompt negative; do
   mdir=$work/m; [[ $name == *not5* ]] && mdir=$work/not5
   run "$name" "$name" "$mdir" "$steps" "$cfg" "$prompt" "$negative"
 done < "$d/cases.txt"
+# one command (-m): the diffusers folder itself, architecture tiny_sd3, the engine compiles into a cache
+export ONNX2CL_CACHE_DIR=$work/cache
+if "$sd" -m "$hf" -p "$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt")" -n "$(awk -F'\t' '$1 == "a" {print $5}' "$d/cases.txt")" \
+     --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_a.png" \
+     --save-image "$work/out/m_a.npy" 2> "$work/out/m_a.log"; then
+  if "$compare" "$work/out/m_a.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_a.cmp" 2>&1; then
+    printf '%-20s %s\n' "-m a" "$(head -c 150 "$work/out/m_a.cmp")"
+  else bad "-m a: $(cat "$work/out/m_a.cmp")"; fi
+  grep -q "architecture tiny_sd3" "$work/out/m_a.log" || bad "-m: architecture tiny_sd3 not named"
+else
+  bad "-m $hf: exited non-zero: $(tail -3 "$work/out/m_a.log")"
+fi
 grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_image.npy" ] || bad "no note that T5 was left out"
 # refusals: exit 2, a message, no PNG
 expect() { # expect NAME PATTERN ARGS...
@@ -55,5 +67,8 @@ expect() { # expect NAME PATTERN ARGS...
 expect sd3_no_hf "give --hf DIR" --models "$work/m"
 expect sd3_batch "not ported for SD 3" --models "$work/m" --hf "$hf" --batch-size 2
 expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --height 64
+expect sd3_m_i2i "not ported for SD 3" -m "$hf" --width 32 --height 32 --init-image "$d/../img2img/init.png"
+expect sd3_m_size "multiples of 16" -m "$hf" --width 40 --height 40
+expect sd3_m_big "at most 256x256" -m "$hf" --width 512 --height 512
 echo "sd3: $fails failed"
 [ "$fails" = 0 ]
