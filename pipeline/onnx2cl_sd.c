@@ -76,7 +76,10 @@ static void usage(FILE *f)
         "                          text_encoder, text_encoder_2, text_encoder_3 (T5, optional), transformer,\n"
         "                          vae_decoder; --hf DIR with tokenizer/, tokenizer_2/, tokenizer_3/spiece.model,\n"
         "                          scheduler/ (flow matching) and vae/ (scaling and shift factors); defaults\n"
-        "                          28 steps, --cfg 7\n"
+        "                          28 steps, --cfg 7. Flux (FluxPipeline; tokenizer_2/spiece.model, no\n"
+        "                          text_encoder_3): text_encoder (CLIP-L), text_encoder_2 (T5), transformer,\n"
+        "                          vae_decoder; --cfg is true_cfg_scale (default 1: off; > 1 with -n), --guidance G\n"
+        "                          the distilled guidance of dev (default 3.5; schnell has none); 28 steps\n"
         "  --text-encoder F.so|F.o2d  --unet F.so|F.o2d  --vae-decoder F.so|F.o2d   (override one)\n"
         "checkpoint files:\n"
         "  --hf DIR                Hugging Face SD folder: DIR/tokenizer/, DIR/scheduler/scheduler_config.json,\n"
@@ -331,10 +334,32 @@ struct sd3_run {
     const char *vae_cfg;               /* vae/config.json, or NULL: scaling/shift below */
     double scaling, shift;             /* the architecture's VAE factors */
     const char *model_name;            /* the infotext's Model (NULL: --hf's folder name) */
+    int flux;                          /* 1: Flux (FluxPipeline): text_encoder_2 is T5, no text_encoder_3;
+                                          cfg is true_cfg_scale, guidance the distilled guidance */
+    double guidance;                   /* Flux dev's guidance_scale */
     const char *model_hash;            /* the infotext's Model hash (NULL: none) */
 };
 static int model_file(const char *dir, const char *name, char *buf, size_t cap);
 static void run_sd3(const struct sd3_run *r);
+
+/* A Flux folder (for --hf): model_index.json's _class_name Flux*, else T5's spiece.model in tokenizer_2/ and no
+ * tokenizer_3/ (SD 3 has T5 third). */
+static int flux_folder(const char *hf)
+{
+    char p[PATH_MAX + 32], err[512];
+    snprintf(p, sizeof p, "%s/model_index.json", hf);
+    if (file_exists(p)) {
+        cJSON *j = sdp_json_file(p, err, sizeof err);
+        const cJSON *cn = j ? cJSON_GetObjectItemCaseSensitive(j, "_class_name") : NULL;
+        int flux = cJSON_IsString(cn) && !strncmp(cn->valuestring, "Flux", 4);
+        cJSON_Delete(j);
+        if (flux) return 1;
+    }
+    snprintf(p, sizeof p, "%s/tokenizer_3", hf);
+    if (file_exists(p)) return 0;
+    snprintf(p, sizeof p, "%s/tokenizer_2/spiece.model", hf);
+    return file_exists(p);
+}
 #endif
 
 static int cli_main(int argc, char **argv)
@@ -345,6 +370,7 @@ static int cli_main(int argc, char **argv)
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
     int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0;
+    double guidance = 3.5; /* Flux dev's distilled guidance (--guidance) */
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
     struct sde_options eo = {0};
     const char *taesd = NULL, *preview = NULL; /* --taesd, --preview (sd_preview.c) */
@@ -395,6 +421,7 @@ static int cli_main(int argc, char **argv)
             if (clip_skip != atof(v)) die(2, "--clip-skip %s: expected an integer in [1, 12]", v);
         }
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100), cfg_given = 1;
+        else if (!strcmp(a, "--guidance")) guidance = parse_num(a, NEXT(), 0, 100);
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
             char *e;
@@ -690,13 +717,15 @@ static int cli_main(int argc, char **argv)
             char what[PATH_MAX + 16];
             snprintf(what, sizeof what, "--models %s", models);
             SD3_REFUSE(what);
+            const int flux = hf && flux_folder(hf);
             for (int k = 0; k <= n_images; k++)
                 if (opath[k]) check_output(oflag[k], opath[k]);
             struct sd3_run r = {.models = models, .hf = hf, .prompt = prompt, .negative = negative, .out = outs[0],
                                 .save_image = save_image, .device = device, .sched_cfg = sched_cfg,
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
-                                .cfg = cfg_given ? cfg : 7.0, .seed = seed, /* diffusers' SD 3 defaults */
-                                .scaling = 1.5305, .shift = 0.0609};
+                                /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
+                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux,
+                                .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
             run_sd3(&r);
             return 0;
         }
@@ -1167,44 +1196,63 @@ static int model_file(const char *dir, const char *name, char *buf, size_t cap)
     return file_exists(buf);
 }
 
+/* vae/config.json's scaling_factor and shift_factor into *scaling / *shift when the file exists. */
+static void vae_factors(const char *vc, float *scaling, float *shift)
+{
+    char err[2048];
+    if (!vc[0] || !file_exists(vc)) return;
+    cJSON *j = sdp_json_file(vc, err, sizeof err);
+    if (!j) die(1, "%s", err);
+    const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor"),
+                *sh = cJSON_GetObjectItemCaseSensitive(j, "shift_factor");
+    if ((sf && !cJSON_IsNumber(sf)) || (sh && !cJSON_IsNull(sh) && !cJSON_IsNumber(sh)))
+        die(1, "%s: scaling_factor / shift_factor is not a number", vc);
+    if (sf) *scaling = (float)sf->valuedouble;
+    *shift = cJSON_IsNumber(sh) ? (float)sh->valuedouble : 0.0f;
+    cJSON_Delete(j);
+}
+
+/* SD 3 (r->flux 0) or Flux (1): load, check, generate one image, write it with its infotext. */
 static void run_sd3(const struct sd3_run *r)
 {
-    static struct sdp_sd3 p; /* static: reachable at die() (LeakSanitizer) */
+    static struct sdp_sd3 p;  /* static: reachable at die() (LeakSanitizer) */
+    static struct sdp_flux q;
+    const char *fam = r->flux ? "Flux" : "SD 3";
     char err[2048], path[PATH_MAX], sc[PATH_MAX], vc[PATH_MAX];
     if (!r->hf && !r->prog[0])
-        die(2, "--models %s holds an SD 3 transformer: give --hf DIR (its tokenizer/, tokenizer_2/, tokenizer_3/, "
-            "scheduler/ and vae/ config)", r->models);
-    static const char *const names[5] = {"text_encoder", "text_encoder_2", "text_encoder_3", "transformer",
-                                         "vae_decoder"};
+        die(2, "--models %s holds a %s transformer: give --hf DIR (its tokenizer folders, scheduler/ and vae/ config)",
+            r->models, fam);
+    /* the models in -m's order (prog/wts), their --models names; Flux: text_encoder_2 is T5 */
+    static const char *const names_sd3[5] = {"text_encoder", "text_encoder_2", "text_encoder_3", "transformer",
+                                             "vae_decoder"};
+    static const char *const names_flux[5] = {"text_encoder", "text_encoder_2", NULL, "transformer", "vae_decoder"};
     struct sdp_model *ms[5] = {&p.te, &p.te2, &p.te3, &p.dit, &p.vae};
+    struct sdp_model *mf[5] = {&q.te, &q.te2, NULL, &q.dit, &q.vae};
+    const char *const *names = r->flux ? names_flux : names_sd3;
+    struct sdp_model **mm = r->flux ? mf : ms;
     snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf ? r->hf : ".");
     snprintf(vc, sizeof vc, "%s", r->vae_cfg ? r->vae_cfg : "");
     if (r->hf && !r->vae_cfg) snprintf(vc, sizeof vc, "%s/vae/config.json", r->hf);
-    p.scaling_factor = (float)r->scaling, p.shift_factor = (float)r->shift; /* unless vae/config.json says */
-    if (vc[0] && file_exists(vc)) {
-        cJSON *j = sdp_json_file(vc, err, sizeof err);
-        if (!j) die(1, "%s", err);
-        const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor"),
-                    *sh = cJSON_GetObjectItemCaseSensitive(j, "shift_factor");
-        if ((sf && !cJSON_IsNumber(sf)) || (sh && !cJSON_IsNull(sh) && !cJSON_IsNumber(sh)))
-            die(1, "%s: scaling_factor / shift_factor is not a number", vc);
-        if (sf) p.scaling_factor = (float)sf->valuedouble;
-        p.shift_factor = cJSON_IsNumber(sh) ? (float)sh->valuedouble : 0.0f;
-        cJSON_Delete(j);
-    }
+    float scaling = (float)r->scaling, shift = (float)r->shift; /* unless vae/config.json says */
+    vae_factors(vc, &scaling, &shift);
     struct sdp_sched_overrides ov = {.karras = -1};
-    const char *cfgp = r->sched_cfg ? r->sched_cfg : sc;
-    if (sdp_sched_load(cfgp, SDP_SCHED_FLOW_EULER, &ov, &p.sched, err, sizeof err)) die(1, "%s", err);
-    snprintf(path, sizeof path, "%s/tokenizer", r->hf ? r->hf : ".");
-    if (sdp_tokenizer_load(r->tok[0] ? r->tok[0] : path, &p.tok, err, sizeof err)) die(1, "%s", err);
-    snprintf(path, sizeof path, "%s/tokenizer_2", r->hf ? r->hf : ".");
-    if (sdp_tokenizer_load(r->tok[1] ? r->tok[1] : path, &p.tok2, err, sizeof err)) die(1, "%s", err);
+    struct sdp_scheduler *sched;
+    if (sdp_sched_load(r->sched_cfg ? r->sched_cfg : sc, SDP_SCHED_FLOW_EULER, &ov, &sched, err, sizeof err))
+        die(1, "%s", err);
+    struct sdp_tokenizer *tk[2] = {NULL, NULL};
+    for (int i = 0; i < (r->flux ? 1 : 2); i++) { /* CLIP tokenizers */
+        snprintf(path, sizeof path, "%s/tokenizer%s", r->hf ? r->hf : ".", i ? "_2" : "");
+        if (sdp_tokenizer_load(r->tok[i] ? r->tok[i] : path, &tk[i], err, sizeof err)) die(1, "%s", err);
+    }
+    if (r->flux) q.sched = sched, q.tok = tk[0], q.scaling_factor = scaling, q.shift_factor = shift;
+    else p.sched = sched, p.tok = tk[0], p.tok2 = tk[1], p.scaling_factor = scaling, p.shift_factor = shift;
     struct o2r_ctx *ctx;
     const double t0 = now_s();
     if (o2r_ctx_create(r->device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
     for (int i = 0; i < 5; i++) {
+        if (!names[i]) continue;
         if (r->prog[0]) { /* -m: the engine's programs */
-            if (sdp_model_load(ctx, r->prog[i], r->wts[i], ms[i], err, sizeof err)) die(1, "%s", err);
+            if (sdp_model_load(ctx, r->prog[i], r->wts[i], mm[i], err, sizeof err)) die(1, "%s", err);
             continue;
         }
         if (!model_file(r->models, names[i], path, sizeof path)) {
@@ -1213,49 +1261,58 @@ static void run_sd3(const struct sd3_run *r)
                         "with text_encoder_3=None)\n", prog, r->models);
                 continue;
             }
-            die(1, "--models %s: no %s.so or %s.o2d (SD 3 needs text_encoder, text_encoder_2, transformer, "
-                "vae_decoder; text_encoder_3 optional)", r->models, names[i], names[i]);
+            die(1, "--models %s: no %s.so or %s.o2d (%s needs text_encoder, text_encoder_2, transformer, "
+                "vae_decoder%s)", r->models, names[i], names[i], fam, r->flux ? "" : "; text_encoder_3 optional");
         }
-        if (sdp_model_load(ctx, path, NULL, ms[i], err, sizeof err)) die(1, "%s", err);
+        if (sdp_model_load(ctx, path, NULL, mm[i], err, sizeof err)) die(1, "%s", err);
     }
-    if (p.te3.desc) {
-        snprintf(path, sizeof path, "%s/tokenizer_3", r->hf ? r->hf : ".");
-        if (sdp_t5_load(r->tok[2] ? r->tok[2] : path, &p.t5, err, sizeof err)) die(1, "%s", err);
-    }
-    if (sdp_sd3_check(&p, err, sizeof err)) die(1, "%s", err);
-    if ((r->width && r->width != p.img_w) || (r->height && r->height != p.img_h))
-        die(2, "--width %d --height %d: the models were compiled for %dx%d", r->width ? r->width : p.img_w,
-            r->height ? r->height : p.img_h, p.img_w, p.img_h);
+    /* T5's SentencePiece model: SD 3's tokenizer_3, Flux's tokenizer_2 */
+    snprintf(path, sizeof path, "%s/tokenizer_%d", r->hf ? r->hf : ".", r->flux ? 2 : 3);
+    if ((r->flux || p.te3.desc) && sdp_t5_load(r->tok[2] ? r->tok[2] : path, r->flux ? &q.t5 : &p.t5, err, sizeof err))
+        die(1, "%s", err);
+    if (r->flux ? sdp_flux_check(&q, err, sizeof err) : sdp_sd3_check(&p, err, sizeof err)) die(1, "%s", err);
+    const int img_w = r->flux ? q.img_w : p.img_w, img_h = r->flux ? q.img_h : p.img_h;
+    if ((r->width && r->width != img_w) || (r->height && r->height != img_h))
+        die(2, "--width %d --height %d: the models were compiled for %dx%d", r->width ? r->width : img_w,
+            r->height ? r->height : img_h, img_w, img_h);
     const double t_load = now_s() - t0;
-    const size_t ni = (size_t)3 * p.img_h * p.img_w;
+    const size_t ni = (size_t)3 * img_h * img_w;
     static float *image;
     if (!(image = malloc(ni * sizeof *image))) die(1, "out of memory");
     struct sdp_params prm = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .cfg = (float)r->cfg,
                              .seed = r->seed, .batch = 1, .quiet = r->quiet};
     struct sdp_timings tm;
     int n_tokens = 0;
-    if (sdp_sd3_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err)) die(1, "%s", err);
+    if (r->flux ? sdp_flux_generate(&q, &prm, (float)r->guidance, image, &n_tokens, &tm, err, sizeof err)
+                : sdp_sd3_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err))
+        die(1, "%s", err);
     const char *a_s, *a_sc;
-    sdp_sched_a1111_name(p.sched, &a_s, &a_sc);
+    sdp_sched_a1111_name(sched, &a_s, &a_sc);
     const char *mname = r->model_name ? r->model_name : r->hf, *slash = strrchr(mname, '/');
+    char extra[64] = ""; /* Forge's name for Flux's guidance */
+    if (r->flux && q.d_g >= 0) snprintf(extra, sizeof extra, "Distilled CFG Scale: %g", r->guidance);
     struct sdp_infotext it = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .sampler = a_s,
-                              .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = p.img_w, .height = p.img_h,
+                              .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = img_w, .height = img_h,
                               .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
-                              .strength = -1,
+                              .strength = -1, .extra = extra[0] ? extra : NULL,
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
     char *params = sdp_infotext_dup(&it);
     if (!params) die(1, "out of memory");
     const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-    if (sdp_png_write(r->out, image, p.img_h, p.img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
+    if (sdp_png_write(r->out, image, img_h, img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
     free(params);
     if (r->save_image) {
-        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {1, 3, p.img_h, p.img_w}, .data = image,
-                               .nbytes = ni * 4};
+        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {1, 3, img_h, img_w}, .data = image, .nbytes = ni * 4};
         if (o2r_tensor_write_npy(r->save_image, &t, err, sizeof err) != O2R_OK) die(1, "--save-image: %s", err);
     }
-    fprintf(stderr, "%s: wrote %s (%dx%d, SD 3: %s, %d steps, cfg %g, seed %llu)\n", prog, r->out, p.img_w, p.img_h,
-            p.te3.desc ? "CLIP-L + CLIP-G + T5" : "CLIP-L + CLIP-G, no T5", r->steps, r->cfg,
-            (unsigned long long)r->seed);
+    char what[96];
+    if (r->flux)
+        snprintf(what, sizeof what, "Flux %s: CLIP-L + T5, guidance %g%s", q.d_g >= 0 ? "dev" : "schnell", r->guidance,
+                 q.d_g >= 0 ? "" : " (unused)");
+    else
+        snprintf(what, sizeof what, "SD 3: %s", p.te3.desc ? "CLIP-L + CLIP-G + T5" : "CLIP-L + CLIP-G, no T5");
+    fprintf(stderr, "%s: wrote %s (%dx%d, %s, %d steps, cfg %g, seed %llu)\n", prog, r->out, img_w, img_h, what,
+            r->steps, r->cfg, (unsigned long long)r->seed);
     fprintf(stderr,
             "timings on %s:\n"
             "  load models        %8.3f s\n"
@@ -1268,7 +1325,8 @@ static void run_sd3(const struct sd3_run *r)
             tm.unet_runs ? tm.unet_total / tm.unet_runs : 0, tm.scheduler, tm.vae, tm.total);
     free(image);
     image = NULL;
-    sdp_sd3_close(&p);
+    if (r->flux) sdp_flux_close(&q);
+    else sdp_sd3_close(&p);
     o2r_ctx_free(ctx);
 }
 #endif

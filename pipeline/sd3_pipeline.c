@@ -178,6 +178,27 @@ static void put_ids(void *dst, int32_t dt, const int64_t *ids, int n)
     }
 }
 
+/* Text encoder m on one row of n ids: output o1 (n1 floats) into d1 and, when d2, output o2 (n2
+ * floats) into d2. */
+static int encode_ids(struct sdp_model *m, const int64_t *ids, int n, int o1, float *d1, size_t n1, int o2, float *d2,
+                      size_t n2, struct sdp_timings *tm, char *err, size_t errcap)
+{
+    const struct o2r_model_desc *d = m->desc;
+    void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+    int rc = -1;
+    if (alloc_io(d, in, o)) snprintf(err, errcap, "%s: out of memory", m->path);
+    else {
+        put_ids(in[0], d->inputs[0].dtype, ids, n);
+        if (!run(m, in, o, &tm->text_encoder, &tm->text_runs, err, errcap)) {
+            sdp_get_floats(d1, d->outputs[o1].dtype, o[o1], n1);
+            if (d2) sdp_get_floats(d2, d->outputs[o2].dtype, o[o2], n2);
+            rc = 0;
+        }
+    }
+    free_io(d, in, o);
+    return rc;
+}
+
 /* One conditioning row: ctx [ctx_len, joint_dim] and pooled [te_proj + te2_proj] for text. */
 static int encode_text(struct sdp_sd3 *p, const char *text, float *ctx, float *pooled, int *n_tokens,
                        struct sdp_timings *tm, char *err, size_t errcap)
@@ -186,54 +207,75 @@ static int encode_text(struct sdp_sd3 *p, const char *text, float *ctx, float *p
     int rc = -1, full;
     memset(ctx, 0, (size_t)p->ctx_len * p->joint_dim * sizeof *ctx); /* the CLIP part's padding, T5's absence */
     for (int e = 0; e < 2; e++) {
-        struct sdp_model *m = e ? &p->te2 : &p->te;
-        const struct o2r_model_desc *d = m->desc;
-        const int out = e ? p->te2_out : p->te_out, pool = e ? p->te2_pool : p->te_pool;
         const int width = e ? p->te2_hidden : p->te_hidden, off = e ? p->te_hidden : 0;
-        void *in[MAXIO] = {0}, *o[MAXIO] = {0};
         if (sdp_tokenizer_encode(e ? p->tok2 : p->tok, text, ids, CLIP_LEN, &full, err, errcap)) return -1;
         if (!e && n_tokens) *n_tokens = full;
-        if (alloc_io(d, in, o)) {
-            free_io(d, in, o);
-            snprintf(err, errcap, "%s: out of memory", m->path);
-            return -1;
-        }
-        put_ids(in[0], d->inputs[0].dtype, ids, CLIP_LEN);
-        rc = run(m, in, o, &tm->text_encoder, &tm->text_runs, err, errcap);
-        if (!rc) {
-            float *z = malloc((size_t)CLIP_LEN * width * sizeof *z);
-            if (!z) {
-                snprintf(err, errcap, "out of memory");
-                rc = -1;
-            } else {
-                sdp_get_floats(z, d->outputs[out].dtype, o[out], (size_t)CLIP_LEN * width);
-                for (int t = 0; t < CLIP_LEN; t++)
-                    memcpy(ctx + (size_t)t * p->joint_dim + off, z + (size_t)t * width, (size_t)width * sizeof *z);
-                sdp_get_floats(pooled + (e ? p->te_proj : 0), d->outputs[pool].dtype, o[pool],
-                               (size_t)(e ? p->te2_proj : p->te_proj));
-                free(z);
-            }
-        }
-        free_io(d, in, o);
+        float *z = malloc((size_t)CLIP_LEN * width * sizeof *z);
+        if (!z) return snprintf(err, errcap, "out of memory"), -1;
+        rc = encode_ids(e ? &p->te2 : &p->te, ids, CLIP_LEN, e ? p->te2_out : p->te_out, z, (size_t)CLIP_LEN * width,
+                        e ? p->te2_pool : p->te_pool, pooled + (e ? p->te_proj : 0),
+                        (size_t)(e ? p->te2_proj : p->te_proj), tm, err, errcap);
+        for (int t = 0; !rc && t < CLIP_LEN; t++)
+            memcpy(ctx + (size_t)t * p->joint_dim + off, z + (size_t)t * width, (size_t)width * sizeof *z);
+        free(z);
         if (rc) return -1;
     }
     if (p->te3.desc) { /* T5: last_hidden_state after the 77 CLIP tokens */
-        const struct o2r_model_desc *d = p->te3.desc;
-        void *in[MAXIO] = {0}, *o[MAXIO] = {0};
         int64_t *t5ids = malloc((size_t)p->t5_len * sizeof *t5ids);
-        rc = -1;
-        if (!t5ids || alloc_io(d, in, o)) snprintf(err, errcap, "out of memory");
-        else if (!sdp_t5_encode(p->t5, text, t5ids, p->t5_len, &full, err, errcap)) {
-            put_ids(in[0], d->inputs[0].dtype, t5ids, p->t5_len);
-            if (!run(&p->te3, in, o, &tm->text_encoder, &tm->text_runs, err, errcap)) {
-                sdp_get_floats(ctx + (size_t)CLIP_LEN * p->joint_dim, d->outputs[0].dtype, o[0],
-                               (size_t)p->t5_len * p->t5_dim);
-                rc = 0;
-            }
-        }
+        rc = !t5ids ? (snprintf(err, errcap, "out of memory"), -1)
+             : sdp_t5_encode(p->t5, text, t5ids, p->t5_len, &full, err, errcap)
+                 ? -1
+                 : encode_ids(&p->te3, t5ids, p->t5_len, 0, ctx + (size_t)CLIP_LEN * p->joint_dim,
+                              (size_t)p->t5_len * p->t5_dim, 0, NULL, 0, tm, err, errcap);
         free(t5ids);
-        free_io(d, in, o);
         if (rc) return -1;
+    }
+    return 0;
+}
+
+/* latents [nl] / scaling + shift (in place) -> the VAE decoder -> image [ni] / 2 + 0.5, clamped. */
+static int vae_decode(struct sdp_model *vae, int v_in, float *lat, size_t nl, float scaling, float shift, float *image,
+                      size_t ni, struct sdp_timings *tm, char *err, size_t errcap)
+{
+    const struct o2r_model_desc *v = vae->desc;
+    void *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
+    int rc = -1;
+    if (alloc_io(v, vin, vout)) snprintf(err, errcap, "out of memory");
+    else {
+        for (size_t k = 0; k < nl; k++) lat[k] = lat[k] / scaling + shift;
+        sdp_put_floats(vin[v_in], v->inputs[v_in].dtype, lat, nl);
+        if (!run(vae, vin, vout, &tm->vae, NULL, err, errcap)) {
+            sdp_get_floats(image, v->outputs[0].dtype, vout[0], ni);
+            for (size_t k = 0; k < ni; k++) {
+                float x = image[k] / 2 + 0.5f;
+                image[k] = x < 0 ? 0 : x > 1 ? 1 : x;
+            }
+            rc = 0;
+        }
+    }
+    free_io(v, vin, vout);
+    return rc;
+}
+
+/* After step i of n: the progress line and callback (1: cancel). */
+static int step_done(const struct sdp_params *prm, int i, int n, float t, double t_loop, const float *lat, int c, int h,
+                     int w)
+{
+    const double el = now_s() - t_loop;
+    if (!prm->quiet) fprintf(stderr, "  step %d/%d  t=%.1f  %.2f s/step\n", i + 1, n, t, el / (i + 1));
+    if (!prm->progress) return 0;
+    struct sdp_progress pr = {.step = i + 1, .total = n, .elapsed = el, .eta = el / (i + 1) * (n - i - 1),
+                              .latents = lat, .lat_c = c, .lat_h = h, .lat_w = w, .batch = 1};
+    return prm->progress(&pr, prm->progress_user) != 0;
+}
+
+/* The loops' common refusals (txt2img of one image). */
+static int txt2img_only(const char *what, const struct sdp_params *prm, char *err, size_t errcap)
+{
+    if (prm->batch > 1 || prm->init_image || prm->mask || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
+        snprintf(err, errcap, "%s: batches, img2img, inpainting, --latents, A1111 emphasis and guidance rescale are "
+                 "not ported yet (txt2img of one image)", what);
+        return -1;
     }
     return 0;
 }
@@ -243,11 +285,7 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
 {
     struct sdp_timings tm0 = {0}, *tm = tm_out ? tm_out : &tm0;
     memset(tm, 0, sizeof *tm);
-    if (prm->batch > 1 || prm->init_image || prm->mask || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
-        snprintf(err, errcap, "SD3: batches, img2img, inpainting, --latents, A1111 emphasis and guidance rescale are "
-                 "not ported yet (txt2img of one image)");
-        return -1;
-    }
+    if (txt2img_only("SD3", prm, err, errcap)) return -1;
     const double t_start = now_s();
     const int cfg_on = prm->cfg > 1.0f, rows = cfg_on ? 2 : 1;
     const size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nctx = (size_t)p->ctx_len * p->joint_dim;
@@ -306,39 +344,12 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
             goto done;
         }
         tm->scheduler += now_s() - ts0;
-        const double el = now_s() - t_loop;
-        if (!prm->quiet)
-            fprintf(stderr, "  step %d/%d  t=%.1f  %.2f s/step\n", i + 1, n, t, el / (i + 1));
-        if (prm->progress) {
-            struct sdp_progress pr = {.step = i + 1, .total = n, .elapsed = el, .eta = el / (i + 1) * (n - i - 1),
-                                      .latents = lat, .lat_c = p->lat_c, .lat_h = p->lat_h, .lat_w = p->lat_w,
-                                      .batch = 1};
-            if (prm->progress(&pr, prm->progress_user)) goto cancelled;
-        }
+        if (step_done(prm, i, n, t, t_loop, lat, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
-    { /* latents / scaling_factor + shift_factor -> VAE -> image / 2 + 0.5, clamped */
-        const struct o2r_model_desc *v = p->vae.desc;
-        void *vin[MAXIO] = {0}, *vout[MAXIO] = {0};
-        if (prm->cancel && *prm->cancel) goto cancelled;
-        if (alloc_io(v, vin, vout)) {
-            free_io(v, vin, vout);
-            snprintf(err, errcap, "out of memory");
-            goto done;
-        }
-        for (size_t k = 0; k < nl; k++) lat[k] = lat[k] / p->scaling_factor + p->shift_factor;
-        sdp_put_floats(vin[p->v_in], v->inputs[p->v_in].dtype, lat, nl);
-        int vrc = run(&p->vae, vin, vout, &tm->vae, NULL, err, errcap);
-        if (!vrc) {
-            const size_t ni = (size_t)3 * p->img_h * p->img_w;
-            sdp_get_floats(image, v->outputs[0].dtype, vout[0], ni);
-            for (size_t k = 0; k < ni; k++) {
-                float x = image[k] / 2 + 0.5f;
-                image[k] = x < 0 ? 0 : x > 1 ? 1 : x;
-            }
-        }
-        free_io(v, vin, vout);
-        if (vrc) goto done;
-    }
+    if (prm->cancel && *prm->cancel) goto cancelled;
+    if (vae_decode(&p->vae, p->v_in, lat, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
+                   tm, err, errcap))
+        goto done;
     rc = 0;
     goto done;
 cancelled:
@@ -363,6 +374,208 @@ void sdp_sd3_close(struct sdp_sd3 *p)
     sdp_model_close(&p->vae);
     sdp_tokenizer_free(p->tok);
     sdp_tokenizer_free(p->tok2);
+    sdp_t5_free(p->t5);
+    sdp_sched_free(p->sched);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- Flux ---- */
+
+int sdp_flux_check(struct sdp_flux *p, char *err, size_t errcap)
+{
+    char msg[512];
+    if (!p->te.desc || !p->te2.desc || !p->dit.desc || !p->vae.desc || !p->tok || !p->t5 || !p->sched) {
+        snprintf(err, errcap, "Flux: text_encoder, text_encoder_2 (T5), transformer, vae_decoder, both tokenizers and "
+                 "the scheduler are needed");
+        return -1;
+    }
+    if (p->sched->kind != SDP_SCHED_FLOW_EULER) {
+        snprintf(err, errcap, "Flux: the scheduler must be flow matching (flow_euler), not %s",
+                 sdp_sched_kind_name(p->sched->kind));
+        return -1;
+    }
+    const struct o2r_model_desc *c = p->te.desc, *t = p->te2.desc, *d = p->dit.desc, *v = p->vae.desc;
+    p->te_pool = find_io(c->outputs, c->n_outputs, "pooler_output");
+    if (c->n_inputs != 1 || c->inputs[0].rank != 2 || c->inputs[0].dims[1] != CLIP_LEN || p->te_pool < 0 ||
+        c->outputs[p->te_pool].rank != 2)
+        return fail(err, errcap, "%s: %s", p->te.path, "expected input_ids [1,77] -> pooler_output [1,P] (CLIP-L)");
+    p->pool_dim = (int)c->outputs[p->te_pool].dims[1];
+    if (t->n_inputs != 1 || t->inputs[0].rank != 2 || t->inputs[0].dims[0] != 1 || t->outputs[0].rank != 3 ||
+        !is_float(t->outputs[0].dtype) || t->outputs[0].dims[1] != t->inputs[0].dims[1])
+        return fail(err, errcap, "%s: %s", p->te2.path, "expected input_ids [1,L] -> last_hidden_state [1,L,D] (T5)");
+    p->t5_len = (int)t->inputs[0].dims[1], p->t5_dim = (int)t->outputs[0].dims[2];
+    p->d_hs = find_io(d->inputs, d->n_inputs, "hidden_states");
+    p->d_ehs = find_io(d->inputs, d->n_inputs, "encoder_hidden_states");
+    p->d_pool = find_io(d->inputs, d->n_inputs, "pooled_projections");
+    p->d_t = find_io(d->inputs, d->n_inputs, "timestep");
+    p->d_img = find_io(d->inputs, d->n_inputs, "img_ids");
+    p->d_txt = find_io(d->inputs, d->n_inputs, "txt_ids");
+    p->d_g = find_io(d->inputs, d->n_inputs, "guidance");
+    if (p->d_hs < 0 || p->d_ehs < 0 || p->d_pool < 0 || p->d_t < 0 || p->d_img < 0 || p->d_txt < 0 ||
+        d->n_outputs != 1)
+        return fail(err, errcap, "%s: %s", p->dit.path,
+                    "does not look like a Flux transformer: expected inputs hidden_states, encoder_hidden_states, "
+                    "pooled_projections, timestep, img_ids, txt_ids (guidance: dev) and one output");
+    const struct o2r_io *hs = &d->inputs[p->d_hs], *eh = &d->inputs[p->d_ehs], *pl = &d->inputs[p->d_pool],
+                        *im = &d->inputs[p->d_img], *tx = &d->inputs[p->d_txt];
+    p->tokens = (int)hs->dims[1], p->feat = (int)hs->dims[2];
+    if (hs->rank != 3 || hs->dims[0] != 1 || eh->rank != 3 || eh->dims[1] != p->t5_len || eh->dims[2] != p->t5_dim ||
+        pl->rank != 2 || pl->dims[1] != p->pool_dim || im->rank != 2 || im->dims[0] != p->tokens || im->dims[1] != 3 ||
+        tx->rank != 2 || tx->dims[0] != p->t5_len || tx->dims[1] != 3 || p->feat % 4 ||
+        d->outputs[0].dims[1] != p->tokens || d->outputs[0].dims[2] != p->feat) {
+        snprintf(msg, sizeof msg, "inputs do not fit: hidden_states [1,T,4C], encoder_hidden_states [1,%d,%d] (T5's), "
+                 "pooled_projections [1,%d] (CLIP's), img_ids [T,3], txt_ids [%d,3], output [1,T,4C] (batch 1)",
+                 p->t5_len, p->t5_dim, p->pool_dim, p->t5_len);
+        return fail(err, errcap, "%s: %s", p->dit.path, msg);
+    }
+    p->v_in = find_io(v->inputs, v->n_inputs, "latent_sample");
+    if (p->v_in < 0) p->v_in = 0;
+    const struct o2r_io *vi = &v->inputs[p->v_in], *vo = &v->outputs[0];
+    p->lat_c = p->feat / 4;
+    if (vi->rank != 4 || vi->dims[1] != p->lat_c || vi->dims[2] % 2 || vi->dims[3] % 2 ||
+        (vi->dims[2] / 2) * (vi->dims[3] / 2) != p->tokens || vo->rank != 4 || vo->dims[1] != 3) {
+        snprintf(msg, sizeof msg, "expected latent_sample [1,%d,h,w] with (h/2)(w/2) = %d tokens (the transformer's)",
+                 p->lat_c, p->tokens);
+        return fail(err, errcap, "%s: %s", p->vae.path, msg);
+    }
+    p->lat_h = (int)vi->dims[2], p->lat_w = (int)vi->dims[3];
+    p->img_h = (int)vo->dims[2], p->img_w = (int)vo->dims[3];
+    return 0;
+}
+
+/* FluxPipeline's _pack_latents / _unpack_latents: [C, h, w] <-> [tokens (h/2)(w/2), C * 4]. */
+static void flux_pack(const float *x, float *y, int c, int h, int w, int unpack)
+{
+    const int gw = w / 2;
+    for (int ch = 0; ch < c; ch++)
+        for (int yy = 0; yy < h; yy++)
+            for (int xx = 0; xx < w; xx++) {
+                const size_t a = ((size_t)ch * h + yy) * w + xx;
+                const size_t b = ((size_t)(yy / 2) * gw + xx / 2) * (size_t)(c * 4) + (size_t)ch * 4 + (yy % 2) * 2 + xx % 2;
+                if (unpack) y[a] = x[b];
+                else y[b] = x[a];
+            }
+}
+
+/* CLIP-L's pooled output [pool_dim] and T5's states [t5_len, t5_dim] for text. */
+static int flux_encode(struct sdp_flux *p, const char *text, float *pooled, float *ctx, int *n_tokens,
+                       struct sdp_timings *tm, char *err, size_t errcap)
+{
+    int64_t ids[CLIP_LEN];
+    int full, rc;
+    if (sdp_tokenizer_encode(p->tok, text, ids, CLIP_LEN, &full, err, errcap)) return -1;
+    if (n_tokens) *n_tokens = full;
+    if (encode_ids(&p->te, ids, CLIP_LEN, p->te_pool, pooled, (size_t)p->pool_dim, 0, NULL, 0, tm, err, errcap)) return -1;
+    int64_t *t5ids = malloc((size_t)p->t5_len * sizeof *t5ids);
+    rc = !t5ids ? (snprintf(err, errcap, "out of memory"), -1)
+         : sdp_t5_encode(p->t5, text, t5ids, p->t5_len, &full, err, errcap)
+             ? -1
+             : encode_ids(&p->te2, t5ids, p->t5_len, 0, ctx, (size_t)p->t5_len * p->t5_dim, 0, NULL, 0, tm, err, errcap);
+    free(t5ids);
+    return rc;
+}
+
+int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float guidance, float *image, int *n_tokens,
+                      struct sdp_timings *tm_out, char *err, size_t errcap)
+{
+    struct sdp_timings tm0 = {0}, *tm = tm_out ? tm_out : &tm0;
+    memset(tm, 0, sizeof *tm);
+    if (txt2img_only("Flux", prm, err, errcap)) return -1;
+    const double t_start = now_s();
+    const int true_cfg = prm->cfg > 1.0f && prm->negative && prm->negative[0], rows = true_cfg ? 2 : 1;
+    const size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nctx = (size_t)p->t5_len * p->t5_dim;
+    float *ctx = malloc((size_t)rows * nctx * sizeof *ctx), *pooled = malloc((size_t)rows * p->pool_dim * sizeof *pooled);
+    float *lat = malloc(nl * sizeof *lat), *x = malloc(nl * sizeof *x), *pred = malloc((size_t)rows * nl * sizeof *pred);
+    float *img_ids = malloc((size_t)p->tokens * 3 * sizeof *img_ids), *txt_ids = calloc((size_t)p->t5_len * 3, sizeof *txt_ids);
+    void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+    int rc = -1;
+    const struct o2r_model_desc *d = p->dit.desc;
+    if (!ctx || !pooled || !lat || !x || !pred || !img_ids || !txt_ids || alloc_io(d, in, o)) {
+        snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    /* rows: [cond] (+ [negative] with true CFG) */
+    if (prm->cancel && *prm->cancel) goto cancelled;
+    if (flux_encode(p, prm->prompt, pooled, ctx, n_tokens, tm, err, errcap)) goto done;
+    if (true_cfg && flux_encode(p, prm->negative, pooled + p->pool_dim, ctx + nctx, NULL, tm, err, errcap)) goto done;
+    for (int r = 0, k = 0; r < p->lat_h / 2; r++) /* latent_image_ids: (0, row, column) */
+        for (int c = 0; c < p->lat_w / 2; c++, k++)
+            img_ids[k * 3] = 0, img_ids[k * 3 + 1] = (float)r, img_ids[k * 3 + 2] = (float)c;
+    { /* FluxPipeline's sigmas and mu (image_seq_len: the packed tokens) */
+        double *sig = malloc((size_t)(prm->steps > 0 ? prm->steps : 1) * sizeof *sig);
+        if (!sig) {
+            snprintf(err, errcap, "out of memory");
+            goto done;
+        }
+        sdp_flow_flux_sigmas(prm->steps, sig);
+        const double mu = sdp_flow_calculate_shift(p->tokens, p->sched->base_seq, p->sched->max_seq,
+                                                   p->sched->base_shift, p->sched->max_shift);
+        int src = sdp_sched_set_timesteps_flow(p->sched, prm->steps, sig, mu, err, errcap);
+        free(sig);
+        if (src) goto done;
+    }
+    struct sdp_rng g;
+    sdp_rng_seed(&g, prm->seed);
+    sdp_rng_randn(&g, x, nl); /* randn_tensor([1, C, h, w]), then packed */
+    flux_pack(x, lat, p->lat_c, p->lat_h, p->lat_w, 0);
+    const struct o2r_io *io = d->inputs;
+    sdp_put_floats(in[p->d_img], io[p->d_img].dtype, img_ids, (size_t)p->tokens * 3);
+    sdp_put_floats(in[p->d_txt], io[p->d_txt].dtype, txt_ids, (size_t)p->t5_len * 3);
+    if (p->d_g >= 0) sdp_put_floats(in[p->d_g], io[p->d_g].dtype, &guidance, 1);
+    const double t_loop = now_s();
+    const int n = p->sched->n_steps;
+    for (int i = 0; i < n; i++) {
+        const float t = sdp_sched_timestep(p->sched, i), tt = t / 1000.0f; /* FluxPipeline: timestep / 1000 */
+        for (int r = 0; r < rows; r++) { /* the cond call, then the negative one (diffusers' order) */
+            if (prm->cancel && *prm->cancel) goto cancelled;
+            sdp_put_floats(in[p->d_hs], io[p->d_hs].dtype, lat, nl);
+            sdp_put_floats(in[p->d_ehs], io[p->d_ehs].dtype, ctx + (size_t)r * nctx, nctx);
+            sdp_put_floats(in[p->d_pool], io[p->d_pool].dtype, pooled + (size_t)r * p->pool_dim, (size_t)p->pool_dim);
+            sdp_put_floats(in[p->d_t], io[p->d_t].dtype, &tt, 1);
+            if (run(&p->dit, in, o, &tm->unet_total, &tm->unet_runs, err, errcap)) goto done;
+            sdp_get_floats(pred + (size_t)r * nl, d->outputs[0].dtype, o[0], nl);
+        }
+        double ts0 = now_s();
+        if (true_cfg) /* neg_noise_pred + true_cfg_scale * (noise_pred - neg_noise_pred) */
+            for (size_t k = 0; k < nl; k++) pred[k] = pred[nl + k] + prm->cfg * (pred[k] - pred[nl + k]);
+        if (sdp_sched_step(p->sched, i, pred, lat, nl, &g)) {
+            snprintf(err, errcap, "out of memory");
+            goto done;
+        }
+        tm->scheduler += now_s() - ts0;
+        if (prm->progress) flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1); /* [C, h, w] for the callback */
+        if (step_done(prm, i, n, t, t_loop, x, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
+    }
+    if (prm->cancel && *prm->cancel) goto cancelled;
+    flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1);
+    if (vae_decode(&p->vae, p->v_in, x, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
+                   tm, err, errcap))
+        goto done;
+    rc = 0;
+    goto done;
+cancelled:
+    snprintf(err, errcap, "cancelled");
+    rc = SDP_CANCELLED;
+done:
+    tm->total = now_s() - t_start;
+    free_io(d, in, o);
+    free(ctx);
+    free(pooled);
+    free(lat);
+    free(x);
+    free(pred);
+    free(img_ids);
+    free(txt_ids);
+    return rc;
+}
+
+void sdp_flux_close(struct sdp_flux *p)
+{
+    sdp_model_close(&p->te);
+    sdp_model_close(&p->te2);
+    sdp_model_close(&p->dit);
+    sdp_model_close(&p->vae);
+    sdp_tokenizer_free(p->tok);
     sdp_t5_free(p->t5);
     sdp_sched_free(p->sched);
     memset(p, 0, sizeof *p);

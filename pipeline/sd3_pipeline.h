@@ -1,4 +1,5 @@
-/* sd3_pipeline.h — Stable Diffusion 3 / 3.5 txt2img (diffusers' StableDiffusion3Pipeline, 0.42)
+/* sd3_pipeline.h — Stable Diffusion 3 / 3.5 and Flux txt2img (diffusers' StableDiffusion3Pipeline and
+ * FluxPipeline, 0.42; Flux: below)
  * around models compiled by onnx2cl: two CLIP text encoders with projection (CLIP-L, CLIP-G), the
  * T5 encoder (optional), the MMDiT transformer (SD3Transformer2DModel) and the 16-channel VAE
  * decoder, loaded as sdp_model (shared objects or .o2d files).
@@ -63,5 +64,48 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
 
 /* Frees the models, tokenizers and scheduler (what sdp_sd3 holds) and zeroes it. */
 void sdp_sd3_close(struct sdp_sd3 *p);
+
+/* ---- Flux (diffusers' FluxPipeline, 0.42: schnell and dev) ----
+ * What a run does (prompt_2 = prompt, generator = torch.Generator().manual_seed(seed)):
+ *   CLIP-L's pooler_output [P] from 77 ids (padding "max_length", truncation); T5's
+ *   last_hidden_state [L, D] (ids: T5TokenizerFast to L = the T5 encoder's input length,
+ *   max_sequence_length; no attention mask); txt_ids = zeros [L, 3].
+ *   latents = randn [16, h, w] (h = 2 (H / 16)), packed 2x2: token (r, c) of the (h/2) x (w/2) grid
+ *   row-major, feature ch * 4 + dy * 2 + dx; img_ids [tokens, 3] = (0, r, c).
+ *   sigmas = linspace(1, 1/n, n) (double), mu = calculate_shift(tokens, base/max_image_seq_len,
+ *   base/max_shift) from the scheduler config; FlowMatchEulerDiscreteScheduler.set_timesteps(
+ *   sigmas=, mu=); per step the transformer with timestep = (sigma * 1000) / 1000 (float32) and, for
+ *   a transformer with a guidance input (dev), guidance = guidance_scale; true CFG when
+ *   true_cfg_scale > 1 and a negative prompt is given: a second call with the negative prompt's
+ *   embeddings, v = neg + true_cfg (cond - neg); the flow-matching Euler step.
+ *   image = VAE(unpacked latents / scaling_factor + shift_factor) / 2 + 0.5, clamped. */
+struct sdp_flux {
+    struct sdp_model te, te2, dit, vae; /* text_encoder (CLIP-L), text_encoder_2 (T5), transformer, vae_decoder */
+    struct sdp_tokenizer *tok;          /* CLIP tokenizer */
+    struct sdp_t5_tokenizer *t5;        /* tokenizer_2 (T5) */
+    struct sdp_scheduler *sched;        /* flow_euler */
+    float scaling_factor, shift_factor; /* vae/config.json (Flux: 0.3611, 0.1159) */
+    /* filled by sdp_flux_check */
+    int te_pool, pool_dim;              /* CLIP-L pooler_output index, width */
+    int t5_len, t5_dim;                 /* T5 input length, width */
+    int d_hs, d_ehs, d_pool, d_t, d_img, d_txt, d_g; /* transformer inputs (d_g -1: no guidance: schnell) */
+    int tokens, feat;                   /* packed latents [tokens, feat] (feat = 4 * latent channels) */
+    int lat_c, lat_h, lat_w, img_h, img_w, v_in;
+};
+
+/* Checks the models: CLIP input_ids [1,77] -> pooler_output [1,P]; T5 input_ids [1,L] ->
+ * last_hidden_state [1,L,D]; the transformer hidden_states [1,T,F], encoder_hidden_states [1,L,D],
+ * pooled_projections [1,P], timestep [1], img_ids [T,3], txt_ids [L,3], guidance [1] (optional);
+ * the VAE decoder latent_sample [1,F/4,h,w] with T = (h/2)(w/2). Fills the fields. */
+int sdp_flux_check(struct sdp_flux *p, char *err, size_t errcap);
+
+/* Generates one image of prm->prompt into image [3, img_h, img_w] in [0, 1]: prm->cfg is
+ * true_cfg_scale (> 1 with a non-empty negative prompt: true CFG), guidance the distilled guidance
+ * (dev's guidance_scale; ignored by schnell). Refuses batches, img2img, masks, latents, emphasis
+ * modes, guidance rescale. Returns 0, SDP_CANCELLED, or -1 with a message. */
+int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float guidance, float *image, int *n_tokens,
+                      struct sdp_timings *tm, char *err, size_t errcap);
+
+void sdp_flux_close(struct sdp_flux *p);
 
 #endif
