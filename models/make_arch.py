@@ -196,6 +196,26 @@ SD3_DEFAULTS = {"family": "sd3", "default_size": [1024, 1024],
                 "scheduler": {"_class_name": "FlowMatchEulerDiscreteScheduler",
                               "num_train_timesteps": 1000, "shift": 3.0}}
 
+# Flux (black-forest-labs/FLUX.1-schnell and -dev: transformer, text_encoder (CLIP-L: pooler_output),
+# text_encoder_2 (T5 v1.1 XXL encoder), the 16-channel VAE with Flux's factors), shrunk as the tests'
+# tests/pipeline/flux (models/make_flux_refs.py); T5's length 64 there (FluxPipeline's
+# max_sequence_length: 512 for dev, 256 is usual for schnell)
+FLUX_TRANSFORMER_TINY = dict(export_family.FLUX_TINY, in_channels=64, pooled_projection_dim=32)
+FLUX_CLIP_TINY = dict(export_sd.CLIP_TINY, num_hidden_layers=2)
+FLUX_T5_TINY = dict(SD3_T5_TINY, d_model=32)
+FLUX_VAE_TINY = dict(SD3_VAE_TINY, scaling_factor=0.3611, shift_factor=0.1159)
+FLUX_DEFAULTS = {"family": "flux", "default_size": [1024, 1024], "vae_scaling_factor": 0.3611,
+                 "vae_shift_factor": 0.1159, "clip_skip_layers": 0,
+                 "tokenizer": {"kind": "clip_bpe", "max_length": 77, "pad": "eos"},
+                 "tokenizer_2": {"kind": "t5", "max_length": 512},
+                 "conditioning": {"pooled_projections": "text_encoder.pooler_output",
+                                  "encoder_hidden_states": "text_encoder_2.last_hidden_state"}}
+FLUX_SCHED_DEV = {"_class_name": "FlowMatchEulerDiscreteScheduler", "num_train_timesteps": 1000,
+                  "shift": 3.0, "use_dynamic_shifting": True, "base_shift": 0.5, "max_shift": 1.15,
+                  "base_image_seq_len": 256, "max_image_seq_len": 4096}
+FLUX_SCHED_SCHNELL = {"_class_name": "FlowMatchEulerDiscreteScheduler", "num_train_timesteps": 1000,
+                      "shift": 1.0, "use_dynamic_shifting": False}
+
 ARCHS = {
     "tiny_sd15": dict(SD15_DEFAULTS, size="tiny", unet=export_sd.UNET_TINY,
                       vae=export_sd.VAE_TINY, text_encoder=export_sd.CLIP_TINY,
@@ -218,12 +238,19 @@ ARCHS = {
 ARCHS["tiny_sd3"] = dict(SD3_DEFAULTS, size="tiny", transformer=SD3_TRANSFORMER_TINY, vae=SD3_VAE_TINY,
                          text_encoder=SD3_CLIPL_TINY, text_encoder_2=CLIPG_TINY_SDXL,
                          text_encoder_3=SD3_T5_TINY, default_size=[128, 128])
+for _v, _g, _sc in (("schnell", False, FLUX_SCHED_SCHNELL), ("dev", True, FLUX_SCHED_DEV)):
+    ARCHS["tiny_flux_" + _v] = dict(FLUX_DEFAULTS, size="tiny", scheduler=_sc,
+                                    transformer=dict(FLUX_TRANSFORMER_TINY, guidance_embeds=_g),
+                                    vae=FLUX_VAE_TINY, text_encoder=FLUX_CLIP_TINY,
+                                    text_encoder_2=FLUX_T5_TINY, default_size=[128, 128],
+                                    tokenizer_2={"kind": "t5", "max_length": 64})
 TAESD_DEFAULTS = {"family": "taesd", "vae_scaling_factor": 1.0}
 ARCHS["taesd"] = dict(TAESD_DEFAULTS, size="full", vae=export_family.TAESD_FULL)
 ARCHS["tiny_taesd"] = dict(TAESD_DEFAULTS, size="tiny", vae=export_family.TAESD_TINY)
 MODELS = ["unet", "vae_decoder", "vae_encoder", "text_encoder"]
 MODELS_SDXL = MODELS + ["text_encoder_2"]
 MODELS_SD3 = ["transformer", "vae_decoder", "vae_encoder", "text_encoder", "text_encoder_2", "text_encoder_3"]
+MODELS_FLUX = ["transformer", "vae_decoder", "vae_encoder", "text_encoder", "text_encoder_2"]
 CONFIG_KEYS = ("unet", "transformer", "vae", "text_encoder", "text_encoder_2", "text_encoder_3")
 
 
@@ -261,6 +288,10 @@ def is_sd3(arch):
     return ARCHS[arch]["family"] == "sd3"
 
 
+def is_flux(arch):
+    return ARCHS[arch]["family"] == "flux"
+
+
 def is_taesd(arch):
     return ARCHS[arch]["family"] == "taesd"
 
@@ -289,6 +320,8 @@ def build(arch, model, seed):
     torch.manual_seed(seed)
     if is_sd3(arch) and model in ("transformer", "text_encoder", "text_encoder_3"):
         return build_sd3(arch, model, seed)
+    if is_flux(arch) and model in ("transformer", "text_encoder", "text_encoder_2"):
+        return build_flux(arch, model, seed)
     if model == "unet" and is_sdxl(arch):
         cfg = a["unet"]
         m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
@@ -393,6 +426,67 @@ def build_sd3(arch, model, seed):
     return export_family.ClipProjWrapper(m), {"input_ids": ids}, outs, dyn, "text_encoder"
 
 
+class FluxGuidanceWrapper(export_family.FluxWrapper):
+    """Flux dev's transformer: FluxWrapper's inputs + guidance [B]."""
+
+    def forward(self, hidden_states, encoder_hidden_states, pooled_projections, timestep, img_ids,
+                txt_ids, guidance):
+        return self.m(hidden_states=hidden_states, encoder_hidden_states=encoder_hidden_states,
+                      pooled_projections=pooled_projections, timestep=timestep, img_ids=img_ids,
+                      txt_ids=txt_ids, guidance=guidance, return_dict=False)[0]
+
+
+class ClipPooledWrapper(torch.nn.Module):
+    """Flux's text_encoder(input_ids) -> (pooler_output, last_hidden_state)."""
+
+    def __init__(self, clip):
+        super().__init__()
+        self.clip = clip
+
+    def forward(self, input_ids):
+        out = self.clip(input_ids=input_ids, return_dict=True)
+        return out.pooler_output, out.last_hidden_state
+
+
+def build_flux(arch, model, seed):
+    """Flux's transformer (packed latents [B, T, 4C], T5 states, CLIP pooled, timestep / 1000,
+    img_ids [T, 3], txt_ids [L, 3], dev: guidance [B] -> out_sample), CLIP-L (pooler_output,
+    last_hidden_state), T5 (input_ids -> last_hidden_state)."""
+    from diffusers import FluxTransformer2DModel
+    from transformers import CLIPTextConfig, CLIPTextModel, T5Config, T5EncoderModel
+    a = ARCHS[arch]
+    t5_len = a["tokenizer_2"]["max_length"]
+    if model == "transformer":
+        cfg = a["transformer"]
+        m = export_sd.reinit(FluxTransformer2DModel(**cfg), seed).eval()
+        tokens = 4
+        ins = {"hidden_states": torch.randn(1, tokens, cfg["in_channels"]),
+               "encoder_hidden_states": torch.randn(1, t5_len, cfg["joint_attention_dim"]),
+               "pooled_projections": torch.randn(1, cfg["pooled_projection_dim"]),
+               "timestep": torch.tensor([1.0]),
+               "img_ids": torch.tensor([[0.0, r, c] for r in range(2) for c in range(2)]),
+               "txt_ids": torch.zeros(t5_len, 3)}
+        dyn = {"hidden_states": {1: "tokens"}, "encoder_hidden_states": {1: "sequence"},
+               "img_ids": {0: "tokens"}, "txt_ids": {0: "sequence"}, "out_sample": {1: "tokens"}}
+        w = export_family.FluxWrapper(m)
+        if cfg.get("guidance_embeds"):
+            ins["guidance"] = torch.tensor([3.5])
+            w = FluxGuidanceWrapper(m)
+        return w, ins, ["out_sample"], dyn, "transformer"  # exported with dynamo (make_one)
+    if model == "text_encoder_2":
+        cfg = a["text_encoder_2"]
+        m = export_sd.reinit(T5EncoderModel(T5Config(**cfg)), seed).eval()
+        ids = torch.from_numpy(np.random.default_rng(seed).integers(0, cfg["vocab_size"], (1, t5_len)))
+        dyn = {"input_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
+        return export_family.T5Wrapper(m), {"input_ids": ids}, ["last_hidden_state"], dyn, "text_encoder_2"
+    cfg = a["text_encoder"]
+    m = export_sd.reinit(CLIPTextModel(CLIPTextConfig(**cfg)), seed).eval()
+    ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77, cfg["vocab_size"]))
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"},
+           "last_hidden_state": {0: "batch", 1: "sequence"}}
+    return ClipPooledWrapper(m), {"input_ids": ids}, ["pooler_output", "last_hidden_state"], dyn, "text_encoder"
+
+
 def strip(model, rows):
     """Makes every mapped initializer of the ModelProto a placeholder reference (in place);
     returns (stripped count, stripped bytes, kept float bytes)."""
@@ -429,10 +523,20 @@ def make_one(arch, model, out_dir, seed):
     tmp = tempfile.mkdtemp(prefix="make_arch_")
     try:
         path = os.path.join(tmp, "model.onnx")
+        # Flux's transformer: the TorchScript exporter bakes the traced token count into its
+        # rotary-embedding reshapes ([1, 68, 2, -1, 2]); the dynamo exporter keeps them symbolic,
+        # so one graph serves every image size
+        dynamo = is_flux(arch) and model == "transformer"
         with torch.no_grad():
-            torch.onnx.export(module, tuple(ins[k] for k in names), path, input_names=names,
-                              output_names=outs, dynamic_axes=dyn, opset_version=OPSET,
-                              do_constant_folding=True, dynamo=False)
+            if dynamo:
+                torch.onnx.export(module, tuple(ins[k] for k in names), path, input_names=names,
+                                  output_names=outs, dynamic_shapes=export_sd.dynamo_shapes(names, dyn),
+                                  dynamo=True, verbose=False)
+                export_sd.strip_node_metadata(path)
+            else:
+                torch.onnx.export(module, tuple(ins[k] for k in names), path, input_names=names,
+                                  output_names=outs, dynamic_axes=dyn, opset_version=OPSET,
+                                  do_constant_folding=True, dynamo=False)
         print(f"[{arch}/{model}] exported ({nparams:,} params) in {time.time() - t0:.1f}s",
               flush=True)
         m = onnx.load(path)
@@ -498,6 +602,7 @@ def main():
         info.setdefault("models", {})
         info.setdefault("keys", {})
         models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else MODELS_SD3 if is_sd3(arch) else
+                                         MODELS_FLUX if is_flux(arch) else
                                          ["vae_decoder"] if is_taesd(arch) else MODELS)
         for model in models.split(","):
             comp, keys = make_one(arch, model, d, args.seed)

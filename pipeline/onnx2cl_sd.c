@@ -772,21 +772,25 @@ static int cli_main(int argc, char **argv)
             po.plan_only = 1, po.quiet = 1;
             int prc = sde_prepare(&po, &er, err, sizeof err);
             if (prc) die(prc == -2 ? 2 : 1, "%s", err);
-            if (!strcmp(er.family, "sd3")) {
+            const int flux = !strcmp(er.family, "flux");
+            if (flux || !strcmp(er.family, "sd3")) {
                 char what[PATH_MAX + 16];
                 snprintf(what, sizeof what, "-m %s", eo.ckpt);
                 SD3_REFUSE(what);
-                const double c = cfg_given ? cfg : 7.0; /* diffusers' SD 3 defaults */
-                eo.batch = c > 1 ? 2 : 1, eo.vae_encoder = 0, eo.tokens = 0;
+                /* diffusers' defaults: SD 3 guidance 7 (one batch-2 run); Flux true CFG 1 (off), one row per run */
+                const double c = cfg_given ? cfg : flux ? 1.0 : 7.0;
+                eo.batch = !flux && c > 1 ? 2 : 1, eo.vae_encoder = 0, eo.tokens = 0;
                 int rc3 = sde_prepare(&eo, &er, err, sizeof err);
                 if (rc3) die(rc3 == -2 ? 2 : 1, "%s", err);
                 struct sd3_run r = {.prompt = prompt, .negative = negative, .out = outs[0], .save_image = save_image,
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
-                                    .quiet = quiet, .cfg = c, .seed = seed,
-                                    .prog = {er.program[0], er.program[4], er.program[5], er.program[6], er.program[2]},
-                                    .wts = {er.weights[0], er.weights[4], er.weights[5], er.weights[6], er.weights[2]},
-                                    .tok = {tok_dir ? tok_dir : er.tokenizer, er.tokenizer2, er.tokenizer3},
+                                    .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
+                                    .prog = {er.program[0], er.program[4], flux ? NULL : er.program[5], er.program[6],
+                                             er.program[2]},
+                                    .wts = {er.weights[0], er.weights[4], flux ? NULL : er.weights[5], er.weights[6],
+                                            er.weights[2]},
+                                    .tok = {tok_dir ? tok_dir : er.tokenizer, flux ? NULL : er.tokenizer2, er.tokenizer3},
                                     .vae_cfg = er.vae_cfg[0] ? er.vae_cfg : NULL, .scaling = er.scaling_factor,
                                     .shift = er.shift_factor};
                 static char mname[256], mhash[16];

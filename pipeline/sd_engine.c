@@ -339,9 +339,21 @@ static void shape_args(struct job *j, int m, char *buf, size_t cap, char **argv,
         argv[(*argc)++] = buf + o;                                          \
         o += (size_t)fmt(buf + o, cap - o, __VA_ARGS__) + 1;           \
     } while (0)
-    if (m == 0 || m == 4) ARG("input_ids=1,%d", seq);
+    const int flux = !strcmp(j->r->family, "flux");
+    if (m == 0) ARG("input_ids=1,%d", seq);
+    else if (m == 4) ARG("input_ids=1,%d", (int)jnum(jget(j->arch, "tokenizer_2"), "max_length", seq)); /* Flux: T5 */
     else if (m == 5) ARG("input_ids=1,%d", (int)jnum(jget(j->arch, "tokenizer_3"), "max_length", 256));
-    else if (m == 6) { /* SD 3's transformer: the CLIP tokens then T5's, pooled CLIP-L + CLIP-G */
+    else if (m == 6 && flux) { /* Flux's transformer: 2x2-packed latents, T5 states, CLIP pooled, the ids */
+        const cJSON *tr = jget(cfg, "transformer");
+        const int t5 = (int)jnum(jget(j->arch, "tokenizer_2"), "max_length", 512), tokens = (lh / 2) * (lw / 2);
+        ARG("hidden_states=1,%d,%d", tokens, (int)jnum(tr, "in_channels", 64));
+        ARG("encoder_hidden_states=1,%d,%d", t5, (int)jnum(tr, "joint_attention_dim", 4096));
+        ARG("pooled_projections=1,%d", (int)jnum(tr, "pooled_projection_dim", 768));
+        ARG("timestep=1");
+        ARG("img_ids=%d,3", tokens);
+        ARG("txt_ids=%d,3", t5);
+        if (cJSON_IsTrue(jget(tr, "guidance_embeds"))) ARG("guidance=1");
+    } else if (m == 6) { /* SD 3's transformer: the CLIP tokens then T5's, pooled CLIP-L + CLIP-G */
         const cJSON *tr = jget(cfg, "transformer");
         const int t5 = (int)jnum(jget(j->arch, "tokenizer_3"), "max_length", 256);
         ARG("hidden_states=%d,%d,%d,%d", b, (int)jnum(tr, "in_channels", 16), lh, lw);
@@ -368,7 +380,8 @@ static void program_shape(const cJSON *arch, const struct sde_options *o, int w,
 {
     int seq = (int)jnum(jget(arch, "tokenizer"), "max_length", 77);
     model_size(o, m, &w, &h);
-    if (m == 0 || m == 4) fmt(shape, cap, "tokens%d-b1", seq);
+    if (m == 0) fmt(shape, cap, "tokens%d-b1", seq);
+    else if (m == 4) fmt(shape, cap, "tokens%d-b1", (int)jnum(jget(arch, "tokenizer_2"), "max_length", seq));
     else if (m == 5) fmt(shape, cap, "tokens%d-b1", (int)jnum(jget(arch, "tokenizer_3"), "max_length", 256));
     else if (m == 6) fmt(shape, cap, "%dx%d-b%d", w, h, o->batch);
     else if (m == 1 && o->tokens > 0 && o->tokens != seq) fmt(shape, cap, "%dx%d-b%d-t%d", w, h, o->batch, o->tokens);
@@ -704,7 +717,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
         if (fam && strcmp(fam, "sd1") != 0 && strcmp(fam, "sd2") != 0 && strcmp(fam, "sdxl") != 0 &&
-            strcmp(fam, "sd3") != 0) {
+            strcmp(fam, "sd3") != 0 && strcmp(fam, "flux") != 0) {
             fail(err, errcap, "architecture %s (family %s): the %s pipeline is not in onnx2cl-sd yet; "
                  "onnx2cl-ckpt info reads it", am.name, fam,
                  !strcmp(fam, "sdxl") ? "SDXL" : !strcmp(fam, "sdxl_refiner") ? "SDXL refiner" : fam);
@@ -756,8 +769,9 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
          * back with a fixed factor 2 (the exported graphs have no upsample-to-size): latents must be
          * multiples of 2^(down blocks - 1), else a skip connection's Concat does not fit */
         const cJSON *dbt = jget(jget(jget(arch, "configs"), "unet"), "down_block_types");
-        const cJSON *tr = jget(jget(arch, "configs"), "transformer"); /* SD 3: 2x2 patches */
-        int u = tr ? (int)jnum(tr, "patch_size", 2) : 1 << (jlen(dbt) > 1 ? jlen(dbt) - 1 : 0), fu = f * u;
+        const cJSON *tr = jget(jget(arch, "configs"), "transformer"); /* SD 3: 2x2 patches; Flux: 2x2 packing */
+        int u = !strcmp(r->family, "flux") ? 2 : tr ? (int)jnum(tr, "patch_size", 2) : 1 << (jlen(dbt) > 1 ? jlen(dbt) - 1 : 0);
+        int fu = f * u;
         if (r->width % fu || r->height % fu || r->width < fu || r->height < fu) {
             fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d (its VAE's factor %d times "
                  "its UNet's %d)", r->width, r->height, r->arch, fu, f, u);
@@ -782,18 +796,19 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     }
     r->scaling_factor = jnum(arch, "vae_scaling_factor", 0.18215);
     r->shift_factor = jnum(arch, "vae_shift_factor", 0);
-    r->t5_tokens = (int)jnum(jget(arch, "tokenizer_3"), "max_length", 256);
+    r->t5_tokens = !strcmp(r->family, "flux") ? (int)jnum(jget(arch, "tokenizer_2"), "max_length", 512)
+                                              : (int)jnum(jget(arch, "tokenizer_3"), "max_length", 256);
     if (!o->quiet)
         fprintf(stderr, "onnx2cl-sd: %s: architecture %s (%s/arch.json: %zu keys and dims equal)\n", o->ckpt,
                 r->arch, am.dir, am.keys);
     compiler_identity(&j);
     weights_key(&j);
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
-    const int xl = !strcmp(r->family, "sdxl"), sd3 = !strcmp(r->family, "sd3");
+    const int xl = !strcmp(r->family, "sdxl"), sd3 = !strcmp(r->family, "sd3"), flux = !strcmp(r->family, "flux");
     int need = 0;
 #define MODEL_WANTED(m)                                                                                  \
-    (sd3 ? (m) == 0 || (m) == 2 || (m) == 4 || (m) == 5 || (m) == 6 || ((m) == 3 && o->vae_encoder)     \
-         : (m) < 3 || ((m) == 3 && o->vae_encoder) || ((m) == 4 && xl))
+    (sd3 || flux ? (m) == 0 || (m) == 2 || (m) == 4 || (sd3 && (m) == 5) || (m) == 6 || ((m) == 3 && o->vae_encoder) \
+                 : (m) < 3 || ((m) == 3 && o->vae_encoder) || ((m) == 4 && xl))
     for (int m = 0; m < N_MODELS; m++) { /* anything to build? (the paths are set by prepare_model) */
         if (!MODEL_WANTED(m)) continue;
         char p[PATH_MAX + 256], shape[64];
@@ -838,16 +853,18 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     /* tokenizer, scheduler, VAE config */
     if (!find_tokenizer(o, r, "tokenizer", r->tokenizer)) r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
     r->tokenizer2[0] = r->tokenizer3[0] = 0;
-    if (sd3) { /* T5's SentencePiece model: the folder's tokenizer_3/spiece.model, else the architecture's */
+    if (sd3 || flux) { /* T5's SentencePiece model: the folder's tokenizer_3 (Flux: _2)/spiece.model, else the
+                          architecture's */
         char sp[PATH_MAX + 32];
-        fmt(r->tokenizer3, PATH_MAX, "%s/tokenizer_3", o->ckpt);
+        const char *tn = flux ? "tokenizer_2" : "tokenizer_3";
+        fmt(r->tokenizer3, PATH_MAX, "%s/%s", o->ckpt, tn);
         fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
         if (!is_dir(o->ckpt) || !is_file(sp)) {
-            fmt(r->tokenizer3, PATH_MAX, "%s/tokenizer_3", r->arch_path);
+            fmt(r->tokenizer3, PATH_MAX, "%s/%s", r->arch_path, tn);
             fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
             if (!is_file(sp)) {
-                fail(err, errcap, "%s: an SD 3 checkpoint needs tokenizer_3/spiece.model (T5's SentencePiece model): "
-                     "neither the folder nor the architecture %s has one", o->ckpt, r->arch_path);
+                fail(err, errcap, "%s: a%s checkpoint needs %s/spiece.model (T5's SentencePiece model): neither the "
+                     "folder nor the architecture %s has one", o->ckpt, flux ? " Flux" : "n SD 3", tn, r->arch_path);
                 goto out;
             }
         }

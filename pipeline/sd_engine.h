@@ -90,17 +90,19 @@ static inline const char *sde_weights_dtype(const struct sde_options *o)
 struct sde_result {
     char arch[256];                 /* architecture name */
     char arch_path[PATH_MAX];       /* its folder */
-    char program[7][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) (, SDXL, SD 3: text_encoder_2)
-                                       (SD 3: [5] text_encoder_3, [6] transformer; no unet) .o2d */
+    char program[7][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) (, SDXL, SD 3, Flux (T5):
+                                       text_encoder_2) (SD 3: [5] text_encoder_3; SD 3, Flux: [6] transformer,
+                                       no unet) .o2d */
     char weights[7][PATH_MAX];      /* their weights files (text encoder: -clipskip<N> with o->clip_skip > 1) */
     char tokenizer[PATH_MAX];       /* tokenizer folder (vocab.json + merges.txt) */
     char tokenizer2[PATH_MAX];      /* SDXL: tokenizer_2 folder (the folder's tokenizer_2/, else the
                                        architecture's); "" for SD 1.x/2.x */
-    char family[32];                /* arch.json "family": "sd1", "sd2", "sdxl", "sd3" */
-    char tokenizer3[PATH_MAX];      /* SD 3: tokenizer_3 folder (spiece.model: the folder's, else the
-                                       architecture's); "" otherwise */
+    char family[32];                /* arch.json "family": "sd1", "sd2", "sdxl", "sd3", "flux" */
+    char tokenizer3[PATH_MAX];      /* T5's tokenizer folder (spiece.model: the folder's, else the
+                                       architecture's): SD 3's tokenizer_3, Flux's tokenizer_2; "" otherwise */
     double shift_factor;            /* arch.json vae_shift_factor (SD 3: 0.0609; 0 when absent) */
-    int t5_tokens;                  /* SD 3: the T5 encoder's input length (arch.json tokenizer_3 max_length) */
+    int t5_tokens;                  /* the T5 encoder's input length (SD 3: arch.json tokenizer_3
+                                       max_length; Flux: tokenizer_2's) */
     int vae_tiled;                  /* the VAE programs are for a tile of the image (o->vae_tile): set
                                        sdp_pipeline.vae_tiling */
     int force_zeros;                /* SDXL: 1 when an empty negative prompt means zero embeddings

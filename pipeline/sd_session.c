@@ -203,13 +203,14 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
     }
     struct sde_result *er = calloc(1, sizeof *er);
     if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
-    { /* SD 3 runs in the CLI only so far (sd3_pipeline.c needs the T5 tokenizer's C++): refused before any
-       * compile */
+    { /* SD 3 and Flux run in the CLI only so far (sd3_pipeline.c needs the T5 tokenizer's C++): refused
+       * before any compile */
         struct sde_options po = eo;
         po.plan_only = 1, po.quiet = 1;
-        if (sde_prepare(&po, er, err, errcap) == 0 && !strcmp(er->family, "sd3")) {
-            int frc = fail(err, errcap, SDS_EINVAL, "%s: an SD 3 checkpoint (architecture %s): the library and the "
-                           "server do not run SD 3 yet; the onnx2cl-sd command does (-m)", eo.ckpt, er->arch);
+        if (sde_prepare(&po, er, err, errcap) == 0 && (!strcmp(er->family, "sd3") || !strcmp(er->family, "flux"))) {
+            int frc = fail(err, errcap, SDS_EINVAL, "%s: an %s checkpoint (architecture %s): the library and the "
+                           "server do not run it yet; the onnx2cl-sd command does (-m)", eo.ckpt,
+                           !strcmp(er->family, "flux") ? "Flux" : "SD 3", er->arch);
             free(er);
             return frc;
         }

@@ -6,7 +6,8 @@
 # with FluxPipeline's sigmas and mu. The ONNX exports are compiled to .o2d files in WORK_DIR
 # (onnx2cl -o); images compared with diffusers' (output_type "np"): max |got - ref| <= 1e-3 on the
 # [0,1] image. Cases (flux/cases.txt): schnell 4 and 1 steps, dev guidance 3.5 and 5 with a long
-# prompt (past 77 CLIP tokens, "</s>" and "!!"), dev with true CFG (a negative prompt, --cfg 4).
+# prompt (past 77 CLIP tokens, "</s>" and "!!"), dev with true CFG (a negative prompt, --cfg 4); -m on
+# both folders (the engine: architectures tiny_flux_schnell/dev), another size, refusals.
 # Usage: run_flux.sh ONNX2CL ONNX2CL_SD O2C_COMPARE WORK_DIR
 set -euo pipefail
 onnx2cl=$1 sd=$2 compare=$3 work=$4
@@ -41,5 +42,38 @@ while IFS=$'\t' read -r name variant steps guidance cfg prompt negative; do
   fi
 done < "$d/cases.txt"
 grep -q "Flux dev" "$work/out/c.log" && grep -q "Flux schnell" "$work/out/a.log" || bad "the variant is not named on stderr"
+# one command (-m) on each diffusers folder: architectures tiny_flux_schnell / tiny_flux_dev found by their keys,
+# compiled into WORK_DIR/cache; cases a (schnell) and e (dev, true CFG); then a second size from the same
+# architecture (runs), and the refusals
+export ONNX2CL_CACHE_DIR=$work/cache
+p=$(awk -F'\t' '$1 == "a" {print $6}' "$d/cases.txt")
+for c in "a schnell 4 0.0 1.0" "e dev 4 3.5 4.0"; do
+  read -r name variant steps guidance cfg <<< "$c"
+  neg=(); [ "$name" = e ] && neg=(-n blurry)
+  if "$sd" -m "$d/tiny_flux_$variant" -p "$p" "${neg[@]}" --steps "$steps" --guidance "$guidance" --cfg "$cfg" --seed 42 \
+       --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_$name.png" --save-image "$work/out/m_$name.npy" \
+       2> "$work/out/m_$name.log"; then
+    if "$compare" "$work/out/m_$name.npy" "$d/${name}_image.npy" 1e-3 0 > "$work/out/m_$name.cmp" 2>&1; then
+      printf '%-4s %-8s %s\n' "-m $name" "$variant" "$(head -c 140 "$work/out/m_$name.cmp")"
+    else bad "-m $name: $(cat "$work/out/m_$name.cmp")"; fi
+    grep -q "architecture tiny_flux_$variant" "$work/out/m_$name.log" || bad "-m $name: architecture not named"
+  else
+    bad "-m $variant: exited non-zero: $(tail -3 "$work/out/m_$name.log")"
+  fi
+done
+"$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
+  python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
+  bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"
+expect() { # expect NAME PATTERN ARGS...
+  local name=$1 pat=$2; shift 2
+  rm -f "$work/out/$name.png"
+  if "$sd" -p x -o "$work/out/$name.png" "$@" > "$work/out/$name.err" 2>&1; then bad "$name: exit 0"; return; fi
+  grep -q -- "$pat" "$work/out/$name.err" || { bad "$name: $(head -c 300 "$work/out/$name.err")"; return; }
+  [ ! -e "$work/out/$name.png" ] || { bad "$name: wrote a PNG"; return; }
+  echo "ok $name"
+}
+expect flux_m_i2i "not ported for SD 3" -m "$d/tiny_flux_dev" --width 32 --height 32 --init-image "$d/../img2img/init.png"
+expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
+expect flux_no_hf "give --hf DIR" --models "$work/dev"
 echo "flux: $fails failed"
 [ "$fails" = 0 ]
