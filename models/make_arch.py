@@ -46,6 +46,14 @@ Architectures
              graph, other weights. Family "taesd", only the vae_decoder model (component vae,
              keys decoder.layers.*); not a pipeline of its own: onnx2cl-sd --taesd PATH
   tiny_taesd taesd shrunk as export_family's TAESD_TINY (16 channels): the tests' decoder
+  tiny_sd3   SD 3 (stabilityai/stable-diffusion-3-medium-diffusers) shrunk as tests/pipeline/sd3's
+             tiny_sd3 (models/make_sd3_refs.py): transformer (SD3Transformer2DModel), CLIP-L and
+             CLIP-G with projection (text_embeds, last_hidden_state, penultimate_hidden_state), T5
+             encoder (text_encoder_3; its embedding keyed once as shared.weight), the 16-channel VAE
+  tiny_flux_schnell, tiny_flux_dev  Flux shrunk as tests/pipeline/flux's folders
+             (models/make_flux_refs.py): transformer (FluxTransformer2DModel; dev with the guidance
+             input; exported with the dynamo exporter, which keeps the rotary reshapes symbolic),
+             CLIP-L (pooler_output), T5 (text_encoder_2), the 16-channel VAE
   SDXL models: unet(sample, timestep, encoder_hidden_states, text_embeds, time_ids) ->
   out_sample (export_family's SdxlUNetWrapper, as sdxl_unet); text_encoder(input_ids) ->
   last_hidden_state, pooler_output, penultimate_hidden_state (= hidden_states[-2], what SDXL
@@ -54,7 +62,8 @@ Architectures
   drop transformers' text_model. level (as the store's, and text_encoder's in transformers 5.x).
 
 Assumes
-  torch, diffusers, transformers, onnx (dev machine only; CI never runs it). The graphs contain
+  torch, diffusers, transformers, onnx, onnxscript (the dynamo exporter: Flux's transformer)
+  (dev machine only; CI never runs it). The graphs contain
   no weights, so any seed gives the same files as long as no two parameters are equal.
 
 Usage
