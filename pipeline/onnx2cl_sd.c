@@ -371,6 +371,7 @@ static int cli_main(int argc, char **argv)
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
     int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0;
     double guidance = 3.5; /* Flux dev's distilled guidance (--guidance) */
+    int guidance_given = 0;
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
     struct sde_options eo = {0};
     const char *taesd = NULL, *preview = NULL; /* --taesd, --preview (sd_preview.c) */
@@ -421,7 +422,7 @@ static int cli_main(int argc, char **argv)
             if (clip_skip != atof(v)) die(2, "--clip-skip %s: expected an integer in [1, 12]", v);
         }
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100), cfg_given = 1;
-        else if (!strcmp(a, "--guidance")) guidance = parse_num(a, NEXT(), 0, 100);
+        else if (!strcmp(a, "--guidance")) guidance = parse_num(a, NEXT(), 0, 100), guidance_given = 1;
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
             char *e;
@@ -444,7 +445,11 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--mask")) mask_path = NEXT();
         else if (!strcmp(a, "--mask-blur")) mask_blur = parse_num(a, NEXT(), 0, 1000);
         else if (!strcmp(a, "--only-masked")) only_masked = 1;
-        else if (!strcmp(a, "--only-masked-padding")) only_masked_pad = (int)parse_num(a, NEXT(), 0, 16384);
+        else if (!strcmp(a, "--only-masked-padding")) {
+            const char *v = NEXT();
+            only_masked_pad = (int)parse_num(a, v, 0, 16384);
+            if (only_masked_pad != atof(v)) die(2, "--only-masked-padding %s: expected an integer (pixels)", v);
+        }
         else if (!strcmp(a, "--vae-encoder")) venc_so = NEXT();
         else if (!strcmp(a, "--guidance-rescale")) guidance_rescale = parse_num(a, NEXT(), 0, 1);
         else if (!strcmp(a, "--vae-tile")) {
@@ -650,7 +655,8 @@ static int cli_main(int argc, char **argv)
             mask_img[k] = (float)mask_pix[k] / 255.0f;
             white += mask_img[k] >= 0.5f;
         }
-        if (white == 0)
+        if (white == 0 && !only_masked) /* only masked: the full mask had a pixel (the crop region), which may fade
+                                            below 128 when the box is resized; the paste-back still uses it */
             die(2, "--mask %s: all black (no pixel >= 128%s): nothing would be repainted", mask_path,
                 mask_blur > 0 ? " after --mask-blur" : "");
         if (white == np && !only_masked) /* only masked: the cut-out area is often all mask */
@@ -702,22 +708,24 @@ static int cli_main(int argc, char **argv)
     static struct sde_result er;
 #ifdef ONNX2CL_HAVE_SD3
     /* SD 3: the flags its loop does not take (before anything is loaded or compiled) */
-#define SD3_REFUSE(what)                                                                                           \
+#define SD3_REFUSE(what, fam)                                                                                      \
     do {                                                                                                           \
         if (init_path || latents_path || batch > 1 || batch_count > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||     \
             clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || eo.n_loras || te_so || unet_so ||     \
             vae_so || venc_so || sched_name || schedule_type)                                                      \
-            die(2, "%s (SD 3): txt2img of one image only so far: --init-image, --mask, --latents, --batch-size, "   \
-                "--batch-count, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora, "        \
-                "--scheduler and the per-model flags are not ported for SD 3", what);                              \
+            die(2, "%s (%s): txt2img of one image only so far: --init-image, --mask, --latents, --batch-size, "    \
+                "--batch-count, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora and LoRA " \
+                "tags, --scheduler and the per-model flags are not ported for %s", what, fam, fam);                \
+        if (guidance_given && strcmp(fam, "Flux"))                                                                 \
+            die(2, "--guidance: Flux dev's distilled guidance; %s takes --cfg", fam);                             \
     } while (0)
     { /* --models DIR with an SD 3 transformer: StableDiffusion3Pipeline (sd3_pipeline.h) */
         char tf[PATH_MAX];
         if (!eo.ckpt && models && model_file(models, "transformer", tf, sizeof tf)) {
             char what[PATH_MAX + 16];
             snprintf(what, sizeof what, "--models %s", models);
-            SD3_REFUSE(what);
             const int flux = hf && flux_folder(hf);
+            SD3_REFUSE(what, flux ? "Flux" : "SD 3");
             for (int k = 0; k <= n_images; k++)
                 if (opath[k]) check_output(oflag[k], opath[k]);
             struct sd3_run r = {.models = models, .hf = hf, .prompt = prompt, .negative = negative, .out = outs[0],
@@ -776,7 +784,7 @@ static int cli_main(int argc, char **argv)
             if (flux || !strcmp(er.family, "sd3")) {
                 char what[PATH_MAX + 16];
                 snprintf(what, sizeof what, "-m %s", eo.ckpt);
-                SD3_REFUSE(what);
+                SD3_REFUSE(what, flux ? "Flux" : "SD 3");
                 /* diffusers' defaults: SD 3 guidance 7 (one batch-2 run); Flux true CFG 1 (off), one row per run */
                 const double c = cfg_given ? cfg : flux ? 1.0 : 7.0;
                 eo.batch = !flux && c > 1 ? 2 : 1, eo.vae_encoder = 0, eo.tokens = 0;
@@ -801,6 +809,8 @@ static int cli_main(int argc, char **argv)
             }
         }
 #endif
+        if (guidance_given) /* SD 3 and Flux returned above */
+            die(2, "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg");
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
         if (eo.vae_tile && !er.vae_tiled)
@@ -825,6 +835,9 @@ static int cli_main(int argc, char **argv)
         if (scaling == 0 && er.vae_cfg[0]) snprintf(p_vc, sizeof p_vc, "%s", er.vae_cfg);
         else if (scaling == 0) scaling = er.scaling_factor;
     }
+    (void)guidance, (void)steps_given, (void)cfg_given; /* SD 3 and Flux only */
+    if (guidance_given) /* SD 3 and Flux returned above */
+        die(2, "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg");
     if (!te_so || !unet_so || !vae_so || (init_path && !venc_so)) {
         if (!models)
             die(2, "give --models DIR (or all of --text-encoder, --unet, --vae-decoder%s)",
@@ -1290,6 +1303,10 @@ static void run_sd3(const struct sd3_run *r)
     if (r->flux ? sdp_flux_generate(&q, &prm, (float)r->guidance, image, &n_tokens, &tm, err, sizeof err)
                 : sdp_sd3_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err))
         die(1, "%s", err);
+    if (n_tokens > 77) /* as diffusers truncates (its warning); T5 takes max_sequence_length */
+        fprintf(stderr, "%s: note: the prompt is %d CLIP tokens with BOS/EOS; the CLIP text encoders take 77: the "
+                "last %d were dropped (as diffusers truncates; T5 takes %d tokens)\n", prog, n_tokens, n_tokens - 77,
+                r->flux ? q.t5_len : p.t5_len);
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(sched, &a_s, &a_sc);
     const char *mname = r->model_name ? r->model_name : r->hf, *slash = strrchr(mname, '/');

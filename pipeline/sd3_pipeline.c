@@ -269,6 +269,18 @@ static int step_done(const struct sdp_params *prm, int i, int n, float t, double
     return prm->progress(&pr, prm->progress_user) != 0;
 }
 
+/* A1111's NaN check ("A tensor with all NaNs was produced"): non-finite latents after the loop mean broken
+ * weights (a corrupt file) or an overflow; refused rather than decoded to a black image. */
+static int finite_or_fail(const float *x, size_t n, const char *what, char *err, size_t errcap)
+{
+    size_t bad = 0;
+    for (size_t k = 0; k < n; k++) bad += !isfinite(x[k]);
+    if (!bad) return 0;
+    snprintf(err, errcap, "%s: %zu of %zu latent values are NaN or infinite after the loop (corrupt weights, or an "
+             "overflow of float16 storage: try --weights-dtype f32)", what, bad, n);
+    return -1;
+}
+
 /* The loops' common refusals (txt2img of one image). */
 static int txt2img_only(const char *what, const struct sdp_params *prm, char *err, size_t errcap)
 {
@@ -347,7 +359,8 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
         if (step_done(prm, i, n, t, t_loop, lat, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
     if (prm->cancel && *prm->cancel) goto cancelled;
-    if (vae_decode(&p->vae, p->v_in, lat, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
+    if (finite_or_fail(lat, nl, p->dit.path, err, errcap) ||
+        vae_decode(&p->vae, p->v_in, lat, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
                    tm, err, errcap))
         goto done;
     rc = 0;
@@ -548,6 +561,7 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
     }
     if (prm->cancel && *prm->cancel) goto cancelled;
     flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1);
+    if (finite_or_fail(x, nl, p->dit.path, err, errcap)) goto done;
     if (vae_decode(&p->vae, p->v_in, x, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
                    tm, err, errcap))
         goto done;

@@ -208,9 +208,9 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
         struct sde_options po = eo;
         po.plan_only = 1, po.quiet = 1;
         if (sde_prepare(&po, er, err, errcap) == 0 && (!strcmp(er->family, "sd3") || !strcmp(er->family, "flux"))) {
-            int frc = fail(err, errcap, SDS_EINVAL, "%s: an %s checkpoint (architecture %s): the library and the "
+            int frc = fail(err, errcap, SDS_EINVAL, "%s: a%s checkpoint (architecture %s): the library and the "
                            "server do not run it yet; the onnx2cl-sd command does (-m)", eo.ckpt,
-                           !strcmp(er->family, "flux") ? "Flux" : "SD 3", er->arch);
+                           !strcmp(er->family, "flux") ? " Flux" : "n SD 3", er->arch);
             free(er);
             return frc;
         }

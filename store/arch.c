@@ -192,6 +192,13 @@ int o2s_detect_arch(const struct o2s_store *s, struct o2s_arch *a, char *err, si
                                                              : "x_embedder.weight (FluxTransformer2DModel)");
         if (o2s_find(s, O2S_TEXT_ENCODER, "embeddings.token_embedding.weight", &v) == 0) a->text_hidden = v.dims[1];
         if (o2s_find(s, O2S_TEXT_ENCODER_2, "embeddings.token_embedding.weight", &v) == 0) a->text2_hidden = v.dims[1];
+        if (o2s_find(s, O2S_TEXT_ENCODER_2, "text_projection.weight", &v) == 0) a->text2_projection_dim = v.dims[0];
+        for (int e = 0; e < 2; e++) { /* the CLIP encoders' layers (Flux's text_encoder_2 is T5: none) */
+            const enum o2s_component c = e ? O2S_TEXT_ENCODER_2 : O2S_TEXT_ENCODER;
+            int *layers = e ? &a->text2_layers : &a->text_layers, l;
+            for (size_t i = 0; i < s->nentries[c]; i++)
+                if (sscanf(s->entries[c][i].key, "encoder.layers.%d.", &l) == 1 && l + 1 > *layers) *layers = l + 1;
+        }
         if (o2s_find(s, O2S_VAE, "encoder.conv_in.weight", &v) == 0) a->vae_channels = v.dims[0];
         return 0;
     }

@@ -70,5 +70,18 @@ expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --
 expect sd3_m_i2i "not ported for SD 3" -m "$hf" --width 32 --height 32 --init-image "$d/../img2img/init.png"
 expect sd3_m_size "multiples of 16" -m "$hf" --width 40 --height 40
 expect sd3_m_big "at most 256x256" -m "$hf" --width 512 --height 512
+expect sd3_guidance "takes --cfg" -m "$hf" --width 32 --height 32 --guidance 4
+expect sd3_lora "LoRAs for SD 3 are not supported" -m "$hf" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
+# corrupt weights (NaN bytes in the transformer's data): refused, not decoded to a black image
+rm -rf "$work/corrupt" && cp -r "$hf" "$work/corrupt"
+python3 - "$work/corrupt/transformer/diffusion_pytorch_model.safetensors" <<'PY'
+import os, sys
+p = sys.argv[1]
+n = os.path.getsize(p)
+with open(p, "r+b") as f:  # 64 bytes of 0xff (float32 NaN) in the middle of the data region
+    f.seek(n - n // 3)
+    f.write(b"\xff" * 64)
+PY
+expect sd3_nan "NaN or infinite" -m "$work/corrupt" --width 32 --height 32 --steps 2
 echo "sd3: $fails failed"
 [ "$fails" = 0 ]
