@@ -435,26 +435,8 @@ def build_sd3(arch, model, seed):
     return export_family.ClipProjWrapper(m), {"input_ids": ids}, outs, dyn, "text_encoder"
 
 
-class FluxGuidanceWrapper(export_family.FluxWrapper):
-    """Flux dev's transformer: FluxWrapper's inputs + guidance [B]."""
-
-    def forward(self, hidden_states, encoder_hidden_states, pooled_projections, timestep, img_ids,
-                txt_ids, guidance):
-        return self.m(hidden_states=hidden_states, encoder_hidden_states=encoder_hidden_states,
-                      pooled_projections=pooled_projections, timestep=timestep, img_ids=img_ids,
-                      txt_ids=txt_ids, guidance=guidance, return_dict=False)[0]
-
-
-class ClipPooledWrapper(torch.nn.Module):
-    """Flux's text_encoder(input_ids) -> (pooler_output, last_hidden_state)."""
-
-    def __init__(self, clip):
-        super().__init__()
-        self.clip = clip
-
-    def forward(self, input_ids):
-        out = self.clip(input_ids=input_ids, return_dict=True)
-        return out.pooler_output, out.last_hidden_state
+# Flux's wrappers: the test fixture's (CLIP-L -> pooler_output, last_hidden_state; dev's transformer with guidance)
+from make_flux_refs import ClipPooledWrapper, FluxGuidanceWrapper  # noqa: E402
 
 
 def build_flux(arch, model, seed):
