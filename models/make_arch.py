@@ -191,7 +191,7 @@ SD3_T5_TINY = dict(export_family.T5_TINY, vocab_size=4100, d_model=96, d_kv=8, d
 SD3_VAE_TINY = dict(export_family.VAE16_TINY, block_out_channels=[16, 16, 16, 16],
                     down_block_types=["DownEncoderBlock2D"] * 4, up_block_types=["UpDecoderBlock2D"] * 4,
                     norm_num_groups=8)
-SD3_DEFAULTS = {"family": "sd3", "default_size": [1024, 1024],
+SD3_DEFAULTS = {"family": "sd3", "default_size": [1024, 1024], "optional_components": ["text_encoder_3"],
                 "vae_scaling_factor": 1.5305, "vae_shift_factor": 0.0609, "clip_skip_layers": 0,
                 "tokenizer": {"kind": "clip_bpe", "max_length": 77, "pad": "eos"},
                 "tokenizer_2": {"kind": "clip_bpe", "max_length": 77, "pad": "!"},

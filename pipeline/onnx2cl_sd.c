@@ -76,7 +76,8 @@ static void usage(FILE *f)
         "                          text_encoder, text_encoder_2, text_encoder_3 (T5, optional), transformer,\n"
         "                          vae_decoder; --hf DIR with tokenizer/, tokenizer_2/, tokenizer_3/spiece.model,\n"
         "                          scheduler/ (flow matching) and vae/ (scaling and shift factors); defaults\n"
-        "                          28 steps, --cfg 7. Flux (FluxPipeline; tokenizer_2/spiece.model, no\n"
+        "                          28 steps, --cfg 7; --no-t5 leaves T5 out (zeros: diffusers' text_encoder_3=None,\n"
+        "                          the memory of T5-XXL saved). Flux (FluxPipeline; tokenizer_2/spiece.model, no\n"
         "                          text_encoder_3): text_encoder (CLIP-L), text_encoder_2 (T5), transformer,\n"
         "                          vae_decoder; --cfg is true_cfg_scale (default 1: off; > 1 with -n), --guidance G\n"
         "                          the distilled guidance of dev (default 3.5; schnell has none); 28 steps\n"
@@ -337,6 +338,7 @@ struct sd3_run {
     int flux;                          /* 1: Flux (FluxPipeline): text_encoder_2 is T5, no text_encoder_3;
                                           cfg is true_cfg_scale, guidance the distilled guidance */
     double guidance;                   /* Flux dev's guidance_scale */
+    int no_t5;                         /* SD 3: --no-t5 */
     const char *model_hash;            /* the infotext's Model hash (NULL: none) */
 };
 static int model_file(const char *dir, const char *name, char *buf, size_t cap);
@@ -423,6 +425,7 @@ static int cli_main(int argc, char **argv)
         }
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100), cfg_given = 1;
         else if (!strcmp(a, "--guidance")) guidance = parse_num(a, NEXT(), 0, 100), guidance_given = 1;
+        else if (!strcmp(a, "--no-t5")) eo.no_t5 = 1;
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
             char *e;
@@ -718,6 +721,8 @@ static int cli_main(int argc, char **argv)
                 "tags, --scheduler and the per-model flags are not ported for %s", what, fam, fam);                \
         if (guidance_given && strcmp(fam, "Flux"))                                                                 \
             die(2, "--guidance: Flux dev's distilled guidance; %s takes --cfg", fam);                             \
+        if (eo.no_t5 && strcmp(fam, "SD 3"))                                                                       \
+            die(2, "--no-t5: SD 3's optional T5 (Flux needs its T5)");                                             \
     } while (0)
     { /* --models DIR with an SD 3 transformer: StableDiffusion3Pipeline (sd3_pipeline.h) */
         char tf[PATH_MAX];
@@ -732,7 +737,7 @@ static int cli_main(int argc, char **argv)
                                 .save_image = save_image, .device = device, .sched_cfg = sched_cfg,
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
                                 /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
-                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux,
+                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5,
                                 .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
             run_sd3(&r);
             return 0;
@@ -794,6 +799,7 @@ static int cli_main(int argc, char **argv)
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
                                     .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
+                                    .no_t5 = eo.no_t5,
                                     .prog = {er.program[0], er.program[4], flux ? NULL : er.program[5], er.program[6],
                                              er.program[2]},
                                     .wts = {er.weights[0], er.weights[4], flux ? NULL : er.weights[5], er.weights[6],
@@ -809,8 +815,9 @@ static int cli_main(int argc, char **argv)
             }
         }
 #endif
-        if (guidance_given) /* SD 3 and Flux returned above */
-            die(2, "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg");
+        if (guidance_given || eo.no_t5) /* SD 3 and Flux returned above */
+            die(2, "%s", guidance_given ? "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg"
+                                        : "--no-t5: SD 3's optional T5 encoder; an SD 1.x/2.x/XL checkpoint has none");
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
         if (eo.vae_tile && !er.vae_tiled)
@@ -836,8 +843,9 @@ static int cli_main(int argc, char **argv)
         else if (scaling == 0) scaling = er.scaling_factor;
     }
     (void)guidance, (void)steps_given, (void)cfg_given; /* SD 3 and Flux only */
-    if (guidance_given) /* SD 3 and Flux returned above */
-        die(2, "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg");
+    if (guidance_given || eo.no_t5) /* SD 3 and Flux returned above */
+        die(2, "%s", guidance_given ? "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg"
+                                    : "--no-t5: SD 3's optional T5 encoder; an SD 1.x/2.x/XL checkpoint has none");
     if (!te_so || !unet_so || !vae_so || (init_path && !venc_so)) {
         if (!models)
             die(2, "give --models DIR (or all of --text-encoder, --unet, --vae-decoder%s)",
@@ -1268,8 +1276,13 @@ static void run_sd3(const struct sd3_run *r)
     if (o2r_ctx_create(r->device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
     for (int i = 0; i < 5; i++) {
         if (!names[i]) continue;
-        if (r->prog[0]) { /* -m: the engine's programs */
+        if (r->prog[0] && r->prog[i] && r->prog[i][0]) { /* -m: the engine's programs */
             if (sdp_model_load(ctx, r->prog[i], r->wts[i], mm[i], err, sizeof err)) die(1, "%s", err);
+            continue;
+        }
+        if (i == 2 && (r->no_t5 || r->prog[0])) { /* --no-t5, or -m on a checkpoint without text_encoder_3 */
+            fprintf(stderr, "%s: T5 left out (%s): zero embeddings, as diffusers with text_encoder_3=None\n", prog,
+                    r->no_t5 ? "--no-t5" : "the checkpoint has no text_encoder_3");
             continue;
         }
         if (!model_file(r->models, names[i], path, sizeof path)) {

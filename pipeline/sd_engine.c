@@ -780,7 +780,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         int fu = f * u;
         if (r->width % fu || r->height % fu || r->width < fu || r->height < fu) {
             fail(err, errcap, "--width %d --height %d: architecture %s needs multiples of %d (its VAE's factor %d times "
-                 "its UNet's %d)", r->width, r->height, r->arch, fu, f, u);
+                 "its %s %d)", r->width, r->height, r->arch, fu, f,
+                 !strcmp(r->family, "flux") ? "latent packing's" : tr ? "transformer's patch" : "UNet's", u);
             rc = -2;
             goto out;
         }
@@ -811,9 +812,10 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     weights_key(&j);
     fmt(j.wdir, sizeof j.wdir, "%s/weights/%s", j.cache, j.wkey);
     const int xl = !strcmp(r->family, "sdxl"), sd3 = !strcmp(r->family, "sd3"), flux = !strcmp(r->family, "flux");
+    const int t5 = sd3 && !o->no_t5 && o2s_count(j.s, O2S_TEXT_ENCODER_3) > 0; /* SD 3 without T5: zeros */
     int need = 0;
 #define MODEL_WANTED(m)                                                                                  \
-    (sd3 || flux ? (m) == 0 || (m) == 2 || (m) == 4 || (sd3 && (m) == 5) || (m) == 6 || ((m) == 3 && o->vae_encoder) \
+    (sd3 || flux ? (m) == 0 || (m) == 2 || (m) == 4 || (t5 && (m) == 5) || (m) == 6 || ((m) == 3 && o->vae_encoder) \
                  : (m) < 3 || ((m) == 3 && o->vae_encoder) || ((m) == 4 && xl))
     for (int m = 0; m < N_MODELS; m++) { /* anything to build? (the paths are set by prepare_model) */
         if (!MODEL_WANTED(m)) continue;

@@ -73,6 +73,9 @@ struct sde_options {
                                   factor latents per side, the encoder for min(tile, image) pixels (program
                                   folders of that size); tiling is on (sde_result.vae_tiled) when the tile is
                                   smaller than the image along either side */
+    int no_t5;                 /* SD 3: leave the T5 encoder out (compiled and loaded: nothing; its part of the
+                                  conditioning is zeros, as diffusers' text_encoder_3=None); also when the
+                                  checkpoint has no text_encoder_3 (arch.json optional_components) */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
 };
@@ -91,8 +94,8 @@ struct sde_result {
     char arch[256];                 /* architecture name */
     char arch_path[PATH_MAX];       /* its folder */
     char program[7][PATH_MAX];      /* text_encoder, unet, vae_decoder (, vae_encoder) (, SDXL, SD 3, Flux (T5):
-                                       text_encoder_2) (SD 3: [5] text_encoder_3; SD 3, Flux: [6] transformer,
-                                       no unet) .o2d */
+                                       text_encoder_2) (SD 3: [5] text_encoder_3, "" without T5; SD 3, Flux: [6]
+                                       transformer, no unet) .o2d */
     char weights[7][PATH_MAX];      /* their weights files (text encoder: -clipskip<N> with o->clip_skip > 1) */
     char tokenizer[PATH_MAX];       /* tokenizer folder (vocab.json + merges.txt) */
     char tokenizer2[PATH_MAX];      /* SDXL: tokenizer_2 folder (the folder's tokenizer_2/, else the

@@ -3,7 +3,8 @@
  * (models/make_arch.py writes them; docs/engine.md).
  * Rule: an architecture matches when, for every component it lists, the checkpoint has exactly
  * its keys (none missing, none extra) with equal dims, and the checkpoint has no component it
- * does not list. Exactly-equal key sets keep a deeper model from matching a shallower one whose
+ * does not list, except the components arch.json's "optional_components" names, which may be absent
+ * as a whole (SD 3's text_encoder_3). Exactly-equal key sets keep a deeper model from matching a shallower one whose
  * keys are a subset. When none matches, the error names the closest architecture (fewest
  * components on one side only, then most keys equal, fewest differences) and its first few
  * differences with the dims expected and found.
@@ -53,8 +54,8 @@ static void dims_str(char *b, size_t cap, const int64_t *d, int rank)
  * (*comps: an SD 3 architecture is no close match for an SD 1.x file whatever keys their VAEs
  * share), and the first few differences described into diff. Returns -1 when the file is not a
  * usable arch.json (message in err). */
-static int score(const struct o2s_store *s, const cJSON *keys, size_t *matched, size_t *differ, size_t *comps,
-                 char *diff, size_t cap, const char *path, char *err, size_t errcap)
+static int score(const struct o2s_store *s, const cJSON *keys, const cJSON *optional, size_t *matched, size_t *differ,
+                 size_t *comps, char *diff, size_t cap, const char *path, char *err, size_t errcap)
 {
     int listed[O2S_NUM_COMPONENTS] = {0};
     size_t nd = 0, o = 0;
@@ -69,7 +70,13 @@ static int score(const struct o2s_store *s, const cJSON *keys, size_t *matched, 
         if (c < 0 || !cJSON_IsObject(comp))
             return o2s_fail(err, errcap, "%s: keys.%s: not a component object", path, comp->string);
         listed[c] = 1;
-        if (!o2s_count(s, (enum o2s_component)c)) (*comps)++;
+        if (!o2s_count(s, (enum o2s_component)c)) {
+            int opt = 0; /* arch.json "optional_components": may be left out whole (SD 3's T5) */
+            for (const cJSON *e = optional ? optional->child : NULL; e; e = e->next)
+                opt |= cJSON_IsString(e) && !strcmp(e->valuestring, comp->string);
+            if (opt) continue;
+            (*comps)++;
+        }
         for (const cJSON *k = comp->child; k; k = k->next) {
             int64_t want[O2S_MAX_RANK];
             int rank = cJSON_GetArraySize(k);
@@ -173,7 +180,9 @@ int o2s_match_arch_dir(const struct o2s_store *s, const char *dir, struct o2s_ar
             narch++;
             if (lo < sizeof list) lo += (size_t)snprintf(list + lo, sizeof list - lo, "%s%s", lo ? ", " : "", names[i]);
             size_t mt, df, cm;
-            if (score(s, keys, &mt, &df, &cm, diff, sizeof diff, path, err, errcap)) bad = 1;
+            if (score(s, keys, cJSON_GetObjectItemCaseSensitive(j, "optional_components"), &mt, &df, &cm, diff,
+                      sizeof diff, path, err, errcap))
+                bad = 1;
             else if (df == 0 && mt > 0) {
                 if (found)
                     bad = o2s_fail(err, errcap, "%s: matches both architectures %s and %s of %s", info.path,

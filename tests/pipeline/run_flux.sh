@@ -76,6 +76,7 @@ expect flux_m_i2i "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --heigh
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2
+expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
 expect flux_lora "LoRAs for Flux are not supported" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 echo "flux: $fails failed"
 [ "$fails" = 0 ]

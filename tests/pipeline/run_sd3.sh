@@ -54,6 +54,20 @@ if "$sd" -m "$hf" -p "$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt")" -n "$
 else
   bad "-m $hf: exited non-zero: $(tail -3 "$work/out/m_a.log")"
 fi
+# without T5 through the engine: --no-t5, and a folder without text_encoder_3/ (arch.json's optional component)
+rm -rf "$work/nt5" && cp -r "$hf" "$work/nt5" && rm -rf "$work/nt5/text_encoder_3"
+pa=$(awk -F'\t' '$1 == "not5" {print $4}' "$d/cases.txt") na=$(awk -F'\t' '$1 == "not5" {print $5}' "$d/cases.txt")
+for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5"; do
+  read -r tag ck flag <<< "$c"
+  # shellcheck disable=SC2086
+  if "$sd" -m "$ck" $flag -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 \
+       --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+     "$compare" "$work/out/$tag.npy" "$d/not5_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+    printf '%-20s %s\n' "$tag" "$(head -c 150 "$work/out/$tag.cmp")"
+  else
+    bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+  fi
+done
 grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_image.npy" ] || bad "no note that T5 was left out"
 # refusals: exit 2, a message, no PNG
 expect() { # expect NAME PATTERN ARGS...
@@ -70,6 +84,7 @@ expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --
 expect sd3_m_i2i "not ported for SD 3" -m "$hf" --width 32 --height 32 --init-image "$d/../img2img/init.png"
 expect sd3_m_size "multiples of 16" -m "$hf" --width 40 --height 40
 expect sd3_m_big "at most 256x256" -m "$hf" --width 512 --height 512
+expect sd3_no_t5_unet "no-t5: SD 3's optional T5" -m "$here/oneshot/tiny_sd15.safetensors" --width 32 --height 32 --no-t5
 expect sd3_guidance "takes --cfg" -m "$hf" --width 32 --height 32 --guidance 4
 expect sd3_lora "LoRAs for SD 3 are not supported" -m "$hf" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 # corrupt weights (NaN bytes in the transformer's data): refused, not decoded to a black image
