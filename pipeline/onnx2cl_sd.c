@@ -126,6 +126,9 @@ static void usage(FILE *f)
         "                          at --width x --height (-m default: the image's size rounded down to a multiple\n"
         "                          of 8) and pasted back with the (blurred) mask: the output has the image's size\n"
         "  --only-masked-padding P pixels around the mask (default 32, A1111's \"Masked area padding\")\n"
+        "  --mask-overlay          paste the init image back over the result with the (blurred) mask as alpha, as\n"
+        "                          A1111 does: the pixels outside the mask stay the init image's (diffusers'\n"
+        "                          pipeline and the default: the generated ones; --only-masked always does it)\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
         "  --vae-tile N            (-m) run the VAE decoder and encoder in N x N-pixel tiles (N a multiple of the\n"
         "                          VAE's factor, 8 for SD) overlapping by N/4, blended as diffusers' tiled_decode:\n"
@@ -371,7 +374,7 @@ static int cli_main(int argc, char **argv)
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
-    int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0;
+    int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0, mask_overlay = 0;
     double guidance = 3.5; /* Flux dev's distilled guidance (--guidance) */
     int guidance_given = 0;
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
@@ -448,6 +451,7 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--mask")) mask_path = NEXT();
         else if (!strcmp(a, "--mask-blur")) mask_blur = parse_num(a, NEXT(), 0, 1000);
         else if (!strcmp(a, "--only-masked")) only_masked = 1;
+        else if (!strcmp(a, "--mask-overlay")) mask_overlay = 1;
         else if (!strcmp(a, "--only-masked-padding")) {
             const char *v = NEXT();
             only_masked_pad = (int)parse_num(a, v, 0, 16384);
@@ -585,6 +589,7 @@ static int cli_main(int argc, char **argv)
     if (mask_blur > 0 && !mask_path) die(2, "--mask-blur: needs --mask");
     if (only_masked_pad >= 0 && !only_masked) die(2, "--only-masked-padding: needs --only-masked");
     if (only_masked && !mask_path) die(2, "--only-masked: needs --init-image and --mask (inpainting)");
+    if (mask_overlay && !mask_path) die(2, "--mask-overlay: needs --init-image and --mask (inpainting)");
     if (only_masked_pad < 0) only_masked_pad = 32; /* A1111's UI default */
     if (only_masked && !eo.ckpt && (!width || !height))
         die(2, "--only-masked: give --width and --height (the size the --models make; the masked area is generated "
@@ -651,6 +656,13 @@ static int cli_main(int argc, char **argv)
             fprintf(stderr, "%s: --only-masked: the area (%d,%d)-(%d,%d) of the %dx%d image (padding %d) generated at %dx%d\n",
                     prog, om_box[0], om_box[1], om_box[2], om_box[3], om_w, om_h, only_masked_pad, width, height);
             init_w = width, init_h = height;
+        }
+        if (mask_overlay && !only_masked) { /* A1111's paste-back over the whole picture: box = the image */
+            om_w = init_w, om_h = init_h, om_box[2] = init_w, om_box[3] = init_h;
+            if (!(om_init = malloc((size_t)init_w * init_h * 3)) || !(om_mask = malloc((size_t)init_w * init_h)))
+                die(1, "out of memory");
+            memcpy(om_init, init_pix, (size_t)init_w * init_h * 3);
+            memcpy(om_mask, mask_pix, (size_t)init_w * init_h);
         }
         size_t np = (size_t)init_w * init_h, white = 0;
         if (!(mask_img = malloc(np * sizeof *mask_img))) die(1, "out of memory");
@@ -1123,7 +1135,8 @@ static int cli_main(int argc, char **argv)
             if (!params) die(1, "out of memory");
             const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
             int wrc;
-            if (only_masked) { /* the area pasted back into the image (diffusers' apply_overlay) */
+            if (om_init) { /* --only-masked: the area pasted back into the image (diffusers' apply_overlay);
+                              --mask-overlay: the image pasted back over the result (A1111's) */
                 const float *src = img + (size_t)b * ni;
                 const size_t pl = (size_t)out_h * out_w;
                 unsigned char *rgb = malloc(pl * 3), *full = NULL;

@@ -1140,6 +1140,7 @@ static void run_images(struct worker *wk, struct job *j)
                                 .clip_skip = j->clip_skip, .mask_blur = j->mask ? j->mask_blur : 0,
                                 .mask_invert = j->mask ? j->mask_invert : 0, .eta = j->eta > 0 ? j->eta : 0,
                                 .only_masked = j->mask ? j->only_masked : 0,
+                                .mask_overlay = j->mask != NULL, /* A1111 pastes the original back */
                                 .only_masked_padding = j->mask ? j->only_masked_padding : 0};
         struct sds_image im;
         rc = sds_generate(wk->sess, &r, &im, err, sizeof err);

@@ -758,6 +758,19 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     }
     out->width = s->p.img_w;
     out->height = s->p.img_h;
+    if (r->mask && r->mask_overlay && !r->only_masked) { /* A1111's apply_overlay over the whole picture */
+        unsigned char *full = NULL;
+        const int box[4] = {0, 0, s->p.img_w, s->p.img_h};
+        if (sds_image_overlay(r->init_rgb, m8full, s->p.img_w, s->p.img_h, rgb, s->p.img_w, s->p.img_h, box, &full)) {
+            free(rgb);
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+            goto done;
+        }
+        free(rgb);
+        rgb = full;
+        for (size_t i = 0; i < plane; i++)
+            for (int c = 0; c < 3; c++) image[c * plane + i] = rgb[i * 3 + c] / 255.0f;
+    }
     if (r->only_masked) { /* composited back into the init image (diffusers' apply_overlay) */
         unsigned char *full = NULL;
         float *fchw = NULL;

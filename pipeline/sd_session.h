@@ -183,13 +183,18 @@ struct sds_request {
                                   padding: N" */
     int only_masked_padding;   /* pixels, >= 0 (A1111's "Masked area padding"; its API's default is 0, its
                                   UI's 32) */
+    int mask_overlay;          /* with mask, whole picture: 1 pastes the init image back over the result with
+                                  the (inverted, blurred) mask as alpha, as A1111 does in both inpaint areas
+                                  (its apply_overlay; the CLI's --mask-overlay): the pixels outside the mask
+                                  are the init image's. 0: diffusers' pipeline (the generated pixels
+                                  everywhere). Only masked always pastes back */
 };
 
 /* A generated image. */
 struct sds_image {
     int width, height;     /* pixels (only masked: the init image's; the infotext's Size is the generated area's) */
     float *chw;            /* [3, height, width] float32 in [0, 1] (the VAE output / 2 + 0.5, clamped; only
-                              masked: rgb / 255) */
+                              masked or mask_overlay: rgb / 255) */
     unsigned char *rgb;    /* [height, width, 3] 8-bit RGB: chw * 255 rounded half to even, as the CLI's PNG */
     char *parameters;      /* A1111's infotext of the generation (the CLI's PNG "parameters" chunk:
                               prompt as given, Steps, Sampler, Schedule type, CFG scale, Seed, Size, Model

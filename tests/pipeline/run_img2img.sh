@@ -141,6 +141,24 @@ m.filter(ImageFilter.GaussianBlur(3)).convert("L").resize((32, 32), Image.LANCZO
   cmp -s "$out/rm_mask64x48.npy" "$out/rm_mask_pil32.npy" || bad "a 64x48 mask resized by onnx2cl-sd != PIL's blur + L + LANCZOS"
   "$py" "$here/check_infotext.py" "$out/inp_half_ddim_05_10.png" "Denoising strength=0.5" "Mask blur=0" \
     "Sampler=DDIM" || bad "infotext inp_half_ddim_05_10.png"
+  # --mask-overlay (A1111's paste-back over the whole picture): outside the blurred mask the init image's pixels,
+  # where the mask is 255 the plain run's (inp_rect_euler_1_4 above)
+  if (cd "$d" && "$sd" -m "$ckpt" -p "$prompt" -n "$negative" --width 32 --height 32 --quiet --weights-dtype f32 \
+        -o "$out/overlay.png" $(awk -F'\t' '$1 == "inp_rect_euler_1_4" {print $2}' "$d/cases.txt") \
+        --mask-overlay) 2> "$out/overlay.log"; then
+    "$py" - "$out/overlay.png" "$out/inp_rect_euler_1_4.png" "$d/init.png" "$d/mask_rect.png" <<'PY' || bad "--mask-overlay"
+import sys
+import numpy as np
+from PIL import Image
+ov, plain, init = (np.asarray(Image.open(p).convert("RGB")).astype(int) for p in sys.argv[1:4])
+m = np.asarray(Image.open(sys.argv[4]).convert("L"))
+out, full = m == 0, m == 255
+ok = (ov[out] == init[out]).all() and (ov[full] == plain[full]).all() and out.any() and full.any()
+print(f"--mask-overlay: {int(out.sum())} pixels outside the mask == init: {(ov[out] == init[out]).all()}, "
+      f"{int(full.sum())} inside == the plain run: {(ov[full] == plain[full]).all()}")
+sys.exit(0 if ok else 1)
+PY
+  else bad "--mask-overlay: $(tail -3 "$out/overlay.log")"; fi
   # --only-masked: the box around the mask generated at 32x32 and pasted back (diffusers' padding_mask_crop)
   for c in om_rect_euler_075_4 om_blur_circle_euler_a_1_4 om_wide_dpmpp_075_6 om_b2_rect_euler_a_08_4; do
     om_run "$c"

@@ -49,7 +49,7 @@ import urllib.error
 import urllib.request
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageFilter
 import webuiapi
 
 sd, work = sys.argv[1], sys.argv[2]
@@ -394,19 +394,26 @@ mask[:, :16] = 255
 mask_png, inv_png = os.path.join(work, "mask.png"), os.path.join(work, "mask_inv.png")
 Image.fromarray(mask, "L").save(mask_png)
 Image.fromarray(255 - mask, "L").save(inv_png)
-want_m = cli_png("mask4", PROMPT, "--init-image", ref_png, "--strength", "0.6", "--mask", mask_png, "--mask-blur", "4")
+# whole picture: A1111 pastes the original back over the unmasked pixels (the CLI's --mask-overlay)
+want_m = cli_png("mask4", PROMPT, "--init-image", ref_png, "--strength", "0.6", "--mask", mask_png, "--mask-blur", "4",
+                 "--mask-overlay")
 for tag, mp, inv in (("mask", mask_png, 0), ("inverted mask", inv_png, 1)):
     r = api.img2img(images=[Image.open(ref_png)], mask_image=Image.open(mp), inpainting_mask_invert=inv,
                     inpainting_fill=1, inpaint_full_res=False, prompt=PROMPT, negative_prompt=NEG, seed=42,
                     cfg_scale=7.5, width=32, height=32, sampler_name="Euler a", steps=4, denoising_strength=0.6)
     diff = int((pixels(r.image) != want_m).sum())
     check(diff == 0 and "Mask blur: 4" in r.info["infotexts"][0], f"{tag}: {diff} values differ from the CLI's "
-          f"--mask --mask-blur 4; {r.info['infotexts'][0]!r}")
+          f"--mask --mask-blur 4 --mask-overlay; {r.info['infotexts'][0]!r}")
+    keep = np.asarray(Image.fromarray(mask, "L").filter(ImageFilter.GaussianBlur(4))) == 0  # inverted: the same
+    same = (pixels(r.image)[keep] == pixels(Image.open(ref_png))[keep]).all()
+    check(bool(same) and keep.any(), f"{tag}: the {int(keep.sum())} pixels outside the blurred mask are the init "
+          "image's (A1111's overlay)")
 # a mask of another size is resized to width x height as the image (PIL LANCZOS, as A1111)
 mask64 = Image.fromarray(mask, "L").resize((64, 64), Image.NEAREST)
 mask_r_png = os.path.join(work, "mask_64_to_32.png")
 mask64.resize((32, 32), Image.LANCZOS).save(mask_r_png)
-want_mr = cli_png("mask_r", PROMPT, "--init-image", ref_png, "--strength", "0.6", "--mask", mask_r_png, "--mask-blur", "4")
+want_mr = cli_png("mask_r", PROMPT, "--init-image", ref_png, "--strength", "0.6", "--mask", mask_r_png, "--mask-blur", "4",
+                  "--mask-overlay")
 r = api.img2img(images=[Image.open(ref_png)], mask_image=mask64, inpainting_fill=1, inpaint_full_res=False,
                 prompt=PROMPT, negative_prompt=NEG, seed=42, cfg_scale=7.5, width=32, height=32,
                 sampler_name="Euler a", steps=4, denoising_strength=0.6)
