@@ -77,6 +77,7 @@ expect blur_alone 2 "mask-blur: needs --mask" -- -m "$tiny" --mask-blur 4
 expect om_alone 2 "only-masked: needs --init-image and --mask" -- -m "$tiny" --init-image "$im/init.png" --only-masked
 expect om_pad_alone 2 "only-masked-padding: needs --only-masked" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_rect.png" --only-masked-padding 8
 expect om_pad_negative 2 "only-masked-padding" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_rect.png" --only-masked --only-masked-padding -3
+expect overlay_alone 2 "mask-overlay: needs --init-image and --mask" -- -m "$tiny" --init-image "$im/init.png" --mask-overlay
 expect om_pad_fraction 2 "only-masked-padding 3.5: expected an integer" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_rect.png" --only-masked --only-masked-padding 3.5
 expect guidance_unet 2 "guidance: Flux dev's distilled guidance" -- -m "$tiny" --guidance 3
 expect om_black 2 "all black" -- -m "$tiny" --init-image "$im/init.png" --mask "$im/mask_black.png" --only-masked
