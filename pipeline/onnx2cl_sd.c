@@ -328,7 +328,9 @@ static int taesd_progress(const struct sdp_progress *pr, void *user)
 
 #ifdef ONNX2CL_HAVE_SD3
 struct sd3_run {
-    const char *models, *hf, *prompt, *negative, *out, *save_image, *device, *sched_cfg;
+    const char *models, *hf, *prompt, *negative, *save_image, *device, *sched_cfg;
+    char **outs;                       /* the n_images output paths (OUT, OUT-1, ...) */
+    int n_images;                      /* --batch-count (A1111's n_iter): image k with seed + k */
     int steps, width, height, quiet;
     double cfg;
     uint64_t seed;
@@ -725,11 +727,11 @@ static int cli_main(int argc, char **argv)
     /* SD 3: the flags its loop does not take (before anything is loaded or compiled) */
 #define SD3_REFUSE(what, fam)                                                                                      \
     do {                                                                                                           \
-        if (init_path || latents_path || batch > 1 || batch_count > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||     \
+        if (init_path || latents_path || batch > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||                        \
             clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || eo.n_loras || te_so || unet_so ||     \
             vae_so || venc_so || sched_name || schedule_type)                                                      \
-            die(2, "%s (%s): txt2img of one image only so far: --init-image, --mask, --latents, --batch-size, "    \
-                "--batch-count, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora and LoRA " \
+            die(2, "%s (%s): txt2img one image at a time so far (--batch-count runs): --init-image, --mask, "       \
+                "--latents, --batch-size, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora and LoRA " \
                 "tags, --scheduler and the per-model flags are not ported for %s", what, fam, fam);                \
         if (guidance_given && strcmp(fam, "Flux"))                                                                 \
             die(2, "--guidance: Flux dev's distilled guidance; %s takes --cfg", fam);                             \
@@ -745,7 +747,8 @@ static int cli_main(int argc, char **argv)
             SD3_REFUSE(what, flux ? "Flux" : "SD 3");
             for (int k = 0; k <= n_images; k++)
                 if (opath[k]) check_output(oflag[k], opath[k]);
-            struct sd3_run r = {.models = models, .hf = hf, .prompt = prompt, .negative = negative, .out = outs[0],
+            struct sd3_run r = {.models = models, .hf = hf, .prompt = prompt, .negative = negative, .outs = outs,
+                                .n_images = n_images,
                                 .save_image = save_image, .device = device, .sched_cfg = sched_cfg,
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
                                 /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
@@ -807,7 +810,8 @@ static int cli_main(int argc, char **argv)
                 eo.batch = !flux && c > 1 ? 2 : 1, eo.vae_encoder = 0, eo.tokens = 0;
                 int rc3 = sde_prepare(&eo, &er, err, sizeof err);
                 if (rc3) die(rc3 == -2 ? 2 : 1, "%s", err);
-                struct sd3_run r = {.prompt = prompt, .negative = negative, .out = outs[0], .save_image = save_image,
+                struct sd3_run r = {.prompt = prompt, .negative = negative, .outs = outs, .n_images = n_images,
+                                    .save_image = save_image,
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
                                     .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
@@ -1320,36 +1324,46 @@ static void run_sd3(const struct sd3_run *r)
             r->height ? r->height : img_h, img_w, img_h);
     const double t_load = now_s() - t0;
     const size_t ni = (size_t)3 * img_h * img_w;
-    static float *image;
-    if (!(image = malloc(ni * sizeof *image))) die(1, "out of memory");
-    struct sdp_params prm = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .cfg = (float)r->cfg,
-                             .seed = r->seed, .batch = 1, .quiet = r->quiet};
-    struct sdp_timings tm;
-    int n_tokens = 0;
-    if (r->flux ? sdp_flux_generate(&q, &prm, (float)r->guidance, image, &n_tokens, &tm, err, sizeof err)
-                : sdp_sd3_generate(&p, &prm, image, &n_tokens, &tm, err, sizeof err))
-        die(1, "%s", err);
-    if (n_tokens > 77) /* as diffusers truncates (its warning); T5 takes max_sequence_length */
-        fprintf(stderr, "%s: note: the prompt is %d CLIP tokens with BOS/EOS; the CLIP text encoders take 77: the "
-                "last %d were dropped (as diffusers truncates; T5 takes %d tokens)\n", prog, n_tokens, n_tokens - 77,
-                r->flux ? q.t5_len : p.t5_len);
+    const int n = r->n_images > 0 ? r->n_images : 1;
+    static float *image; /* every image when --save-image wants them all, else one */
+    if (!(image = malloc((r->save_image ? (size_t)n : 1) * ni * sizeof *image))) die(1, "out of memory");
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(sched, &a_s, &a_sc);
     const char *mname = r->model_name ? r->model_name : r->hf, *slash = strrchr(mname, '/');
     char extra[64] = ""; /* Forge's name for Flux's guidance */
     if (r->flux && q.d_g >= 0) snprintf(extra, sizeof extra, "Distilled CFG Scale: %g", r->guidance);
-    struct sdp_infotext it = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .sampler = a_s,
-                              .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = img_w, .height = img_h,
-                              .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
-                              .strength = -1, .extra = extra[0] ? extra : NULL,
-                              .version = "onnx2cl-sd " ONNX2CL_VERSION};
-    char *params = sdp_infotext_dup(&it);
-    if (!params) die(1, "out of memory");
-    const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-    if (sdp_png_write(r->out, image, img_h, img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
-    free(params);
+    struct sdp_timings tm, tsum = {0};
+    for (int k = 0; k < n; k++) { /* --batch-count: image k with seed + k (A1111's n_iter) */
+        float *img = image + (r->save_image ? (size_t)k * ni : 0);
+        struct sdp_params prm = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .cfg = (float)r->cfg,
+                                 .seed = r->seed + (uint64_t)k, .batch = 1, .quiet = r->quiet};
+        int n_tokens = 0;
+        if (n > 1 && !r->quiet) fprintf(stderr, "%s: image %d/%d (seed %llu)\n", prog, k + 1, n,
+                                        (unsigned long long)prm.seed);
+        if (r->flux ? sdp_flux_generate(&q, &prm, (float)r->guidance, img, &n_tokens, &tm, err, sizeof err)
+                    : sdp_sd3_generate(&p, &prm, img, &n_tokens, &tm, err, sizeof err))
+            die(1, "%s", err);
+        tsum.text_runs += tm.text_runs, tsum.text_encoder += tm.text_encoder, tsum.unet_runs += tm.unet_runs;
+        tsum.unet_total += tm.unet_total, tsum.scheduler += tm.scheduler, tsum.vae += tm.vae, tsum.total += tm.total;
+        if (k == 0 && n_tokens > 77) /* as diffusers truncates (its warning); T5 takes max_sequence_length */
+            fprintf(stderr, "%s: note: the prompt is %d CLIP tokens with BOS/EOS; the CLIP text encoders take 77: the "
+                    "last %d were dropped (as diffusers truncates; T5 takes %d tokens)\n", prog, n_tokens,
+                    n_tokens - 77, r->flux ? q.t5_len : p.t5_len);
+        struct sdp_infotext it = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .sampler = a_s,
+                                  .schedule = a_sc, .cfg = r->cfg, .seed = prm.seed, .width = img_w, .height = img_h,
+                                  .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
+                                  .strength = -1, .extra = extra[0] ? extra : NULL,
+                                  .version = "onnx2cl-sd " ONNX2CL_VERSION};
+        char *params = sdp_infotext_dup(&it);
+        if (!params) die(1, "out of memory");
+        const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
+        if (sdp_png_write(r->outs[k], img, img_h, img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
+        free(params);
+    }
+    tm = tsum;
     if (r->save_image) {
-        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {1, 3, img_h, img_w}, .data = image, .nbytes = ni * 4};
+        struct o2r_tensor t = {.dtype = O2R_F32, .rank = 4, .dims = {n, 3, img_h, img_w}, .data = image,
+                               .nbytes = (size_t)n * ni * 4};
         if (o2r_tensor_write_npy(r->save_image, &t, err, sizeof err) != O2R_OK) die(1, "--save-image: %s", err);
     }
     char what[96];
@@ -1358,8 +1372,13 @@ static void run_sd3(const struct sd3_run *r)
                  q.d_g >= 0 ? "" : " (unused)");
     else
         snprintf(what, sizeof what, "SD 3: %s", p.te3.desc ? "CLIP-L + CLIP-G + T5" : "CLIP-L + CLIP-G, no T5");
-    fprintf(stderr, "%s: wrote %s (%dx%d, %s, %d steps, cfg %g, seed %llu)\n", prog, r->out, img_w, img_h, what,
-            r->steps, r->cfg, (unsigned long long)r->seed);
+    if (n > 1)
+        fprintf(stderr, "%s: wrote %s ... %s (%d images of %dx%d, %s, %d steps, cfg %g, seeds %llu ... %llu)\n", prog,
+                r->outs[0], r->outs[n - 1], n, img_w, img_h, what, r->steps, r->cfg, (unsigned long long)r->seed,
+                (unsigned long long)(r->seed + (uint64_t)n - 1));
+    else
+        fprintf(stderr, "%s: wrote %s (%dx%d, %s, %d steps, cfg %g, seed %llu)\n", prog, r->outs[0], img_w, img_h,
+                what, r->steps, r->cfg, (unsigned long long)r->seed);
     fprintf(stderr,
             "timings on %s:\n"
             "  load models        %8.3f s\n"

@@ -54,6 +54,27 @@ if "$sd" -m "$hf" -p "$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt")" -n "$
 else
   bad "-m $hf: exited non-zero: $(tail -3 "$work/out/m_a.log")"
 fi
+# --batch-count 2 (A1111's n_iter): image 0 is case a (seed 42), image 1 the seed-43 image of a run of its own;
+# out.png, out-1.png with their own Seed
+pa=$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt") na=$(awk -F'\t' '$1 == "a" {print $5}' "$d/cases.txt")
+if "$sd" -m "$hf" -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 42 --batch-count 2 --width 32 --height 32 \
+     --weights-dtype f32 --quiet -o "$work/out/bc.png" --save-image "$work/out/bc.npy" 2> "$work/out/bc.log" &&
+   "$sd" -m "$hf" -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 43 --width 32 --height 32 \
+     --weights-dtype f32 --quiet -o "$work/out/s43.png" --save-image "$work/out/s43.npy" 2> "$work/out/s43.log"; then
+  python3 - "$work/out" "$d/a_image.npy" <<'PY' || bad "--batch-count 2"
+import sys
+import numpy as np
+from PIL import Image
+out, ref = sys.argv[1], np.load(sys.argv[2])
+bc, s43 = np.load(out + "/bc.npy"), np.load(out + "/s43.npy")
+d0, d1 = float(np.abs(bc[0] - ref[0]).max()), float(np.abs(bc[1] - s43[0]).max())
+seeds = [Image.open(f"{out}/{f}").text["parameters"].split("Seed: ")[1].split(",")[0] for f in ("bc.png", "bc-1.png")]
+print(f"--batch-count 2: image 0 vs case a {d0:.2g}, image 1 vs --seed 43 {d1:.2g}, seeds {seeds}")
+sys.exit(0 if bc.shape[0] == 2 and d0 <= 1e-3 and d1 == 0 and seeds == ["42", "43"] else 1)
+PY
+else
+  bad "--batch-count 2: $(tail -3 "$work/out/bc.log" "$work/out/s43.log")"
+fi
 # without T5 through the engine: --no-t5, and a folder without text_encoder_3/ (arch.json's optional component)
 rm -rf "$work/nt5" && cp -r "$hf" "$work/nt5" && rm -rf "$work/nt5/text_encoder_3"
 pa=$(awk -F'\t' '$1 == "not5" {print $4}' "$d/cases.txt") na=$(awk -F'\t' '$1 == "not5" {print $5}' "$d/cases.txt")
