@@ -21,7 +21,11 @@ cmake --install build-gpu --prefix "$PWD/$C/prefix" >/dev/null 2>&1 ||
     cp build-gpu/onnx2cl "$C/prefix/bin/"
     cp build-gpu/libonnx2cl_rt.a "$C/prefix/lib/onnx2cl/"
     cp runtime/onnx2cl_rt.h "$C/prefix/include/onnx2cl/"; }
-(cd "$C/debs" && apt-get download libprotobuf-c1 ocl-icd-libopencl1 ocl-icd-opencl-dev \
+# onnx2cl looks for <prefix>/include/onnx2cl_rt.h and <prefix>/lib/onnx2cl/libonnx2cl_rt.a
+cp runtime/onnx2cl_rt.h "$C/prefix/include/"
+"$C/prefix/bin/onnx2cl" models/tiny/text_encoder/model.onnx -o /tmp/o2c_prep_check --shape input_ids=1,77 >/dev/null ||
+  { echo "prepare: the carried onnx2cl cannot compile a model" >&2; exit 1; }
+(cd "$C/debs" && apt-get download libprotobuf-c1 libcjson1 libcjson-dev libpng-dev ocl-icd-libopencl1 ocl-icd-opencl-dev \
    opencl-c-headers libprotobuf-c-dev protobuf-c-compiler libprotoc32 libprotobuf32 libonnx-dev \
    2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
