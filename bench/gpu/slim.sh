@@ -1,0 +1,22 @@
+#!/bin/bash
+# bench/gpu/slim.sh — the device tool sends the whole working tree (tracked files included) and
+# refuses more than 64 MiB; this tree's test fixtures and committed tiny models are over 100 MB.
+# `bash bench/gpu/slim.sh` removes the folders bench/gpu/run.sh does not read from the working
+# tree (committed files only: nothing of yours is lost); `bash bench/gpu/slim.sh --restore` brings
+# them back from HEAD, touching only those folders (never `git checkout -- .`: it would also undo
+# your uncommitted edits). Run --restore right after the device call.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DIRS="tests/pipeline models/tiny models/ckpt models/arch tests/name_map tests/lora"
+if [ "${1:-}" = --restore ]; then
+  # shellcheck disable=SC2086
+  git checkout HEAD -- $DIRS
+  echo "restored: $DIRS"
+  exit 0
+fi
+# shellcheck disable=SC2086
+if ! git diff --quiet HEAD -- $DIRS; then
+  echo "slim.sh: uncommitted changes under $DIRS: commit them first" >&2; exit 1
+fi
+rm -rf $DIRS
+echo "removed $DIRS; tracked files left: $(git ls-files -z | xargs -0 du -cb 2>/dev/null | awk '/total$/{s+=$1} END{printf "%.1f MiB", s/1048576}') (+ .gpu_carry $(du -sh .gpu_carry | cut -f1))"
