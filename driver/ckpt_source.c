@@ -58,7 +58,7 @@ static void view_of(struct ckpt_src *cs, const struct o2s_view *v, struct nm_vie
     bool touched = false;
     for (int l = 0; l < cs->opt->nloras && !touched; l++)
         touched = o2s_lora_find(cs->loras[l], v->component, v->key) != NULL;
-    if (touched || v->transposed) {
+    if (touched || v->transposed || v->swapped) {
         struct merge_job *j = ir_alloc(cs->g, sizeof *j);
         j->cs = cs;
         j->v = *v;

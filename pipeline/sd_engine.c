@@ -699,6 +699,31 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     struct o2s_options so = {.variant = o->variant};
     j.s = o2s_open(o->ckpt, &so, err, errcap);
     if (!j.s) return -1;
+    { /* an SD 3 / Flux file without its VAE or text encoders (Black Forest Labs' flux1-*.safetensors,
+       * SAI's sd3.5_large.safetensors): say what is missing rather than the closest architecture */
+        struct o2s_arch fa;
+        char ferr[256];
+        if (o2s_detect_arch(j.s, &fa, ferr, sizeof ferr) == 0 &&
+            (!strcmp(fa.family, "sd3") || !strcmp(fa.family, "flux"))) {
+            const int flux = !strcmp(fa.family, "flux");
+            const struct { enum o2s_component c; const char *what; } need[] = {
+                {O2S_VAE, "vae (16-channel VAE)"},
+                {O2S_TEXT_ENCODER, "text_encoder (CLIP-L)"},
+                {O2S_TEXT_ENCODER_2, flux ? "text_encoder_2 (T5-XXL)" : "text_encoder_2 (CLIP-G)"},
+            };
+            char miss[256] = "";
+            size_t n = 0;
+            for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
+                if (!o2s_count(j.s, need[k].c) && n < sizeof miss)
+                    n += (size_t)snprintf(miss + n, sizeof miss - n, "%s%s", n ? ", " : "", need[k].what);
+            if (n) {
+                fail(err, errcap, "-m %s: holds the %s transformer without %s; give a diffusers folder or an "
+                     "all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, text_encoders.*)",
+                     o->ckpt, flux ? "Flux" : "SD 3", miss);
+                goto out;
+            }
+        }
+    }
     struct o2s_arch_match am;
     if (o2s_match_arch_dir(j.s, arch_dir, &am, err, errcap)) goto out;
     fmt(r->arch, sizeof r->arch, "%s", am.name);

@@ -3,7 +3,8 @@
  * Row semantics: keymap_sd.def's header. The block-index parameters the templates use are read
  * from the file's own keys: L (UNet layers_per_block) = n - 1 for the first input block n holding
  * a downsampler (input_blocks.n.0.op), else the last input block's index; B (VAE up blocks) =
- * 1 + the largest n of decoder.up.n.
+ * 1 + the largest n of decoder.up.n; J (SD 3's joint blocks) = 1 + the largest n of
+ * joint_blocks.n. O2S_PREFIX_IF rows apply to files holding their evidence key (evidence_of).
  * Component files in diffusers naming (o2s_keymap_diffusers) pass through the CLIP rules (text
  * encoders) or the TAESD rules (VAE: taesd.py's decoder naming); other keys stay as they are.
  * EMA (o2s_options.use_ema): each UNet entry takes the tensor "model_ema." + its LDM key after
@@ -17,6 +18,7 @@
 
 enum rules {
 #define O2S_PREFIX(p, c, r)
+#define O2S_PREFIX_IF(p, ev, c, r)
 #define O2S_RULE(r, pat, tmpl, rn, tf)
 #define O2S_RENAME(rn, from, to)
 #define O2S_COMPONENT_KEY(prefix, c)
@@ -27,21 +29,37 @@ enum rules {
     RS_OPENCLIP,
     RS_OPENCLIP_XL,
     RS_TAESD,
+    RS_SD3,
+    RS_FLUX,
+    RS_T5,
 };
 enum renames { RN_NONE = 0, RN_UNET_RESNET, RN_VAE_RESNET, RN_VAE_ATTN, RN_OPENCLIP_LAYER };
 #define T_COPY O2S_COPY
 #define T_LINEAR O2S_LINEAR
 #define T_SPLIT3 O2S_SPLIT3
 #define T_TRANSPOSE O2S_TRANSPOSE
+#define T_SWAP2 O2S_SWAP2
+#define T_SWAP2_LAST O2S_SWAP2_LAST
+#define T_SPLIT_QKVM O2S_SPLIT_QKVM
 #define IGNORE NULL
 
-static const struct prefix_row { const char *prefix; enum o2s_component c; enum rules r; } PREFIXES[] = {
+static const struct prefix_row {
+    const char *prefix;
+    enum o2s_component c;
+    enum rules r;
+    const char *evidence; /* O2S_PREFIX_IF's; NULL: every file */
+} PREFIXES[] = {
 #undef O2S_PREFIX
-#define O2S_PREFIX(p, c, r) {p, c, RS_##r},
+#undef O2S_PREFIX_IF
+#define O2S_PREFIX(p, c, r) {p, c, RS_##r, NULL},
+#define O2S_PREFIX_IF(p, ev, c, r) {p, c, RS_##r, ev},
 #include "keymap_sd.def"
 #undef O2S_PREFIX
+#undef O2S_PREFIX_IF
 #define O2S_PREFIX(p, c, r)
+#define O2S_PREFIX_IF(p, ev, c, r)
 };
+_Static_assert(sizeof PREFIXES / sizeof PREFIXES[0] <= 32, "evidence bits: one per prefix row");
 static const struct rule_row {
     enum rules r;
     const char *pattern, *tmpl;
@@ -124,7 +142,7 @@ static int apply_renames(enum renames rn, char *tail, size_t cap)
     return 0;
 }
 
-struct params { long L, B; };
+struct params { long L, B, J; }; /* J: SD 3's joint blocks */
 
 /* Expands template into out with captures and parameters; split: the char for '*'. -1 when an
  * index comes out negative or the key is too long. */
@@ -165,20 +183,52 @@ static int expand(const char *tmpl, const long caps[2], const struct params *pr,
     return 0;
 }
 
-static const struct prefix_row *find_prefix(const char *key, const char **rest)
+/* Bit i set when the file holds a key starting with prefix row i's evidence (O2S_PREFIX_IF). */
+static unsigned evidence_of(const struct o2s_store *s)
+{
+    unsigned ev = 0;
+    for (size_t k = 0; k < sizeof PREFIXES / sizeof PREFIXES[0]; k++) {
+        const char *e = PREFIXES[k].evidence;
+        for (size_t i = 0; e && i < s->ntensors && !(ev & (1u << k)); i++)
+            if (strncmp(s->tensors[i].name, e, strlen(e)) == 0) ev |= 1u << k;
+    }
+    return ev;
+}
+
+/* The first prefix row for key in a file with evidence bits ev; *rest: the key after it. */
+static const struct prefix_row *find_prefix(unsigned ev, const char *key, const char **rest)
 {
     for (size_t i = 0; i < sizeof PREFIXES / sizeof PREFIXES[0]; i++)
-        if ((*rest = match_prefix(key, PREFIXES[i].prefix))) return &PREFIXES[i];
+        if ((!PREFIXES[i].evidence || (ev & (1u << i))) &&
+            (*rest = match_prefix(key, PREFIXES[i].prefix)))
+            return &PREFIXES[i];
     return NULL;
+}
+
+/* The part-th '|'-separated alternative of tmpl into out (all of tmpl without a '|'). -1 if
+ * there is no such part or it does not fit. */
+static int alternative(const char *tmpl, int part, char *out, size_t cap)
+{
+    if (!strchr(tmpl, '|')) part = 0;
+    for (; part > 0 && tmpl; part--) {
+        tmpl = strchr(tmpl, '|');
+        if (tmpl) tmpl++;
+    }
+    if (!tmpl) return -1;
+    size_t n = strcspn(tmpl, "|");
+    if (n + 1 > cap) return -1;
+    memcpy(out, tmpl, n);
+    out[n] = 0;
+    return 0;
 }
 
 /* L and B from the file's keys (see the file comment). */
 static void read_params(const struct o2s_store *s, struct params *pr)
 {
-    long first_op = -1, max_in = 0, max_up = -1;
+    long first_op = -1, max_in = 0, max_up = -1, max_joint = -1;
     for (size_t i = 0; i < s->ntensors; i++) {
         const char *rest;
-        const struct prefix_row *p = find_prefix(s->tensors[i].name, &rest);
+        const struct prefix_row *p = find_prefix(s->evidence, s->tensors[i].name, &rest);
         if (!p) continue;
         long caps[2] = {0, 0};
         if (p->r == RS_LDM_UNET) {
@@ -188,14 +238,18 @@ static void read_params(const struct o2s_store *s, struct params *pr)
             if (match_pattern(rest, "input_blocks.#.", caps) && caps[0] > max_in) max_in = caps[0];
         } else if (p->r == RS_LDM_VAE) {
             if (match_pattern(rest, "decoder.up.#.", caps) && caps[0] > max_up) max_up = caps[0];
+        } else if (p->r == RS_SD3) {
+            if (match_pattern(rest, "joint_blocks.#.", caps) && caps[0] > max_joint) max_joint = caps[0];
         }
     }
     pr->L = first_op > 0 ? first_op - 1 : max_in > 0 ? max_in : 1;
     pr->B = max_up + 1;
+    pr->J = max_joint + 1;
 }
 
 int o2s_component_file(const struct o2s_store *s, const char *path)
 {
+    if (evidence_of(s)) return -1; /* SD 3 / Flux single-file evidence */
     for (size_t i = 0; i < s->ntensors; i++)
         for (size_t k = 0; k < sizeof PREFIXES / sizeof PREFIXES[0]; k++)
             if (PREFIXES[k].prefix[0] && match_prefix(s->tensors[i].name, PREFIXES[k].prefix))
@@ -239,7 +293,7 @@ int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first
             continue;
         }
         if (r) {
-            struct params pr = {1, 1};
+            struct params pr = {1, 1, 0};
             if (rs == RS_TAESD && caps[0] < 1) { /* no DecoderTiny layer: the key as it is */
             } else if (expand(r->tmpl, caps, &pr, 'q', buf, sizeof buf) < 0 ||
                        strlen(buf) + strlen(tail) + 1 > sizeof buf) {
@@ -257,13 +311,14 @@ int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first
 long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap)
 {
     struct params pr;
+    s->evidence = evidence_of(s);
     read_params(s, &pr);
     long mapped = 0;
     for (size_t i = 0; i < s->ntensors; i++) {
         struct o2s_tensor *t = &s->tensors[i];
         if (strncmp(t->name, "model_ema.", 10) == 0) s->has_ema = 1;
         const char *rest;
-        const struct prefix_row *p = find_prefix(t->name, &rest);
+        const struct prefix_row *p = find_prefix(s->evidence, t->name, &rest);
         if (!p) continue; /* unknown */
         if (p->r == RS_IGNORE) {
             t->state = O2S_T_IGNORED;
@@ -284,13 +339,17 @@ long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap)
         if (strlen(tail) + 1 > sizeof tl || apply_renames(r->rn, strcpy(tl, tail), sizeof tl) < 0)
             return o2s_fail(err, cap, "%s: tensor '%.200s': key too long", s->files[t->file].path,
                             t->name);
-        int parts = r->tf == O2S_SPLIT3 ? 3 : 1;
+        int parts = r->tf == O2S_SPLIT3 ? 3 : r->tf == O2S_SPLIT_QKVM ? 4 : 1;
+        enum o2s_transform tf = r->tf;
+        if (tf == O2S_SWAP2_LAST) tf = caps[0] == pr.J - 1 ? O2S_SWAP2 : O2S_COPY;
         for (int part = 0; part < parts; part++) {
-            if (expand(r->tmpl, caps, &pr, "qkv"[part], key, sizeof key) < 0 ||
+            char tm[O2S_KEY_MAX];
+            if (alternative(r->tmpl, part, tm, sizeof tm) < 0 ||
+                expand(tm, caps, &pr, "qkv"[part % 3], key, sizeof key) < 0 ||
                 strlen(key) + strlen(tl) + 1 > sizeof key)
                 break; /* an index that fits no block: left unknown */
             strcat(key, tl);
-            if (o2s_add_entry(s, p->c, key, i, r->tf, part, err, cap) < 0) return -1;
+            if (o2s_add_entry(s, p->c, key, i, tf, part, err, cap) < 0) return -1;
         }
         if (t->state == O2S_T_MAPPED) mapped++;
     }
@@ -330,7 +389,7 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
                       char *out, size_t cap)
 {
     const char *rest;
-    const struct prefix_row *p = find_prefix(ldm_key, &rest);
+    const struct prefix_row *p = find_prefix(base->evidence, ldm_key, &rest);
     if (!p || p->r == RS_IGNORE) return -1;
     struct params pr;
     if (base->format == O2S_FORMAT_LDM) {
@@ -338,6 +397,7 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
     } else { /* from the canonical keys: resnets per down block, VAE up blocks */
         char k[96];
         pr.L = 0;
+        pr.J = 0;
         do snprintf(k, sizeof k, "down_blocks.0.resnets.%ld.conv1.weight", pr.L);
         while (o2s_find(base, O2S_UNET, k, NULL) == 0 && ++pr.L < 64);
         pr.B = 0;
@@ -349,7 +409,7 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
         long caps[2] = {0, 0};
         const char *tail;
         if (RULES[k].r != p->r || !(tail = match_pattern(rest, RULES[k].pattern, caps))) continue;
-        if (!RULES[k].tmpl || RULES[k].tf == O2S_SPLIT3 || RULES[k].tf == O2S_TRANSPOSE) return -1;
+        if (!RULES[k].tmpl || (RULES[k].tf != O2S_COPY && RULES[k].tf != O2S_LINEAR)) return -1;
         char tl[O2S_KEY_MAX];
         if (strlen(tail) + 1 > sizeof tl || apply_renames(RULES[k].rn, strcpy(tl, tail), sizeof tl) < 0 ||
             expand(RULES[k].tmpl, caps, &pr, 'q', out, cap) < 0 || strlen(out) + strlen(tl) + 1 > cap)

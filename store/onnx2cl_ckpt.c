@@ -37,7 +37,7 @@ static int usage(void)
 
 static const char *format_name(enum o2s_format f)
 {
-    return f == O2S_FORMAT_LDM         ? "single file (LDM layout)"
+    return f == O2S_FORMAT_LDM         ? "single file (original layout: LDM / SAI MMDiT / BFL Flux keys)"
            : f == O2S_FORMAT_COMPONENT ? "single file (one diffusers component)"
                                        : "diffusers folder";
 }

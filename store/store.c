@@ -392,6 +392,19 @@ int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, si
         e->dims[0] /= 3;
         e->bytes /= 3;
         e->offset = (uint64_t)part * e->bytes;
+    } else if (tf == O2S_SPLIT_QKVM) {
+        if (t->rank < 1 || t->dims[0] % 7)
+            return o2s_fail(err, cap, "%s: tensor '%s' %s: expected a fused q/k/v/MLP projection "
+                            "(dim 0 = 3 x hidden + 4 x hidden)", path, t->name, ds);
+        uint64_t row = e->bytes / (uint64_t)t->dims[0], d = (uint64_t)t->dims[0] / 7;
+        e->dims[0] = (int64_t)(part < 3 ? d : 4 * d);
+        e->bytes = (uint64_t)e->dims[0] * row;
+        e->offset = (uint64_t)part * d * row;
+    } else if (tf == O2S_SWAP2) {
+        if (t->rank < 1 || t->dims[0] % 2)
+            return o2s_fail(err, cap, "%s: tensor '%s' %s: expected an adaLN modulation (shift, "
+                            "scale) with an even dim 0", path, t->name, ds);
+        e->swapped = 1;
     } else if (tf == O2S_TRANSPOSE) {
         if (t->rank != 2)
             return o2s_fail(err, cap, "%s: tensor '%s' %s: expected a 2-D projection matrix "
@@ -653,6 +666,7 @@ static void fill_view(const struct o2s_store *s, enum o2s_component c, const str
     v->file = f->path;
     v->component = c;
     v->transposed = e->transposed;
+    v->swapped = e->swapped;
 }
 
 int o2s_find(const struct o2s_store *s, enum o2s_component c, const char *key,
@@ -735,6 +749,18 @@ static void to_f32(const struct o2s_view *v, float *out);
 
 void o2s_to_f32(const struct o2s_view *v, float *out)
 {
+    if (v->swapped) { /* stored (B, A), out (A, B): each half converted into its place */
+        struct o2s_view half = *v;
+        half.swapped = 0;
+        half.dims[0] /= 2;
+        half.bytes /= 2;
+        uint64_t n = o2s_elements(&half);
+        half.data = (const unsigned char *)v->data + half.bytes;
+        o2s_to_f32(&half, out);
+        half.data = v->data;
+        o2s_to_f32(&half, out + n);
+        return;
+    }
     if (!v->transposed || v->rank != 2) {
         to_f32(v, out);
         return;

@@ -67,6 +67,10 @@ struct o2s_view {
                                       row-major (OpenCLIP's text_projection, which diffusers
                                       stores transposed); o2s_to_f32 writes dims' layout. Users
                                       of data itself must honour it */
+    int swapped;                   /* data holds dim 0's two halves in the other order (the SD 3
+                                      / Flux single files' adaLN (shift, scale) rows that
+                                      diffusers keeps as (scale, shift)); o2s_to_f32 writes dims'
+                                      layout. Users of data itself must honour it */
 };
 
 /* Open options (a zeroed struct, or NULL, asks for the defaults). */
@@ -132,7 +136,8 @@ size_t o2s_dtype_size(enum o2s_dtype t);
 /* Elements of v (product of dims). */
 uint64_t o2s_elements(const struct o2s_view *v);
 /* Converts v's elements to float32 into out (o2s_elements(v) floats, row-major in v's dims:
- * a transposed view comes out transposed); exact for all three dtypes. */
+ * a transposed view comes out transposed, a swapped one swapped back); exact for all three
+ * dtypes. */
 void o2s_to_f32(const struct o2s_view *v, float *out);
 
 /* ---- architecture (minimal: family and the config that keys and shapes reveal) ----------- */

@@ -35,7 +35,22 @@ struct o2s_tensor {
     enum o2s_tstate state;
 };
 
-enum o2s_transform { O2S_COPY = 0, O2S_LINEAR, O2S_SPLIT3, O2S_TRANSPOSE };
+/* COPY: as stored. LINEAR: trailing 1-dims dropped (1x1 conv as linear). SPLIT3: dim 0 in three
+ * equal slices (part 0..2: q, k, v). TRANSPOSE: a 2-D tensor seen transposed. SWAP2: dim 0's two
+ * halves swapped (SD 3 / Flux adaLN (shift, scale) -> diffusers' (scale, shift), diffusers'
+ * swap_scale_shift). SWAP2_LAST: SWAP2 for the last joint block (the rule's first capture ==
+ * the file's last joint_blocks index), else COPY (SD 3's context_pre_only block). SPLIT_QKVM:
+ * dim 0 in parts of 1:1:1:4 (part 0..3: q, k, v, MLP in; Flux single blocks' linear1 with
+ * mlp_ratio 4). */
+enum o2s_transform {
+    O2S_COPY = 0,
+    O2S_LINEAR,
+    O2S_SPLIT3,
+    O2S_TRANSPOSE,
+    O2S_SWAP2,
+    O2S_SWAP2_LAST,
+    O2S_SPLIT_QKVM,
+};
 
 /* A canonical key of a component. */
 struct o2s_entry {
@@ -45,6 +60,7 @@ struct o2s_entry {
     int64_t dims[O2S_MAX_RANK];
     uint64_t offset, bytes;     /* within the tensor's bytes */
     int transposed;             /* O2S_TRANSPOSE: dims are the stored 2-D dims swapped */
+    int swapped;                /* O2S_SWAP2: dim 0's halves are stored in the other order */
 };
 
 struct o2s_store {
@@ -59,11 +75,13 @@ struct o2s_store {
     struct o2s_entry *entries[O2S_NUM_COMPONENTS];
     size_t nentries[O2S_NUM_COMPONENTS], capentries[O2S_NUM_COMPONENTS];
     int has_ema;
+    unsigned evidence;          /* keymap.c: bit k set when a key starts with evidence prefix k */
 };
 
 /* snprintf into err; returns -1. */
 int o2s_fail(char *err, size_t cap, const char *fmt, ...) O2R_PRINTF(3, 4);
-/* Adds canonical key for tensor t with transform tf (part: 0..2 of SPLIT3). -1 + err on a bad
+/* Adds canonical key for tensor t with transform tf (part: 0..2 of SPLIT3, 0..3 of
+ * SPLIT_QKVM). -1 + err on a bad
  * shape for the transform. */
 int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, size_t t,
                   enum o2s_transform tf, int part, char *err, size_t cap);

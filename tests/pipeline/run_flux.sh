@@ -47,18 +47,20 @@ grep -q "Flux dev" "$work/out/c.log" && grep -q "Flux schnell" "$work/out/a.log"
 # architecture (runs), and the refusals
 export ONNX2CL_CACHE_DIR=$work/cache
 p=$(awk -F'\t' '$1 == "a" {print $6}' "$d/cases.txt")
-for c in "a schnell 4 0.0 1.0" "e dev 4 3.5 4.0"; do
-  read -r name variant steps guidance cfg <<< "$c"
-  neg=(); [ "$name" = e ] && neg=(-n blurry)
-  if "$sd" -m "$d/tiny_flux_$variant" -p "$p" "${neg[@]}" --steps "$steps" --guidance "$guidance" --cfg "$cfg" --seed 42 \
+# e_file: the dev model as one ComfyUI-style file (models/make_single_files.py: BFL transformer keys under
+# model.diffusion_model., LDM VAE, text_encoders.clip_l/t5xxl): the same image as the folder
+for c in "a schnell 4 0.0 1.0 $d/tiny_flux_schnell" "e dev 4 3.5 4.0 $d/tiny_flux_dev" "e_file dev 4 3.5 4.0 $d/tiny_flux_dev.safetensors"; do
+  read -r name variant steps guidance cfg ck <<< "$c"
+  neg=(); [ "${name%_file}" = e ] && neg=(-n blurry)
+  if "$sd" -m "$ck" -p "$p" "${neg[@]}" --steps "$steps" --guidance "$guidance" --cfg "$cfg" --seed 42 \
        --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_$name.png" --save-image "$work/out/m_$name.npy" \
        2> "$work/out/m_$name.log"; then
-    if "$compare" "$work/out/m_$name.npy" "$d/${name}_image.npy" 1e-3 0 > "$work/out/m_$name.cmp" 2>&1; then
-      printf '%-4s %-8s %s\n' "-m $name" "$variant" "$(head -c 140 "$work/out/m_$name.cmp")"
+    if "$compare" "$work/out/m_$name.npy" "$d/${name%_file}_image.npy" 1e-3 0 > "$work/out/m_$name.cmp" 2>&1; then
+      printf '%-9s %-8s %s\n' "-m $name" "$variant" "$(head -c 140 "$work/out/m_$name.cmp")"
     else bad "-m $name: $(cat "$work/out/m_$name.cmp")"; fi
     grep -q "architecture tiny_flux_$variant" "$work/out/m_$name.log" || bad "-m $name: architecture not named"
   else
-    bad "-m $variant: exited non-zero: $(tail -3 "$work/out/m_$name.log")"
+    bad "-m $ck: exited non-zero: $(tail -3 "$work/out/m_$name.log")"
   fi
 done
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
@@ -76,6 +78,7 @@ expect flux_m_i2i "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --heigh
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2
+expect flux_bfl_alone "holds the Flux transformer without vae (16-channel VAE), text_encoder (CLIP-L), text_encoder_2 (T5-XXL)" -m "$d/tiny_flux_schnell_bfl.safetensors" --width 32 --height 32
 expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
 expect flux_lora "LoRAs for Flux are not supported" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 echo "flux: $fails failed"

@@ -42,18 +42,23 @@ while IFS=$'\t' read -r name steps cfg prompt negative; do
   mdir=$work/m; [[ $name == *not5* ]] && mdir=$work/not5
   run "$name" "$name" "$mdir" "$steps" "$cfg" "$prompt" "$negative"
 done < "$d/cases.txt"
-# one command (-m): the diffusers folder itself, architecture tiny_sd3, the engine compiles into a cache
+# one command (-m): the diffusers folder itself, architecture tiny_sd3, the engine compiles into a cache;
+# then the same model as one file in SAI's layout (models/make_single_files.py: MMDiT keys, LDM VAE,
+# text_encoders.clip_l/clip_g/t5xxl): the same image
 export ONNX2CL_CACHE_DIR=$work/cache
-if "$sd" -m "$hf" -p "$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt")" -n "$(awk -F'\t' '$1 == "a" {print $5}' "$d/cases.txt")" \
-     --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_a.png" \
-     --save-image "$work/out/m_a.npy" 2> "$work/out/m_a.log"; then
-  if "$compare" "$work/out/m_a.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_a.cmp" 2>&1; then
-    printf '%-20s %s\n' "-m a" "$(head -c 150 "$work/out/m_a.cmp")"
-  else bad "-m a: $(cat "$work/out/m_a.cmp")"; fi
-  grep -q "architecture tiny_sd3" "$work/out/m_a.log" || bad "-m: architecture tiny_sd3 not named"
-else
-  bad "-m $hf: exited non-zero: $(tail -3 "$work/out/m_a.log")"
-fi
+for c in "m_a $hf" "m_a_file $d/tiny_sd3.safetensors"; do
+  read -r tag ck <<< "$c"
+  if "$sd" -m "$ck" -p "$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt")" -n "$(awk -F'\t' '$1 == "a" {print $5}' "$d/cases.txt")" \
+       --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/$tag.png" \
+       --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log"; then
+    if "$compare" "$work/out/$tag.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+      printf '%-20s %s\n' "-m a ($tag)" "$(head -c 150 "$work/out/$tag.cmp")"
+    else bad "-m a ($tag): $(cat "$work/out/$tag.cmp")"; fi
+    grep -q "architecture tiny_sd3" "$work/out/$tag.log" || bad "-m $ck: architecture tiny_sd3 not named"
+  else
+    bad "-m $ck: exited non-zero: $(tail -3 "$work/out/$tag.log")"
+  fi
+done
 # --batch-count 2 (A1111's n_iter): image 0 is case a (seed 42), image 1 the seed-43 image of a run of its own;
 # out.png, out-1.png with their own Seed
 pa=$(awk -F'\t' '$1 == "a" {print $4}' "$d/cases.txt") na=$(awk -F'\t' '$1 == "a" {print $5}' "$d/cases.txt")
@@ -78,7 +83,7 @@ fi
 # without T5 through the engine: --no-t5, and a folder without text_encoder_3/ (arch.json's optional component)
 rm -rf "$work/nt5" && cp -r "$hf" "$work/nt5" && rm -rf "$work/nt5/text_encoder_3"
 pa=$(awk -F'\t' '$1 == "not5" {print $4}' "$d/cases.txt") na=$(awk -F'\t' '$1 == "not5" {print $5}' "$d/cases.txt")
-for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5"; do
+for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5" "m_not5_file $d/tiny_sd3.safetensors --no-t5"; do
   read -r tag ck flag <<< "$c"
   # shellcheck disable=SC2086
   if "$sd" -m "$ck" $flag -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 \
