@@ -14,6 +14,10 @@ of tests/pipeline/sd3 and tests/pipeline/flux, in the layouts users download:
       text_encoders.clip_l.transformer.*, text_encoders.t5xxl.transformer.*
   tests/pipeline/flux/tiny_flux_schnell_bfl.safetensors
       Black Forest Labs' own layout (flux1-schnell.safetensors): the transformer alone, no prefix
+  tests/store/sd35/transformer/diffusion_pytorch_model.safetensors, tests/store/sd35_mmdit.safetensors
+      an SD 3.5-style transformer (qk RMS norms, a dual-attention attn2 block; random weights, seed
+      35, bfloat16) as a diffusers component and as SAI's single file (model.diffusion_model.*
+      only, as sd3.5_large.safetensors): the store's SD 3.5 rows and swapped bfloat16 rows
 
 Each is written by the inverse of diffusers' single-file rules (below) and then checked with
 diffusers' own forward conversion (diffusers.loaders.single_file_utils:
@@ -212,6 +216,29 @@ def flux():
              {"made_by": "models/make_single_files.py"})
 
 
+def sd35():
+    from diffusers import SD3Transformer2DModel
+    torch.manual_seed(35)
+    m = SD3Transformer2DModel(sample_size=16, patch_size=2, in_channels=16, num_layers=3, attention_head_dim=8,
+                              num_attention_heads=2, joint_attention_dim=32, caption_projection_dim=16,
+                              pooled_projection_dim=24, out_channels=16, pos_embed_max_size=16,
+                              dual_attention_layers=(0, 1), qk_norm="rms_norm")
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.randn_like(p) * 0.5)
+    tr = {k: v.to(torch.bfloat16).contiguous() for k, v in m.state_dict().items()}
+    assert any(".attn2." in k for k in tr) and any("norm_added_q" in k for k in tr)
+    ck = {"model.diffusion_model." + k: v for k, v in mmdit(tr).items()}
+    print("sd35: diffusers' conversion of the single file")
+    same(sfu.convert_sd3_transformer_checkpoint_to_diffusers(dict(ck)), tr, "transformer")
+    d = os.path.join(ROOT, "tests/store/sd35/transformer")
+    os.makedirs(d, exist_ok=True)
+    save(tr, os.path.join(d, "diffusion_pytorch_model.safetensors"), {"format": "pt"})
+    json.dump(dict(m.config), open(os.path.join(d, "config.json"), "w"), indent=1, default=list)
+    save(ck, os.path.join(ROOT, "tests/store/sd35_mmdit.safetensors"), {})
+
+
 if __name__ == "__main__":
     sd3()
     flux()
+    sd35()
