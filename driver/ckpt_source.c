@@ -164,7 +164,9 @@ bool ckpt_source_open(struct ir_graph *g, const char *path, const char *componen
                      component);
     struct stat st;
     bool dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-    bool needs_store = dir || opt->variant || opt->use_ema || opt->nloras > 0;
+    bool adds = false;
+    for (int k = 0; k < 8; k++) adds = adds || opt->add_component[k];
+    bool needs_store = dir || opt->variant || opt->use_ema || opt->nloras > 0 || adds;
     struct o2s_options so = {.variant = opt->variant, .use_ema = opt->use_ema};
     char err[2048];
     struct o2s_store *s = o2s_open(path, &so, err, sizeof err);
@@ -172,6 +174,11 @@ bool ckpt_source_open(struct ir_graph *g, const char *path, const char *componen
         if (!needs_store) return false; /* read as a plain file (which says what is wrong) */
         ir_die("%s", err);
     }
+    for (int k = 0; k < 8; k++)
+        if (opt->add_component[k] &&
+            o2s_add_component_file(s, (enum o2s_component)k, opt->add_component[k], err, sizeof err))
+            ir_die("--add-component %s=%s: %s", o2s_component_name((enum o2s_component)k),
+                   opt->add_component[k], err);
     if (o2s_count(s, (enum o2s_component)c) == 0) {
         if (!needs_store) {
             o2s_close(s);

@@ -21,6 +21,9 @@ struct ckpt_options {
     bool use_ema;                  /* --ema: the UNet from the LDM file's EMA copy */
     const struct ckpt_lora *loras; /* nloras --lora flags, merged in order */
     int nloras;
+    const char *add_component[8];  /* --add-component NAME=FILE: FILE as component NAME (enum
+                                      o2s_component index), added to or replacing the checkpoint's
+                                      (o2s_add_component_file); NULL for none */
 };
 
 /* Parses "FILE[:SCALE]" (SCALE a finite number; the last ':' followed by a number splits it, so a

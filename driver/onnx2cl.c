@@ -20,6 +20,7 @@
 #include "frontend/safetensors.h"
 #include "frontend/namemap.h"
 #include "driver/ckpt_source.h"
+#include "store.h" /* o2s_component_from_name (--add-component) */
 
 #include <ctype.h>
 #include <signal.h>
@@ -172,6 +173,8 @@ static void usage(FILE *f)
           "                         one component's .safetensors (docs/engine.md)\n"
           "  --variant V            diffusers folder: read the *.V.safetensors files (fp16)\n"
           "  --ema                  LDM single file: the UNet from its EMA copy (model_ema.*)\n"
+          "  --add-component NAME=FILE  with --weights-from CKPT: FILE.safetensors as CKPT's component\n"
+          "                         NAME (vae, text_encoder, ...), added or replacing CKPT's own\n"
           "  --lora FILE[:SCALE]    with --name-map: merge the LoRA FILE (kohya lora_unet_/lora_te_,\n"
           "                         diffusers/PEFT lora_A/lora_B, LoCon) into the checkpoint's\n"
           "                         weights with strength SCALE (default 1); repeatable\n"
@@ -577,6 +580,21 @@ int main(int argc, char **argv)
                             ckpt_opt.variant);
         } else if (strcmp(a, "--ema") == 0) {
             ckpt_opt.use_ema = true;
+        } else if (strcmp(a, "--add-component") == 0 || strncmp(a, "--add-component=", 16) == 0) {
+            const char *v = a[15] == '=' ? a + 16 : NEXT();
+            const char *eq = strchr(v, '=');
+            char name[32];
+            int c = -1;
+            if (eq && (size_t)(eq - v) < sizeof name) {
+                memcpy(name, v, (size_t)(eq - v));
+                name[eq - v] = 0;
+                c = o2s_component_from_name(name);
+            }
+            if (c < 0 || c >= 8 || !eq[1])
+                usage_error("--add-component '%s': expected NAME=FILE (NAME: vae, text_encoder, text_encoder_2, "
+                            "text_encoder_3, transformer, unet)", v);
+            if (ckpt_opt.add_component[c]) usage_error("--add-component %s given twice", name);
+            ckpt_opt.add_component[c] = eq + 1;
         } else if (strcmp(a, "--lora") == 0 || strncmp(a, "--lora=", 7) == 0) {
             const char *v = a[6] == '=' ? a + 7 : NEXT();
             if (ckpt_opt.nloras >= MAX_SHAPES) usage_error("too many --lora flags (%s)", v);

@@ -68,6 +68,9 @@ static void usage(FILE *f)
         "                          NAME.safetensors (subfolders too; default $ONNX2CL_LORA_DIR)\n"
         "  --variant V             diffusers file variant to read (fp16)\n"
         "  --weights-dtype f16|f32 storage of the converted weights (default f16: half the memory)\n"
+        "  --vae F  --clip-l F  --clip-g F  --t5xxl F   (-m) .safetensors files added to the checkpoint or\n"
+        "                          replacing its own (sd.cpp's flags): what transformer-only SD 3.5 / Flux files\n"
+        "                          (flux1-dev.safetensors + ae.safetensors, clip_l, t5xxl) leave out, or another VAE\n"
         "  cache: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else ~/.cache/onnx2cl\n"
         "models (shared objects from onnx2cl's C output or descriptor files from onnx2cl -o F.o2d,\n"
         "each with NAME.weights beside it):\n"
@@ -431,6 +434,10 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100), cfg_given = 1;
         else if (!strcmp(a, "--guidance")) guidance = parse_num(a, NEXT(), 0, 100), guidance_given = 1;
         else if (!strcmp(a, "--no-t5")) eo.no_t5 = 1;
+        else if (!strcmp(a, "--vae")) eo.vae_file = NEXT();
+        else if (!strcmp(a, "--clip-l")) eo.clip_l_file = NEXT();
+        else if (!strcmp(a, "--clip-g")) eo.clip_g_file = NEXT();
+        else if (!strcmp(a, "--t5xxl")) eo.t5xxl_file = NEXT();
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
             char *e;
@@ -723,6 +730,8 @@ static int cli_main(int argc, char **argv)
     static char wpath[5][PATH_MAX];
     const char *te2_so = NULL, *tok2_dir = NULL; /* SDXL's text_encoder_2 and tokenizer_2 (-m only) */
     static struct sde_result er;
+    if (!eo.ckpt && (eo.vae_file || eo.clip_l_file || eo.clip_g_file || eo.t5xxl_file))
+        die(2, "--vae, --clip-l, --clip-g, --t5xxl: need -m CHECKPOINT (files added to the checkpoint's weights)");
 #ifdef ONNX2CL_HAVE_SD3
     /* SD 3: the flags its loop does not take (before anything is loaded or compiled) */
 #define SD3_REFUSE(what, fam)                                                                                      \

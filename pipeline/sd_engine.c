@@ -258,6 +258,7 @@ struct job {
     struct o2s_store *s;
     const cJSON *arch;
     char compiler[PATH_MAX], cache[PATH_MAX], compiler_id[64], wkey[33], wdir[PATH_MAX];
+    const char *add_file[O2S_NUM_COMPONENTS]; /* o->vae_file ... by component (sde_prepare) */
 };
 
 /* LoRA i of o: its file and the text encoder's and UNet's scales ("FILE:S" as onnx2cl's --lora
@@ -295,6 +296,13 @@ static void weights_source(struct job *j, int m, char **argv, int *argc)
         argv[(*argc)++] = "--variant";
         argv[(*argc)++] = (char *)j->o->variant;
     }
+    static char add_args[O2S_NUM_COMPONENTS][PATH_MAX + 32];
+    for (int c = 0; c < O2S_NUM_COMPONENTS; c++)
+        if (j->add_file[c]) {
+            fmt(add_args[c], sizeof add_args[c], "%s=%s", o2s_component_name((enum o2s_component)c), j->add_file[c]);
+            argv[(*argc)++] = "--add-component";
+            argv[(*argc)++] = add_args[c];
+        }
     for (int i = 0; i < j->o->n_loras; i++) {
         char file[PATH_MAX];
         double te, unet;
@@ -503,7 +511,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     if (mkdir_p(parent) != 0 || !writable_dir(parent))
         return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable "
                     "folder", parent, strerror(errno ? errno : EACCES));
-    char *argv[64];
+    char *argv[96];
     int argc = 0;
     argv[argc++] = j->compiler;
     argv[argc++] = graph;
@@ -699,6 +707,27 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     struct o2s_options so = {.variant = o->variant};
     j.s = o2s_open(o->ckpt, &so, err, errcap);
     if (!j.s) return -1;
+    if (o->vae_file || o->clip_l_file || o->clip_g_file || o->t5xxl_file) {
+        struct o2s_arch fa;
+        char ferr[256];
+        const int flux = o2s_detect_arch(j.s, &fa, ferr, sizeof ferr) == 0 && !strcmp(fa.family, "flux");
+        if (flux && o->clip_g_file) {
+            fail(err, errcap, "--clip-g %s: Flux has no CLIP-G text encoder (CLIP-L and T5-XXL)", o->clip_g_file);
+            rc = -2;
+            goto out;
+        }
+        const struct { const char *file; enum o2s_component c; } add[] = {
+            {o->vae_file, O2S_VAE},
+            {o->clip_l_file, O2S_TEXT_ENCODER},
+            {o->clip_g_file, O2S_TEXT_ENCODER_2},
+            {o->t5xxl_file, flux ? O2S_TEXT_ENCODER_2 : O2S_TEXT_ENCODER_3},
+        };
+        for (size_t k = 0; k < sizeof add / sizeof add[0]; k++) {
+            if (!add[k].file) continue;
+            if (o2s_add_component_file(j.s, add[k].c, add[k].file, err, errcap)) goto out;
+            j.add_file[add[k].c] = add[k].file;
+        }
+    }
     { /* an SD 3 / Flux file without its VAE or text encoders (Black Forest Labs' flux1-*.safetensors,
        * SAI's sd3.5_large.safetensors): say what is missing rather than the closest architecture */
         struct o2s_arch fa;

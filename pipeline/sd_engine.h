@@ -49,6 +49,10 @@ struct sde_options {
     const char *cache_dir;     /* NULL: $ONNX2CL_CACHE_DIR, $XDG_CACHE_HOME/onnx2cl, ~/.cache/onnx2cl */
     const char *compiler;      /* onnx2cl executable (NULL: sde_find_compiler) */
     const char *variant;       /* diffusers file variant ("fp16") or NULL */
+    /* component files added to (or replacing those of) the checkpoint (o2s_add_component_file),
+     * NULL for none: a VAE, CLIP-L, CLIP-G, T5-XXL (text_encoder_3 for SD 3, text_encoder_2
+     * for Flux): what transformer-only SD 3.5 / Flux files leave out, or another VAE */
+    const char *vae_file, *clip_l_file, *clip_g_file, *t5xxl_file;
     const char *weights_dtype; /* "f32", "f16" or NULL (= "f16": sde_weights_dtype) */
     int width, height;         /* image size (0: arch.json default_size) */
     int batch;                 /* UNet batch: 2 (guidance in one run) or 1 */

@@ -183,13 +183,14 @@ static int expand(const char *tmpl, const long caps[2], const struct params *pr,
     return 0;
 }
 
-/* Bit i set when the file holds a key starting with prefix row i's evidence (O2S_PREFIX_IF). */
-static unsigned evidence_of(const struct o2s_store *s)
+/* Bit i set when tensors [first, ntensors) hold a key starting with prefix row i's evidence
+ * (O2S_PREFIX_IF). */
+static unsigned evidence_of(const struct o2s_store *s, size_t first)
 {
     unsigned ev = 0;
     for (size_t k = 0; k < sizeof PREFIXES / sizeof PREFIXES[0]; k++) {
         const char *e = PREFIXES[k].evidence;
-        for (size_t i = 0; e && i < s->ntensors && !(ev & (1u << k)); i++)
+        for (size_t i = first; e && i < s->ntensors && !(ev & (1u << k)); i++)
             if (strncmp(s->tensors[i].name, e, strlen(e)) == 0) ev |= 1u << k;
     }
     return ev;
@@ -223,10 +224,10 @@ static int alternative(const char *tmpl, int part, char *out, size_t cap)
 }
 
 /* L and B from the file's keys (see the file comment). */
-static void read_params(const struct o2s_store *s, struct params *pr)
+static void read_params(const struct o2s_store *s, size_t first, struct params *pr)
 {
     long first_op = -1, max_in = 0, max_up = -1, max_joint = -1;
-    for (size_t i = 0; i < s->ntensors; i++) {
+    for (size_t i = first; i < s->ntensors; i++) {
         const char *rest;
         const struct prefix_row *p = find_prefix(s->evidence, s->tensors[i].name, &rest);
         if (!p) continue;
@@ -249,7 +250,7 @@ static void read_params(const struct o2s_store *s, struct params *pr)
 
 int o2s_component_file(const struct o2s_store *s, const char *path)
 {
-    if (evidence_of(s)) return -1; /* SD 3 / Flux single-file evidence */
+    if (evidence_of(s, 0)) return -1; /* SD 3 / Flux single-file evidence */
     for (size_t i = 0; i < s->ntensors; i++)
         for (size_t k = 0; k < sizeof PREFIXES / sizeof PREFIXES[0]; k++)
             if (PREFIXES[k].prefix[0] && match_prefix(s->tensors[i].name, PREFIXES[k].prefix))
@@ -308,13 +309,13 @@ int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first
     return 0;
 }
 
-long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap)
+long o2s_keymap_ldm(struct o2s_store *s, size_t first, char *err, size_t cap)
 {
     struct params pr;
-    s->evidence = evidence_of(s);
-    read_params(s, &pr);
+    s->evidence = evidence_of(s, first);
+    read_params(s, first, &pr);
     long mapped = 0;
-    for (size_t i = 0; i < s->ntensors; i++) {
+    for (size_t i = first; i < s->ntensors; i++) {
         struct o2s_tensor *t = &s->tensors[i];
         if (strncmp(t->name, "model_ema.", 10) == 0) s->has_ema = 1;
         const char *rest;
@@ -393,7 +394,7 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
     if (!p || p->r == RS_IGNORE) return -1;
     struct params pr;
     if (base->format == O2S_FORMAT_LDM) {
-        read_params(base, &pr);
+        read_params(base, 0, &pr);
     } else { /* from the canonical keys: resnets per down block, VAE up blocks */
         char k[96];
         pr.L = 0;

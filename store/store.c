@@ -613,7 +613,7 @@ struct o2s_store *o2s_open(const char *path, const struct o2s_options *opt, char
                 rc = o2s_keymap_diffusers(s, (enum o2s_component)c, 0, err, errcap);
             } else {
                 s->format = O2S_FORMAT_LDM;
-                rc = o2s_keymap_ldm(s, err, errcap) < 0 ? -1 : 0;
+                rc = o2s_keymap_ldm(s, 0, err, errcap) < 0 ? -1 : 0;
             }
             if (!rc && s->opt.use_ema && s->format != O2S_FORMAT_LDM)
                 rc = o2s_fail(err, errcap, "%s: EMA weights asked, but a component file has "
@@ -626,6 +626,51 @@ struct o2s_store *o2s_open(const char *path, const struct o2s_options *opt, char
         return NULL;
     }
     return s;
+}
+
+int o2s_add_component_file(struct o2s_store *s, enum o2s_component c, const char *path, char *err,
+                           size_t errcap)
+{
+    if ((unsigned)c >= O2S_NUM_COMPONENTS) return o2s_fail(err, errcap, "%s: no such component", path);
+    struct stat st;
+    if (stat(path, &st) != 0) return o2s_fail(err, errcap, "%s: cannot open: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return o2s_fail(err, errcap, "%s: not a .safetensors file", path);
+    for (size_t i = 0; i < s->nentries[c]; i++) { /* the file replaces the checkpoint's own */
+        s->tensors[s->entries[c][i].tensor].state = O2S_T_IGNORED;
+        free(s->entries[c][i].key);
+    }
+    s->nentries[c] = 0;
+    size_t first = s->ntensors, before[O2S_NUM_COMPONENTS];
+    for (int k = 0; k < O2S_NUM_COMPONENTS; k++) before[k] = s->nentries[k];
+    if (add_file(s, path, err, errcap) < 0) return -1;
+    /* a VAE in LDM naming (Black Forest Labs' ae.safetensors, A1111's vae-*.safetensors) goes
+     * through the LDM tables; diffusers-named VAEs and every text encoder file (transformers
+     * naming: CLIP text_model.*, T5 encoder.block.* / shared.weight) through the component rules */
+    bool ldm = false;
+    if (c == O2S_VAE) {
+        ldm = true;
+        for (size_t i = first; i < s->ntensors && ldm; i++)
+            ldm = strncmp(s->tensors[i].name, "encoder.down_blocks.", 20) != 0 &&
+                  strncmp(s->tensors[i].name, "decoder.up_blocks.", 18) != 0 &&
+                  strncmp(s->tensors[i].name, "decoder.layers.", 15) != 0;
+    }
+    unsigned evidence = s->evidence;
+    int rc = ldm ? (o2s_keymap_ldm(s, first, err, errcap) < 0 ? -1 : 0)
+                 : o2s_keymap_diffusers(s, c, first, err, errcap);
+    s->evidence = evidence;
+    if (rc) return -1;
+    for (int k = 0; k < O2S_NUM_COMPONENTS; k++)
+        if (k != (int)c && s->nentries[k] != before[k])
+            return o2s_fail(err, errcap, "%s: holds %s tensors, not %s ones", path, COMPONENT_NAMES[k],
+                            COMPONENT_NAMES[c]);
+    if (!s->nentries[c])
+        return o2s_fail(err, errcap, "%s: no %s tensor in it (first key '%s')", path, COMPONENT_NAMES[c],
+                        first < s->ntensors ? s->tensors[first].name : "none");
+    for (size_t i = first; i < s->ntensors; i++)
+        if (s->tensors[i].state == O2S_T_UNKNOWN)
+            return o2s_fail(err, errcap, "%s: key '%s' is not a %s key", path, s->tensors[i].name,
+                            COMPONENT_NAMES[c]);
+    return finish(s, err, errcap);
 }
 
 void o2s_close(struct o2s_store *s)

@@ -109,6 +109,14 @@ struct o2s_store;
  * opt may be NULL. Returns NULL with a message in err on any failure. */
 struct o2s_store *o2s_open(const char *path, const struct o2s_options *opt, char *err,
                            size_t errcap);
+/* Adds the .safetensors file path as component c, replacing what the checkpoint had of it (the
+ * text encoders and VAE that Black Forest Labs' / SAI's transformer-only files leave out, or
+ * another VAE as A1111's "SD VAE"): a VAE in LDM naming (ae.safetensors, vae-*.safetensors) or
+ * diffusers naming; a text encoder in transformers naming (CLIP text_model.*, T5 encoder.block.*).
+ * The header checks of o2s_open apply. Returns 0, or -1 with a message naming the file: not a
+ * file, a malformed header, tensors of another component, a key that is none of c's. */
+int o2s_add_component_file(struct o2s_store *s, enum o2s_component c, const char *path, char *err,
+                           size_t errcap);
 /* Unmaps and frees everything (views die with it). NULL is a no-op. */
 void o2s_close(struct o2s_store *s);
 

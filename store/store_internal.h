@@ -85,9 +85,10 @@ int o2s_fail(char *err, size_t cap, const char *fmt, ...) O2R_PRINTF(3, 4);
  * shape for the transform. */
 int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, size_t t,
                   enum o2s_transform tf, int part, char *err, size_t cap);
-/* Converts the tensors of an LDM single file through the tables (keymap_sd.def). Returns the
- * number of tensors mapped, or -1 with err. */
-long o2s_keymap_ldm(struct o2s_store *s, char *err, size_t cap);
+/* Converts the tensors [first, ntensors) of an LDM (or SD 3 / Flux) single file through the
+ * tables (keymap_sd.def); evidence and block parameters come from those tensors alone. Returns
+ * the number of tensors mapped, or -1 with err. */
+long o2s_keymap_ldm(struct o2s_store *s, size_t first, char *err, size_t cap);
 /* The component a single file holds in diffusers naming (keymap_sd.def's O2S_COMPONENT_KEY: a
  * file without LDM keys, named by its folder or by its keys), or -1 (read it as LDM). */
 int o2s_component_file(const struct o2s_store *s, const char *path);

@@ -63,6 +63,18 @@ for c in "a schnell 4 0.0 1.0 $d/tiny_flux_schnell" "e dev 4 3.5 4.0 $d/tiny_flu
     bad "-m $ck: exited non-zero: $(tail -3 "$work/out/m_$name.log")"
   fi
 done
+# Black Forest Labs' transformer-only file with the VAE and text encoders as separate files (sd.cpp's
+# --vae / --clip_l / --t5xxl: flux1-schnell.safetensors + ae.safetensors + clip_l + t5xxl): case a's image
+f=$d/tiny_flux_schnell
+if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" \
+     --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" -p "$p" --steps 4 \
+     --guidance 0.0 --cfg 1.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_a_bfl.png" \
+     --save-image "$work/out/m_a_bfl.npy" 2> "$work/out/m_a_bfl.log" &&
+   "$compare" "$work/out/m_a_bfl.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_a_bfl.cmp" 2>&1; then
+  printf '%-9s %-8s %s\n' "-m a_bfl" schnell "$(head -c 140 "$work/out/m_a_bfl.cmp")"
+else
+  bad "-m BFL file + --vae --clip-l --t5xxl: $(tail -3 "$work/out/m_a_bfl.log") $(cat "$work/out/m_a_bfl.cmp" 2>/dev/null)"
+fi
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"
@@ -79,6 +91,10 @@ expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 4
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2
 expect flux_bfl_alone "holds the Flux transformer without vae (16-channel VAE), text_encoder (CLIP-L), text_encoder_2 (T5-XXL)" -m "$d/tiny_flux_schnell_bfl.safetensors" --width 32 --height 32
+expect flux_clip_g "Flux has no CLIP-G" -m "$d/tiny_flux_schnell_bfl.safetensors" --clip-g "$f/text_encoder/model.safetensors" --width 32 --height 32
+expect flux_vae_no_m "need -m CHECKPOINT" --models "$work/schnell" --hf "$f" --vae "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
+expect flux_vae_bad "clip_l/model.safetensors: cannot open" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/clip_l/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" --width 32 --height 32
+expect flux_t5_is_vae "tiny_flux_schnell\|architectures" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
 expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
 expect flux_lora "LoRAs for Flux are not supported" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 echo "flux: $fails failed"
