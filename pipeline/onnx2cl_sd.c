@@ -1248,28 +1248,13 @@ static int model_file(const char *dir, const char *name, char *buf, size_t cap)
 }
 
 /* vae/config.json's scaling_factor and shift_factor into *scaling / *shift when the file exists. */
-static void vae_factors(const char *vc, float *scaling, float *shift)
-{
-    char err[2048];
-    if (!vc[0] || !file_exists(vc)) return;
-    cJSON *j = sdp_json_file(vc, err, sizeof err);
-    if (!j) die(1, "%s", err);
-    const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor"),
-                *sh = cJSON_GetObjectItemCaseSensitive(j, "shift_factor");
-    if ((sf && !cJSON_IsNumber(sf)) || (sh && !cJSON_IsNull(sh) && !cJSON_IsNumber(sh)))
-        die(1, "%s: scaling_factor / shift_factor is not a number", vc);
-    if (sf) *scaling = (float)sf->valuedouble;
-    *shift = cJSON_IsNumber(sh) ? (float)sh->valuedouble : 0.0f;
-    cJSON_Delete(j);
-}
-
 /* SD 3 (r->flux 0) or Flux (1): load, check, generate one image, write it with its infotext. */
 static void run_sd3(const struct sd3_run *r)
 {
     static struct sdp_sd3 p;  /* static: reachable at die() (LeakSanitizer) */
     static struct sdp_flux q;
     const char *fam = r->flux ? "Flux" : "SD 3";
-    char err[2048], path[PATH_MAX], sc[PATH_MAX], vc[PATH_MAX];
+    char err[2048], sc[PATH_MAX], vc[PATH_MAX];
     if (!r->hf && !r->prog[0])
         die(2, "--models %s holds a %s transformer: give --hf DIR (its tokenizer folders, scheduler/ and vae/ config)",
             r->models, fam);
@@ -1277,41 +1262,33 @@ static void run_sd3(const struct sd3_run *r)
     static const char *const names_sd3[5] = {"text_encoder", "text_encoder_2", "text_encoder_3", "transformer",
                                              "vae_decoder"};
     static const char *const names_flux[5] = {"text_encoder", "text_encoder_2", NULL, "transformer", "vae_decoder"};
-    struct sdp_model *ms[5] = {&p.te, &p.te2, &p.te3, &p.dit, &p.vae};
-    struct sdp_model *mf[5] = {&q.te, &q.te2, NULL, &q.dit, &q.vae};
     const char *const *names = r->flux ? names_flux : names_sd3;
-    struct sdp_model **mm = r->flux ? mf : ms;
-    snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf ? r->hf : ".");
-    snprintf(vc, sizeof vc, "%s", r->vae_cfg ? r->vae_cfg : "");
-    if (r->hf && !r->vae_cfg) snprintf(vc, sizeof vc, "%s/vae/config.json", r->hf);
-    float scaling = (float)r->scaling, shift = (float)r->shift; /* unless vae/config.json says */
-    vae_factors(vc, &scaling, &shift);
-    struct sdp_sched_overrides ov = {.karras = -1};
-    struct sdp_scheduler *sched;
-    if (sdp_sched_load(r->sched_cfg ? r->sched_cfg : sc, SDP_SCHED_FLOW_EULER, &ov, &sched, err, sizeof err))
-        die(1, "%s", err);
-    struct sdp_tokenizer *tk[2] = {NULL, NULL};
-    for (int i = 0; i < (r->flux ? 1 : 2); i++) { /* CLIP tokenizers */
-        snprintf(path, sizeof path, "%s/tokenizer%s", r->hf ? r->hf : ".", i ? "_2" : "");
-        if (sdp_tokenizer_load(r->tok[i] ? r->tok[i] : path, &tk[i], err, sizeof err)) die(1, "%s", err);
+    static char mpath[5][PATH_MAX], tpath[3][PATH_MAX];
+    struct sdp_sd3_files f = {.flux = r->flux, .sched_cfg = r->sched_cfg, .vae_cfg = r->vae_cfg,
+                              .scaling = (float)r->scaling, .shift = (float)r->shift};
+    if (!r->sched_cfg) snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf ? r->hf : "."), f.sched_cfg = sc;
+    if (r->hf && !r->vae_cfg) snprintf(vc, sizeof vc, "%s/vae/config.json", r->hf), f.vae_cfg = vc;
+    for (int i = 0; i < 3; i++) { /* tokenizer, tokenizer_2 (CLIP-G), the T5 folder (SD 3: tokenizer_3; Flux: _2) */
+        snprintf(tpath[i], sizeof tpath[i], "%s/tokenizer%s", r->hf ? r->hf : ".",
+                 i == 0 ? "" : i == 1 ? "_2" : r->flux ? "_2" : "_3");
+        f.tok[i] = r->tok[i] ? r->tok[i] : tpath[i];
     }
-    if (r->flux) q.sched = sched, q.tok = tk[0], q.scaling_factor = scaling, q.shift_factor = shift;
-    else p.sched = sched, p.tok = tk[0], p.tok2 = tk[1], p.scaling_factor = scaling, p.shift_factor = shift;
-    struct o2r_ctx *ctx;
-    const double t0 = now_s();
-    if (o2r_ctx_create(r->device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
     for (int i = 0; i < 5; i++) {
         if (!names[i]) continue;
-        if (r->prog[0] && r->prog[i] && r->prog[i][0]) { /* -m: the engine's programs */
-            if (sdp_model_load(ctx, r->prog[i], r->wts[i], mm[i], err, sizeof err)) die(1, "%s", err);
+        if (r->prog[0]) { /* -m: the engine's programs ("" for a checkpoint without text_encoder_3) */
+            f.prog[i] = r->prog[i], f.wts[i] = r->wts[i];
+            if (i == 2 && (r->no_t5 || !r->prog[i] || !r->prog[i][0])) {
+                f.prog[i] = NULL;
+                fprintf(stderr, "%s: T5 left out (%s): zero embeddings, as diffusers with text_encoder_3=None\n", prog,
+                        r->no_t5 ? "--no-t5" : "the checkpoint has no text_encoder_3");
+            }
             continue;
         }
-        if (i == 2 && (r->no_t5 || r->prog[0])) { /* --no-t5, or -m on a checkpoint without text_encoder_3 */
-            fprintf(stderr, "%s: T5 left out (%s): zero embeddings, as diffusers with text_encoder_3=None\n", prog,
-                    r->no_t5 ? "--no-t5" : "the checkpoint has no text_encoder_3");
+        if (i == 2 && r->no_t5) {
+            fprintf(stderr, "%s: T5 left out (--no-t5): zero embeddings, as diffusers with text_encoder_3=None\n", prog);
             continue;
         }
-        if (!model_file(r->models, names[i], path, sizeof path)) {
+        if (!model_file(r->models, names[i], mpath[i], sizeof mpath[i])) {
             if (i == 2) { /* no T5: diffusers' text_encoder_3=None, zero embeddings */
                 fprintf(stderr, "%s: no %s/text_encoder_3.so or .o2d: T5 left out (zero embeddings, as diffusers "
                         "with text_encoder_3=None)\n", prog, r->models);
@@ -1320,13 +1297,13 @@ static void run_sd3(const struct sd3_run *r)
             die(1, "--models %s: no %s.so or %s.o2d (%s needs text_encoder, text_encoder_2, transformer, "
                 "vae_decoder%s)", r->models, names[i], names[i], fam, r->flux ? "" : "; text_encoder_3 optional");
         }
-        if (sdp_model_load(ctx, path, NULL, mm[i], err, sizeof err)) die(1, "%s", err);
+        f.prog[i] = mpath[i];
     }
-    /* T5's SentencePiece model: SD 3's tokenizer_3, Flux's tokenizer_2 */
-    snprintf(path, sizeof path, "%s/tokenizer_%d", r->hf ? r->hf : ".", r->flux ? 2 : 3);
-    if ((r->flux || p.te3.desc) && sdp_t5_load(r->tok[2] ? r->tok[2] : path, r->flux ? &q.t5 : &p.t5, err, sizeof err))
-        die(1, "%s", err);
-    if (r->flux ? sdp_flux_check(&q, err, sizeof err) : sdp_sd3_check(&p, err, sizeof err)) die(1, "%s", err);
+    struct o2r_ctx *ctx;
+    const double t0 = now_s();
+    if (o2r_ctx_create(r->device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
+    if (sdp_sd3_setup(ctx, &f, &p, &q, err, sizeof err)) die(1, "%s", err);
+    const struct sdp_scheduler *sched = r->flux ? q.sched : p.sched;
     const int img_w = r->flux ? q.img_w : p.img_w, img_h = r->flux ? q.img_h : p.img_h;
     if ((r->width && r->width != img_w) || (r->height && r->height != img_h))
         die(2, "--width %d --height %d: the models were compiled for %dx%d", r->width ? r->width : img_w,

@@ -4,6 +4,9 @@
  */
 #include "sd3_pipeline.h"
 #include "clip_tokenizer.h"
+#include "json_file.h"
+
+#include <cjson/cJSON.h>
 #include "torch_rng.h"
 #include "platform.h" /* o2r_now_ms */
 
@@ -593,4 +596,57 @@ void sdp_flux_close(struct sdp_flux *p)
     sdp_t5_free(p->t5);
     sdp_sched_free(p->sched);
     memset(p, 0, sizeof *p);
+}
+
+/* The VAE factors of vae/config.json (path "" or NULL: keep *scaling, *shift). */
+static int vae_factors(const char *path, float *scaling, float *shift, char *err, size_t errcap)
+{
+    FILE *f = path && path[0] ? fopen(path, "rb") : NULL;
+    if (!f) return 0;
+    fclose(f);
+    cJSON *j = sdp_json_file(path, err, errcap);
+    if (!j) return -1;
+    const cJSON *sf = cJSON_GetObjectItemCaseSensitive(j, "scaling_factor"),
+                *sh = cJSON_GetObjectItemCaseSensitive(j, "shift_factor");
+    int rc = 0;
+    if ((sf && !cJSON_IsNumber(sf)) || (sh && !cJSON_IsNull(sh) && !cJSON_IsNumber(sh))) {
+        snprintf(err, errcap, "%s: scaling_factor / shift_factor is not a number", path);
+        rc = -1;
+    } else {
+        if (sf) *scaling = (float)sf->valuedouble;
+        *shift = cJSON_IsNumber(sh) ? (float)sh->valuedouble : 0.0f;
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+int sdp_sd3_setup(struct o2r_ctx *ctx, const struct sdp_sd3_files *f, struct sdp_sd3 *p, struct sdp_flux *q,
+                  char *err, size_t errcap)
+{
+    memset(p, 0, sizeof *p);
+    memset(q, 0, sizeof *q);
+    float scaling = f->scaling, shift = f->shift;
+    struct sdp_sched_overrides ov = {.karras = -1};
+    struct sdp_scheduler **sched = f->flux ? &q->sched : &p->sched;
+    struct sdp_tokenizer **tk[2] = {f->flux ? &q->tok : &p->tok, f->flux ? NULL : &p->tok2};
+    struct sdp_model *mm[5] = {f->flux ? &q->te : &p->te, f->flux ? &q->te2 : &p->te2, f->flux ? NULL : &p->te3,
+                               f->flux ? &q->dit : &p->dit, f->flux ? &q->vae : &p->vae};
+    int rc = vae_factors(f->vae_cfg, &scaling, &shift, err, errcap) ||
+             sdp_sched_load(f->sched_cfg, SDP_SCHED_FLOW_EULER, &ov, sched, err, errcap);
+    for (int i = 0; i < 2 && !rc; i++)
+        if (tk[i]) rc = sdp_tokenizer_load(f->tok[i], tk[i], err, errcap);
+    for (int i = 0; i < 5 && !rc; i++)
+        if (mm[i] && f->prog[i] && f->prog[i][0]) rc = sdp_model_load(ctx, f->prog[i], f->wts[i], mm[i], err, errcap);
+    if (!rc && (f->flux || p->te3.desc)) rc = sdp_t5_load(f->tok[2], f->flux ? &q->t5 : &p->t5, err, errcap);
+    if (!rc) {
+        if (f->flux) q->scaling_factor = scaling, q->shift_factor = shift;
+        else p->scaling_factor = scaling, p->shift_factor = shift;
+        rc = f->flux ? sdp_flux_check(q, err, errcap) : sdp_sd3_check(p, err, errcap);
+    }
+    if (rc) {
+        if (f->flux) sdp_flux_close(q);
+        else sdp_sd3_close(p);
+        return -1;
+    }
+    return 0;
 }

@@ -108,4 +108,23 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
 
 void sdp_flux_close(struct sdp_flux *p);
 
+/* ---- one call that loads either family's set (the CLI's -m and --models, the library) ---- */
+struct sdp_sd3_files {
+    int flux;              /* 1: Flux (text_encoder_2 is T5, prog[2] unused), 0: SD 3 */
+    const char *prog[5];   /* text_encoder (CLIP-L), text_encoder_2 (CLIP-G; Flux: T5), text_encoder_3 (SD 3's
+                              T5; NULL or "": none, zero embeddings), transformer, vae_decoder: .so or .o2d */
+    const char *wts[5];    /* their weights files (NULL: the program's own, beside it) */
+    const char *tok[3];    /* folders: tokenizer (CLIP-L), tokenizer_2 (SD 3's CLIP-G; Flux: unused), the T5
+                              SentencePiece folder (spiece.model; SD 3's tokenizer_3, Flux's tokenizer_2) */
+    const char *sched_cfg; /* scheduler_config.json (FlowMatchEulerDiscreteScheduler) */
+    const char *vae_cfg;   /* vae/config.json whose scaling_factor / shift_factor win, or NULL / "" */
+    float scaling, shift;  /* the VAE factors without vae_cfg (SD 3: 1.5305, 0.0609; Flux: 0.3611, 0.1159) */
+};
+
+/* Loads f's scheduler, tokenizers and models on ctx into *p (SD 3) or *q (Flux) and checks them
+ * (sdp_sd3_check / sdp_flux_check). Returns 0, or -1 with a message naming the file; on failure
+ * nothing stays loaded (the struct is zeroed). */
+int sdp_sd3_setup(struct o2r_ctx *ctx, const struct sdp_sd3_files *f, struct sdp_sd3 *p, struct sdp_flux *q,
+                  char *err, size_t errcap);
+
 #endif
