@@ -225,6 +225,7 @@ struct job {
     char ck_path[PATH_MAX], ck_title[PATH_MAX];
     int ck_restore;          /* override_settings_restore_afterwards (A1111's default: true) */
     double cfg;
+    double distilled_cfg;    /* Forge's distilled_cfg_scale (Flux dev; 0: the library's 3.5) */
     uint64_t seed;
     /* switch */
     char path[PATH_MAX], title[PATH_MAX];
@@ -785,6 +786,13 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
         cf = cfg->valuedouble;
         if (!(cf >= 0 && cf <= 100)) return snprintf(msg, cap, "cfg_scale %g: out of [0, 100]", cf), -1;
     }
+    const cJSON *dcfg = cJSON_GetObjectItemCaseSensitive(o, "distilled_cfg_scale"); /* Forge (Flux dev) */
+    double dcf = 0;
+    if (dcfg && !cJSON_IsNull(dcfg)) {
+        if (!cJSON_IsNumber(dcfg)) return snprintf(msg, cap, "distilled_cfg_scale: expected a number"), -1;
+        dcf = dcfg->valuedouble;
+        if (!(dcf >= 0 && dcf <= 100)) return snprintf(msg, cap, "distilled_cfg_scale %g: out of [0, 100]", dcf), -1;
+    }
     if (info.fixed_size && (w != info.width || h != info.height))
         return snprintf(msg, cap, "width %lld, height %lld: the compiled models (--models) make %dx%d only", w, h,
                         info.width, info.height),
@@ -895,6 +903,7 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
     j->width = (int)w;
     j->height = (int)h;
     j->cfg = cf;
+    j->distilled_cfg = dcf;
     j->batch_size = (int)bs;
     j->n_images = (int)(bs * ni);
     j->seed = seed == -1 ? random_seed() : (uint64_t)seed;
@@ -1132,6 +1141,7 @@ static void run_images(struct worker *wk, struct job *j)
         if (stop) break;
         uint64_t seed = j->seed + (uint64_t)i;
         struct sds_request r = {.prompt = j->prompt, .negative = j->negative, .steps = j->steps, .cfg = j->cfg,
+                                .distilled_cfg = j->distilled_cfg,
                                 .seed = seed, .sampler = j->sampler[0] ? j->sampler : NULL,
                                 .schedule = j->schedule[0] ? j->schedule : NULL, .width = j->width,
                                 .height = j->height, .init_rgb = j->init, .init_w = j->init_w, .init_h = j->init_h,
@@ -2074,6 +2084,7 @@ static void usage(FILE *f)
         "  --quiet                 no engine progress lines\n"
         "routes (JSON; A1111 field names):\n"
         "  POST /sdapi/v1/txt2img        prompt, negative_prompt, steps, cfg_scale, seed (-1 random), width, height,\n"
+        "                                distilled_cfg_scale (Forge's: Flux dev's guidance, default 3.5),\n"
         "                                sampler_name (%s;\n"
         "                                also our names euler_a, dpmpp_2m, ... and A1111's older \"DPM++ 2M Karras\"),\n"
         "                                scheduler (automatic, uniform, karras, exponential, sgm_uniform, simple,\n"

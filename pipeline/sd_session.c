@@ -17,6 +17,9 @@
 #include "json_file.h"
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
+#ifdef ONNX2CL_HAVE_SD3
+#include "sd3_pipeline.h" /* SD 3 / Flux: onnx2cl-sd's build (the T5 tokenizer's C++), not libonnx2cl-sd.a yet */
+#endif
 #include "platform.h" /* O2R_PRINTF */
 
 #include <cjson/cJSON.h>
@@ -56,6 +59,12 @@ struct sds_session {
     char tok_dir[PATH_MAX], sched_cfg[PATH_MAX], vae_cfg[PATH_MAX];
     int force_zeros;                /* SDXL: an empty negative prompt is zero embeddings (sde_result) */
     float scaling;
+#ifdef ONNX2CL_HAVE_SD3
+    int fam3;                       /* 1: an SD 3 checkpoint, 2: Flux (sd3_pipeline.h's loop, p3 / pf) */
+    struct sdp_sd3 p3;
+    struct sdp_flux pf;
+    int loaded3;                    /* p3 / pf loaded for cur_w x cur_h, cur_batch */
+#endif
     enum sdp_sched_kind default_kind;
     char default_a1111[32];         /* A1111's name of default_kind ("PLMS") */
     char arch[256];
@@ -186,6 +195,53 @@ static int load_models(struct sds_session *s, const char *const so[5], const cha
     return 0;
 }
 
+#ifdef ONNX2CL_HAVE_SD3
+static void unload3(struct sds_session *s)
+{
+    if (!s->loaded3) return;
+    if (s->fam3 == 2) sdp_flux_close(&s->pf);
+    else sdp_sd3_close(&s->p3);
+    s->loaded3 = 0;
+}
+
+/* SD 3 / Flux: prepares (sde_prepare: compiled on first use) and loads the set for w x h (0: the
+ * architecture's default) with the transformer at batch (SD 3: 2 with guidance). A failed
+ * preparation keeps the loaded set; a failed load leaves none loaded. */
+static int engine_load3(struct sds_session *s, int w, int h, int batch, char *err, size_t errcap)
+{
+    struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
+                             .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
+                             .width = w, .height = h, .batch = batch, .quiet = s->quiet};
+    struct sde_result *er = calloc(1, sizeof *er);
+    if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
+    int rc = sde_prepare(&eo, er, err, errcap);
+    if (rc) {
+        free(er);
+        return rc == -2 ? SDS_EINVAL : SDS_ERROR;
+    }
+    unload3(s);
+    const int flux = s->fam3 == 2;
+    struct sdp_sd3_files f = {
+        .flux = flux,
+        .prog = {er->program[0], er->program[4], flux ? NULL : er->program[5], er->program[6], er->program[2]},
+        .wts = {er->weights[0], er->weights[4], flux ? NULL : er->weights[5], er->weights[6], er->weights[2]},
+        .tok = {er->tokenizer, flux ? NULL : er->tokenizer2, er->tokenizer3},
+        .sched_cfg = er->sched_cfg, .vae_cfg = er->vae_cfg, .scaling = (float)er->scaling_factor,
+        .shift = (float)er->shift_factor};
+    if (sdp_sd3_setup(s->ctx, &f, &s->p3, &s->pf, err, errcap)) {
+        free(er);
+        return SDS_ERROR;
+    }
+    s->loaded3 = 1;
+    s->cur_w = flux ? s->pf.img_w : s->p3.img_w;
+    s->cur_h = flux ? s->pf.img_h : s->p3.img_h;
+    s->cur_batch = batch;
+    if (!s->def_w) s->def_w = er->width, s->def_h = er->height;
+    free(er);
+    return 0;
+}
+#endif
+
 /* Engine: prepares and loads the set (w, h, batch, loras). A failed preparation keeps the loaded set;
  * a failed load leaves none loaded (the next request prepares again). */
 static int engine_load(struct sds_session *s, int w, int h, int batch, int tokens, int clip_skip, int venc, int n_loras,
@@ -203,16 +259,24 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
     }
     struct sde_result *er = calloc(1, sizeof *er);
     if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
-    { /* SD 3 and Flux run in the CLI only so far (sd3_pipeline.c needs the T5 tokenizer's C++): refused
-       * before any compile */
+    if (first) { /* SD 3 and Flux: their own loop (sd3_pipeline.h), in builds with the T5 tokenizer's C++ */
         struct sde_options po = eo;
         po.plan_only = 1, po.quiet = 1;
         if (sde_prepare(&po, er, err, errcap) == 0 && (!strcmp(er->family, "sd3") || !strcmp(er->family, "flux"))) {
-            int frc = fail(err, errcap, SDS_EINVAL, "%s: a%s checkpoint (architecture %s): the library and the "
-                           "server do not run it yet; the onnx2cl-sd command does (-m)", eo.ckpt,
+#ifdef ONNX2CL_HAVE_SD3
+            s->fam3 = !strcmp(er->family, "flux") ? 2 : 1;
+            snprintf(s->arch, sizeof s->arch, "%s", er->arch);
+            snprintf(s->family, sizeof s->family, "%s", er->family);
+            snprintf(s->sched_cfg, sizeof s->sched_cfg, "%s", er->sched_cfg);
+            free(er);
+            return engine_load3(s, w, h, s->fam3 == 1 ? 2 : 1, err, errcap); /* SD 3 default cfg 7: batch 2 */
+#else
+            int frc = fail(err, errcap, SDS_EINVAL, "%s: a%s checkpoint (architecture %s): this build of the library "
+                           "does not run it (no T5 tokenizer); onnx2cl-sd and its server do", eo.ckpt,
                            !strcmp(er->family, "flux") ? " Flux" : "n SD 3", er->arch);
             free(er);
             return frc;
+#endif
         }
         memset(er, 0, sizeof *er);
     }
@@ -368,6 +432,9 @@ void sds_close(struct sds_session *s)
     if (!s) return;
     pthread_mutex_lock(&s->mu);
     unload(s);
+#ifdef ONNX2CL_HAVE_SD3
+    unload3(s);
+#endif
     sdp_tokenizer_free(s->p.tok);
     sdp_tokenizer_free(s->p.tok2);
     if (s->ctx) o2r_ctx_free(s->ctx);
@@ -391,6 +458,9 @@ int sds_get_info(struct sds_session *s, struct sds_info *info)
     info->default_height = s->def_h;
     info->fixed_size = !s->engine;
     info->size_multiple = s->p.lat_w ? s->p.img_w / s->p.lat_w : 8;
+#ifdef ONNX2CL_HAVE_SD3
+    if (s->fam3) info->size_multiple = 16; /* the 16-channel VAE's 8 x the transformer's 2x2 patches */
+#endif
     snprintf(info->default_sampler, sizeof info->default_sampler, "%s", s->default_a1111);
     snprintf(info->default_sampler_internal, sizeof info->default_sampler_internal, "%s",
              sdp_sched_kind_name(s->default_kind));
@@ -491,6 +561,108 @@ int sds_txt2img(struct sds_session *s, const struct sds_request *r, struct sds_i
     return sds_generate(s, r, out, err, errcap);
 }
 
+/* [3, h, w] floats in [0, 1] -> 8-bit RGB [h, w, 3], rounded as png_write.c does. */
+static void chw_to_rgb(const float *image, int w, int h, unsigned char *rgb)
+{
+    const size_t plane = (size_t)w * h;
+    for (size_t i = 0; i < plane; i++)
+        for (int c = 0; c < 3; c++) {
+            float v = nearbyintf(image[c * plane + i] * 255.0f);
+            rgb[i * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+}
+
+#ifdef ONNX2CL_HAVE_SD3
+/* An SD 3 / Flux request (s->mu held): txt2img with flow-matching Euler, one image; what the loop
+ * does not take is refused (SDS_EINVAL) before any model runs. */
+static int generate3(struct sds_session *s, const struct sds_request *r, int steps, const char *negative,
+                     struct sds_image *out, char *err, size_t errcap)
+{
+    const int flux = s->fam3 == 2;
+    const char *fam = flux ? "Flux" : "SD 3";
+    if (r->init_rgb)
+        return fail(err, errcap, SDS_EINVAL, "img2img and inpainting: not ported for %s yet (txt2img only)", fam);
+    if (strstr(r->prompt, "<lora:") || strstr(negative, "<lora:"))
+        return fail(err, errcap, SDS_EINVAL, "LoRAs for %s are not supported yet (a <lora:...> tag in the prompt)", fam);
+    if (r->karras == 1 || r->spacing || (r->schedule && strcasecmp(r->schedule, "automatic")))
+        return fail(err, errcap, SDS_EINVAL, "schedule %s: %s runs FlowMatchEulerDiscreteScheduler's own sigmas only",
+                    r->schedule ? r->schedule : r->spacing ? r->spacing : "Karras", fam);
+    if (r->sampler) {
+        enum sdp_sched_kind kind;
+        struct sdp_sched_overrides ov = {.karras = -1};
+        int prc = pick_sampler(r->sampler, NULL, SDP_SCHED_FLOW_EULER, &kind, &ov, err, errcap);
+        if (prc) return prc;
+        if (kind != SDP_SCHED_EULER && kind != SDP_SCHED_FLOW_EULER)
+            return fail(err, errcap, SDS_EINVAL, "sampler %s: %s runs flow-matching Euler only (sampler \"Euler\")",
+                        r->sampler, fam);
+    }
+    if (!isfinite(r->distilled_cfg) || r->distilled_cfg < 0 || r->distilled_cfg > 100)
+        return fail(err, errcap, SDS_EINVAL, "distilled cfg %g: not in [0, 100]", r->distilled_cfg);
+    const int w = r->width ? r->width : s->def_w, h = r->height ? r->height : s->def_h;
+    const int batch = !flux && r->cfg > 1 ? 2 : 1; /* SD 3: uncond and cond rows in one transformer run */
+    int rc = 0;
+    if (!s->loaded3 || w != s->cur_w || h != s->cur_h || batch != s->cur_batch) {
+        double tl = now_s();
+        if (r->progress) {
+            char note[160];
+            snprintf(note, sizeof note, "preparing the models for %dx%d (compiled on first use: may take minutes)", w, h);
+            struct sds_progress q = {.step = 0, .total = steps, .stage = note};
+            if (r->progress(&q, r->progress_user)) return fail(err, errcap, SDS_CANCELLED, "cancelled");
+        }
+        rc = engine_load3(s, w, h, batch, err, errcap);
+        out->load_seconds = now_s() - tl;
+        if (rc) return rc;
+    }
+    const int img_w = flux ? s->pf.img_w : s->p3.img_w, img_h = flux ? s->pf.img_h : s->p3.img_h;
+    const size_t plane = (size_t)img_w * img_h;
+    float *image = malloc(plane * 3 * sizeof *image);
+    unsigned char *rgb = malloc(plane * 3);
+    if (!image || !rgb) {
+        free(image);
+        free(rgb);
+        return fail(err, errcap, SDS_ERROR, "out of memory");
+    }
+    struct progress_bridge br = {r->progress, r->progress_user, steps};
+    struct sdp_params prm = {.prompt = r->prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
+                             .seed = r->seed, .batch = 1, .quiet = 1, .progress = r->progress ? progress_cb : NULL,
+                             .progress_user = &br, .cancel = r->cancel};
+    const float guidance = r->distilled_cfg > 0 ? (float)r->distilled_cfg : 3.5f;
+    struct sdp_timings tm;
+    const double tg = now_s();
+    int grc = flux ? sdp_flux_generate(&s->pf, &prm, guidance, image, &out->n_tokens, &tm, err, errcap)
+                   : sdp_sd3_generate(&s->p3, &prm, image, &out->n_tokens, &tm, err, errcap);
+    if (grc) {
+        free(image);
+        free(rgb);
+        return grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
+    }
+    chw_to_rgb(image, img_w, img_h, rgb);
+    const char *a_s, *a_sc;
+    sdp_sched_a1111_name(flux ? s->pf.sched : s->p3.sched, &a_s, &a_sc);
+    snprintf(out->sampler, sizeof out->sampler, "%s", sdp_sched_kind_name(SDP_SCHED_FLOW_EULER));
+    snprintf(out->a1111_sampler, sizeof out->a1111_sampler, "%s", a_s);
+    snprintf(out->a1111_schedule, sizeof out->a1111_schedule, "%s", a_sc);
+    char extra[64] = ""; /* Forge's name for Flux dev's guidance */
+    if (flux && s->pf.d_g >= 0) snprintf(extra, sizeof extra, "Distilled CFG Scale: %g", guidance);
+    struct sdp_infotext it = {.prompt = r->prompt, .negative = negative, .steps = steps, .sampler = a_s,
+                              .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = img_w, .height = img_h,
+                              .model_hash = s->model_hash, .model = s->model, .strength = -1,
+                              .extra = extra[0] ? extra : NULL, .version = "onnx2cl-sd " ONNX2CL_VERSION};
+    out->parameters = sdp_infotext_dup(&it);
+    if (!out->parameters) {
+        free(image);
+        free(rgb);
+        return fail(err, errcap, SDS_ERROR, "out of memory");
+    }
+    out->width = img_w;
+    out->height = img_h;
+    out->chw = image;
+    out->rgb = rgb;
+    out->seconds = now_s() - tg;
+    return 0;
+}
+#endif
+
 int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_image *out, char *err,
                  size_t errcap)
 {
@@ -535,6 +707,19 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     if (!isfinite(r->eta) || r->eta < 0 || r->eta > 1) return fail(err, errcap, SDS_EINVAL, "eta %g: not in [0, 1]", r->eta);
     const char *negative = r->negative ? r->negative : "";
     pthread_mutex_lock(&s->mu);
+#ifdef ONNX2CL_HAVE_SD3
+    if (s->fam3) {
+        int rc3 = generate3(s, r, steps, negative, out, err, errcap);
+        pthread_mutex_unlock(&s->mu);
+        if (rc3) {
+            double ls = out->load_seconds;
+            sds_image_free(out);
+            out->load_seconds = ls;
+            lib_wording(err, errcap);
+        }
+        return rc3;
+    }
+#endif
     int rc = 0;
     const char *prompt = r->prompt;
     struct sde_options tags = {.ckpt = s->engine ? s->ckpt : NULL};
@@ -716,12 +901,7 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
         rc = grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
         goto done;
     }
-    for (size_t y = 0; y < (size_t)s->p.img_h; y++)
-        for (size_t x = 0; x < (size_t)s->p.img_w; x++)
-            for (int c = 0; c < 3; c++) {
-                float v = nearbyintf(image[c * plane + y * s->p.img_w + x] * 255.0f); /* as png_write.c */
-                rgb[(y * s->p.img_w + x) * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
+    chw_to_rgb(image, s->p.img_w, s->p.img_h, rgb);
     snprintf(out->sampler, sizeof out->sampler, "%s%s", sdp_sched_kind_name(kind), sched->karras ? " karras" : "");
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(sched, &a_s, &a_sc);

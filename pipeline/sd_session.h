@@ -183,6 +183,11 @@ struct sds_request {
                                   padding: N" */
     int only_masked_padding;   /* pixels, >= 0 (A1111's "Masked area padding"; its API's default is 0, its
                                   UI's 32) */
+    double distilled_cfg;      /* Flux dev's distilled guidance (Forge's distilled_cfg_scale, infotext "Distilled
+                                  CFG Scale"; 0: 3.5, diffusers' default); other models ignore it. For SD 3 / Flux
+                                  checkpoints (txt2img, flow-matching Euler, one image per call; builds with the
+                                  T5 tokenizer: onnx2cl-sd and its server) cfg is SD 3's guidance scale and Flux's
+                                  true_cfg_scale (> 1 with a negative prompt) */
     int mask_overlay;          /* with mask, whole picture: 1 pastes the init image back over the result with
                                   the (inverted, blurred) mask as alpha, as A1111 does in both inpaint areas
                                   (its apply_overlay; the CLI's --mask-overlay): the pixels outside the mask

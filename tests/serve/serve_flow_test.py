@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""serve_flow_test.py ONNX2CL_SD WORK_DIR — `onnx2cl-sd serve` on SD 3 and Flux single-file checkpoints
+(tests/pipeline/{sd3,flux}: the tiny models as one SAI / ComfyUI file, models/make_single_files.py),
+driven by the webuiapi client (PyPI) and raw HTTP:
+
+  1. Flux dev: webuiapi txt2img (cfg_scale 1, Forge's distilled_cfg_scale left out: 3.5) == the CLI's
+     PNG for the same parameters, value for value, and within one 8-bit level of diffusers' FluxPipeline
+     image (tests/pipeline/flux case c); the infotext says "Sampler: Euler" and "Distilled CFG Scale: 3.5";
+     a raw request with distilled_cfg_scale 5, 6 steps and the long prompt == diffusers' case d
+     (within one level); true CFG (cfg_scale 4 + a negative prompt) == case e;
+  2. SD 3: webuiapi txt2img with guidance == diffusers' StableDiffusion3Pipeline image (case a, within one
+     level) and the CLI's PNG;
+  3. refusals answered 422 while the server goes on serving: img2img, a sampler other than Euler, a Karras
+     schedule, a <lora:...> tag, a size that is not a multiple of 16, distilled_cfg_scale not a number;
+     after them the first request again gives the same image.
+"""
+import base64
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+from PIL import Image
+import webuiapi
+
+sd, work = sys.argv[1], sys.argv[2]
+here = os.path.dirname(os.path.abspath(__file__))
+pipe = os.path.normpath(os.path.join(here, "..", "pipeline"))
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+env = dict(os.environ, ONNX2CL_CACHE_DIR=os.path.join(work, "cache"))
+fails = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        fails.append(what)
+
+
+def pixels(img):
+    return np.asarray(img.convert("RGB")).astype(int)
+
+
+def levels(img, ref_npy):
+    """max |8-bit pixel - round(diffusers' [0,1] image * 255)|"""
+    ref = np.load(ref_npy)[0].transpose(1, 2, 0)
+    return int(np.abs(pixels(img) - np.rint(np.clip(ref, 0, 1) * 255)).max())
+
+
+def cases(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.rstrip("\n").split("\t")
+        out[f[0]] = f
+    return out
+
+
+def serve(ckpt, tag):
+    log = open(os.path.join(work, f"{tag}.log"), "w+")
+    srv = subprocess.Popen([sd, "serve", "-m", ckpt, "--listen", "127.0.0.1:0", "--width", "32", "--height", "32",
+                            "--weights-dtype", "f32", "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+    for _ in range(1200):
+        log.seek(0)
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", log.read())
+        if m:
+            return srv, int(m.group(1)), log
+        if srv.poll() is not None:
+            break
+        time.sleep(0.05)
+    log.seek(0)
+    print(log.read()[-3000:])
+    srv.kill()
+    sys.exit(f"FAIL: the server on {ckpt} did not start")
+
+
+def post(port, path, body):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def image_of(resp):
+    return Image.open(io.BytesIO(base64.b64decode(resp["images"][0])))
+
+
+def cli_png(ckpt, tag, *flags):
+    out = os.path.join(work, tag + ".png")
+    subprocess.run([sd, "-m", ckpt, "--width", "32", "--height", "32", "--weights-dtype", "f32", "--quiet",
+                    "-o", out, *flags], env=env, check=True, stderr=subprocess.DEVNULL)
+    return Image.open(out)
+
+
+# ---- 1. Flux dev ----
+fd = os.path.join(pipe, "flux")
+fc = cases(os.path.join(fd, "cases.txt"))
+fck = os.path.join(fd, "tiny_flux_dev.safetensors")
+srv, port, log = serve(fck, "flux")
+try:
+    api = webuiapi.WebUIApi(host="127.0.0.1", port=port)
+    c = fc["c"]  # dev, 4 steps, guidance 3.5, cfg 1
+    r = api.txt2img(prompt=c[5], negative_prompt="", steps=int(c[2]), cfg_scale=float(c[4]), seed=42, width=32,
+                    height=32, sampler_name="Euler")
+    cli = cli_png(fck, "flux_c", "-p", c[5], "--steps", c[2], "--guidance", c[3], "--cfg", c[4], "--seed", "42")
+    diff = int((pixels(r.image) != pixels(cli)).sum())
+    check(diff == 0, f"Flux dev via webuiapi == the CLI's PNG ({diff} values differ)")
+    lv = levels(r.image, os.path.join(fd, "c_image.npy"))
+    check(lv <= 1, f"Flux dev via webuiapi vs diffusers' FluxPipeline (case c): max {lv} level(s)")
+    info = r.info["infotexts"][0]
+    check("Sampler: Euler" in info and "Distilled CFG Scale: 3.5" in info and "CFG scale: 1" in info,
+          f"Flux infotext: {info.splitlines()[-1]}")
+    d = fc["d"]  # dev, 6 steps, guidance 5, the long prompt
+    st, body = post(port, "/sdapi/v1/txt2img", {"prompt": d[5], "steps": int(d[2]), "cfg_scale": 1.0, "seed": 42,
+                                                "width": 32, "height": 32, "distilled_cfg_scale": float(d[3])})
+    lv = levels(image_of(body), os.path.join(fd, "d_image.npy")) if st == 200 else -1
+    check(st == 200 and 0 <= lv <= 1, f"distilled_cfg_scale {d[3]}, long prompt vs diffusers (case d): {st}, {lv} level(s)")
+    e = fc["e"]  # dev, true CFG 4 with a negative prompt
+    st, body = post(port, "/sdapi/v1/txt2img", {"prompt": e[5], "negative_prompt": e[6], "steps": int(e[2]),
+                                                "cfg_scale": float(e[4]), "seed": 42, "width": 32, "height": 32,
+                                                "sampler_name": "Euler"})
+    lv = levels(image_of(body), os.path.join(fd, "e_image.npy")) if st == 200 else -1
+    check(st == 200 and 0 <= lv <= 1, f"true CFG {e[4]} with a negative prompt vs diffusers (case e): {st}, {lv} level(s)")
+    # ---- 3. refusals (422), the server keeps serving ----
+    base = {"prompt": "a cat", "steps": 2, "cfg_scale": 1.0, "seed": 1, "width": 32, "height": 32}
+    png = io.BytesIO()
+    r.image.save(png, format="PNG")
+    bad = [("img2img", "/sdapi/v1/img2img", dict(base, init_images=[base64.b64encode(png.getvalue()).decode()])),
+           ("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
+           ("Karras schedule", "/sdapi/v1/txt2img", dict(base, scheduler="Karras")),
+           ("a LoRA tag", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:foo:1>")),
+           ("40x40", "/sdapi/v1/txt2img", dict(base, width=40, height=40)),
+           ("distilled_cfg_scale text", "/sdapi/v1/txt2img", dict(base, distilled_cfg_scale="high"))]
+    for name, path, body in bad:
+        st, msg = post(port, path, body)
+        check(st == 422, f"refused {name}: {st} {str(msg)[:150]}")
+    r2 = api.txt2img(prompt=c[5], negative_prompt="", steps=int(c[2]), cfg_scale=float(c[4]), seed=42, width=32,
+                     height=32, sampler_name="Euler")
+    check(int((pixels(r2.image) != pixels(r.image)).sum()) == 0, "after the refusals: the same image again")
+finally:
+    srv.terminate()
+    check(srv.wait(20) == 0, "Flux server: exit 0 after SIGTERM")
+
+# ---- 2. SD 3 ----
+sd3d = os.path.join(pipe, "sd3")
+sc = cases(os.path.join(sd3d, "cases.txt"))
+sck = os.path.join(sd3d, "tiny_sd3.safetensors")
+srv, port, log = serve(sck, "sd3")
+try:
+    api = webuiapi.WebUIApi(host="127.0.0.1", port=port)
+    a = sc["a"]  # name steps cfg prompt negative
+    r = api.txt2img(prompt=a[3], negative_prompt=a[4], steps=int(a[1]), cfg_scale=float(a[2]), seed=42, width=32,
+                    height=32, sampler_name="Euler")
+    lv = levels(r.image, os.path.join(sd3d, "a_image.npy"))
+    check(lv <= 1, f"SD 3 via webuiapi vs diffusers' StableDiffusion3Pipeline (case a): max {lv} level(s)")
+    cli = cli_png(sck, "sd3_a", "-p", a[3], "-n", a[4], "--steps", a[1], "--cfg", a[2], "--seed", "42")
+    diff = int((pixels(r.image) != pixels(cli)).sum())
+    check(diff == 0, f"SD 3 via webuiapi == the CLI's PNG ({diff} values differ)")
+    check("Sampler: Euler" in r.info["infotexts"][0], "SD 3 infotext names Euler")
+finally:
+    srv.terminate()
+    check(srv.wait(20) == 0, "SD 3 server: exit 0 after SIGTERM")
+print(f"serve.flow: {len(fails)} failed")
+sys.exit(1 if fails else 0)
