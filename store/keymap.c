@@ -276,10 +276,16 @@ int o2s_component_file(const struct o2s_store *s, const char *path)
 int o2s_keymap_diffusers(struct o2s_store *s, enum o2s_component c, size_t first, char *err,
                          size_t cap)
 {
-    /* the rules of a component file: CLIP text encoders (transformers 4.x/5.x), TAESD's decoder
-     * in its original naming */
-    enum rules rs = c == O2S_TEXT_ENCODER || c == O2S_TEXT_ENCODER_2 ? RS_CLIP
-                    : c == O2S_VAE ? RS_TAESD : RS_IGNORE;
+    /* the rules of a component file: CLIP text encoders (transformers 4.x/5.x), T5 encoders (a
+     * shared.weight or encoder.block.* key: SD 3's text_encoder_3, Flux's text_encoder_2), TAESD's
+     * decoder in its original naming */
+    bool t5 = false;
+    for (size_t i = first; i < s->ntensors && !t5; i++)
+        t5 = !strcmp(s->tensors[i].name, "shared.weight") || !strncmp(s->tensors[i].name, "encoder.block.", 14);
+    enum rules rs = (c == O2S_TEXT_ENCODER || c == O2S_TEXT_ENCODER_2 || c == O2S_TEXT_ENCODER_3) && t5 ? RS_T5
+                    : c == O2S_TEXT_ENCODER || c == O2S_TEXT_ENCODER_2                             ? RS_CLIP
+                    : c == O2S_VAE                                                                 ? RS_TAESD
+                                                                                                   : RS_IGNORE;
     for (size_t i = first; i < s->ntensors; i++) {
         struct o2s_tensor *t = &s->tensors[i];
         const char *key = t->name, *tail = NULL;

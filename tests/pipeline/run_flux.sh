@@ -75,6 +75,35 @@ if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytor
 else
   bad "-m BFL file + --vae --clip-l --t5xxl: $(tail -3 "$work/out/m_a_bfl.log") $(cat "$work/out/m_a_bfl.cmp" 2>/dev/null)"
 fi
+# --t5xxl as a whole T5ForConditionalGeneration file (decoder, lm_head, the tied encoder.embed_tokens copy):
+# the encoder's keys are taken, the rest ignored; the same image
+python3 - "$f/text_encoder_2/model.safetensors" "$work/t5_full.safetensors" <<'PY' || bad "could not write t5_full"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+meta = head.pop("__metadata__", None)
+blobs = {k: data[v["data_offsets"][0]:v["data_offsets"][1]] for k, v in head.items()}
+blobs["encoder.embed_tokens.weight"] = blobs["lm_head.weight"] = blobs["shared.weight"]
+blobs["decoder.block.0.layer.0.SelfAttention.q.weight"] = bytes(4 * 16)
+shapes = {k: head[k]["shape"] if k in head else head["shared.weight"]["shape"] for k in blobs}
+shapes["decoder.block.0.layer.0.SelfAttention.q.weight"] = [4, 4]
+out, off = {}, 0
+for k in blobs:
+    out[k] = {"dtype": "F32", "shape": shapes[k], "data_offsets": [off, off + len(blobs[k])]}
+    off += len(blobs[k])
+h = json.dumps(out).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs.values()))
+PY
+if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" \
+     --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$work/t5_full.safetensors" -p "$p" --steps 4 \
+     --guidance 0.0 --cfg 1.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_a_t5full.png" \
+     --save-image "$work/out/m_a_t5full.npy" 2> "$work/out/m_a_t5full.log" &&
+   "$compare" "$work/out/m_a_t5full.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_a_t5full.cmp" 2>&1; then
+  printf '%-9s %-8s %s\n' "-m t5full" schnell "$(head -c 140 "$work/out/m_a_t5full.cmp")"
+else
+  bad "--t5xxl a whole T5 file: $(tail -3 "$work/out/m_a_t5full.log") $(cat "$work/out/m_a_t5full.cmp" 2>/dev/null)"
+fi
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"
