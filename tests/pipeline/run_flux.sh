@@ -66,15 +66,19 @@ done
 # Black Forest Labs' transformer-only file with the VAE and text encoders as separate files (sd.cpp's
 # --vae / --clip_l / --t5xxl: flux1-schnell.safetensors + ae.safetensors + clip_l + t5xxl): case a's image
 f=$d/tiny_flux_schnell
-if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" \
-     --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" -p "$p" --steps 4 \
-     --guidance 0.0 --cfg 1.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_a_bfl.png" \
-     --save-image "$work/out/m_a_bfl.npy" 2> "$work/out/m_a_bfl.log" &&
-   "$compare" "$work/out/m_a_bfl.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_a_bfl.cmp" 2>&1; then
-  printf '%-9s %-8s %s\n' "-m a_bfl" schnell "$(head -c 140 "$work/out/m_a_bfl.cmp")"
-else
-  bad "-m BFL file + --vae --clip-l --t5xxl: $(tail -3 "$work/out/m_a_bfl.log") $(cat "$work/out/m_a_bfl.cmp" 2>/dev/null)"
-fi
+bfl_case() { # bfl_case TAG T5_FILE: the BFL file + --vae --clip-l --t5xxl T5_FILE == case a
+  local tag=$1 t5=$2
+  if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" \
+       --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$t5" -p "$p" --steps 4 --guidance 0.0 --cfg 1.0 \
+       --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_$tag.png" \
+       --save-image "$work/out/m_$tag.npy" 2> "$work/out/m_$tag.log" &&
+     "$compare" "$work/out/m_$tag.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_$tag.cmp" 2>&1; then
+    printf '%-9s %-8s %s\n' "-m $tag" schnell "$(head -c 140 "$work/out/m_$tag.cmp")"
+  else
+    bad "-m BFL file + --vae --clip-l --t5xxl $t5: $(tail -3 "$work/out/m_$tag.log") $(cat "$work/out/m_$tag.cmp" 2>/dev/null)"
+  fi
+}
+bfl_case bfl "$f/text_encoder_2/model.safetensors"
 # --t5xxl as a whole T5ForConditionalGeneration file (decoder, lm_head, the tied encoder.embed_tokens copy):
 # the encoder's keys are taken, the rest ignored; the same image
 python3 - "$f/text_encoder_2/model.safetensors" "$work/t5_full.safetensors" <<'PY' || bad "could not write t5_full"
@@ -95,15 +99,7 @@ for k in blobs:
 h = json.dumps(out).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs.values()))
 PY
-if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" \
-     --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$work/t5_full.safetensors" -p "$p" --steps 4 \
-     --guidance 0.0 --cfg 1.0 --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_a_t5full.png" \
-     --save-image "$work/out/m_a_t5full.npy" 2> "$work/out/m_a_t5full.log" &&
-   "$compare" "$work/out/m_a_t5full.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_a_t5full.cmp" 2>&1; then
-  printf '%-9s %-8s %s\n' "-m t5full" schnell "$(head -c 140 "$work/out/m_a_t5full.cmp")"
-else
-  bad "--t5xxl a whole T5 file: $(tail -3 "$work/out/m_a_t5full.log") $(cat "$work/out/m_a_t5full.cmp" 2>/dev/null)"
-fi
+bfl_case t5full "$work/t5_full.safetensors"
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"
