@@ -338,7 +338,10 @@ struct sd3_run {
     double cfg;
     uint64_t seed;
     /* -m: the engine's files (sde_result); NULL: from --models / --hf */
-    const char *prog[5], *wts[5];      /* text_encoder, text_encoder_2, text_encoder_3, transformer, vae_decoder */
+    const char *prog[6], *wts[6];      /* text_encoder, text_encoder_2, text_encoder_3, transformer, vae_decoder,
+                                          vae_encoder (img2img) */
+    const float *init;                 /* img2img: the init image [3, H, W] in [0, 1], or NULL */
+    double strength;                   /* img2img's denoising strength */
     const char *tok[3];                /* tokenizer, tokenizer_2, tokenizer_3 folders */
     const char *vae_cfg;               /* vae/config.json, or NULL: scaling/shift below */
     double scaling, shift;             /* the architecture's VAE factors */
@@ -736,10 +739,10 @@ static int cli_main(int argc, char **argv)
     /* SD 3: the flags its loop does not take (before anything is loaded or compiled) */
 #define SD3_REFUSE(what, fam)                                                                                      \
     do {                                                                                                           \
-        if (init_path || latents_path || batch > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||                        \
+        if (mask_path || latents_path || batch > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||                        \
             clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || eo.n_loras || te_so || unet_so ||     \
             vae_so || venc_so || sched_name || schedule_type)                                                      \
-            die(2, "%s (%s): txt2img one image at a time so far (--batch-count runs): --init-image, --mask, "       \
+            die(2, "%s (%s): txt2img and img2img, one image at a time so far (--batch-count runs): --mask, "        \
                 "--latents, --batch-size, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora and LoRA " \
                 "tags, --scheduler and the per-model flags are not ported for %s", what, fam, fam);                \
         if (guidance_given && strcmp(fam, "Flux"))                                                                 \
@@ -762,6 +765,7 @@ static int cli_main(int argc, char **argv)
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
                                 /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
                                 .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5,
+                                .init = init_img, .strength = strength,
                                 .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
             run_sd3(&r);
             return 0;
@@ -816,7 +820,7 @@ static int cli_main(int argc, char **argv)
                 SD3_REFUSE(what, flux ? "Flux" : "SD 3");
                 /* diffusers' defaults: SD 3 guidance 7 (one batch-2 run); Flux true CFG 1 (off), one row per run */
                 const double c = cfg_given ? cfg : flux ? 1.0 : 7.0;
-                eo.batch = !flux && c > 1 ? 2 : 1, eo.vae_encoder = 0, eo.tokens = 0;
+                eo.batch = !flux && c > 1 ? 2 : 1, eo.vae_encoder = init_img != NULL, eo.tokens = 0;
                 int rc3 = sde_prepare(&eo, &er, err, sizeof err);
                 if (rc3) die(rc3 == -2 ? 2 : 1, "%s", err);
                 struct sd3_run r = {.prompt = prompt, .negative = negative, .outs = outs, .n_images = n_images,
@@ -824,11 +828,11 @@ static int cli_main(int argc, char **argv)
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
                                     .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
-                                    .no_t5 = eo.no_t5,
+                                    .no_t5 = eo.no_t5, .init = init_img, .strength = strength,
                                     .prog = {er.program[0], er.program[4], flux ? NULL : er.program[5], er.program[6],
-                                             er.program[2]},
+                                             er.program[2], init_img ? er.program[3] : NULL},
                                     .wts = {er.weights[0], er.weights[4], flux ? NULL : er.weights[5], er.weights[6],
-                                            er.weights[2]},
+                                            er.weights[2], init_img ? er.weights[3] : NULL},
                                     .tok = {tok_dir ? tok_dir : er.tokenizer, flux ? NULL : er.tokenizer2, er.tokenizer3},
                                     .vae_cfg = er.vae_cfg[0] ? er.vae_cfg : NULL, .scaling = er.scaling_factor,
                                     .shift = er.shift_factor};
@@ -1259,11 +1263,12 @@ static void run_sd3(const struct sd3_run *r)
         die(2, "--models %s holds a %s transformer: give --hf DIR (its tokenizer folders, scheduler/ and vae/ config)",
             r->models, fam);
     /* the models in -m's order (prog/wts), their --models names; Flux: text_encoder_2 is T5 */
-    static const char *const names_sd3[5] = {"text_encoder", "text_encoder_2", "text_encoder_3", "transformer",
-                                             "vae_decoder"};
-    static const char *const names_flux[5] = {"text_encoder", "text_encoder_2", NULL, "transformer", "vae_decoder"};
+    static const char *const names_sd3[6] = {"text_encoder", "text_encoder_2", "text_encoder_3", "transformer",
+                                             "vae_decoder", "vae_encoder"};
+    static const char *const names_flux[6] = {"text_encoder", "text_encoder_2", NULL, "transformer", "vae_decoder",
+                                              "vae_encoder"};
     const char *const *names = r->flux ? names_flux : names_sd3;
-    static char mpath[5][PATH_MAX], tpath[3][PATH_MAX];
+    static char mpath[6][PATH_MAX], tpath[3][PATH_MAX];
     struct sdp_sd3_files f = {.flux = r->flux, .sched_cfg = r->sched_cfg, .vae_cfg = r->vae_cfg,
                               .scaling = (float)r->scaling, .shift = (float)r->shift};
     if (!r->sched_cfg) snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf ? r->hf : "."), f.sched_cfg = sc;
@@ -1273,8 +1278,8 @@ static void run_sd3(const struct sd3_run *r)
                  i == 0 ? "" : i == 1 ? "_2" : r->flux ? "_2" : "_3");
         f.tok[i] = r->tok[i] ? r->tok[i] : tpath[i];
     }
-    for (int i = 0; i < 5; i++) {
-        if (!names[i]) continue;
+    for (int i = 0; i < 6; i++) {
+        if (!names[i] || (i == 5 && !r->init)) continue; /* the VAE encoder for img2img only */
         if (r->prog[0]) { /* -m: the engine's programs ("" for a checkpoint without text_encoder_3) */
             f.prog[i] = r->prog[i], f.wts[i] = r->wts[i];
             if (i == 2 && (r->no_t5 || !r->prog[i] || !r->prog[i][0])) {
@@ -1295,7 +1300,8 @@ static void run_sd3(const struct sd3_run *r)
                 continue;
             }
             die(1, "--models %s: no %s.so or %s.o2d (%s needs text_encoder, text_encoder_2, transformer, "
-                "vae_decoder%s)", r->models, names[i], names[i], fam, r->flux ? "" : "; text_encoder_3 optional");
+                "vae_decoder%s%s)", r->models, names[i], names[i], fam, r->flux ? "" : "; text_encoder_3 optional",
+                r->init ? "; vae_encoder for --init-image" : "");
         }
         f.prog[i] = mpath[i];
     }
@@ -1322,7 +1328,8 @@ static void run_sd3(const struct sd3_run *r)
     for (int k = 0; k < n; k++) { /* --batch-count: image k with seed + k (A1111's n_iter) */
         float *img = image + (r->save_image ? (size_t)k * ni : 0);
         struct sdp_params prm = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .cfg = (float)r->cfg,
-                                 .seed = r->seed + (uint64_t)k, .batch = 1, .quiet = r->quiet};
+                                 .seed = r->seed + (uint64_t)k, .batch = 1, .quiet = r->quiet, .init_image = r->init,
+                                 .strength = r->init ? r->strength : 0};
         int n_tokens = 0;
         if (n > 1 && !r->quiet) fprintf(stderr, "%s: image %d/%d (seed %llu)\n", prog, k + 1, n,
                                         (unsigned long long)prm.seed);
@@ -1338,7 +1345,7 @@ static void run_sd3(const struct sd3_run *r)
         struct sdp_infotext it = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .sampler = a_s,
                                   .schedule = a_sc, .cfg = r->cfg, .seed = prm.seed, .width = img_w, .height = img_h,
                                   .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
-                                  .strength = -1, .extra = extra[0] ? extra : NULL,
+                                  .strength = r->init ? r->strength : -1, .extra = extra[0] ? extra : NULL,
                                   .version = "onnx2cl-sd " ONNX2CL_VERSION};
         char *params = sdp_infotext_dup(&it);
         if (!params) die(1, "out of memory");

@@ -284,15 +284,77 @@ static int finite_or_fail(const float *x, size_t n, const char *what, char *err,
     return -1;
 }
 
-/* The loops' common refusals (txt2img of one image). */
-static int txt2img_only(const char *what, const struct sdp_params *prm, char *err, size_t errcap)
+/* The loops' common refusals (one image: txt2img, or img2img with a VAE encoder). */
+static int one_image_only(const char *what, const struct sdp_params *prm, const struct sdp_model *venc, char *err,
+                          size_t errcap)
 {
-    if (prm->batch > 1 || prm->init_image || prm->mask || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
-        snprintf(err, errcap, "%s: batches, img2img, inpainting, --latents, A1111 emphasis and guidance rescale are "
-                 "not ported yet (txt2img of one image)", what);
+    if (prm->batch > 1 || prm->mask || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
+        snprintf(err, errcap, "%s: batches, inpainting, --latents, A1111 emphasis and guidance rescale are "
+                 "not ported yet (txt2img and img2img of one image)", what);
+        return -1;
+    }
+    if (prm->init_image && !venc->desc) {
+        snprintf(err, errcap, "%s: img2img needs the VAE encoder (none loaded)", what);
+        return -1;
+    }
+    if (prm->init_image && !(prm->strength > 0 && prm->strength <= 1)) {
+        snprintf(err, errcap, "%s: strength %g: not in (0, 1]", what, prm->strength);
         return -1;
     }
     return 0;
+}
+
+/* The flow pipelines' get_timesteps: init_timestep = min(steps x strength, steps) (a float),
+ * t_start = int(max(steps - init_timestep, 0)). */
+int sdp_flow_img2img_t_start(int steps, double strength)
+{
+    double init = steps * strength < steps ? steps * strength : steps;
+    double d = steps - init;
+    return d > 0 ? (int)d : 0;
+}
+
+/* img2img's start (StableDiffusion3Img2ImgPipeline / FluxImg2ImgPipeline.prepare_latents): the init
+ * image [3,H,W] in [0,1] -> 2x - 1 -> the VAE encoder -> latent_dist.sample(g) = mean + exp(0.5
+ * clamp(logvar, -30, 20)) randn -> (x - shift) * scaling into x0 [nl]; then noise = randn(g) [nl]
+ * and x0 = scale_noise at step t0 (sigma noise + (1 - sigma) x0). */
+static int img2img_start(struct sdp_model *venc, struct sdp_scheduler *sched, int t0, const float *img, size_t ni,
+                         size_t nl, float scaling, float shift, struct sdp_rng *g, float *x0, struct sdp_timings *tm,
+                         char *err, size_t errcap)
+{
+    const struct o2r_model_desc *d = venc->desc;
+    void *in[MAXIO] = {0}, *o[MAXIO] = {0};
+    float *x = malloc(ni * sizeof *x), *par = malloc(2 * nl * sizeof *par), *noise = malloc(nl * sizeof *noise);
+    int rc = -1;
+    if (!x || !par || !noise || alloc_io(d, in, o)) {
+        snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    if (d->n_inputs != 1 || d->n_outputs < 1 || d->inputs[0].nbytes != ni * o2r_dtype_size(d->inputs[0].dtype) ||
+        d->outputs[0].nbytes != 2 * nl * o2r_dtype_size(d->outputs[0].dtype)) {
+        snprintf(err, errcap, "%s: the VAE encoder does not take the %zu image values or give 2 x %zu latent ones",
+                 venc->path, ni, nl);
+        goto done;
+    }
+    for (size_t k = 0; k < ni; k++) x[k] = 2.0f * img[k] - 1.0f;
+    sdp_put_floats(in[0], d->inputs[0].dtype, x, ni);
+    if (run(venc, in, o, &tm->vae_encoder, NULL, err, errcap)) goto done;
+    sdp_get_floats(par, d->outputs[0].dtype, o[0], 2 * nl);
+    sdp_rng_randn(g, noise, nl); /* latent_dist.sample(generator) */
+    for (size_t k = 0; k < nl; k++) {
+        float lv = par[nl + k];
+        lv = lv < -30.0f ? -30.0f : lv > 20.0f ? 20.0f : lv;
+        const float smp = par[k] + expf(0.5f * lv) * noise[k];
+        x0[k] = (smp - shift) * scaling;
+    }
+    sdp_rng_randn(g, noise, nl); /* randn_tensor(shape, generator) */
+    sdp_sched_add_noise(sched, t0, x0, noise, x0, nl);
+    rc = 0;
+done:
+    free_io(d, in, o);
+    free(x);
+    free(par);
+    free(noise);
+    return rc;
 }
 
 int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *image, int *n_tokens,
@@ -300,7 +362,7 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
 {
     struct sdp_timings tm0 = {0}, *tm = tm_out ? tm_out : &tm0;
     memset(tm, 0, sizeof *tm);
-    if (txt2img_only("SD3", prm, err, errcap)) return -1;
+    if (one_image_only("SD3", prm, &p->venc, err, errcap)) return -1;
     const double t_start = now_s();
     const int cfg_on = prm->cfg > 1.0f, rows = cfg_on ? 2 : 1;
     const size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nctx = (size_t)p->ctx_len * p->joint_dim;
@@ -327,10 +389,22 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
     }
     struct sdp_rng g;
     sdp_rng_seed(&g, prm->seed);
-    sdp_rng_randn(&g, lat, nl); /* randn_tensor(shape, generator); init_noise_sigma 1 */
+    const int n = p->sched->n_steps, t0 = prm->init_image ? sdp_flow_img2img_t_start(prm->steps, prm->strength) : 0;
+    if (t0 >= n) {
+        snprintf(err, errcap, "strength %g with %d steps: no denoising step left (diffusers refuses it too)",
+                 prm->strength, prm->steps);
+        goto done;
+    }
+    if (prm->init_image) {
+        if (prm->cancel && *prm->cancel) goto cancelled;
+        if (img2img_start(&p->venc, p->sched, t0, prm->init_image, (size_t)3 * p->img_h * p->img_w, nl,
+                          p->scaling_factor, p->shift_factor, &g, lat, tm, err, errcap))
+            goto done;
+    } else {
+        sdp_rng_randn(&g, lat, nl); /* randn_tensor(shape, generator); init_noise_sigma 1 */
+    }
     const double t_loop = now_s();
-    const int n = p->sched->n_steps;
-    for (int i = 0; i < n; i++) {
+    for (int i = t0; i < n; i++) {
         const float t = sdp_sched_timestep(p->sched, i);
         for (int r0 = 0; r0 < rows; r0 += p->d_batch) {
             if (prm->cancel && *prm->cancel) goto cancelled;
@@ -359,7 +433,7 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
             goto done;
         }
         tm->scheduler += now_s() - ts0;
-        if (step_done(prm, i, n, t, t_loop, lat, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
+        if (step_done(prm, i - t0, n - t0, t, t_loop, lat, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
     if (prm->cancel && *prm->cancel) goto cancelled;
     if (finite_or_fail(lat, nl, p->dit.path, err, errcap) ||
@@ -388,6 +462,7 @@ void sdp_sd3_close(struct sdp_sd3 *p)
     sdp_model_close(&p->te3);
     sdp_model_close(&p->dit);
     sdp_model_close(&p->vae);
+    sdp_model_close(&p->venc);
     sdp_tokenizer_free(p->tok);
     sdp_tokenizer_free(p->tok2);
     sdp_t5_free(p->t5);
@@ -496,7 +571,7 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
 {
     struct sdp_timings tm0 = {0}, *tm = tm_out ? tm_out : &tm0;
     memset(tm, 0, sizeof *tm);
-    if (txt2img_only("Flux", prm, err, errcap)) return -1;
+    if (one_image_only("Flux", prm, &p->venc, err, errcap)) return -1;
     const double t_start = now_s();
     const int true_cfg = prm->cfg > 1.0f && prm->negative && prm->negative[0], rows = true_cfg ? 2 : 1;
     const size_t nl = (size_t)p->lat_c * p->lat_h * p->lat_w, nctx = (size_t)p->t5_len * p->t5_dim;
@@ -532,15 +607,27 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
     }
     struct sdp_rng g;
     sdp_rng_seed(&g, prm->seed);
-    sdp_rng_randn(&g, x, nl); /* randn_tensor([1, C, h, w]), then packed */
+    const int n = p->sched->n_steps, t0 = prm->init_image ? sdp_flow_img2img_t_start(prm->steps, prm->strength) : 0;
+    if (t0 >= n) {
+        snprintf(err, errcap, "strength %g with %d steps: no denoising step left (diffusers refuses it too)",
+                 prm->strength, prm->steps);
+        goto done;
+    }
+    if (prm->init_image) { /* the image's latents noised at t_start, [1, C, h, w], then packed */
+        if (prm->cancel && *prm->cancel) goto cancelled;
+        if (img2img_start(&p->venc, p->sched, t0, prm->init_image, (size_t)3 * p->img_h * p->img_w, nl,
+                          p->scaling_factor, p->shift_factor, &g, x, tm, err, errcap))
+            goto done;
+    } else {
+        sdp_rng_randn(&g, x, nl); /* randn_tensor([1, C, h, w]), then packed */
+    }
     flux_pack(x, lat, p->lat_c, p->lat_h, p->lat_w, 0);
     const struct o2r_io *io = d->inputs;
     sdp_put_floats(in[p->d_img], io[p->d_img].dtype, img_ids, (size_t)p->tokens * 3);
     sdp_put_floats(in[p->d_txt], io[p->d_txt].dtype, txt_ids, (size_t)p->t5_len * 3);
     if (p->d_g >= 0) sdp_put_floats(in[p->d_g], io[p->d_g].dtype, &guidance, 1);
     const double t_loop = now_s();
-    const int n = p->sched->n_steps;
-    for (int i = 0; i < n; i++) {
+    for (int i = t0; i < n; i++) {
         const float t = sdp_sched_timestep(p->sched, i), tt = t / 1000.0f; /* FluxPipeline: timestep / 1000 */
         for (int r = 0; r < rows; r++) { /* the cond call, then the negative one (diffusers' order) */
             if (prm->cancel && *prm->cancel) goto cancelled;
@@ -560,7 +647,7 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
         }
         tm->scheduler += now_s() - ts0;
         if (prm->progress) flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1); /* [C, h, w] for the callback */
-        if (step_done(prm, i, n, t, t_loop, x, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
+        if (step_done(prm, i - t0, n - t0, t, t_loop, x, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
     if (prm->cancel && *prm->cancel) goto cancelled;
     flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1);
@@ -592,6 +679,7 @@ void sdp_flux_close(struct sdp_flux *p)
     sdp_model_close(&p->te2);
     sdp_model_close(&p->dit);
     sdp_model_close(&p->vae);
+    sdp_model_close(&p->venc);
     sdp_tokenizer_free(p->tok);
     sdp_t5_free(p->t5);
     sdp_sched_free(p->sched);
@@ -629,13 +717,13 @@ int sdp_sd3_setup(struct o2r_ctx *ctx, const struct sdp_sd3_files *f, struct sdp
     struct sdp_sched_overrides ov = {.karras = -1};
     struct sdp_scheduler **sched = f->flux ? &q->sched : &p->sched;
     struct sdp_tokenizer **tk[2] = {f->flux ? &q->tok : &p->tok, f->flux ? NULL : &p->tok2};
-    struct sdp_model *mm[5] = {f->flux ? &q->te : &p->te, f->flux ? &q->te2 : &p->te2, f->flux ? NULL : &p->te3,
-                               f->flux ? &q->dit : &p->dit, f->flux ? &q->vae : &p->vae};
+    struct sdp_model *mm[6] = {f->flux ? &q->te : &p->te, f->flux ? &q->te2 : &p->te2, f->flux ? NULL : &p->te3,
+                               f->flux ? &q->dit : &p->dit, f->flux ? &q->vae : &p->vae, f->flux ? &q->venc : &p->venc};
     int rc = vae_factors(f->vae_cfg, &scaling, &shift, err, errcap) ||
              sdp_sched_load(f->sched_cfg, SDP_SCHED_FLOW_EULER, &ov, sched, err, errcap);
     for (int i = 0; i < 2 && !rc; i++)
         if (tk[i]) rc = sdp_tokenizer_load(f->tok[i], tk[i], err, errcap);
-    for (int i = 0; i < 5 && !rc; i++)
+    for (int i = 0; i < 6 && !rc; i++)
         if (mm[i] && f->prog[i] && f->prog[i][0]) rc = sdp_model_load(ctx, f->prog[i], f->wts[i], mm[i], err, errcap);
     if (!rc && (f->flux || p->te3.desc)) rc = sdp_t5_load(f->tok[2], f->flux ? &q->t5 : &p->t5, err, errcap);
     if (!rc) {

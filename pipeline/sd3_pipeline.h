@@ -33,6 +33,7 @@
 struct sdp_sd3 {
     struct sdp_model te, te2, te3;   /* text_encoder (CLIP-L), text_encoder_2 (CLIP-G), text_encoder_3 (T5) */
     struct sdp_model dit, vae;       /* transformer, vae_decoder */
+    struct sdp_model venc;           /* vae_encoder (img2img; optional): [1,3,H,W] -> [1,2C,h,w] mean || logvar */
     struct sdp_tokenizer *tok, *tok2;/* CLIP tokenizers (tokenizer, tokenizer_2) */
     struct sdp_t5_tokenizer *t5;     /* tokenizer_3 (needed with te3) */
     struct sdp_scheduler *sched;     /* FlowMatchEulerDiscreteScheduler (flow_euler) */
@@ -55,12 +56,19 @@ struct sdp_sd3 {
 int sdp_sd3_check(struct sdp_sd3 *p, char *err, size_t errcap);
 
 /* Generates prm->batch (must be 1) image(s) of prm->prompt into image [3, img_h, img_w] float32 in
- * [0, 1]. Reads prompt, negative, steps, cfg, seed, quiet, progress, cancel of prm; refuses
- * init images, masks, latents, emphasis modes and guidance rescale (not ported for SD3). *n_tokens
+ * [0, 1]. Reads prompt, negative, steps, cfg, seed, quiet, progress, cancel of prm, and img2img's
+ * init_image [3, img_h, img_w] in [0, 1] + strength (StableDiffusion3Img2ImgPipeline: the VAE
+ * encoder's latent_dist.sample(generator), (x - shift) * scaling, then noise from the same
+ * generator, scale_noise at t_start = int(steps - steps x strength); steps - t_start steps run;
+ * needs venc); refuses masks, latents, emphasis modes and guidance rescale (not ported). *n_tokens
  * (NULL: not wanted) receives the CLIP-L token count. tm (NULL: not wanted) the stage timings (the
  * transformer's under unet_*). Returns 0, SDP_CANCELLED, or -1 with a message. */
 int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *image, int *n_tokens,
                      struct sdp_timings *tm, char *err, size_t errcap);
+
+/* The flow pipelines' img2img start: t_start = int(max(steps - min(steps x strength, steps), 0))
+ * (StableDiffusion3Img2ImgPipeline / FluxImg2ImgPipeline.get_timesteps; steps - t_start run). */
+int sdp_flow_img2img_t_start(int steps, double strength);
 
 /* Frees the models, tokenizers and scheduler (what sdp_sd3 holds) and zeroes it. */
 void sdp_sd3_close(struct sdp_sd3 *p);
@@ -81,6 +89,7 @@ void sdp_sd3_close(struct sdp_sd3 *p);
  *   image = VAE(unpacked latents / scaling_factor + shift_factor) / 2 + 0.5, clamped. */
 struct sdp_flux {
     struct sdp_model te, te2, dit, vae; /* text_encoder (CLIP-L), text_encoder_2 (T5), transformer, vae_decoder */
+    struct sdp_model venc;              /* vae_encoder (img2img; optional), as sdp_sd3's */
     struct sdp_tokenizer *tok;          /* CLIP tokenizer */
     struct sdp_t5_tokenizer *t5;        /* tokenizer_2 (T5) */
     struct sdp_scheduler *sched;        /* flow_euler */
@@ -101,8 +110,9 @@ int sdp_flux_check(struct sdp_flux *p, char *err, size_t errcap);
 
 /* Generates one image of prm->prompt into image [3, img_h, img_w] in [0, 1]: prm->cfg is
  * true_cfg_scale (> 1 with a non-empty negative prompt: true CFG), guidance the distilled guidance
- * (dev's guidance_scale; ignored by schnell). Refuses batches, img2img, masks, latents, emphasis
- * modes, guidance rescale. Returns 0, SDP_CANCELLED, or -1 with a message. */
+ * (dev's guidance_scale; ignored by schnell); init_image + strength: FluxImg2ImgPipeline (as
+ * sdp_sd3_generate's img2img, the noise drawn unpacked, then packed; needs venc). Refuses batches,
+ * masks, latents, emphasis modes, guidance rescale. Returns 0, SDP_CANCELLED, or -1 with a message. */
 int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float guidance, float *image, int *n_tokens,
                       struct sdp_timings *tm, char *err, size_t errcap);
 
@@ -111,9 +121,10 @@ void sdp_flux_close(struct sdp_flux *p);
 /* ---- one call that loads either family's set (the CLI's -m and --models, the library) ---- */
 struct sdp_sd3_files {
     int flux;              /* 1: Flux (text_encoder_2 is T5, prog[2] unused), 0: SD 3 */
-    const char *prog[5];   /* text_encoder (CLIP-L), text_encoder_2 (CLIP-G; Flux: T5), text_encoder_3 (SD 3's
-                              T5; NULL or "": none, zero embeddings), transformer, vae_decoder: .so or .o2d */
-    const char *wts[5];    /* their weights files (NULL: the program's own, beside it) */
+    const char *prog[6];   /* text_encoder (CLIP-L), text_encoder_2 (CLIP-G; Flux: T5), text_encoder_3 (SD 3's
+                              T5; NULL or "": none, zero embeddings), transformer, vae_decoder, vae_encoder
+                              (img2img; NULL: none): .so or .o2d */
+    const char *wts[6];    /* their weights files (NULL: the program's own, beside it) */
     const char *tok[3];    /* folders: tokenizer (CLIP-L), tokenizer_2 (SD 3's CLIP-G; Flux: unused), the T5
                               SentencePiece folder (spiece.model; SD 3's tokenizer_3, Flux's tokenizer_2) */
     const char *sched_cfg; /* scheduler_config.json (FlowMatchEulerDiscreteScheduler) */

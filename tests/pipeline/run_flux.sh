@@ -103,6 +103,24 @@ bfl_case t5full "$work/t5_full.safetensors"
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"
+# img2img (FluxImg2ImgPipeline, models/make_flow_img2img_refs.py): schnell, dev, dev with true CFG; the dev cases
+# on the single file too
+while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative; do
+  [[ $name == \#* || -z $name ]] && continue
+  cks=("$d/tiny_flux_$variant"); [ "$variant" = dev ] && cks+=("$d/tiny_flux_dev.safetensors")
+  neg=(); [ -n "$negative" ] && neg=(-n "$negative")
+  for ck in "${cks[@]}"; do
+    tag=i2i_${name}_$(basename "$ck")
+    if "$sd" -m "$ck" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" --guidance "$guidance" --seed 42 \
+         --strength "$strength" --init-image "$d/../img2img/init.png" --weights-dtype f32 --quiet -o "$work/out/$tag.png" \
+         --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+       "$compare" "$work/out/$tag.npy" "$d/i2i_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+      printf '%-26s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+    else
+      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+    fi
+  done
+done < "$d/i2i_cases.txt"
 expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
   rm -f "$work/out/$name.png"
@@ -111,7 +129,7 @@ expect() { # expect NAME PATTERN ARGS...
   [ ! -e "$work/out/$name.png" ] || { bad "$name: wrote a PNG"; return; }
   echo "ok $name"
 }
-expect flux_m_i2i "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --height 32 --init-image "$d/../img2img/init.png"
+expect flux_m_inpaint "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --height 32 --init-image "$d/../img2img/init.png" --mask "$d/../img2img/mask_circle.png"
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2

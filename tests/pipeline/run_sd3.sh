@@ -95,6 +95,24 @@ for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5" "m_not5_file $d/tin
   fi
 done
 grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_image.npy" ] || bad "no note that T5 was left out"
+# img2img (StableDiffusion3Img2ImgPipeline, models/make_flow_img2img_refs.py): the init image encoded, noised at
+# t_start = int(steps - steps x strength); -m on the folder and on the single file
+while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative; do
+  [[ $name == \#* || -z $name ]] && continue
+  for ck in "$hf" "$d/tiny_sd3.safetensors"; do
+    tag=i2i_${name}_$(basename "$ck")
+    if "$sd" -m "$ck" -p "$prompt" -n "$negative" --steps "$steps" --cfg "$cfg" --seed 42 --strength "$strength" \
+         --init-image "$d/../img2img/init.png" --weights-dtype f32 --quiet -o "$work/out/$tag.png" \
+         --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+       "$compare" "$work/out/$tag.npy" "$d/i2i_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+      printf '%-20s %s\n' "$tag" "$(head -c 150 "$work/out/$tag.cmp")"
+      python3 -c 'import re, sys; from PIL import Image; m = re.search(r"Denoising strength: ([0-9.]+)", Image.open(sys.argv[1]).text["parameters"]); sys.exit(not m or float(m.group(1)) != float(sys.argv[2]))' \
+        "$work/out/$tag.png" "$strength" || bad "$tag: no Denoising strength $strength in the infotext"
+    else
+      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+    fi
+  done
+done < "$d/i2i_cases.txt"
 # refusals: exit 2, a message, no PNG
 expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
@@ -107,7 +125,7 @@ expect() { # expect NAME PATTERN ARGS...
 expect sd3_no_hf "give --hf DIR" --models "$work/m"
 expect sd3_batch "not ported for SD 3" --models "$work/m" --hf "$hf" --batch-size 2
 expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --height 64
-expect sd3_m_i2i "not ported for SD 3" -m "$hf" --width 32 --height 32 --init-image "$d/../img2img/init.png"
+expect sd3_m_inpaint "not ported for SD 3" -m "$hf" --width 32 --height 32 --init-image "$d/../img2img/init.png" --mask "$d/../img2img/mask_circle.png"
 expect sd3_m_size "multiples of 16" -m "$hf" --width 40 --height 40
 expect sd3_m_big "at most 256x256" -m "$hf" --width 512 --height 512
 expect sd3_no_t5_unet "no-t5: SD 3's optional T5" -m "$here/oneshot/tiny_sd15.safetensors" --width 32 --height 32 --no-t5
