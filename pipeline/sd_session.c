@@ -64,6 +64,7 @@ struct sds_session {
     struct sdp_sd3 p3;
     struct sdp_flux pf;
     int loaded3;                    /* p3 / pf loaded for cur_w x cur_h, cur_batch */
+    int cur_venc3;                  /* ... with the VAE encoder (img2img) */
 #endif
     enum sdp_sched_kind default_kind;
     char default_a1111[32];         /* A1111's name of default_kind ("PLMS") */
@@ -207,11 +208,11 @@ static void unload3(struct sds_session *s)
 /* SD 3 / Flux: prepares (sde_prepare: compiled on first use) and loads the set for w x h (0: the
  * architecture's default) with the transformer at batch (SD 3: 2 with guidance). A failed
  * preparation keeps the loaded set; a failed load leaves none loaded. */
-static int engine_load3(struct sds_session *s, int w, int h, int batch, char *err, size_t errcap)
+static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc, char *err, size_t errcap)
 {
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
-                             .width = w, .height = h, .batch = batch, .quiet = s->quiet};
+                             .width = w, .height = h, .batch = batch, .quiet = s->quiet, .vae_encoder = venc};
     struct sde_result *er = calloc(1, sizeof *er);
     if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
     int rc = sde_prepare(&eo, er, err, errcap);
@@ -223,8 +224,10 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, char *er
     const int flux = s->fam3 == 2;
     struct sdp_sd3_files f = {
         .flux = flux,
-        .prog = {er->program[0], er->program[4], flux ? NULL : er->program[5], er->program[6], er->program[2]},
-        .wts = {er->weights[0], er->weights[4], flux ? NULL : er->weights[5], er->weights[6], er->weights[2]},
+        .prog = {er->program[0], er->program[4], flux ? NULL : er->program[5], er->program[6], er->program[2],
+                 venc ? er->program[3] : NULL},
+        .wts = {er->weights[0], er->weights[4], flux ? NULL : er->weights[5], er->weights[6], er->weights[2],
+                venc ? er->weights[3] : NULL},
         .tok = {er->tokenizer, flux ? NULL : er->tokenizer2, er->tokenizer3},
         .sched_cfg = er->sched_cfg, .vae_cfg = er->vae_cfg, .scaling = (float)er->scaling_factor,
         .shift = (float)er->shift_factor};
@@ -233,6 +236,7 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, char *er
         return SDS_ERROR;
     }
     s->loaded3 = 1;
+    s->cur_venc3 = venc;
     s->cur_w = flux ? s->pf.img_w : s->p3.img_w;
     s->cur_h = flux ? s->pf.img_h : s->p3.img_h;
     s->cur_batch = batch;
@@ -269,7 +273,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
             snprintf(s->family, sizeof s->family, "%s", er->family);
             snprintf(s->sched_cfg, sizeof s->sched_cfg, "%s", er->sched_cfg);
             free(er);
-            return engine_load3(s, w, h, s->fam3 == 1 ? 2 : 1, err, errcap); /* SD 3 default cfg 7: batch 2 */
+            return engine_load3(s, w, h, s->fam3 == 1 ? 2 : 1, 0, err, errcap); /* SD 3 default cfg 7: batch 2 */
 #else
             int frc = fail(err, errcap, SDS_EINVAL, "%s: a%s checkpoint (architecture %s): this build of the library "
                            "does not run it (no T5 tokenizer); onnx2cl-sd and its server do", eo.ckpt,
@@ -573,15 +577,17 @@ static void chw_to_rgb(const float *image, int w, int h, unsigned char *rgb)
 }
 
 #ifdef ONNX2CL_HAVE_SD3
-/* An SD 3 / Flux request (s->mu held): txt2img with flow-matching Euler, one image; what the loop
- * does not take is refused (SDS_EINVAL) before any model runs. */
+/* An SD 3 / Flux request (s->mu held): txt2img or img2img with flow-matching Euler, one image;
+ * what the loop does not take is refused (SDS_EINVAL) before any model runs. */
 static int generate3(struct sds_session *s, const struct sds_request *r, int steps, const char *negative,
                      struct sds_image *out, char *err, size_t errcap)
 {
-    const int flux = s->fam3 == 2;
+    const int flux = s->fam3 == 2, img2img = r->init_rgb != NULL;
     const char *fam = flux ? "Flux" : "SD 3";
-    if (r->init_rgb)
-        return fail(err, errcap, SDS_EINVAL, "img2img and inpainting: not ported for %s yet (txt2img only)", fam);
+    const double strength = r->strength > 0 ? r->strength : 0.75;
+    if (r->mask) return fail(err, errcap, SDS_EINVAL, "inpainting: not ported for %s yet (txt2img and img2img)", fam);
+    if (img2img && sdp_flow_img2img_t_start(steps, strength) >= steps)
+        return fail(err, errcap, SDS_EINVAL, "strength %g, steps %d: no denoising step left; raise one", strength, steps);
     if (strstr(r->prompt, "<lora:") || strstr(negative, "<lora:"))
         return fail(err, errcap, SDS_EINVAL, "LoRAs for %s are not supported yet (a <lora:...> tag in the prompt)", fam);
     if (r->karras == 1 || r->spacing || (r->schedule && strcasecmp(r->schedule, "automatic")))
@@ -598,10 +604,12 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     }
     if (!isfinite(r->distilled_cfg) || r->distilled_cfg < 0 || r->distilled_cfg > 100)
         return fail(err, errcap, SDS_EINVAL, "distilled cfg %g: not in [0, 100]", r->distilled_cfg);
-    const int w = r->width ? r->width : s->def_w, h = r->height ? r->height : s->def_h;
+    const int w = img2img ? r->init_w : r->width ? r->width : s->def_w;
+    const int h = img2img ? r->init_h : r->height ? r->height : s->def_h;
     const int batch = !flux && r->cfg > 1 ? 2 : 1; /* SD 3: uncond and cond rows in one transformer run */
+    const int venc = img2img || (s->loaded3 && s->cur_venc3); /* a loaded encoder stays */
     int rc = 0;
-    if (!s->loaded3 || w != s->cur_w || h != s->cur_h || batch != s->cur_batch) {
+    if (!s->loaded3 || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || venc != s->cur_venc3) {
         double tl = now_s();
         if (r->progress) {
             char note[160];
@@ -609,28 +617,34 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
             struct sds_progress q = {.step = 0, .total = steps, .stage = note};
             if (r->progress(&q, r->progress_user)) return fail(err, errcap, SDS_CANCELLED, "cancelled");
         }
-        rc = engine_load3(s, w, h, batch, err, errcap);
+        rc = engine_load3(s, w, h, batch, venc, err, errcap);
         out->load_seconds = now_s() - tl;
         if (rc) return rc;
     }
     const int img_w = flux ? s->pf.img_w : s->p3.img_w, img_h = flux ? s->pf.img_h : s->p3.img_h;
     const size_t plane = (size_t)img_w * img_h;
-    float *image = malloc(plane * 3 * sizeof *image);
+    float *image = malloc(plane * 3 * sizeof *image), *init = img2img ? malloc(plane * 3 * sizeof *init) : NULL;
     unsigned char *rgb = malloc(plane * 3);
-    if (!image || !rgb) {
+    if (!image || !rgb || (img2img && !init)) {
         free(image);
+        free(init);
         free(rgb);
         return fail(err, errcap, SDS_ERROR, "out of memory");
     }
-    struct progress_bridge br = {r->progress, r->progress_user, steps};
+    for (size_t i = 0; img2img && i < plane; i++) /* 8-bit value / 255, as the CLI reads --init-image */
+        for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
+    struct progress_bridge br = {r->progress, r->progress_user,
+                                 img2img ? steps - sdp_flow_img2img_t_start(steps, strength) : steps};
     struct sdp_params prm = {.prompt = r->prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
                              .seed = r->seed, .batch = 1, .quiet = 1, .progress = r->progress ? progress_cb : NULL,
-                             .progress_user = &br, .cancel = r->cancel};
+                             .progress_user = &br, .cancel = r->cancel, .init_image = init,
+                             .strength = img2img ? strength : 0};
     const float guidance = r->distilled_cfg > 0 ? (float)r->distilled_cfg : 3.5f;
     struct sdp_timings tm;
     const double tg = now_s();
     int grc = flux ? sdp_flux_generate(&s->pf, &prm, guidance, image, &out->n_tokens, &tm, err, errcap)
                    : sdp_sd3_generate(&s->p3, &prm, image, &out->n_tokens, &tm, err, errcap);
+    free(init);
     if (grc) {
         free(image);
         free(rgb);
@@ -646,7 +660,7 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     if (flux && s->pf.d_g >= 0) snprintf(extra, sizeof extra, "Distilled CFG Scale: %g", guidance);
     struct sdp_infotext it = {.prompt = r->prompt, .negative = negative, .steps = steps, .sampler = a_s,
                               .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = img_w, .height = img_h,
-                              .model_hash = s->model_hash, .model = s->model, .strength = -1,
+                              .model_hash = s->model_hash, .model = s->model, .strength = img2img ? strength : -1,
                               .extra = extra[0] ? extra : NULL, .version = "onnx2cl-sd " ONNX2CL_VERSION};
     out->parameters = sdp_infotext_dup(&it);
     if (!out->parameters) {

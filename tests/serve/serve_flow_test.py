@@ -10,7 +10,8 @@ driven by the webuiapi client (PyPI) and raw HTTP:
      (within one level); true CFG (cfg_scale 4 + a negative prompt) == case e;
   2. SD 3: webuiapi txt2img with guidance == diffusers' StableDiffusion3Pipeline image (case a, within one
      level) and the CLI's PNG;
-  3. refusals answered 422 while the server goes on serving: img2img, a sampler other than Euler, a Karras
+     img2img (webuiapi, denoising_strength) == diffusers' FluxImg2ImgPipeline (i2i case c, within one level);
+  3. refusals answered 422 while the server goes on serving: inpainting, a sampler other than Euler, a Karras
      schedule, a <lora:...> tag, a size that is not a multiple of 16, distilled_cfg_scale not a number;
      after them the first request again gives the same image.
 """
@@ -133,11 +134,20 @@ try:
                                                 "sampler_name": "Euler"})
     lv = levels(image_of(body), os.path.join(fd, "e_image.npy")) if st == 200 else -1
     check(st == 200 and 0 <= lv <= 1, f"true CFG {e[4]} with a negative prompt vs diffusers (case e): {st}, {lv} level(s)")
+    # img2img (FluxImg2ImgPipeline): webuiapi img2img of tests/pipeline/img2img/init.png == diffusers' i2i case c
+    ic = cases(os.path.join(fd, "i2i_cases.txt"))["c"]  # case variant steps cfg guidance strength prompt negative
+    init = Image.open(os.path.join(pipe, "img2img", "init.png"))
+    r3 = api.img2img(images=[init], prompt=ic[6], steps=int(ic[2]), cfg_scale=float(ic[3]), denoising_strength=float(ic[5]),
+                     seed=42, width=32, height=32, sampler_name="Euler")
+    lv = levels(r3.image, os.path.join(fd, "i2i_c_image.npy"))
+    check(lv <= 1 and f"Denoising strength: {float(ic[5])}" in r3.info["infotexts"][0],
+          f"Flux img2img via webuiapi vs diffusers' FluxImg2ImgPipeline (strength {ic[5]}): max {lv} level(s)")
     # ---- 3. refusals (422), the server keeps serving ----
     base = {"prompt": "a cat", "steps": 2, "cfg_scale": 1.0, "seed": 1, "width": 32, "height": 32}
     png = io.BytesIO()
     r.image.save(png, format="PNG")
-    bad = [("img2img", "/sdapi/v1/img2img", dict(base, init_images=[base64.b64encode(png.getvalue()).decode()])),
+    b64 = base64.b64encode(png.getvalue()).decode()
+    bad = [("inpainting", "/sdapi/v1/img2img", dict(base, init_images=[b64], mask=b64)),
            ("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
            ("Karras schedule", "/sdapi/v1/txt2img", dict(base, scheduler="Karras")),
            ("a LoRA tag", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:foo:1>")),
