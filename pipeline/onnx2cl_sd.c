@@ -768,6 +768,7 @@ static int cli_main(int argc, char **argv)
                                 .init = init_img, .strength = strength,
                                 .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
             run_sd3(&r);
+            free(init_img);
             return 0;
         }
     }
@@ -840,6 +841,7 @@ static int cli_main(int argc, char **argv)
                 model_label(&eo, mname, sizeof mname, mhash);
                 r.model_name = mname, r.model_hash = mhash;
                 run_sd3(&r);
+                free(init_img);
                 return 0;
             }
         }

@@ -18,7 +18,7 @@
 #include "sd_infotext.h"
 #include "sd_pipeline.h"
 #ifdef ONNX2CL_HAVE_SD3
-#include "sd3_pipeline.h" /* SD 3 / Flux: onnx2cl-sd's build (the T5 tokenizer's C++), not libonnx2cl-sd.a yet */
+#include "sd3_pipeline.h" /* SD 3 / Flux: builds with the T5 tokenizer (C++, libsentencepiece) */
 #endif
 #include "platform.h" /* O2R_PRINTF */
 
@@ -276,7 +276,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
             return engine_load3(s, w, h, s->fam3 == 1 ? 2 : 1, 0, err, errcap); /* SD 3 default cfg 7: batch 2 */
 #else
             int frc = fail(err, errcap, SDS_EINVAL, "%s: a%s checkpoint (architecture %s): this build of the library "
-                           "does not run it (no T5 tokenizer); onnx2cl-sd and its server do", eo.ckpt,
+                           "does not run it (built without the T5 tokenizer, libsentencepiece)", eo.ckpt,
                            !strcmp(er->family, "flux") ? " Flux" : "n SD 3", er->arch);
             free(er);
             return frc;

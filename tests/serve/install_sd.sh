@@ -5,7 +5,9 @@
 #    lib/pkgconfig/onnx2cl-sd.pc, lib/cmake/onnx2cl/onnx2cl-sd-targets.cmake, the architectures;
 # 2. tests/serve/app/app.c built with `cc $(pkg-config --cflags --libs onnx2cl-sd)` alone, and
 # 3. the same with find_package(onnx2cl) + onnx2cl::sd: both open the tiny SD 1.5 checkpoint through
-#    the installed onnx2cl and make the image the installed onnx2cl-sd CLI makes, byte for byte.
+#    the installed onnx2cl and make the image the installed onnx2cl-sd CLI makes, byte for byte;
+# 4. the pkg-config app on the tiny Flux dev single file (the library's SD 3 / Flux loop, where the
+#    build has the T5 tokenizer: the .pc file then names libsentencepiece): the CLI's image too.
 set -euo pipefail
 build=$1 work=$2 cc=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,3 +34,10 @@ cmake -S "$here/app" -B "$work/app" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER=
 cmake --build "$work/app" >/dev/null
 "$work/app/app" "$ckpt" "$p/bin/onnx2cl" "$work/cli.png" "$prompt"
 echo "3. find_package(onnx2cl) + target_link_libraries(app onnx2cl::sd)"
+if grep -q -- -lsentencepiece "$p/$libdir/pkgconfig/onnx2cl-sd.pc"; then
+  flux=$here/../pipeline/flux/tiny_flux_dev.safetensors
+  "$p/bin/onnx2cl-sd" -m "$flux" -p "$prompt" -n "blurry, low quality" --steps 4 --cfg 7.5 --seed 42 \
+    --width 32 --height 32 --quiet -o "$work/cli_flux.png" 2> "$work/cli_flux.log" || { cat "$work/cli_flux.log"; exit 1; }
+  "$work/app_pc" "$flux" "$p/bin/onnx2cl" "$work/cli_flux.png" "$prompt"
+  echo "4. the pkg-config app on a Flux single file: the CLI's image"
+fi
