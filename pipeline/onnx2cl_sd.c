@@ -351,9 +351,42 @@ struct sd3_run {
     double guidance;                   /* Flux dev's guidance_scale */
     int no_t5;                         /* SD 3: --no-t5 */
     const char *model_hash;            /* the infotext's Model hash (NULL: none) */
+    const char *info_prompt;           /* the infotext's prompt (LoRA tags of the flags added), NULL: prompt */
+    const char *lora_hashes;           /* the infotext's Lora hashes, or NULL */
 };
 static int model_file(const char *dir, const char *name, char *buf, size_t cap);
 static void run_sd3(const struct sd3_run *r);
+
+/* The infotext's LoRA parts, as A1111 writes them: *info_prompt (NULL without --lora flags) the
+ * prompt (its tags kept) + " <lora:STEM:SCALE>" per --lora flag (so A1111, or -m with --lora-dir,
+ * redoes it); *lora_hashes (NULL without LoRAs) "Lora hashes" over every LoRA, flags and tags, the
+ * hashes cached beside the model hashes. Both malloc'ed (free them); exits on out of memory. */
+static void lora_metadata(const struct sde_options *eo, int n_flag_loras, const char *prompt_tagged,
+                          char **info_prompt, char **lora_hashes)
+{
+    *info_prompt = *lora_hashes = NULL;
+    if (n_flag_loras) {
+        size_t cap = strlen(prompt_tagged) + (size_t)n_flag_loras * (PATH_MAX + 64) + 1, len;
+        if (!(*info_prompt = malloc(cap))) die(1, "out of memory");
+        len = (size_t)snprintf(*info_prompt, cap, "%s", prompt_tagged);
+        for (int i = 0; i < n_flag_loras; i++) {
+            char f[PATH_MAX];
+            snprintf(f, sizeof f, "%s", eo->loras[i]);
+            const char *scale = "1";
+            char *c = strrchr(f, ':');
+            if (c && c != f && !strchr(c, '/') && !file_exists(f)) *c = 0, scale = c + 1; /* FILE:SCALE */
+            const char *b = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+            size_t bl = strlen(b);
+            if (bl > 12 && !strcmp(b + bl - 12, ".safetensors")) bl -= 12;
+            len += (size_t)snprintf(*info_prompt + len, cap - len, " <lora:%.*s:%s>", (int)bl, b, scale);
+        }
+    }
+    if (eo->n_loras) {
+        char cache[PATH_MAX];
+        const char *cd = eo->cache_dir ? eo->cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
+        *lora_hashes = sdp_infotext_lora_hashes(eo->loras, eo->n_loras, cd);
+    }
+}
 
 /* A Flux folder (for --hf): model_index.json's _class_name Flux*, else T5's spiece.model in tokenizer_2/ and no
  * tokenizer_3/ (SD 3 has T5 third). */
@@ -740,11 +773,11 @@ static int cli_main(int argc, char **argv)
 #define SD3_REFUSE(what, fam)                                                                                      \
     do {                                                                                                           \
         if (mask_path || latents_path || batch > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||                        \
-            clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || eo.n_loras || te_so || unet_so ||     \
+            clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || te_so || unet_so ||                   \
             vae_so || venc_so || sched_name || schedule_type)                                                      \
             die(2, "%s (%s): txt2img and img2img, one image at a time so far (--batch-count runs): --mask, "        \
-                "--latents, --batch-size, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --lora and LoRA " \
-                "tags, --scheduler and the per-model flags are not ported for %s", what, fam, fam);                \
+                "--latents, --batch-size, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --scheduler " \
+                "and the per-model flags are not ported for %s", what, fam, fam);                                 \
         if (guidance_given && strcmp(fam, "Flux"))                                                                 \
             die(2, "--guidance: Flux dev's distilled guidance; %s takes --cfg", fam);                             \
         if (eo.no_t5 && strcmp(fam, "SD 3"))                                                                       \
@@ -757,6 +790,9 @@ static int cli_main(int argc, char **argv)
             snprintf(what, sizeof what, "--models %s", models);
             const int flux = hf && flux_folder(hf);
             SD3_REFUSE(what, flux ? "Flux" : "SD 3");
+            if (eo.n_loras)
+                die(2, "--lora / <lora:...> tags: need -m CHECKPOINT (LoRAs are merged when the engine converts the "
+                    "checkpoint's weights; --models DIR are compiled already)");
             for (int k = 0; k <= n_images; k++)
                 if (opath[k]) check_output(oflag[k], opath[k]);
             struct sd3_run r = {.models = models, .hf = hf, .prompt = prompt, .negative = negative, .outs = outs,
@@ -840,8 +876,13 @@ static int cli_main(int argc, char **argv)
                 static char mname[256], mhash[16];
                 model_label(&eo, mname, sizeof mname, mhash);
                 r.model_name = mname, r.model_hash = mhash;
+                static char *iprompt, *lhashes; /* static: reachable at die() (LeakSanitizer) */
+                lora_metadata(&eo, n_flag_loras, prompt_tagged, &iprompt, &lhashes);
+                r.info_prompt = iprompt ? iprompt : prompt_tagged, r.lora_hashes = lhashes;
                 run_sd3(&r);
                 free(init_img);
+                free(iprompt);
+                free(lhashes);
                 return 0;
             }
         }
@@ -1069,28 +1110,8 @@ static int cli_main(int argc, char **argv)
     struct sdp_timings tm, tsum = {0};
     int n_tokens = 0;
     char model_name[256] = "", model_hash[16] = "", *lora_hashes = NULL, *info_prompt = NULL;
-    if (n_flag_loras) {
-        size_t cap = strlen(prompt_tagged) + (size_t)n_flag_loras * (PATH_MAX + 64) + 1, len;
-        if (!(info_prompt = malloc(cap))) die(1, "out of memory");
-        len = (size_t)snprintf(info_prompt, cap, "%s", prompt_tagged);
-        for (int i = 0; i < n_flag_loras; i++) {
-            char f[PATH_MAX];
-            snprintf(f, sizeof f, "%s", eo.loras[i]);
-            const char *scale = "1";
-            char *c = strrchr(f, ':');
-            if (c && c != f && !strchr(c, '/') && !file_exists(f)) *c = 0, scale = c + 1; /* FILE:SCALE */
-            const char *b = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
-            size_t bl = strlen(b);
-            if (bl > 12 && !strcmp(b + bl - 12, ".safetensors")) bl -= 12;
-            len += (size_t)snprintf(info_prompt + len, cap - len, " <lora:%.*s:%s>", (int)bl, b, scale);
-        }
-    }
+    lora_metadata(&eo, n_flag_loras, prompt_tagged, &info_prompt, &lora_hashes);
     if (eo.ckpt) model_label(&eo, model_name, sizeof model_name, model_hash);
-    if (eo.n_loras) { /* A1111's "Lora hashes", the hashes cached beside the model hashes */
-        char cache[PATH_MAX];
-        const char *cd = eo.cache_dir ? eo.cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
-        lora_hashes = sdp_infotext_lora_hashes(eo.loras, eo.n_loras, cd);
-    }
     const char *a1111_sampler, *a1111_schedule;
     sdp_sched_a1111_name(p.sched, &a1111_sampler, &a1111_schedule);
     int written = 0;
@@ -1344,7 +1365,8 @@ static void run_sd3(const struct sd3_run *r)
             fprintf(stderr, "%s: note: the prompt is %d CLIP tokens with BOS/EOS; the CLIP text encoders take 77: the "
                     "last %d were dropped (as diffusers truncates; T5 takes %d tokens)\n", prog, n_tokens,
                     n_tokens - 77, r->flux ? q.t5_len : p.t5_len);
-        struct sdp_infotext it = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .sampler = a_s,
+        struct sdp_infotext it = {.prompt = r->info_prompt ? r->info_prompt : r->prompt, .negative = r->negative,
+                                  .steps = r->steps, .sampler = a_s, .lora_hashes = r->lora_hashes,
                                   .schedule = a_sc, .cfg = r->cfg, .seed = prm.seed, .width = img_w, .height = img_h,
                                   .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
                                   .strength = r->init ? r->strength : -1, .extra = extra[0] ? extra : NULL,

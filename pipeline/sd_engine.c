@@ -795,12 +795,6 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
-    if (o->n_loras && (!strcmp(r->family, "sd3") || !strcmp(r->family, "flux"))) {
-        fail(err, errcap, "LoRA %s: LoRAs for %s are not supported yet (architecture %s)", o->loras[0],
-             !strcmp(r->family, "flux") ? "Flux" : "SD 3", am.name);
-        rc = -2;
-        goto out;
-    }
     for (int i = 0; i < o->n_loras; i++) { /* each LoRA fits the checkpoint (before any compile: the store's message) */
         char f[PATH_MAX], e[1536];
         double te, unet;

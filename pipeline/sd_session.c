@@ -203,16 +203,24 @@ static void unload3(struct sds_session *s)
     if (s->fam3 == 2) sdp_flux_close(&s->pf);
     else sdp_sd3_close(&s->p3);
     s->loaded3 = 0;
+    free(s->cur_loras);
+    s->cur_loras = NULL;
 }
 
 /* SD 3 / Flux: prepares (sde_prepare: compiled on first use) and loads the set for w x h (0: the
  * architecture's default) with the transformer at batch (SD 3: 2 with guidance). A failed
  * preparation keeps the loaded set; a failed load leaves none loaded. */
-static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc, char *err, size_t errcap)
+static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc, const struct sde_options *tags,
+                        const char *key, char *err, size_t errcap)
 {
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .quiet = s->quiet, .vae_encoder = venc};
+    for (int i = 0; tags && i < tags->n_loras; i++) { /* the request's <lora:...> tags (merged into the weights) */
+        eo.loras[i] = tags->loras[i];
+        eo.lora_unet[i] = tags->lora_unet[i];
+        eo.n_loras = i + 1;
+    }
     struct sde_result *er = calloc(1, sizeof *er);
     if (!er) return fail(err, errcap, SDS_ERROR, "out of memory");
     int rc = sde_prepare(&eo, er, err, errcap);
@@ -237,6 +245,11 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc
     }
     s->loaded3 = 1;
     s->cur_venc3 = venc;
+    if (!(s->cur_loras = strdup(key ? key : ""))) {
+        unload3(s);
+        free(er);
+        return fail(err, errcap, SDS_ERROR, "out of memory");
+    }
     s->cur_w = flux ? s->pf.img_w : s->p3.img_w;
     s->cur_h = flux ? s->pf.img_h : s->p3.img_h;
     s->cur_batch = batch;
@@ -273,7 +286,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
             snprintf(s->family, sizeof s->family, "%s", er->family);
             snprintf(s->sched_cfg, sizeof s->sched_cfg, "%s", er->sched_cfg);
             free(er);
-            return engine_load3(s, w, h, s->fam3 == 1 ? 2 : 1, 0, err, errcap); /* SD 3 default cfg 7: batch 2 */
+            return engine_load3(s, w, h, s->fam3 == 1 ? 2 : 1, 0, NULL, "", err, errcap); /* SD 3 cfg 7: batch 2 */
 #else
             int frc = fail(err, errcap, SDS_EINVAL, "%s: a%s checkpoint (architecture %s): this build of the library "
                            "does not run it (built without the T5 tokenizer, libsentencepiece)", eo.ckpt,
@@ -588,8 +601,6 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     if (r->mask) return fail(err, errcap, SDS_EINVAL, "inpainting: not ported for %s yet (txt2img and img2img)", fam);
     if (img2img && sdp_flow_img2img_t_start(steps, strength) >= steps)
         return fail(err, errcap, SDS_EINVAL, "strength %g, steps %d: no denoising step left; raise one", strength, steps);
-    if (strstr(r->prompt, "<lora:") || strstr(negative, "<lora:"))
-        return fail(err, errcap, SDS_EINVAL, "LoRAs for %s are not supported yet (a <lora:...> tag in the prompt)", fam);
     if (r->karras == 1 || r->spacing || (r->schedule && strcasecmp(r->schedule, "automatic")))
         return fail(err, errcap, SDS_EINVAL, "schedule %s: %s runs FlowMatchEulerDiscreteScheduler's own sigmas only",
                     r->schedule ? r->schedule : r->spacing ? r->spacing : "Karras", fam);
@@ -609,33 +620,65 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     const int batch = !flux && r->cfg > 1 ? 2 : 1; /* SD 3: uncond and cond rows in one transformer run */
     const int venc = img2img || (s->loaded3 && s->cur_venc3); /* a loaded encoder stays */
     int rc = 0;
-    if (!s->loaded3 || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || venc != s->cur_venc3) {
+    /* LoRA tags: removed from the prompt, their files found by stem in lora_dir, the set the load's key */
+    const char *prompt = r->prompt;
+    struct sde_options tags = {.ckpt = s->ckpt};
+    char key[LORA_KEY_CAP > 8192 ? 8192 : LORA_KEY_CAP];
+    {
+        char e[2048];
+        if ((rc = sde_lora_tags(&tags, s->lora_dir, &prompt, negative, e, sizeof e))) {
+            free_tags(&tags, 0, prompt, r->prompt);
+            return fail(err, errcap, SDS_EINVAL, "%s", e);
+        }
+        size_t kl = 0;
+        key[0] = 0;
+        for (int i = 0; i < tags.n_loras && kl < sizeof key; i++)
+            kl += (size_t)snprintf(key + kl, sizeof key - kl, "%s|%s;", tags.loras[i],
+                                   tags.lora_unet[i] ? tags.lora_unet[i] : "");
+    }
+    if (!s->loaded3 || w != s->cur_w || h != s->cur_h || batch != s->cur_batch || venc != s->cur_venc3 ||
+        strcmp(key, s->cur_loras ? s->cur_loras : "")) {
         double tl = now_s();
         if (r->progress) {
             char note[160];
             snprintf(note, sizeof note, "preparing the models for %dx%d (compiled on first use: may take minutes)", w, h);
             struct sds_progress q = {.step = 0, .total = steps, .stage = note};
-            if (r->progress(&q, r->progress_user)) return fail(err, errcap, SDS_CANCELLED, "cancelled");
+            if (r->progress(&q, r->progress_user)) {
+                free_tags(&tags, 0, prompt, r->prompt);
+                return fail(err, errcap, SDS_CANCELLED, "cancelled");
+            }
         }
-        rc = engine_load3(s, w, h, batch, venc, err, errcap);
+        rc = engine_load3(s, w, h, batch, venc, &tags, key, err, errcap);
         out->load_seconds = now_s() - tl;
-        if (rc) return rc;
+        if (rc) {
+            free_tags(&tags, 0, prompt, r->prompt);
+            return rc;
+        }
     }
     const int img_w = flux ? s->pf.img_w : s->p3.img_w, img_h = flux ? s->pf.img_h : s->p3.img_h;
     const size_t plane = (size_t)img_w * img_h;
+    char *lora_hashes = NULL; /* A1111's "Lora hashes", cached beside the model hashes */
+    if (tags.n_loras) {
+        char cache[PATH_MAX];
+        const char *cd = s->cache_dir ? s->cache_dir : sde_cache_dir(cache, sizeof cache) == 0 ? cache : NULL;
+        lora_hashes = sdp_infotext_lora_hashes(tags.loras, tags.n_loras, cd);
+    }
+    free_tags(&tags, 0, NULL, NULL); /* the files are merged; the tag-free prompt stays for the text encoders */
     float *image = malloc(plane * 3 * sizeof *image), *init = img2img ? malloc(plane * 3 * sizeof *init) : NULL;
     unsigned char *rgb = malloc(plane * 3);
     if (!image || !rgb || (img2img && !init)) {
         free(image);
         free(init);
         free(rgb);
+        free(lora_hashes);
+        if (prompt != r->prompt) free((char *)prompt);
         return fail(err, errcap, SDS_ERROR, "out of memory");
     }
     for (size_t i = 0; img2img && i < plane; i++) /* 8-bit value / 255, as the CLI reads --init-image */
         for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
     struct progress_bridge br = {r->progress, r->progress_user,
                                  img2img ? steps - sdp_flow_img2img_t_start(steps, strength) : steps};
-    struct sdp_params prm = {.prompt = r->prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
+    struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
                              .seed = r->seed, .batch = 1, .quiet = 1, .progress = r->progress ? progress_cb : NULL,
                              .progress_user = &br, .cancel = r->cancel, .init_image = init,
                              .strength = img2img ? strength : 0};
@@ -645,9 +688,11 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     int grc = flux ? sdp_flux_generate(&s->pf, &prm, guidance, image, &out->n_tokens, &tm, err, errcap)
                    : sdp_sd3_generate(&s->p3, &prm, image, &out->n_tokens, &tm, err, errcap);
     free(init);
+    if (prompt != r->prompt) free((char *)prompt);
     if (grc) {
         free(image);
         free(rgb);
+        free(lora_hashes);
         return grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
     }
     chw_to_rgb(image, img_w, img_h, rgb);
@@ -661,8 +706,10 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     struct sdp_infotext it = {.prompt = r->prompt, .negative = negative, .steps = steps, .sampler = a_s,
                               .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = img_w, .height = img_h,
                               .model_hash = s->model_hash, .model = s->model, .strength = img2img ? strength : -1,
-                              .extra = extra[0] ? extra : NULL, .version = "onnx2cl-sd " ONNX2CL_VERSION};
+                              .extra = extra[0] ? extra : NULL, .lora_hashes = lora_hashes,
+                              .version = "onnx2cl-sd " ONNX2CL_VERSION};
     out->parameters = sdp_infotext_dup(&it);
+    free(lora_hashes);
     if (!out->parameters) {
         free(image);
         free(rgb);

@@ -187,8 +187,7 @@ struct sds_request {
                                   CFG Scale"; 0: 3.5, diffusers' default); other models ignore it. For SD 3 / Flux
                                   checkpoints (txt2img and img2img, flow-matching Euler, one image per call; builds
                                   with the T5 tokenizer) cfg is SD 3's guidance scale and Flux's true_cfg_scale
-                                  (> 1 with a negative prompt); masks, other samplers and schedules, LoRA tags:
-                                  SDS_EINVAL */
+                                  (> 1 with a negative prompt); masks, other samplers and schedules: SDS_EINVAL */
     int mask_overlay;          /* with mask, whole picture: 1 pastes the init image back over the result with
                                   the (inverted, blurred) mask as alpha, as A1111 does in both inpaint areas
                                   (its apply_overlay; the CLI's --mask-overlay): the pixels outside the mask

@@ -4,7 +4,8 @@
  * Namings are data (NAMINGS below: key prefix, component, how the module is written, suffixes of
  * the down/up factors): kohya (lora_unet_/lora_te_/lora_te1_/lora_te2_ + the module path with
  * '_' for '.', .lora_down.weight / .lora_up.weight / .alpha), diffusers/PEFT (unet. /
- * text_encoder. / text_encoder_2. + the dotted module path, .lora_A.weight / .lora_B.weight) and
+ * text_encoder. / text_encoder_2. / transformer. (SD 3, Flux) + the dotted module path,
+ * .lora_A.weight / .lora_B.weight) and
  * older diffusers (.lora.down.weight / .lora.up.weight). A kohya module is resolved against the
  * checkpoint's own canonical keys with '.' read as '_' (diffusers paths), else, for the UNet, as
  * an LDM path (input_blocks_1_1_proj_in: every placement of '.' and '_' between non-numeric
@@ -51,6 +52,9 @@ static const struct naming {
      "text_encoder_2."},
     {"text_encoder_2.", O2S_TEXT_ENCODER_2, false, ".lora.down.weight", ".lora.up.weight",
      "text_encoder_2."},
+    /* SD 3 / Flux: diffusers' SD3/Flux LoRA loaders' naming (save_lora_weights, PEFT) */
+    {"transformer.", O2S_TRANSFORMER, false, ".lora_A.weight", ".lora_B.weight", "transformer."},
+    {"transformer.", O2S_TRANSFORMER, false, ".lora.down.weight", ".lora.up.weight", "transformer."},
 };
 #define NNAMINGS (sizeof NAMINGS / sizeof NAMINGS[0])
 

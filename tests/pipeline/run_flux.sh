@@ -121,6 +121,26 @@ while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative
     fi
   done
 done < "$d/i2i_cases.txt"
+# LoRAs (diffusers/PEFT naming, transformer.*.lora_A/B, lora_alpha 8 of rank 4 in the metadata:
+# models/make_flow_lora_refs.py) == diffusers' pipeline with load_lora_weights + set_adapters(weight):
+# --lora FILE:W on the folder, a <lora:NAME:W> tag with --lora-dir on the single file
+while IFS=$'\t' read -r name steps cfg guidance weight prompt; do
+  [[ $name == \#* || -z $name ]] && continue
+  for how in flag tag; do
+    tag=lora_${name}_$how
+    if [ $how = flag ]; then ck=$d/tiny_flux_dev; lf=(--lora "$d/lora_transformer.safetensors:$weight"); pr=$prompt
+    else ck=$d/tiny_flux_dev.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:lora_transformer:$weight>"; fi
+    if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg" --guidance "$guidance" --seed 42 --width 32 --height 32 "${lf[@]}" \
+         --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+       "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+      printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+      python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:lora_transformer:" not in t or "Lora hashes: " not in t)' \
+        "$work/out/$tag.png" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
+    else
+      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+    fi
+  done
+done < "$d/lora_cases.txt"
 expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
   rm -f "$work/out/$name.png"
@@ -139,6 +159,6 @@ expect flux_vae_no_m "need -m CHECKPOINT" --models "$work/schnell" --hf "$f" --v
 expect flux_vae_bad "clip_l/model.safetensors: cannot open" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/clip_l/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" --width 32 --height 32
 expect flux_t5_is_vae "tiny_flux_schnell\|architectures" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
 expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
-expect flux_lora "LoRAs for Flux are not supported" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
+expect flux_lora_unet "the checkpoint has no unet" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 echo "flux: $fails failed"
 [ "$fails" = 0 ]

@@ -113,6 +113,26 @@ while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative
     fi
   done
 done < "$d/i2i_cases.txt"
+# LoRAs (diffusers/PEFT naming, transformer.*.lora_A/B, lora_alpha 8 of rank 4 in the metadata:
+# models/make_flow_lora_refs.py) == diffusers' pipeline with load_lora_weights + set_adapters(weight):
+# --lora FILE:W on the folder, a <lora:NAME:W> tag with --lora-dir on the single file
+while IFS=$'\t' read -r name steps cfg guidance weight prompt; do
+  [[ $name == \#* || -z $name ]] && continue
+  for how in flag tag; do
+    tag=lora_${name}_$how
+    if [ $how = flag ]; then ck=$d/tiny_sd3; lf=(--lora "$d/lora_transformer.safetensors:$weight"); pr=$prompt
+    else ck=$d/tiny_sd3.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:lora_transformer:$weight>"; fi
+    if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg"  --seed 42 --width 32 --height 32 "${lf[@]}" \
+         --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+       "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+      printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+      python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:lora_transformer:" not in t or "Lora hashes: " not in t)' \
+        "$work/out/$tag.png" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
+    else
+      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+    fi
+  done
+done < "$d/lora_cases.txt"
 # refusals: exit 2, a message, no PNG
 expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
@@ -130,7 +150,9 @@ expect sd3_m_size "multiples of 16" -m "$hf" --width 40 --height 40
 expect sd3_m_big "at most 256x256" -m "$hf" --width 512 --height 512
 expect sd3_no_t5_unet "no-t5: SD 3's optional T5" -m "$here/oneshot/tiny_sd15.safetensors" --width 32 --height 32 --no-t5
 expect sd3_guidance "takes --cfg" -m "$hf" --width 32 --height 32 --guidance 4
-expect sd3_lora "LoRAs for SD 3 are not supported" -m "$hf" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
+expect sd3_lora_unet "LoRA key 'unet.down_blocks.0.attentions.0.proj_in': the checkpoint has no unet" -m "$hf" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
+expect sd3_lora_flux "LoRA modules match no weight of the checkpoint" -m "$hf" --width 32 --height 32 --lora "$d/../flux/lora_transformer.safetensors"
+expect sd3_lora_models "need -m CHECKPOINT" --models "$work/m" --hf "$hf" --width 32 --height 32 --lora "$d/lora_transformer.safetensors"
 # corrupt weights (NaN bytes in the transformer's data): refused, not decoded to a black image
 rm -rf "$work/corrupt" && cp -r "$hf" "$work/corrupt"
 python3 - "$work/corrupt/transformer/diffusion_pytorch_model.safetensors" <<'PY'

@@ -11,8 +11,10 @@ driven by the webuiapi client (PyPI) and raw HTTP:
   2. SD 3: webuiapi txt2img with guidance == diffusers' StableDiffusion3Pipeline image (case a, within one
      level) and the CLI's PNG;
      img2img (webuiapi, denoising_strength) == diffusers' FluxImg2ImgPipeline (i2i case c, within one level);
+     a <lora:NAME:W> tag (--lora-dir; a diffusers/PEFT transformer LoRA) == diffusers' load_lora_weights image;
   3. refusals answered 422 while the server goes on serving: inpainting, a sampler other than Euler, a Karras
-     schedule, a <lora:...> tag, a size that is not a multiple of 16, distilled_cfg_scale not a number;
+     schedule, an unknown LoRA tag, an SD 3 LoRA on Flux, a size that is not a multiple of 16,
+     distilled_cfg_scale not a number;
      after them the first request again gives the same image.
 """
 import base64
@@ -37,6 +39,10 @@ pipe = os.path.normpath(os.path.join(here, "..", "pipeline"))
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 env = dict(os.environ, ONNX2CL_CACHE_DIR=os.path.join(work, "cache"))
+loras = os.path.join(work, "loras")  # --lora-dir: the Flux LoRA under its own name, the SD 3 one as sd3_lora
+os.makedirs(loras)
+shutil.copy(os.path.join(pipe, "flux", "lora_transformer.safetensors"), loras)
+shutil.copy(os.path.join(pipe, "sd3", "lora_transformer.safetensors"), os.path.join(loras, "sd3_lora.safetensors"))
 fails = []
 
 
@@ -69,7 +75,8 @@ def cases(path):
 def serve(ckpt, tag):
     log = open(os.path.join(work, f"{tag}.log"), "w+")
     srv = subprocess.Popen([sd, "serve", "-m", ckpt, "--listen", "127.0.0.1:0", "--width", "32", "--height", "32",
-                            "--weights-dtype", "f32", "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+                            "--lora-dir", loras, "--weights-dtype", "f32", "--quiet"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(1200):
         log.seek(0)
         m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", log.read())
@@ -142,6 +149,14 @@ try:
     lv = levels(r3.image, os.path.join(fd, "i2i_c_image.npy"))
     check(lv <= 1 and f"Denoising strength: {float(ic[5])}" in r3.info["infotexts"][0],
           f"Flux img2img via webuiapi vs diffusers' FluxImg2ImgPipeline (strength {ic[5]}): max {lv} level(s)")
+    # a LoRA tag (diffusers/PEFT LoRA of the transformer, --lora-dir): diffusers' load_lora_weights image
+    lc = cases(os.path.join(fd, "lora_cases.txt"))["b"]  # case steps cfg guidance weight prompt
+    r4 = api.txt2img(prompt=f"{lc[5]} <lora:lora_transformer:{lc[4]}>", steps=int(lc[1]), cfg_scale=float(lc[2]),
+                     seed=42, width=32, height=32, sampler_name="Euler")
+    lv = levels(r4.image, os.path.join(fd, "lora_b_image.npy"))
+    info = r4.info["infotexts"][0]
+    check(lv <= 1 and "<lora:lora_transformer:" in info and "Lora hashes: " in info,
+          f"Flux + <lora:lora_transformer:{lc[4]}> vs diffusers' load_lora_weights: max {lv} level(s)")
     # ---- 3. refusals (422), the server keeps serving ----
     base = {"prompt": "a cat", "steps": 2, "cfg_scale": 1.0, "seed": 1, "width": 32, "height": 32}
     png = io.BytesIO()
@@ -150,7 +165,8 @@ try:
     bad = [("inpainting", "/sdapi/v1/img2img", dict(base, init_images=[b64], mask=b64)),
            ("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
            ("Karras schedule", "/sdapi/v1/txt2img", dict(base, scheduler="Karras")),
-           ("a LoRA tag", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:foo:1>")),
+           ("an unknown LoRA tag", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:foo:1>")),
+           ("an SD 3 LoRA on Flux", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:sd3_lora:1>")),
            ("40x40", "/sdapi/v1/txt2img", dict(base, width=40, height=40)),
            ("distilled_cfg_scale text", "/sdapi/v1/txt2img", dict(base, distilled_cfg_scale="high"))]
     for name, path, body in bad:
