@@ -357,6 +357,19 @@ struct sd3_run {
 static int model_file(const char *dir, const char *name, char *buf, size_t cap);
 static void run_sd3(const struct sd3_run *r);
 
+/* Frees what sde_lora_tags added to eo (the LoRAs after the n_flag --lora flags) and its tag-free
+ * prompt (when it is not the prompt as given). */
+static void free_tag_loras(struct sde_options *eo, int n_flag, const char *prompt, const char *given)
+{
+    for (int i = n_flag; i < eo->n_loras; i++) {
+        free((char *)eo->loras[i]);
+        free((char *)eo->lora_unet[i]);
+        eo->loras[i] = eo->lora_unet[i] = NULL;
+    }
+    eo->n_loras = n_flag;
+    if (prompt != given) free((char *)prompt);
+}
+
 /* The infotext's LoRA parts, as A1111 writes them: *info_prompt (NULL without --lora flags) the
  * prompt (its tags kept) + " <lora:STEM:SCALE>" per --lora flag (so A1111, or -m with --lora-dir,
  * redoes it); *lora_hashes (NULL without LoRAs) "Lora hashes" over every LoRA, flags and tags, the
@@ -883,6 +896,7 @@ static int cli_main(int argc, char **argv)
                 free(init_img);
                 free(iprompt);
                 free(lhashes);
+                free_tag_loras(&eo, n_flag_loras, prompt, prompt_tagged);
                 return 0;
             }
         }
@@ -1241,6 +1255,7 @@ static int cli_main(int argc, char **argv)
     free(mask_img);
     free(lora_hashes);
     free(info_prompt);
+    free_tag_loras(&eo, n_flag_loras, prompt, prompt_tagged);
     for (int k = 0; k < n_images; k++) free(outs[k]);
     free(outs);
     free(oflag);
