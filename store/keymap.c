@@ -427,3 +427,27 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
     }
     return -1;
 }
+
+int o2s_flux_canonical(const char *bfl_key, char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf)
+{
+    for (size_t k = 0; k < sizeof RULES / sizeof RULES[0]; k++) {
+        long caps[2] = {0, 0};
+        const char *tail;
+        if (RULES[k].r != RS_FLUX || !(tail = match_pattern(bfl_key, RULES[k].pattern, caps))) continue;
+        if (!RULES[k].tmpl || RULES[k].tf == O2S_SWAP2 || RULES[k].tf == O2S_SWAP2_LAST) return -1;
+        const int parts = RULES[k].tf == O2S_SPLIT3 ? 3 : RULES[k].tf == O2S_SPLIT_QKVM ? 4 : 1;
+        const struct params pr = {1, 1, 0};
+        for (int part = 0; part < parts; part++) {
+            char tm[O2S_KEY_MAX];
+            if (alternative(RULES[k].tmpl, part, tm, sizeof tm) < 0 ||
+                expand(tm, caps, &pr, "qkv"[part % 3], keys[part], O2S_KEY_MAX) < 0 ||
+                strlen(keys[part]) + strlen(tail) + 1 > O2S_KEY_MAX)
+                return -1;
+            strcat(keys[part], tail);
+        }
+        *nparts = parts;
+        *tf = RULES[k].tf;
+        return 0;
+    }
+    return -1;
+}

@@ -165,15 +165,43 @@ static void flat_free(struct flat *t, size_t n)
     free(t);
 }
 
-/* LDM search: tok[0..nt) are the '_'-separated words of a kohya UNet module; joins[i] is the
- * character between words i and i+1. Numbers are whole dotted segments, so only joins between
- * two non-numeric words are free. Writes the canonical key into out on success. */
 static bool all_digits(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!isdigit((unsigned char)s[i])) return false;
     return n > 0;
 }
+
+/* Kohya-named Flux LoRAs (lora_unet_double_blocks_0_img_attn_qkv): as ldm_try, each placement of
+ * '.' and '_' between non-numeric words is tried as a Black Forest Labs key through the store's
+ * FLUX rules (o2s_flux_canonical); a hit names 1, 3 or 4 canonical keys, all in the checkpoint. */
+static bool flux_try(const struct o2s_store *base, const char *name, char *cand, size_t len, size_t i, int *budget,
+                     char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf)
+{
+    for (; i < len && cand[i] != '_'; i++) {}
+    if (i >= len) {
+        char bfl[O2S_KEY_MAX];
+        if (--*budget < 0 || (size_t)snprintf(bfl, sizeof bfl, "%s.weight", cand) >= sizeof bfl ||
+            o2s_flux_canonical(bfl, keys, nparts, tf) != 0)
+            return false;
+        for (int p = 0; p < *nparts; p++)
+            if (o2s_find(base, O2S_TRANSFORMER, keys[p], NULL) != 0) return false;
+        return true;
+    }
+    size_t a = i, b = i + 1;
+    while (a > 0 && cand[a - 1] != '_' && cand[a - 1] != '.') a--;
+    while (b < len && name[b] != '_') b++;
+    bool num = all_digits(cand + a, i - a) || all_digits(name + i + 1, b - i - 1);
+    cand[i] = '.';
+    if (flux_try(base, name, cand, len, i + 1, budget, keys, nparts, tf)) return true;
+    if (num) return false;
+    cand[i] = '_';
+    return flux_try(base, name, cand, len, i + 1, budget, keys, nparts, tf);
+}
+
+/* LDM search: tok[0..nt) are the '_'-separated words of a kohya UNet module; joins[i] is the
+ * character between words i and i+1. Numbers are whole dotted segments, so only joins between
+ * two non-numeric words are free. Writes the canonical key into out on success. */
 
 static bool ldm_try(const struct o2s_store *base, const char *name, char *cand, size_t len,
                     size_t i, int *budget, char *out, size_t cap)
@@ -317,7 +345,7 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
                       "unet./text_encoder. .lora_A/.lora_B): %s%s", path, nunknown, f->ntensors,
                       unknown, nunknown > MAX_UNKNOWN_LISTED ? ", ..." : "");
     if (!rc && nm == 0) rc = o2s_fail(err, errcap, "%s: holds no LoRA factor", path);
-    if (!rc && !(l->e = calloc(nm, sizeof *l->e)))
+    if (!rc && !(l->e = calloc(4 * nm, sizeof *l->e))) /* a fused Flux module: up to 4 base weights */
         rc = o2s_fail(err, errcap, "%s: out of memory", path);
     /* 2. modules -> canonical keys, checked */
     nunknown = 0;
@@ -331,17 +359,30 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
                           "only an alpha", m->down >= 0 ? "up" : "down");
             break;
         }
-        if (o2s_count(base, nr->c) == 0) {
+        /* kohya's lora_unet_ on a Flux checkpoint: the transformer, in Black Forest Labs' names */
+        const bool flux = nr->flat && nr->c == O2S_UNET && o2s_count(base, O2S_UNET) == 0 &&
+                          o2s_find(base, O2S_TRANSFORMER, "x_embedder.weight", NULL) == 0;
+        const enum o2s_component comp = flux ? O2S_TRANSFORMER : nr->c;
+        if (o2s_count(base, comp) == 0) {
             rc = o2s_fail(err, errcap, "%s: LoRA key '%s%s': the checkpoint has no %s (a LoRA "
                           "for another architecture, e.g. SDXL?)", path, nr->prefix, m->name,
                           o2s_component_name(nr->c));
             break;
         }
-        char key[O2S_KEY_MAX] = "";
+        char key[O2S_KEY_MAX] = "", fkeys[4][O2S_KEY_MAX];
+        int nparts = 1;
+        enum o2s_transform ftf = O2S_COPY;
         bool found = false;
         const char *name = m->name;
         bool text = nr->c == O2S_TEXT_ENCODER || nr->c == O2S_TEXT_ENCODER_2;
-        if (nr->flat) {
+        if (flux) {
+            char cand[O2S_KEY_MAX];
+            int budget = 1 << 12;
+            if (strlen(name) < O2S_KEY_MAX - 40) {
+                strcpy(cand, name);
+                found = flux_try(base, name, cand, strlen(name), 0, &budget, fkeys, &nparts, &ftf);
+            }
+        } else if (nr->flat) {
             if (text && strncmp(name, "text_model_", 11) == 0) name += 11;
             if (!flats[nr->c] && !(flats[nr->c] = flat_table(base, nr->c, &nflats[nr->c]))) {
                 rc = o2s_fail(err, errcap, "%s: out of memory", path);
@@ -371,55 +412,72 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
             }
             continue;
         }
-        struct o2s_lora_entry *e = &l->e[l->n];
-        e->component = nr->c;
-        struct o2s_view bv;
-        o2s_find(base, nr->c, key, &bv);
-        e->key = bv.key;
-        e->module = f->tensors[m->down].name;
-        view_of(f, (size_t)m->down, &e->down);
-        view_of(f, (size_t)m->up, &e->up);
-        for (size_t j = 0; j < l->n; j++)
-            if (l->e[j].component == e->component && strcmp(l->e[j].key, e->key) == 0) {
-                rc = o2s_fail(err, errcap, "%s: LoRA keys '%s' and '%s' both change %s '%s'",
-                              path, l->e[j].module, e->module, o2s_component_name(e->component),
-                              e->key);
+        if (!flux) snprintf(fkeys[0], sizeof fkeys[0], "%s", key);
+        for (int part = 0; part < nparts && !rc; part++) {
+            struct o2s_lora_entry *e = &l->e[l->n];
+            e->component = comp;
+            struct o2s_view bv;
+            o2s_find(base, comp, fkeys[part], &bv);
+            e->key = bv.key;
+            e->module = f->tensors[m->down].name;
+            view_of(f, (size_t)m->down, &e->down);
+            view_of(f, (size_t)m->up, &e->up);
+            if (nparts > 1) { /* a fused q|k|v(|mlp) module: this weight's rows of up (down shared) */
+                const int64_t rows = e->up.rank == 2 ? e->up.dims[0] : 0, d = ftf == O2S_SPLIT3 ? rows / 3 : rows / 7;
+                if (!rows || rows % (ftf == O2S_SPLIT3 ? 3 : 7)) {
+                    rc = o2s_fail(err, errcap, "%s: LoRA key '%s': up factor of %lld rows does not split into the "
+                                  "fused module's q, k, v%s", path, f->tensors[m->up].name, (long long)rows,
+                                  ftf == O2S_SPLIT3 ? "" : ", MLP (1:1:1:4)");
+                    break;
+                }
+                const int64_t n = ftf == O2S_SPLIT_QKVM && part == 3 ? 4 * d : d;
+                const size_t row_bytes = (size_t)(e->up.bytes / (uint64_t)rows);
+                e->up.data = (const unsigned char *)e->up.data + (size_t)(part * d) * row_bytes;
+                e->up.dims[0] = n;
+                e->up.bytes = (uint64_t)n * row_bytes;
+            }
+            for (size_t j = 0; j < l->n; j++)
+                if (l->e[j].component == e->component && strcmp(l->e[j].key, e->key) == 0) {
+                    rc = o2s_fail(err, errcap, "%s: LoRA keys '%s' and '%s' both change %s '%s'",
+                                  path, l->e[j].module, e->module, o2s_component_name(e->component),
+                                  e->key);
+                    break;
+                }
+            if (rc) break;
+            if (!e->down.dtype || !e->up.dtype) {
+                rc = o2s_fail(err, errcap, "%s: LoRA key '%s': dtype %s; LoRA factors are F32, F16 "
+                              "or BF16", path, e->down.dtype ? e->up.key : e->module,
+                              f->tensors[e->down.dtype ? m->up : m->down].dtype_name);
                 break;
             }
-        if (rc) break;
-        if (!e->down.dtype || !e->up.dtype) {
-            rc = o2s_fail(err, errcap, "%s: LoRA key '%s': dtype %s; LoRA factors are F32, F16 "
-                          "or BF16", path, e->down.dtype ? e->up.key : e->module,
-                          f->tensors[e->down.dtype ? m->up : m->down].dtype_name);
-            break;
-        }
-        if (m->alpha >= 0) {
-            struct o2s_view av;
-            view_of(f, (size_t)m->alpha, &av);
-            if (!av.dtype || o2s_elements(&av) != 1) {
-                rc = o2s_fail(err, errcap, "%s: LoRA key '%s': expected one F32/F16/BF16 "
-                              "number", path, av.key);
-                break;
-            }
-            o2s_to_f32(&av, &e->alpha);
-            e->has_alpha = 1;
-        } else {
-            double a = -1;
-            rc = peft_alpha(f, nr->meta, &a, err, errcap);
-            if (a > 0) {
-                e->alpha = (float)a;
+            if (m->alpha >= 0) {
+                struct o2s_view av;
+                view_of(f, (size_t)m->alpha, &av);
+                if (!av.dtype || o2s_elements(&av) != 1) {
+                    rc = o2s_fail(err, errcap, "%s: LoRA key '%s': expected one F32/F16/BF16 "
+                                  "number", path, av.key);
+                    break;
+                }
+                o2s_to_f32(&av, &e->alpha);
                 e->has_alpha = 1;
+            } else {
+                double a = -1;
+                rc = peft_alpha(f, nr->meta, &a, err, errcap);
+                if (a > 0) {
+                    e->alpha = (float)a;
+                    e->has_alpha = 1;
+                }
             }
+            if (!rc && check_fit(base, e, path, fit, sizeof fit) != 0) {
+                /* kept while the other modules resolve: keys that match nothing say more */
+                if (!nmisfit++) snprintf(fit_first, sizeof fit_first, "%s", fit);
+                continue;
+            }
+            if (!rc && !(isfinite(e->alpha)))
+                rc = o2s_fail(err, errcap, "%s: LoRA module '%s': alpha is not finite", path,
+                              e->module);
+            l->n++;
         }
-        if (!rc && check_fit(base, e, path, fit, sizeof fit) != 0) {
-            /* kept while the other modules resolve: keys that match nothing say more */
-            if (!nmisfit++) snprintf(fit_first, sizeof fit_first, "%s", fit);
-            continue;
-        }
-        if (!rc && !(isfinite(e->alpha)))
-            rc = o2s_fail(err, errcap, "%s: LoRA module '%s': alpha is not finite", path,
-                          e->module);
-        l->n++;
     }
     if (!rc && nunknown)
         rc = o2s_fail(err, errcap, "%s: %zu LoRA modules match no weight of the checkpoint "

@@ -219,8 +219,10 @@ struct o2s_lora;
 
 /* Opens the LoRA .safetensors at path (checked as o2s_open checks files) and resolves every
  * module against the checkpoint base: kohya (lora_unet_ / lora_te_ / lora_te1_ / lora_te2_,
- * diffusers or LDM module paths with '_'; .lora_down/.lora_up/.alpha), diffusers/PEFT
- * (unet. / text_encoder. / text_encoder_2. + path, .lora_A/.lora_B or .lora.down/.lora.up;
+ * diffusers or LDM module paths with '_', or on a Flux checkpoint Black Forest Labs' paths, a fused
+ * qkv / linear1 module becoming one entry per canonical weight with its rows of up;
+ * .lora_down/.lora_up/.alpha), diffusers/PEFT
+ * (unet. / text_encoder. / text_encoder_2. / transformer. + path, .lora_A/.lora_B or .lora.down/.lora.up;
  * alpha from __metadata__ lora_adapter_metadata's lora_alpha, else rank). Refused (NULL, message
  * naming the file and key): keys of no known naming or modules matching no base weight (the
  * first few listed), a factor without its partner, up/down ranks that differ, shapes that do not

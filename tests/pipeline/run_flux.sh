@@ -121,21 +121,23 @@ while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative
     fi
   done
 done < "$d/i2i_cases.txt"
-# LoRAs (diffusers/PEFT naming, transformer.*.lora_A/B, lora_alpha 8 of rank 4 in the metadata:
+# LoRAs (diffusers/PEFT naming, transformer.*.lora_A/B, lora_alpha 8 of rank 4 in the metadata; case k:
+# kohya's lora_unet_double_blocks_0_img_attn_qkv naming, fused modules, .alpha tensors:
 # models/make_flow_lora_refs.py) == diffusers' pipeline with load_lora_weights + set_adapters(weight):
 # --lora FILE:W on the folder, a <lora:NAME:W> tag with --lora-dir on the single file
 while IFS=$'\t' read -r name steps cfg guidance weight prompt; do
   [[ $name == \#* || -z $name ]] && continue
   for how in flag tag; do
     tag=lora_${name}_$how
-    if [ $how = flag ]; then ck=$d/tiny_flux_dev; lf=(--lora "$d/lora_transformer.safetensors:$weight"); pr=$prompt
-    else ck=$d/tiny_flux_dev.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:lora_transformer:$weight>"; fi
+    ln=lora_transformer; [ "$name" = k ] && ln=lora_kohya # case k: kohya's naming (fused qkv, linear1)
+    if [ $how = flag ]; then ck=$d/tiny_flux_dev; lf=(--lora "$d/$ln.safetensors:$weight"); pr=$prompt
+    else ck=$d/tiny_flux_dev.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:$ln:$weight>"; fi
     if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg" --guidance "$guidance" --seed 42 --width 32 --height 32 "${lf[@]}" \
          --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
        "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
       printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
-      python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:lora_transformer:" not in t or "Lora hashes: " not in t)' \
-        "$work/out/$tag.png" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
+      python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:" + sys.argv[2] + ":" not in t or "Lora hashes: " not in t)' \
+        "$work/out/$tag.png" "${ln:-lora_transformer}" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
     else
       bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
     fi
