@@ -11,3 +11,33 @@ case_setup() {
   fails=0
 }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# flow_lora_cases DIR FOLDER — SD 3 / Flux LoRA proofs (DIR/lora_cases.txt: case steps cfg guidance weight
+# prompt; models/make_flow_lora_refs.py): each case with --lora FILE:W on DIR/FOLDER and as a <lora:NAME:W>
+# tag with --lora-dir DIR on DIR/FOLDER.safetensors == diffusers' load_lora_weights + set_adapters image
+# (DIR/lora_CASE_image.npy, 1e-3), the infotext keeping the tag and "Lora hashes". LoRA file:
+# DIR/lora_transformer (diffusers/PEFT naming), case k DIR/lora_kohya (kohya's). Flux folders
+# (tiny_flux_*) get --guidance. Uses $sd, $compare, $work; counts failures with bad.
+flow_lora_cases() {
+  local d=$1 folder=$2 name steps cfg guidance weight prompt how tag ck ln pr
+  local -a lf gf
+  while IFS=$'\t' read -r name steps cfg guidance weight prompt; do
+    [[ $name == \#* || -z $name ]] && continue
+    gf=(); [[ $folder == tiny_flux* ]] && gf=(--guidance "$guidance")
+    ln=lora_transformer; [ "$name" = k ] && ln=lora_kohya
+    for how in flag tag; do
+      tag=lora_${name}_$how
+      if [ $how = flag ]; then ck=$d/$folder; lf=(--lora "$d/$ln.safetensors:$weight"); pr=$prompt
+      else ck=$d/$folder.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:$ln:$weight>"; fi
+      if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg" "${gf[@]}" --seed 42 --width 32 --height 32 "${lf[@]}" \
+           --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+         "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+        printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+        python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:" + sys.argv[2] + ":" not in t or "Lora hashes: " not in t)' \
+          "$work/out/$tag.png" "$ln" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
+      else
+        bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+      fi
+    done
+  done < "$d/lora_cases.txt"
+}

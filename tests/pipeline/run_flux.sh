@@ -16,6 +16,7 @@ d=$here/flux
 mkdir -p "$work/schnell" "$work/dev" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/case_lib.sh" # flow_lora_cases
 compile() { # compile ONNX_NAME O2D_PATH
   if [ ! -f "$2" ] || [ "$d/onnx/$1.onnx" -nt "$2" ] || [ "$onnx2cl" -nt "$2" ]; then
     "$onnx2cl" "$d/onnx/$1.onnx" -o "$2" > "$2.log" 2>&1 || bad "compile $1: $(tail -3 "$2.log")"
@@ -121,28 +122,8 @@ while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative
     fi
   done
 done < "$d/i2i_cases.txt"
-# LoRAs (diffusers/PEFT naming, transformer.*.lora_A/B, lora_alpha 8 of rank 4 in the metadata; case k:
-# kohya's lora_unet_double_blocks_0_img_attn_qkv naming, fused modules, .alpha tensors:
-# models/make_flow_lora_refs.py) == diffusers' pipeline with load_lora_weights + set_adapters(weight):
-# --lora FILE:W on the folder, a <lora:NAME:W> tag with --lora-dir on the single file
-while IFS=$'\t' read -r name steps cfg guidance weight prompt; do
-  [[ $name == \#* || -z $name ]] && continue
-  for how in flag tag; do
-    tag=lora_${name}_$how
-    ln=lora_transformer; [ "$name" = k ] && ln=lora_kohya # case k: kohya's naming (fused qkv, linear1)
-    if [ $how = flag ]; then ck=$d/tiny_flux_dev; lf=(--lora "$d/$ln.safetensors:$weight"); pr=$prompt
-    else ck=$d/tiny_flux_dev.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:$ln:$weight>"; fi
-    if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg" --guidance "$guidance" --seed 42 --width 32 --height 32 "${lf[@]}" \
-         --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-       "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-      printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
-      python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:" + sys.argv[2] + ":" not in t or "Lora hashes: " not in t)' \
-        "$work/out/$tag.png" "${ln:-lora_transformer}" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
-    else
-      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
-    fi
-  done
-done < "$d/lora_cases.txt"
+# LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming; case k: kohya's, fused modules): case_lib.sh
+flow_lora_cases "$d" tiny_flux_dev
 expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
   rm -f "$work/out/$name.png"

@@ -17,6 +17,7 @@ hf=$d/tiny_sd3
 mkdir -p "$work/m" "$work/not5" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/case_lib.sh" # flow_lora_cases
 for m in text_encoder text_encoder_2 text_encoder_3 transformer vae_decoder; do
   if [ ! -f "$work/m/$m.o2d" ] || [ "$d/onnx/$m.onnx" -nt "$work/m/$m.o2d" ] || [ "$onnx2cl" -nt "$work/m/$m.o2d" ]; then
     "$onnx2cl" "$d/onnx/$m.onnx" -o "$work/m/$m.o2d" > "$work/$m.compile.log" 2>&1 ||
@@ -113,26 +114,8 @@ while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative
     fi
   done
 done < "$d/i2i_cases.txt"
-# LoRAs (diffusers/PEFT naming, transformer.*.lora_A/B, lora_alpha 8 of rank 4 in the metadata:
-# models/make_flow_lora_refs.py) == diffusers' pipeline with load_lora_weights + set_adapters(weight):
-# --lora FILE:W on the folder, a <lora:NAME:W> tag with --lora-dir on the single file
-while IFS=$'\t' read -r name steps cfg guidance weight prompt; do
-  [[ $name == \#* || -z $name ]] && continue
-  for how in flag tag; do
-    tag=lora_${name}_$how
-    if [ $how = flag ]; then ck=$d/tiny_sd3; lf=(--lora "$d/lora_transformer.safetensors:$weight"); pr=$prompt
-    else ck=$d/tiny_sd3.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:lora_transformer:$weight>"; fi
-    if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg"  --seed 42 --width 32 --height 32 "${lf[@]}" \
-         --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-       "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-      printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
-      python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:lora_transformer:" not in t or "Lora hashes: " not in t)' \
-        "$work/out/$tag.png" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
-    else
-      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
-    fi
-  done
-done < "$d/lora_cases.txt"
+# LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming): case_lib.sh
+flow_lora_cases "$d" tiny_sd3
 # refusals: exit 2, a message, no PNG
 expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
