@@ -357,6 +357,26 @@ struct sd3_run {
 static int model_file(const char *dir, const char *name, char *buf, size_t cap);
 static void run_sd3(const struct sd3_run *r);
 
+/* A Flux folder (for --hf): model_index.json's _class_name Flux*, else T5's spiece.model in tokenizer_2/ and no
+ * tokenizer_3/ (SD 3 has T5 third). */
+static int flux_folder(const char *hf)
+{
+    char p[PATH_MAX + 32], err[512];
+    snprintf(p, sizeof p, "%s/model_index.json", hf);
+    if (file_exists(p)) {
+        cJSON *j = sdp_json_file(p, err, sizeof err);
+        const cJSON *cn = j ? cJSON_GetObjectItemCaseSensitive(j, "_class_name") : NULL;
+        int flux = cJSON_IsString(cn) && !strncmp(cn->valuestring, "Flux", 4);
+        cJSON_Delete(j);
+        if (flux) return 1;
+    }
+    snprintf(p, sizeof p, "%s/tokenizer_3", hf);
+    if (file_exists(p)) return 0;
+    snprintf(p, sizeof p, "%s/tokenizer_2/spiece.model", hf);
+    return file_exists(p);
+}
+#endif
+
 /* Frees what sde_lora_tags added to eo (the LoRAs after the n_flag --lora flags) and its tag-free
  * prompt (when it is not the prompt as given). */
 static void free_tag_loras(struct sde_options *eo, int n_flag, const char *prompt, const char *given)
@@ -400,26 +420,6 @@ static void lora_metadata(const struct sde_options *eo, int n_flag_loras, const 
         *lora_hashes = sdp_infotext_lora_hashes(eo->loras, eo->n_loras, cd);
     }
 }
-
-/* A Flux folder (for --hf): model_index.json's _class_name Flux*, else T5's spiece.model in tokenizer_2/ and no
- * tokenizer_3/ (SD 3 has T5 third). */
-static int flux_folder(const char *hf)
-{
-    char p[PATH_MAX + 32], err[512];
-    snprintf(p, sizeof p, "%s/model_index.json", hf);
-    if (file_exists(p)) {
-        cJSON *j = sdp_json_file(p, err, sizeof err);
-        const cJSON *cn = j ? cJSON_GetObjectItemCaseSensitive(j, "_class_name") : NULL;
-        int flux = cJSON_IsString(cn) && !strncmp(cn->valuestring, "Flux", 4);
-        cJSON_Delete(j);
-        if (flux) return 1;
-    }
-    snprintf(p, sizeof p, "%s/tokenizer_3", hf);
-    if (file_exists(p)) return 0;
-    snprintf(p, sizeof p, "%s/tokenizer_2/spiece.model", hf);
-    return file_exists(p);
-}
-#endif
 
 static int cli_main(int argc, char **argv)
 {
