@@ -716,15 +716,36 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             rc = -2;
             goto out;
         }
-        const struct { const char *file; enum o2s_component c; } add[] = {
-            {o->vae_file, O2S_VAE},
-            {o->clip_l_file, O2S_TEXT_ENCODER},
-            {o->clip_g_file, O2S_TEXT_ENCODER_2},
-            {o->t5xxl_file, flux ? O2S_TEXT_ENCODER_2 : O2S_TEXT_ENCODER_3},
+        const struct { const char *flag, *file; enum o2s_component c; int t5; } add[] = {
+            {"--vae", o->vae_file, O2S_VAE, -1},
+            {"--clip-l", o->clip_l_file, O2S_TEXT_ENCODER, 0},
+            {"--clip-g", o->clip_g_file, O2S_TEXT_ENCODER_2, 0},
+            {"--t5xxl", o->t5xxl_file, flux ? O2S_TEXT_ENCODER_2 : O2S_TEXT_ENCODER_3, 1},
         };
         for (size_t k = 0; k < sizeof add / sizeof add[0]; k++) {
             if (!add[k].file) continue;
-            if (o2s_add_component_file(j.s, add[k].c, add[k].file, err, errcap)) goto out;
+            if (!is_file(add[k].file)) {
+                fail(err, errcap, "%s %s: %s", add[k].flag, add[k].file,
+                     is_dir(add[k].file) ? "a folder, not a .safetensors file" : "no such file");
+                rc = -2;
+                goto out;
+            }
+            char e[2048];
+            if (o2s_add_component_file(j.s, add[k].c, add[k].file, e, sizeof e)) {
+                fail(err, errcap, "%s %s: %s", add[k].flag, add[k].file, e);
+                goto out;
+            }
+            /* a text encoder of the other kind (the files are easily swapped): T5 has shared.weight, CLIP its
+             * token embedding */
+            const int is_t5 = o2s_find(j.s, add[k].c, "shared.weight", NULL) == 0;
+            const int is_clip = o2s_find(j.s, add[k].c, "embeddings.token_embedding.weight", NULL) == 0;
+            if (add[k].t5 >= 0 && (add[k].t5 ? !is_t5 : !is_clip)) {
+                fail(err, errcap, "%s %s: not a %s text encoder (%s)", add[k].flag, add[k].file,
+                     add[k].t5 ? "T5" : "CLIP", is_t5 ? "a T5 encoder: give it as --t5xxl"
+                                               : is_clip ? "a CLIP encoder: give it as --clip-l or --clip-g"
+                                                         : "neither CLIP's embeddings.token_embedding nor T5's shared.weight");
+                goto out;
+            }
             j.add_file[add[k].c] = add[k].file;
         }
     }
@@ -746,9 +767,10 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
                 if (!o2s_count(j.s, need[k].c) && n < sizeof miss)
                     n += (size_t)snprintf(miss + n, sizeof miss - n, "%s%s", n ? ", " : "", need[k].what);
             if (n) {
-                fail(err, errcap, "-m %s: holds the %s transformer without %s; give a diffusers folder or an "
-                     "all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, text_encoders.*)",
-                     o->ckpt, flux ? "Flux" : "SD 3", miss);
+                fail(err, errcap, "-m %s: holds the %s transformer without %s; add them with --vae F, --clip-l F, "
+                     "%s--t5xxl F (e.g. ae.safetensors, clip_l.safetensors, t5xxl_fp16.safetensors), or give a "
+                     "diffusers folder or an all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, "
+                     "text_encoders.*)", o->ckpt, flux ? "Flux" : "SD 3", miss, flux ? "" : "--clip-g F, ");
                 goto out;
             }
         }

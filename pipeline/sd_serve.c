@@ -798,8 +798,8 @@ static int parse_txt2img(struct server *sv, const cJSON *o, struct job *j, int i
                         info.width, info.height),
                -1;
     if (w % info.size_multiple || h % info.size_multiple)
-        return snprintf(msg, cap, "width %lld, height %lld: not multiples of %d (the VAE's factor)", w, h,
-                        info.size_multiple),
+        return snprintf(msg, cap, "width %lld, height %lld: not multiples of %d (the VAE's factor%s)", w, h,
+                        info.size_multiple, info.size_multiple == 16 ? " 8 x the transformer's 2x2 patches" : ""),
                -1;
     if (img2img && !om && j->mask && rmode != 0 && (w != j->mask_w || h != j->mask_h))
         return snprintf(msg, cap, "resize_mode %lld: only 0 (\"Just resize\") is supported; the mask is %dx%d, "

@@ -417,6 +417,13 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, 0, 0, NULL, NULL, "", 1, err, errcap);
     else rc = models_dir_open(s, err, errcap);
     if (rc) goto bad;
+#ifdef ONNX2CL_HAVE_SD3
+    if (s->fam3 && s->vae_tile) {
+        rc = fail(err, errcap, SDS_EINVAL, "vae_tile %d: VAE tiling is not ported for %s (architecture %s)", s->vae_tile,
+                  s->fam3 == 2 ? "Flux" : "SD 3", s->arch);
+        goto bad;
+    }
+#endif
     { /* A1111's Model and Model hash */
         const char *src = s->engine ? s->ckpt : s->models_dir, *b = strrchr(src, '/');
         snprintf(s->model, sizeof s->model, "%s", b && b[1] ? b + 1 : src);
@@ -612,6 +619,9 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
         if (kind != SDP_SCHED_EULER && kind != SDP_SCHED_FLOW_EULER)
             return fail(err, errcap, SDS_EINVAL, "sampler %s: %s runs flow-matching Euler only (sampler \"Euler\")",
                         r->sampler, fam);
+        if (ov.karras == 1 || ov.sigmas != SDP_SIGMAS_CONFIG || ov.spacing) /* "Euler Karras", "Euler Exponential" */
+            return fail(err, errcap, SDS_EINVAL, "sampler %s: %s runs FlowMatchEulerDiscreteScheduler's own sigmas only "
+                        "(sampler \"Euler\", schedule automatic)", r->sampler, fam);
     }
     if (!isfinite(r->distilled_cfg) || r->distilled_cfg < 0 || r->distilled_cfg > 100)
         return fail(err, errcap, SDS_EINVAL, "distilled cfg %g: not in [0, 100]", r->distilled_cfg);

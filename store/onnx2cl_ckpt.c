@@ -288,9 +288,18 @@ int main(int argc, char **argv)
             if (arch_dir) snprintf(dir, sizeof dir, "%s", arch_dir);
             if (arch_dir || default_arch_dir(dir, sizeof dir) == 0) {
                 struct o2s_arch_match m;
+                const int flow = !strcmp(a.family, "sd3") || !strcmp(a.family, "flux");
+                const int partial = flow && (!o2s_count(s, O2S_VAE) || !o2s_count(s, O2S_TEXT_ENCODER) ||
+                                             !o2s_count(s, O2S_TEXT_ENCODER_2));
                 if (o2s_match_arch_dir(s, dir, &m, err, sizeof err) == 0) {
                     printf("architecture: %s (%zu keys and dims as %s/arch.json lists them)\n", m.name, m.keys,
                            m.dir);
+                } else if (partial) { /* Black Forest Labs' / SAI's transformer-only files: complete with flags */
+                    printf("architecture: not matched: the %s transformer without%s%s%s (onnx2cl-sd -m FILE adds "
+                           "them with --vae F, --clip-l F, %s--t5xxl F)\n", !strcmp(a.family, "flux") ? "Flux" : "SD 3",
+                           o2s_count(s, O2S_VAE) ? "" : " vae", o2s_count(s, O2S_TEXT_ENCODER) ? "" : " text_encoder",
+                           o2s_count(s, O2S_TEXT_ENCODER_2) ? "" : " text_encoder_2",
+                           !strcmp(a.family, "flux") ? "" : "--clip-g F, ");
                 } else {
                     fprintf(stderr, "onnx2cl-ckpt: %s\n", err);
                     rc = 1;

@@ -136,11 +136,13 @@ expect flux_m_inpaint "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --h
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2
-expect flux_bfl_alone "holds the Flux transformer without vae (16-channel VAE), text_encoder (CLIP-L), text_encoder_2 (T5-XXL)" -m "$d/tiny_flux_schnell_bfl.safetensors" --width 32 --height 32
+expect flux_bfl_alone "holds the Flux transformer without vae (16-channel VAE), text_encoder (CLIP-L), text_encoder_2 (T5-XXL); add them with --vae F, --clip-l F, --t5xxl F" -m "$d/tiny_flux_schnell_bfl.safetensors" --width 32 --height 32
+expect flux_swapped "clip-l .*: not a CLIP text encoder (a T5 encoder: give it as --t5xxl)" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder_2/model.safetensors" --t5xxl "$f/text_encoder/model.safetensors" --width 32 --height 32
+expect flux_vae_dir "vae .*: a folder, not a .safetensors file" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae" --width 32 --height 32
 expect flux_clip_g "Flux has no CLIP-G" -m "$d/tiny_flux_schnell_bfl.safetensors" --clip-g "$f/text_encoder/model.safetensors" --width 32 --height 32
 expect flux_vae_no_m "need -m CHECKPOINT" --models "$work/schnell" --hf "$f" --vae "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
-expect flux_vae_bad "clip_l/model.safetensors: cannot open" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/clip_l/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" --width 32 --height 32
-expect flux_t5_is_vae "tiny_flux_schnell\|architectures" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
+expect flux_vae_bad "clip-l .*clip_l/model.safetensors: no such file" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/clip_l/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" --width 32 --height 32
+expect flux_t5_is_vae "t5xxl .*: not a T5 text encoder (neither" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
 expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
 expect flux_lora_unet "the checkpoint has no unet" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 echo "flux: $fails failed"

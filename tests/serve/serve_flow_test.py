@@ -13,7 +13,7 @@ driven by the webuiapi client (PyPI) and raw HTTP:
      img2img (webuiapi, denoising_strength) == diffusers' FluxImg2ImgPipeline (i2i case c, within one level);
      a <lora:NAME:W> tag (--lora-dir; a diffusers/PEFT transformer LoRA) == diffusers' load_lora_weights image;
   3. refusals answered 422 while the server goes on serving: inpainting, a sampler other than Euler, a Karras
-     schedule, an unknown LoRA tag, an SD 3 LoRA on Flux, a size that is not a multiple of 16,
+     schedule (as a field and as "Euler Karras"), an unknown LoRA tag, an SD 3 LoRA on Flux, a size that is not a multiple of 16,
      distilled_cfg_scale not a number;
      after them the first request again gives the same image.
 """
@@ -165,6 +165,7 @@ try:
     bad = [("inpainting", "/sdapi/v1/img2img", dict(base, init_images=[b64], mask=b64)),
            ("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
            ("Karras schedule", "/sdapi/v1/txt2img", dict(base, scheduler="Karras")),
+           ("sampler Euler Karras", "/sdapi/v1/txt2img", dict(base, sampler_name="Euler Karras")),
            ("an unknown LoRA tag", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:foo:1>")),
            ("an SD 3 LoRA on Flux", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:sd3_lora:1>")),
            ("40x40", "/sdapi/v1/txt2img", dict(base, width=40, height=40)),
