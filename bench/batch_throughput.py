@@ -45,51 +45,8 @@ def loadavg():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
-def build_models():
-    """SD 1.5's modules from arch.json, random init, weights rounded to float16 (oneshot_full.py)."""
-    import torch
-    from diffusers import AutoencoderKL, UNet2DConditionModel
-    from transformers import CLIPTextConfig, CLIPTextModel
-    a = json.load(open(os.path.join(ROOT, "models/arch/sd15/arch.json")))
-    c = a["configs"]
-    torch.manual_seed(SEED)
-    models = {"unet": UNet2DConditionModel(**c["unet"]), "vae": AutoencoderKL(**c["vae"]),
-              "text_encoder": CLIPTextModel(CLIPTextConfig(**c["text_encoder"]))}
-    with torch.no_grad():
-        for m in models.values():
-            for p in m.parameters():
-                p.copy_(p.half().float())
-            m.eval()
-    return a, models
-
-
-def write_checkpoint(a, models, path):
-    from safetensors.torch import save_file
-    sys.path.insert(0, os.path.join(ROOT, "models"))
-    import make_test_checkpoints as mtc
-    c = a["configs"]
-    mtc.L, mtc.HIDDEN = c["unet"]["layers_per_block"], c["text_encoder"]["hidden_size"]
-    ck = mtc.single_file(models, "sd1")
-    mtc.check_with_diffusers(ck, models, "sd1")
-    ck = {k: (v.half() if v.is_floating_point() else v) for k, v in ck.items()}
-    save_file(ck, path, metadata={"format": "pt"})
-
-
-def make_pipe(a, models):
-    from diffusers import EulerDiscreteScheduler, StableDiffusionPipeline
-    from transformers import CLIPTokenizer
-    tok = CLIPTokenizer(os.path.join(ROOT, "models/arch/sd15/tokenizer/vocab.json"),
-                        os.path.join(ROOT, "models/arch/sd15/tokenizer/merges.txt"),
-                        model_max_length=77, pad_token="<|endoftext|>")
-    s = a["scheduler"]
-    sched = EulerDiscreteScheduler(num_train_timesteps=s["num_train_timesteps"], beta_start=s["beta_start"],
-                                   beta_end=s["beta_end"], beta_schedule=s["beta_schedule"],
-                                   steps_offset=s["steps_offset"], timestep_spacing="leading")
-    pipe = StableDiffusionPipeline(vae=models["vae"], text_encoder=models["text_encoder"], tokenizer=tok,
-                                   unet=models["unet"], scheduler=sched, safety_checker=None,
-                                   feature_extractor=None, requires_safety_checker=False)
-    pipe.set_progress_bar_config(disable=True)
-    return pipe
+sys.path.insert(0, HERE)
+from oneshot_full import build_models, make_pipe, write_checkpoint  # noqa: E402  (the same checkpoint)
 
 
 def time_diffusers(pipe, size, steps, cfg, reps):

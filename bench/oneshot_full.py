@@ -36,15 +36,12 @@ PROMPT = "a photo of an astronaut riding a horse on mars"
 NEGATIVE = "blurry"
 
 
-def make_checkpoint_and_ref(work, size, steps, cfg):
+def build_models():
+    """SD 1.5's modules from arch.json, random init (torch.manual_seed(SEED)), weights rounded to
+    float16 (the checkpoint is float16: the float32 reference then runs the same values)."""
     import torch
-    from diffusers import (AutoencoderKL, EulerDiscreteScheduler, StableDiffusionPipeline,
-                           UNet2DConditionModel)
-    from safetensors.torch import save_file
-    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
-    sys.path.insert(0, os.path.join(ROOT, "models"))
-    import make_test_checkpoints as mtc
-
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel
     a = json.load(open(os.path.join(ROOT, "models/arch/sd15/arch.json")))
     c = a["configs"]
     torch.manual_seed(SEED)
@@ -55,13 +52,26 @@ def make_checkpoint_and_ref(work, size, steps, cfg):
             for p in m.parameters():
                 p.copy_(p.half().float())
             m.eval()
+    return a, models
+
+
+def write_checkpoint(a, models, path):
+    """The models as an LDM single file (float16), checked with diffusers' own conversion."""
+    from safetensors.torch import save_file
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    import make_test_checkpoints as mtc
+    c = a["configs"]
     mtc.L, mtc.HIDDEN = c["unet"]["layers_per_block"], c["text_encoder"]["hidden_size"]
     ck = mtc.single_file(models, "sd1")
     mtc.check_with_diffusers(ck, models, "sd1")
     ck = {k: (v.half() if v.is_floating_point() else v) for k, v in ck.items()}
-    path = os.path.join(work, "sd15_random_f16.safetensors")
     save_file(ck, path, metadata={"format": "pt"})
-    del ck
+
+
+def make_pipe(a, models):
+    """diffusers' StableDiffusionPipeline over the models: SD 1.5's tokenizer, Euler (leading)."""
+    from diffusers import EulerDiscreteScheduler, StableDiffusionPipeline
+    from transformers import CLIPTokenizer
     tok = CLIPTokenizer(os.path.join(ROOT, "models/arch/sd15/tokenizer/vocab.json"),
                         os.path.join(ROOT, "models/arch/sd15/tokenizer/merges.txt"),
                         model_max_length=77, pad_token="<|endoftext|>")
@@ -73,6 +83,15 @@ def make_checkpoint_and_ref(work, size, steps, cfg):
                                    unet=models["unet"], scheduler=sched, safety_checker=None,
                                    feature_extractor=None, requires_safety_checker=False)
     pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+def make_checkpoint_and_ref(work, size, steps, cfg):
+    import torch
+    a, models = build_models()
+    path = os.path.join(work, "sd15_random_f16.safetensors")
+    write_checkpoint(a, models, path)
+    pipe = make_pipe(a, models)
     t0 = time.time()
     with torch.no_grad():
         img = pipe(PROMPT, negative_prompt=NEGATIVE, height=size, width=size, num_inference_steps=steps,

@@ -399,12 +399,23 @@ def build(arch, model, seed):
             ["last_hidden_state", "pooler_output"], dyn, "text_encoder")
 
 
+def build_t5(a, comp, t5_len, seed):
+    """T5EncoderModel of arch a's config comp (SD 3's text_encoder_3, Flux's text_encoder_2): input_ids
+    [1, t5_len] -> last_hidden_state."""
+    from transformers import T5Config, T5EncoderModel
+    cfg = a[comp]
+    m = export_sd.reinit(T5EncoderModel(T5Config(**cfg)), seed).eval()
+    ids = torch.from_numpy(np.random.default_rng(seed).integers(0, cfg["vocab_size"], (1, t5_len)))
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
+    return export_family.T5Wrapper(m), {"input_ids": ids}, ["last_hidden_state"], dyn, comp
+
+
 def build_sd3(arch, model, seed):
     """SD 3's transformer (hidden_states, encoder_hidden_states [B, 77 + T5 tokens, D],
     pooled_projections, timestep -> out_sample), CLIP-L with projection (text_embeds,
     last_hidden_state, penultimate_hidden_state), T5 encoder (input_ids -> last_hidden_state)."""
     from diffusers import SD3Transformer2DModel
-    from transformers import CLIPTextConfig, CLIPTextModelWithProjection, T5Config, T5EncoderModel
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection
     a = ARCHS[arch]
     t5_len = a["tokenizer_3"]["max_length"]
     if model == "transformer":
@@ -420,11 +431,7 @@ def build_sd3(arch, model, seed):
                "timestep": {0: "batch"}, "out_sample": {0: "batch", 2: "height", 3: "width"}}
         return export_family.Sd3Wrapper(m), ins, ["out_sample"], dyn, "transformer"
     if model == "text_encoder_3":
-        cfg = a["text_encoder_3"]
-        m = export_sd.reinit(T5EncoderModel(T5Config(**cfg)), seed).eval()
-        ids = torch.from_numpy(np.random.default_rng(seed).integers(0, cfg["vocab_size"], (1, t5_len)))
-        dyn = {"input_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
-        return export_family.T5Wrapper(m), {"input_ids": ids}, ["last_hidden_state"], dyn, "text_encoder_3"
+        return build_t5(a, "text_encoder_3", t5_len, seed)
     cfg = a["text_encoder"]
     m = export_sd.reinit(CLIPTextModelWithProjection(CLIPTextConfig(**cfg)), seed).eval()
     ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77, cfg["vocab_size"]))
@@ -444,7 +451,7 @@ def build_flux(arch, model, seed):
     img_ids [T, 3], txt_ids [L, 3], dev: guidance [B] -> out_sample), CLIP-L (pooler_output,
     last_hidden_state), T5 (input_ids -> last_hidden_state)."""
     from diffusers import FluxTransformer2DModel
-    from transformers import CLIPTextConfig, CLIPTextModel, T5Config, T5EncoderModel
+    from transformers import CLIPTextConfig, CLIPTextModel
     a = ARCHS[arch]
     t5_len = a["tokenizer_2"]["max_length"]
     if model == "transformer":
@@ -465,11 +472,7 @@ def build_flux(arch, model, seed):
             w = FluxGuidanceWrapper(m)
         return w, ins, ["out_sample"], dyn, "transformer"  # exported with dynamo (make_one)
     if model == "text_encoder_2":
-        cfg = a["text_encoder_2"]
-        m = export_sd.reinit(T5EncoderModel(T5Config(**cfg)), seed).eval()
-        ids = torch.from_numpy(np.random.default_rng(seed).integers(0, cfg["vocab_size"], (1, t5_len)))
-        dyn = {"input_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
-        return export_family.T5Wrapper(m), {"input_ids": ids}, ["last_hidden_state"], dyn, "text_encoder_2"
+        return build_t5(a, "text_encoder_2", t5_len, seed)
     cfg = a["text_encoder"]
     m = export_sd.reinit(CLIPTextModel(CLIPTextConfig(**cfg)), seed).eval()
     ids = torch.from_numpy(export_sd.clip_token_ids(np.random.default_rng(seed), 1, 77, cfg["vocab_size"]))
