@@ -41,3 +41,32 @@ flow_lora_cases() {
     done
   done < "$d/lora_cases.txt"
 }
+
+# flow_i2i_cases DIR PREFIX — SD 3 / Flux img2img proofs (DIR/i2i_cases.txt: case variant steps cfg guidance
+# strength prompt negative; models/make_flow_img2img_refs.py): each case on the folder DIR/PREFIX<variant>
+# and, where it exists, the single file DIR/PREFIX<variant>.safetensors, from tests/pipeline/img2img/init.png
+# == diffusers' Img2Img pipeline image (DIR/i2i_CASE_image.npy, 1e-3), the infotext's "Denoising strength"
+# the case's. Flux (PREFIX tiny_flux_*) gets --guidance. Uses $sd, $compare, $work; counts failures with bad.
+flow_i2i_cases() {
+  local d=$1 prefix=$2 name variant steps cfg guidance strength prompt negative ck tag
+  local -a cks neg gf
+  while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative; do
+    [[ $name == \#* || -z $name ]] && continue
+    cks=("$d/$prefix$variant"); [ -e "$d/$prefix$variant.safetensors" ] && cks+=("$d/$prefix$variant.safetensors")
+    neg=(); [ -n "$negative" ] && neg=(-n "$negative")
+    gf=(); [[ $prefix == tiny_flux* ]] && gf=(--guidance "$guidance")
+    for ck in "${cks[@]}"; do
+      tag=i2i_${name}_$(basename "$ck")
+      if "$sd" -m "$ck" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" "${gf[@]}" --seed 42 \
+           --strength "$strength" --init-image "$d/../img2img/init.png" --weights-dtype f32 --quiet \
+           -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
+         "$compare" "$work/out/$tag.npy" "$d/i2i_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+        printf '%-26s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+        python3 -c 'import re, sys; from PIL import Image; m = re.search(r"Denoising strength: ([0-9.]+)", Image.open(sys.argv[1]).text["parameters"]); sys.exit(not m or float(m.group(1)) != float(sys.argv[2]))' \
+          "$work/out/$tag.png" "$strength" || bad "$tag: no Denoising strength $strength in the infotext"
+      else
+        bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+      fi
+    done
+  done < "$d/i2i_cases.txt"
+}

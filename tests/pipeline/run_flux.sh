@@ -16,7 +16,7 @@ d=$here/flux
 mkdir -p "$work/schnell" "$work/dev" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. "$(dirname "$0")/case_lib.sh" # flow_lora_cases
+. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases
 compile() { # compile ONNX_NAME O2D_PATH
   if [ ! -f "$2" ] || [ "$d/onnx/$1.onnx" -nt "$2" ] || [ "$onnx2cl" -nt "$2" ]; then
     "$onnx2cl" "$d/onnx/$1.onnx" -o "$2" > "$2.log" 2>&1 || bad "compile $1: $(tail -3 "$2.log")"
@@ -104,24 +104,9 @@ bfl_case t5full "$work/t5_full.safetensors"
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"
-# img2img (FluxImg2ImgPipeline, models/make_flow_img2img_refs.py): schnell, dev, dev with true CFG; the dev cases
-# on the single file too
-while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative; do
-  [[ $name == \#* || -z $name ]] && continue
-  cks=("$d/tiny_flux_$variant"); [ "$variant" = dev ] && cks+=("$d/tiny_flux_dev.safetensors")
-  neg=(); [ -n "$negative" ] && neg=(-n "$negative")
-  for ck in "${cks[@]}"; do
-    tag=i2i_${name}_$(basename "$ck")
-    if "$sd" -m "$ck" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" --guidance "$guidance" --seed 42 \
-         --strength "$strength" --init-image "$d/../img2img/init.png" --weights-dtype f32 --quiet -o "$work/out/$tag.png" \
-         --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-       "$compare" "$work/out/$tag.npy" "$d/i2i_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-      printf '%-26s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
-    else
-      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
-    fi
-  done
-done < "$d/i2i_cases.txt"
+# img2img == diffusers' FluxImg2ImgPipeline (t_start = int(steps - steps x strength)) on the
+# folders and the single files: case_lib.sh
+flow_i2i_cases "$d" tiny_flux_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming; case k: kohya's, fused modules): case_lib.sh
 flow_lora_cases "$d" tiny_flux_dev
 expect() { # expect NAME PATTERN ARGS...

@@ -17,7 +17,7 @@ hf=$d/tiny_sd3
 mkdir -p "$work/m" "$work/not5" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. "$(dirname "$0")/case_lib.sh" # flow_lora_cases
+. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases
 for m in text_encoder text_encoder_2 text_encoder_3 transformer vae_decoder; do
   if [ ! -f "$work/m/$m.o2d" ] || [ "$d/onnx/$m.onnx" -nt "$work/m/$m.o2d" ] || [ "$onnx2cl" -nt "$work/m/$m.o2d" ]; then
     "$onnx2cl" "$d/onnx/$m.onnx" -o "$work/m/$m.o2d" > "$work/$m.compile.log" 2>&1 ||
@@ -96,24 +96,9 @@ for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5" "m_not5_file $d/tin
   fi
 done
 grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_image.npy" ] || bad "no note that T5 was left out"
-# img2img (StableDiffusion3Img2ImgPipeline, models/make_flow_img2img_refs.py): the init image encoded, noised at
-# t_start = int(steps - steps x strength); -m on the folder and on the single file
-while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative; do
-  [[ $name == \#* || -z $name ]] && continue
-  for ck in "$hf" "$d/tiny_sd3.safetensors"; do
-    tag=i2i_${name}_$(basename "$ck")
-    if "$sd" -m "$ck" -p "$prompt" -n "$negative" --steps "$steps" --cfg "$cfg" --seed 42 --strength "$strength" \
-         --init-image "$d/../img2img/init.png" --weights-dtype f32 --quiet -o "$work/out/$tag.png" \
-         --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-       "$compare" "$work/out/$tag.npy" "$d/i2i_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-      printf '%-20s %s\n' "$tag" "$(head -c 150 "$work/out/$tag.cmp")"
-      python3 -c 'import re, sys; from PIL import Image; m = re.search(r"Denoising strength: ([0-9.]+)", Image.open(sys.argv[1]).text["parameters"]); sys.exit(not m or float(m.group(1)) != float(sys.argv[2]))' \
-        "$work/out/$tag.png" "$strength" || bad "$tag: no Denoising strength $strength in the infotext"
-    else
-      bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
-    fi
-  done
-done < "$d/i2i_cases.txt"
+# img2img == diffusers' StableDiffusion3Img2ImgPipeline (t_start = int(steps - steps x strength)) on the
+# folders and the single files: case_lib.sh
+flow_i2i_cases "$d" tiny_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming): case_lib.sh
 flow_lora_cases "$d" tiny_sd3
 # refusals: exit 2, a message, no PNG
