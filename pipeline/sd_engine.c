@@ -707,11 +707,13 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     struct o2s_options so = {.variant = o->variant};
     j.s = o2s_open(o->ckpt, &so, err, errcap);
     if (!j.s) return -1;
+    /* the family from the keys (the transformer decides it; component files do not change it) */
+    struct o2s_arch fa;
+    char ferr[256];
+    const int fam_ok = o2s_detect_arch(j.s, &fa, ferr, sizeof ferr) == 0;
+    const int key_flux = fam_ok && !strcmp(fa.family, "flux"), key_flow = key_flux || (fam_ok && !strcmp(fa.family, "sd3"));
     if (o->vae_file || o->clip_l_file || o->clip_g_file || o->t5xxl_file) {
-        struct o2s_arch fa;
-        char ferr[256];
-        const int flux = o2s_detect_arch(j.s, &fa, ferr, sizeof ferr) == 0 && !strcmp(fa.family, "flux");
-        if (flux && o->clip_g_file) {
+        if (key_flux && o->clip_g_file) {
             fail(err, errcap, "--clip-g %s: Flux has no CLIP-G text encoder (CLIP-L and T5-XXL)", o->clip_g_file);
             rc = -2;
             goto out;
@@ -720,7 +722,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             {"--vae", o->vae_file, O2S_VAE, -1},
             {"--clip-l", o->clip_l_file, O2S_TEXT_ENCODER, 0},
             {"--clip-g", o->clip_g_file, O2S_TEXT_ENCODER_2, 0},
-            {"--t5xxl", o->t5xxl_file, flux ? O2S_TEXT_ENCODER_2 : O2S_TEXT_ENCODER_3, 1},
+            {"--t5xxl", o->t5xxl_file, key_flux ? O2S_TEXT_ENCODER_2 : O2S_TEXT_ENCODER_3, 1},
         };
         for (size_t k = 0; k < sizeof add / sizeof add[0]; k++) {
             if (!add[k].file) continue;
@@ -751,11 +753,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     }
     { /* an SD 3 / Flux file without its VAE or text encoders (Black Forest Labs' flux1-*.safetensors,
        * SAI's sd3.5_large.safetensors): say what is missing rather than the closest architecture */
-        struct o2s_arch fa;
-        char ferr[256];
-        if (o2s_detect_arch(j.s, &fa, ferr, sizeof ferr) == 0 &&
-            (!strcmp(fa.family, "sd3") || !strcmp(fa.family, "flux"))) {
-            const int flux = !strcmp(fa.family, "flux");
+        if (key_flow) {
+            const int flux = key_flux;
             const struct { enum o2s_component c; const char *what; } need[] = {
                 {O2S_VAE, "vae (16-channel VAE)"},
                 {O2S_TEXT_ENCODER, "text_encoder (CLIP-L)"},
