@@ -70,3 +70,14 @@ flow_i2i_cases() {
     done
   done < "$d/i2i_cases.txt"
 }
+
+# expect NAME PATTERN ARGS... — a refusal: `$sd -p x -o $work/out/NAME.png ARGS...` exits non-zero, its
+# output holds PATTERN (grep), no PNG is written; "ok NAME" or a counted failure.
+expect() { # expect NAME PATTERN ARGS...
+  local name=$1 pat=$2; shift 2
+  rm -f "$work/out/$name.png"
+  if "$sd" -p x -o "$work/out/$name.png" "$@" > "$work/out/$name.err" 2>&1; then bad "$name: exit 0"; return; fi
+  grep -q -- "$pat" "$work/out/$name.err" || { bad "$name: $(head -c 300 "$work/out/$name.err")"; return; }
+  [ ! -e "$work/out/$name.png" ] || { bad "$name: wrote a PNG"; return; }
+  echo "ok $name"
+}

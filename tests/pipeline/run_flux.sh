@@ -16,7 +16,7 @@ d=$here/flux
 mkdir -p "$work/schnell" "$work/dev" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases
+. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases, expect
 compile() { # compile ONNX_NAME O2D_PATH
   if [ ! -f "$2" ] || [ "$d/onnx/$1.onnx" -nt "$2" ] || [ "$onnx2cl" -nt "$2" ]; then
     "$onnx2cl" "$d/onnx/$1.onnx" -o "$2" > "$2.log" 2>&1 || bad "compile $1: $(tail -3 "$2.log")"
@@ -109,14 +109,6 @@ bfl_case t5full "$work/t5_full.safetensors"
 flow_i2i_cases "$d" tiny_flux_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming; case k: kohya's, fused modules): case_lib.sh
 flow_lora_cases "$d" tiny_flux_dev
-expect() { # expect NAME PATTERN ARGS...
-  local name=$1 pat=$2; shift 2
-  rm -f "$work/out/$name.png"
-  if "$sd" -p x -o "$work/out/$name.png" "$@" > "$work/out/$name.err" 2>&1; then bad "$name: exit 0"; return; fi
-  grep -q -- "$pat" "$work/out/$name.err" || { bad "$name: $(head -c 300 "$work/out/$name.err")"; return; }
-  [ ! -e "$work/out/$name.png" ] || { bad "$name: wrote a PNG"; return; }
-  echo "ok $name"
-}
 expect flux_m_inpaint "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --height 32 --init-image "$d/../img2img/init.png" --mask "$d/../img2img/mask_circle.png"
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"

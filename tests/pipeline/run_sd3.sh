@@ -17,7 +17,7 @@ hf=$d/tiny_sd3
 mkdir -p "$work/m" "$work/not5" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases
+. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases, expect
 for m in text_encoder text_encoder_2 text_encoder_3 transformer vae_decoder; do
   if [ ! -f "$work/m/$m.o2d" ] || [ "$d/onnx/$m.onnx" -nt "$work/m/$m.o2d" ] || [ "$onnx2cl" -nt "$work/m/$m.o2d" ]; then
     "$onnx2cl" "$d/onnx/$m.onnx" -o "$work/m/$m.o2d" > "$work/$m.compile.log" 2>&1 ||
@@ -102,14 +102,6 @@ flow_i2i_cases "$d" tiny_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming): case_lib.sh
 flow_lora_cases "$d" tiny_sd3
 # refusals: exit 2, a message, no PNG
-expect() { # expect NAME PATTERN ARGS...
-  local name=$1 pat=$2; shift 2
-  rm -f "$work/out/$name.png"
-  if "$sd" -p x -o "$work/out/$name.png" "$@" > "$work/out/$name.err" 2>&1; then bad "$name: exit 0"; return; fi
-  grep -q -- "$pat" "$work/out/$name.err" || { bad "$name: $(head -c 300 "$work/out/$name.err")"; return; }
-  [ ! -e "$work/out/$name.png" ] || { bad "$name: wrote a PNG"; return; }
-  echo "ok $name"
-}
 expect sd3_no_hf "give --hf DIR" --models "$work/m"
 expect sd3_batch "not ported for SD 3" --models "$work/m" --hf "$hf" --batch-size 2
 expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --height 64
