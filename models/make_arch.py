@@ -244,6 +244,15 @@ ARCHS = {
                       text_encoder=CLIP_TINY_SDXL, text_encoder_2=CLIPG_TINY_SDXL,
                       default_size=[128, 128]),
 }
+# full size (make_one_light: the modules do not fit this machine's memory the way make_one exports)
+# the full-size architectures share the CLIP BPE folders of sd15 (pad <|endoftext|>) and sd2 (pad
+# "!", OpenCLIP's) through arch.json's tokenizer "dir" (pipeline/sd_engine.c) instead of copies
+TOK_CLIP = dict(SDXL_DEFAULTS["tokenizer"], dir="../sd15/tokenizer")
+TOK_OPENCLIP = dict(SDXL_DEFAULTS["tokenizer_2"], dir="../sd2/tokenizer")
+ARCHS["sdxl"] = dict(SDXL_DEFAULTS, size="full", unet=export_family.SDXL_UNET_FULL,
+                     tokenizer=TOK_CLIP, tokenizer_2=TOK_OPENCLIP,
+                     vae=dict(export_sd.VAE_FULL, scaling_factor=0.13025, force_upcast=True),
+                     text_encoder=export_sd.CLIP_FULL, text_encoder_2=export_family.CLIPG_FULL)
 ARCHS["tiny_sd3"] = dict(SD3_DEFAULTS, size="tiny", transformer=SD3_TRANSFORMER_TINY, vae=SD3_VAE_TINY,
                          text_encoder=SD3_CLIPL_TINY, text_encoder_2=CLIPG_TINY_SDXL,
                          text_encoder_3=SD3_T5_TINY, default_size=[128, 128])
@@ -253,6 +262,28 @@ for _v, _g, _sc in (("schnell", False, FLUX_SCHED_SCHNELL), ("dev", True, FLUX_S
                                     vae=FLUX_VAE_TINY, text_encoder=FLUX_CLIP_TINY,
                                     text_encoder_2=FLUX_T5_TINY, default_size=[128, 128],
                                     tokenizer_2={"kind": "t5", "max_length": 64})
+# full size: SD 3 medium, SD 3.5 medium / large (stabilityai/stable-diffusion-3-medium-diffusers,
+# -3.5-medium, -3.5-large transformer/config.json), Flux.1 schnell / dev; their text encoders and VAE
+# are the same in each (CLIP-L with projection, OpenCLIP bigG, T5 v1.1 XXL, the 16-channel VAE)
+SD3_CLIPL_FULL = dict(export_sd.CLIP_FULL, projection_dim=768)
+SD35_MEDIUM = dict(export_family.SD3_FULL, pos_embed_max_size=384, qk_norm="rms_norm",
+                   dual_attention_layers=tuple(range(13)))
+SD35_LARGE = dict(export_family.SD3_FULL, num_layers=38, num_attention_heads=38,
+                  caption_projection_dim=2432, qk_norm="rms_norm")
+for _n, _t in (("sd3_medium", export_family.SD3_FULL), ("sd35_medium", SD35_MEDIUM),
+               ("sd35_large", SD35_LARGE)):
+    ARCHS[_n] = dict(SD3_DEFAULTS, size="full", transformer=_t, vae=export_family.VAE16_FULL,
+                     tokenizer=TOK_CLIP, tokenizer_2=TOK_OPENCLIP,
+                     text_encoder=SD3_CLIPL_FULL, text_encoder_2=export_family.CLIPG_FULL,
+                     text_encoder_3=export_family.T5_FULL)
+for _v, _g, _sc, _len in (("schnell", False, FLUX_SCHED_SCHNELL, 256), ("dev", True, FLUX_SCHED_DEV, 512)):
+    ARCHS["flux_" + _v] = dict(FLUX_DEFAULTS, size="full", scheduler=_sc,
+                               transformer=dict(export_family.FLUX_FULL, guidance_embeds=_g),
+                               vae=dict(export_family.VAE16_FULL, scaling_factor=0.3611,
+                                        shift_factor=0.1159),
+                               text_encoder=export_sd.CLIP_FULL, text_encoder_2=export_family.T5_FULL,
+                               tokenizer=TOK_CLIP,
+                               tokenizer_2={"kind": "t5", "max_length": _len})
 TAESD_DEFAULTS = {"family": "taesd", "vae_scaling_factor": 1.0}
 ARCHS["taesd"] = dict(TAESD_DEFAULTS, size="full", vae=export_family.TAESD_FULL)
 ARCHS["tiny_taesd"] = dict(TAESD_DEFAULTS, size="tiny", vae=export_family.TAESD_TINY)
@@ -334,7 +365,7 @@ def build(arch, model, seed):
     if model == "unet" and is_sdxl(arch):
         cfg = a["unet"]
         m = export_sd.reinit(UNet2DConditionModel(**cfg), seed).eval()
-        h = 16 if a["size"] == "tiny" else cfg["sample_size"]
+        h = 16 if a["size"] == "tiny" else 64  # traced at 512 px (dynamic axes)
         ntext = cfg["projection_class_embeddings_input_dim"] - 6 * cfg["addition_time_embed_dim"]
         px = float(8 * h)
         ins = {"sample": torch.randn(1, cfg.get("in_channels", 4), h, h),
@@ -507,6 +538,193 @@ def strip(model, rows):
     return n, nbytes, kept
 
 
+class _LightParams:
+    """Context: modules built inside get parameters on torch's meta device (no memory) and
+    export_sd.reinit does nothing; buffers stay real (accelerate's init_empty_weights with
+    include_buffers=False)."""
+
+    def __enter__(self):
+        from accelerate import init_empty_weights
+        self.ctx = init_empty_weights(include_buffers=False)
+        self.ctx.__enter__()
+        self.reinit = export_sd.reinit
+        export_sd.reinit = lambda m, seed: m
+        return self
+
+    def __exit__(self, *exc):
+        export_sd.reinit = self.reinit
+        return self.ctx.__exit__(*exc)
+
+
+def _materialize_light(module):
+    """Replaces every meta parameter of module by a constant tensor of its shape that takes one
+    float of memory (a stride-0 view), keeping tied parameters tied: enough to trace the forward.
+    The constants differ from parameter to parameter and are not 0 (an exporter drops a Gemm's
+    zero bias)."""
+    new = {}
+    for mod in module.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is None:
+                continue
+            if id(p) not in new:
+                v = torch.full((), 1.0 + len(new) * 2.0 ** -20, dtype=p.dtype)
+                new[id(p)] = torch.nn.Parameter(v.expand(p.shape), requires_grad=False)
+            mod._parameters[name] = new[id(p)]
+
+
+def _canonical_keys(wrapper, cm, comp):
+    """{wrapper parameter name: canonical key}: each parameter's (and saved float buffer's) key in
+    the component module's state_dict (text encoders without transformers' text_model. level; T5's tied embedding as
+    shared.weight)."""
+    by_id = {}
+    persistent = set(cm.state_dict(keep_vars=True))
+    tensors = list(cm.named_parameters(remove_duplicate=False))
+    # float buffers saved with the model (SD 3's pos_embed.pos_embed) are checkpoint keys too
+    tensors += [(k, b) for k, b in cm.named_buffers(remove_duplicate=False)
+                if k in persistent and b.is_floating_point()]
+    for k, p in tensors:
+        k = k.removeprefix("text_model.") if comp.startswith("text_encoder") else k
+        if k == "encoder.embed_tokens.weight" and id(p) in by_id:
+            continue
+        by_id.setdefault(id(p), k)
+        if k == "shared.weight":
+            by_id[id(p)] = k
+    shared = any(k == "shared.weight" for k, _ in cm.named_parameters(remove_duplicate=False))
+    out = {n: by_id[id(p)] for n, p in list(wrapper.named_parameters(remove_duplicate=False)) +
+           list(wrapper.named_buffers(remove_duplicate=False)) if id(p) in by_id}
+    # T5: the encoder's embedding is tied to shared.weight (keyed once, as the store's tables say),
+    # whether or not the module ties them by object
+    return {n: "shared.weight" if shared and k == "encoder.embed_tokens.weight" else k
+            for n, k in out.items()}
+
+
+def light_graph(m, n_inputs, keys, comp):
+    """Turns an export made with export_params=False and no constant folding into a weight-free
+    graph as strip() leaves one: every parameter input becomes a placeholder initializer; a 2-D
+    Transpose of a parameter becomes an initializer mapped 'transpose' (what constant folding and
+    name_map's value matching give). Returns the name map rows [(initializer, keys, transform)]."""
+    import onnx
+    from onnx import helper
+    params = {i.name: ([d.dim_value for d in i.type.tensor_type.shape.dim], i.type.tensor_type.elem_type)
+              for i in m.graph.input[n_inputs:]}
+    missing = [n for n in params if n not in keys]
+    if missing:
+        raise SystemExit(f"graph inputs that are no parameter: {missing[:5]}")
+    consumers = {}
+    for node in m.graph.node:
+        for x in node.input:
+            consumers.setdefault(x, []).append(node)
+    rows, inits, drop = [], [], set()
+    rename = {}
+
+    def placeholder(name, dims, etype):
+        t = onnx.TensorProto(name=name, data_type=etype, dims=dims)
+        t.data_location = onnx.TensorProto.EXTERNAL
+        nbytes = int(np.prod(dims, dtype=np.int64)) * np.dtype(helper.tensor_dtype_to_np_dtype(etype)).itemsize
+        for k, v in (("location", PLACEHOLDER), ("length", str(nbytes))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        inits.append(t)
+
+    for name, (dims, etype) in params.items():
+        direct = False
+        for node in consumers.get(name, []):
+            perm = [list(a.ints) for a in node.attribute if a.name == "perm"]
+            if node.op_type == "Transpose" and len(dims) == 2 and perm in ([], [[1, 0]]):
+                tname = node.output[0]
+                if tname not in rename:
+                    rename[tname] = name + ".T"
+                    placeholder(name + ".T", dims[::-1], etype)
+                    rows.append((name + ".T", [keys[name]], "transpose"))
+                drop.add(id(node))
+            else:
+                direct = True
+        if direct:
+            placeholder(name, dims, etype)
+            rows.append((name, [keys[name]], "copy"))
+    nodes = [n for n in m.graph.node if id(n) not in drop]
+    for node in nodes:
+        for j, x in enumerate(node.input):
+            if x in rename:
+                node.input[j] = rename[x]
+    for o in m.graph.output:
+        if o.name in rename:
+            raise SystemExit(f"graph output {o.name} is a transposed parameter")
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    keep = list(m.graph.input[:n_inputs])
+    del m.graph.input[:]
+    m.graph.input.extend(keep)
+    m.graph.initializer.extend(inits)
+    return rows
+
+
+def write_rows(path, rows, comp):
+    """Writes name map rows [(initializer, keys, transform)] as name_map.write_name_map does."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(name_map.HEADER)
+        for name, ks, tr in rows:
+            f.write(f"{name}\t{comp}\t{','.join(ks)}\t{tr}\n" if ks else f"{name}\t-\t-\t-\n")
+    os.replace(tmp, path)
+
+
+def make_one_light(arch, model, out_dir, seed):
+    """make_one without the weights: the module is built with meta parameters (no memory),
+    traced with stride-0 zero parameters, exported with export_params=False (TorchScript, no
+    constant folding) and the parameter inputs turned into placeholders (light_graph). For the
+    full-size SDXL / SD 3 / Flux / T5-XXL models, which do not fit this machine's memory the
+    way make_one exports (module + folded copies + the serialized proto). The graph differs from
+    make_one's (unfolded shape math, Unsqueezed norm weights) but computes the same."""
+    import onnx
+    t0 = time.time()
+    with _LightParams():
+        module, ins, outs, dyn, comp = build(arch, model, seed)
+    _materialize_light(module)
+    module.eval()
+    names = list(ins)
+    nparams = sum(p.numel() for p in module.parameters())
+    cm = name_map.component_module(module)
+    keys = _canonical_keys(module, cm, comp)
+    tmp = tempfile.mkdtemp(prefix="make_arch_")
+    try:
+        path = os.path.join(tmp, "model.onnx")
+        with torch.no_grad():
+            if is_flux(arch) and model == "transformer":  # dynamo, as make_one (symbolic rotary shapes)
+                prog = torch.onnx.export(module, tuple(ins[k] for k in names), None, input_names=names,
+                                         output_names=outs, dynamic_shapes=export_sd.dynamo_shapes(names, dyn),
+                                         dynamo=True, optimize=False, verbose=False)
+                # the parameters become graph inputs (light_graph turns them into placeholders):
+                # the optimizer (Split for SplitToSequence/SequenceAt, ...) then neither folds nor
+                # merges them; exporter constants stay initializers with their values
+                g = prog.model.graph
+                for n in [n for n in g.initializers if n in keys]:
+                    g.inputs.append(g.initializers.pop(n))
+                prog.optimize()
+                prog.save(path)
+                export_sd.strip_node_metadata(path)
+            else:
+                torch.onnx.export(module, tuple(ins[k] for k in names), path, input_names=names,
+                                  output_names=outs, dynamic_axes=dyn, opset_version=OPSET,
+                                  do_constant_folding=False, export_params=False, dynamo=False,
+                                  keep_initializers_as_inputs=True)  # no value deduplication
+        m = onnx.load(path)
+        rows = light_graph(m, len(names), keys, comp)
+        write_rows(os.path.join(out_dir, model + ".namemap"), rows, comp)
+        shapes = {}
+        for n, p in list(module.named_parameters(remove_duplicate=False)) + list(module.named_buffers()):
+            if n in keys:
+                shapes[keys[n]] = list(p.shape)
+        used = {k for _, ks, _ in rows for k in ks}
+        onnx.save_model(m, os.path.join(out_dir, model + ".onnx"))
+        size = os.path.getsize(os.path.join(out_dir, model + ".onnx"))
+        print(f"[{arch}/{model}] light export ({nparams:,} params, {len(rows)} placeholders) "
+              f"{model}.onnx {size / 1e6:.2f} MB; {time.time() - t0:.1f}s", flush=True)
+    finally:
+        shutil.rmtree(tmp)
+    return comp, {k: shapes[k] for k in sorted(used)}
+
+
 def make_one(arch, model, out_dir, seed):
     """Exports, maps and strips one model into out_dir; returns {key: shape} it maps."""
     import onnx
@@ -580,6 +798,11 @@ def main():
     ap.add_argument("--models", help="default: every model of the architecture")
     ap.add_argument("--out", default=os.path.join(HERE, "arch"))
     ap.add_argument("--seed", type=int, default=export_sd.DEFAULT_SEED)
+    ap.add_argument("--light", action="store_true",
+                    help="export without weights (make_one_light; the default for the full-size "
+                         "SDXL, SD 3 and Flux architectures)")
+    ap.add_argument("--json-only", action="store_true",
+                    help="rewrite arch.json from the table above, keeping its models and keys (no export)")
     args = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for arch in args.arch.split(","):
@@ -598,8 +821,9 @@ def main():
         models = args.models or ",".join(MODELS_SDXL if is_sdxl(arch) else MODELS_SD3 if is_sd3(arch) else
                                          MODELS_FLUX if is_flux(arch) else
                                          ["vae_decoder"] if is_taesd(arch) else MODELS)
-        for model in models.split(","):
-            comp, keys = make_one(arch, model, d, args.seed)
+        for model in models.split(",") if not args.json_only else ():
+            light = args.light or (a["size"] == "full" and a["family"] in ("sdxl", "sd3", "flux"))
+            comp, keys = (make_one_light if light else make_one)(arch, model, d, args.seed)
             info["models"][model] = {"graph": model + ".onnx", "name_map": model + ".namemap",
                                      "component": comp}
             info["keys"].setdefault(comp, {}).update(keys)

@@ -71,6 +71,8 @@ static void usage(FILE *f)
         "  --vae F  --clip-l F  --clip-g F  --t5xxl F   (-m) .safetensors files added to the checkpoint or\n"
         "                          replacing its own (sd.cpp's flags): what transformer-only SD 3.5 / Flux files\n"
         "                          (flux1-dev.safetensors + ae.safetensors, clip_l, t5xxl) leave out, or another VAE\n"
+        "  --t5-tokenizer PATH     (-m, SD 3 / Flux) T5's spiece.model (or its folder) when the checkpoint is a\n"
+        "                          single file: the full-size architectures ship none\n"
         "  cache: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else ~/.cache/onnx2cl\n"
         "models (shared objects from onnx2cl's C output or descriptor files from onnx2cl -o F.o2d,\n"
         "each with NAME.weights beside it):\n"
@@ -487,6 +489,7 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--clip-l")) eo.clip_l_file = NEXT();
         else if (!strcmp(a, "--clip-g")) eo.clip_g_file = NEXT();
         else if (!strcmp(a, "--t5xxl")) eo.t5xxl_file = NEXT();
+        else if (!strcmp(a, "--t5-tokenizer")) eo.t5_tokenizer = NEXT();
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
             char *e;
@@ -779,6 +782,7 @@ static int cli_main(int argc, char **argv)
     static char wpath[5][PATH_MAX];
     const char *te2_so = NULL, *tok2_dir = NULL; /* SDXL's text_encoder_2 and tokenizer_2 (-m only) */
     static struct sde_result er;
+    if (!eo.ckpt && eo.t5_tokenizer) die(2, "--t5-tokenizer: needs -m CHECKPOINT (--models takes --hf DIR's tokenizers)");
     if (!eo.ckpt && (eo.vae_file || eo.clip_l_file || eo.clip_g_file || eo.t5xxl_file))
         die(2, "--vae, --clip-l, --clip-g, --t5xxl: need -m CHECKPOINT (files added to the checkpoint's weights)");
 #ifdef ONNX2CL_HAVE_SD3

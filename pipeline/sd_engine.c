@@ -479,13 +479,28 @@ done:
 
 /* The tokenizer folder NAME ("tokenizer", "tokenizer_2") into out (PATH_MAX): the diffusers
  * folder's when it has NAME/vocab.json, else the architecture's. Returns 1, or 0 when neither has. */
-static int find_tokenizer(const struct sde_options *o, const struct sde_result *r, const char *name, char *out)
+/* The architecture's folder of tokenizer NAME into out (PATH_MAX): arch.json's NAME.dir (a path
+ * relative to the architecture folder, e.g. "../sd15/tokenizer": the full-size architectures share
+ * the two CLIP BPE folders instead of copies), else ARCH/NAME. */
+static void arch_tokenizer_dir(const cJSON *arch, const struct sde_result *r, const char *name, char *out)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(jget(arch, name), "dir");
+    if (cJSON_IsString(d) && d->valuestring[0] && d->valuestring[0] != '/')
+        fmt(out, PATH_MAX, "%s/%s", r->arch_path, d->valuestring);
+    else
+        fmt(out, PATH_MAX, "%s/%s", r->arch_path, name);
+}
+
+/* Tokenizer NAME (vocab.json + merges.txt) into out: the checkpoint folder's, else the
+ * architecture's (arch_tokenizer_dir); 0 when neither has one. */
+static int find_tokenizer(const struct sde_options *o, const struct sde_result *r, const cJSON *arch,
+                          const char *name, char *out)
 {
     char path[PATH_MAX + 64];
     fmt(out, PATH_MAX, "%s/%s", o->ckpt, name);
     fmt(path, sizeof path, "%s/vocab.json", out);
     if (is_dir(o->ckpt) && is_file(path)) return 1;
-    fmt(out, PATH_MAX, "%s/%s", r->arch_path, name);
+    arch_tokenizer_dir(arch, r, name, out);
     fmt(path, sizeof path, "%s/vocab.json", out);
     return is_file(path);
 }
@@ -928,7 +943,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         if (write_atomic(p, text, err, errcap)) goto out;
     }
     /* tokenizer, scheduler, VAE config */
-    if (!find_tokenizer(o, r, "tokenizer", r->tokenizer)) r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
+    if (!find_tokenizer(o, r, j.arch, "tokenizer", r->tokenizer)) r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
     r->tokenizer2[0] = r->tokenizer3[0] = 0;
     if (sd3 || flux) { /* T5's SentencePiece model: the folder's tokenizer_3 (Flux: _2)/spiece.model, else the
                           architecture's */
@@ -936,18 +951,41 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         const char *tn = flux ? "tokenizer_2" : "tokenizer_3";
         fmt(r->tokenizer3, PATH_MAX, "%s/%s", o->ckpt, tn);
         fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
-        if (!is_dir(o->ckpt) || !is_file(sp)) {
-            fmt(r->tokenizer3, PATH_MAX, "%s/%s", r->arch_path, tn);
+        if (o->t5_tokenizer) { /* --t5-tokenizer: a spiece.model file or its folder */
+            if (is_dir(o->t5_tokenizer)) {
+                fmt(r->tokenizer3, PATH_MAX, "%s", o->t5_tokenizer);
+            } else {
+                char *slash = strrchr(o->t5_tokenizer, '/');
+                fmt(r->tokenizer3, PATH_MAX, "%.*s", slash ? (int)(slash - o->t5_tokenizer) : 1,
+                    slash ? o->t5_tokenizer : ".");
+                if (!slash || strcmp(slash + 1, "spiece.model") != 0) {
+                    fail(err, errcap, "--t5-tokenizer %s: expected a file named spiece.model or a folder holding one",
+                         o->t5_tokenizer);
+                    rc = -2;
+                    goto out;
+                }
+            }
             fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
             if (!is_file(sp)) {
-                fail(err, errcap, "%s: a%s checkpoint needs %s/spiece.model (T5's SentencePiece model): neither the "
-                     "folder nor the architecture %s has one", o->ckpt, flux ? " Flux" : "n SD 3", tn, r->arch_path);
+                fail(err, errcap, "--t5-tokenizer %s: no such file %s", o->t5_tokenizer, sp);
+                rc = -2;
+                goto out;
+            }
+        } else if (!is_dir(o->ckpt) || !is_file(sp)) {
+            arch_tokenizer_dir(j.arch, r, tn, r->tokenizer3);
+            fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
+            if (!is_file(sp)) {
+                fail(err, errcap, "%s: a%s checkpoint needs T5's SentencePiece model (spiece.model, in a diffusers "
+                     "folder's %s/): neither the checkpoint nor the architecture %s has one; give "
+                     "--t5-tokenizer PATH/spiece.model (any SD 3 / Flux diffusers download has it) or copy it "
+                     "into %s/%s/", o->ckpt, flux ? " Flux" : "n SD 3", tn, r->arch_path, r->arch_path, tn);
+                rc = -2;
                 goto out;
             }
         }
     }
     if (xl || sd3) { /* SDXL's / SD 3's second tokenizer (pad_token "!"): the folder's, else the architecture's */
-        if (!find_tokenizer(o, r, "tokenizer_2", r->tokenizer2)) {
+        if (!find_tokenizer(o, r, j.arch, "tokenizer_2", r->tokenizer2)) {
             fail(err, errcap, "%s: an %s checkpoint needs tokenizer_2/ (vocab.json + merges.txt): neither the "
                  "folder nor the architecture %s has one", o->ckpt, sd3 ? "SD 3" : "SDXL", r->arch_path);
             goto out;

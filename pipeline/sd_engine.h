@@ -53,6 +53,10 @@ struct sde_options {
      * NULL for none: a VAE, CLIP-L, CLIP-G, T5-XXL (text_encoder_3 for SD 3, text_encoder_2
      * for Flux): what transformer-only SD 3.5 / Flux files leave out, or another VAE */
     const char *vae_file, *clip_l_file, *clip_g_file, *t5xxl_file;
+    /* T5's SentencePiece model for SD 3 / Flux: a spiece.model file or a folder holding one, used
+     * when the checkpoint is not a diffusers folder with its own (NULL: the architecture folder's
+     * tokenizer_3/ (Flux: tokenizer_2/) spiece.model; the full-size architectures ship none) */
+    const char *t5_tokenizer;
     const char *weights_dtype; /* "f32", "f16" or NULL (= "f16": sde_weights_dtype) */
     int width, height;         /* image size (0: arch.json default_size) */
     int batch;                 /* UNet batch: 2 (guidance in one run) or 1 */
