@@ -1544,6 +1544,11 @@ const struct o2r_model_desc *cg_desc(const struct cg_ctx *m)
     return &m->desc;
 }
 
+const struct o2r_model_desc *cg_desc_plan(const struct cg_ctx *m)
+{
+    return &m->desc;
+}
+
 const void *cg_weights_payload(const struct cg_ctx *m)
 {
     struct cg_ctx *mm = (struct cg_ctx *)m;

@@ -35,6 +35,10 @@ struct cg_ctx *cg_build(struct ir_graph *g, const struct cg_options *opt);
 void cg_free(struct cg_ctx *m);
 /* The descriptor (valid while g lives). */
 const struct o2r_model_desc *cg_desc(const struct cg_ctx *m);
+/* The same descriptor without making its weights_checksum (0 unless cg_desc or the weights file
+ * made it): the checksum reads every weight, running each lazy transform (checkpoint conversions,
+ * GEMM/conv panels); --info needs sizes and launches only. */
+const struct o2r_model_desc *cg_desc_plan(const struct cg_ctx *m);
 /* Weights payload (weights_bytes bytes) in host memory. */
 const void *cg_weights_payload(const struct cg_ctx *m);
 /* Writes the weights file / the C file atomically; fatal on I/O error. */

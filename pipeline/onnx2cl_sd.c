@@ -71,6 +71,9 @@ static void usage(FILE *f)
         "  --vae F  --clip-l F  --clip-g F  --t5xxl F   (-m) .safetensors files added to the checkpoint or\n"
         "                          replacing its own (sd.cpp's flags): what transformer-only SD 3.5 / Flux files\n"
         "                          (flux1-dev.safetensors + ae.safetensors, clip_l, t5xxl) leave out, or another VAE\n"
+        "  --info                  (-m) print what the run will need per model (weights, activations, device\n"
+        "                          memory, launches at the run's size and --weights-dtype) and exit: nothing\n"
+        "                          compiled, converted or generated\n"
         "  --t5-tokenizer PATH     (-m, SD 3 / Flux) T5's spiece.model (or its folder) when the checkpoint is a\n"
         "                          single file: the full-size architectures ship none\n"
         "  cache: $ONNX2CL_CACHE_DIR, else $XDG_CACHE_HOME/onnx2cl, else ~/.cache/onnx2cl\n"
@@ -427,6 +430,7 @@ static int cli_main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
+    int info = 0; /* --info: what the run will need (-m) */
     const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
@@ -490,6 +494,7 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--clip-g")) eo.clip_g_file = NEXT();
         else if (!strcmp(a, "--t5xxl")) eo.t5xxl_file = NEXT();
         else if (!strcmp(a, "--t5-tokenizer")) eo.t5_tokenizer = NEXT();
+        else if (!strcmp(a, "--info")) info = 1;
         else if (!strcmp(a, "--seed")) {
             const char *v = NEXT();
             char *e;
@@ -782,6 +787,7 @@ static int cli_main(int argc, char **argv)
     static char wpath[5][PATH_MAX];
     const char *te2_so = NULL, *tok2_dir = NULL; /* SDXL's text_encoder_2 and tokenizer_2 (-m only) */
     static struct sde_result er;
+    if (!eo.ckpt && info) die(2, "--info: needs -m CHECKPOINT (it plans the engine's compiles)");
     if (!eo.ckpt && eo.t5_tokenizer) die(2, "--t5-tokenizer: needs -m CHECKPOINT (--models takes --hf DIR's tokenizers)");
     if (!eo.ckpt && (eo.vae_file || eo.clip_l_file || eo.clip_g_file || eo.t5xxl_file))
         die(2, "--vae, --clip-l, --clip-g, --t5xxl: need -m CHECKPOINT (files added to the checkpoint's weights)");
@@ -846,6 +852,13 @@ static int cli_main(int argc, char **argv)
         eo.batch = cfg > 1 ? 2 * batch : batch;
         eo.vae_encoder = init_path != NULL;
         eo.quiet = 0;
+        if (info) { /* what the run will need, nothing compiled, converted or generated */
+            eo.info = stdout;
+            int irc = sde_prepare(&eo, &er, err, sizeof err);
+            if (irc) die(irc == -2 ? 2 : 1, "%s", err);
+            if (fflush(stdout) != 0 || ferror(stdout)) die(1, "--info: writing to stdout failed");
+            return 0;
+        }
         if (emphasis != SDP_EMPHASIS_DIFFUSERS) { /* long prompts: the UNet's text length from the chunks */
             eo.plan_only = 1;
             int prc = sde_prepare(&eo, &er, err, sizeof err);

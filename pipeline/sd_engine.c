@@ -593,6 +593,65 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     return 0;
 }
 
+/* sde_options.info: onnx2cl --info --stats-json for each model of `wanted` (bit m: MODELS[m]) with the
+ * run's shapes, weights source and storage (nothing converted or compiled: the graph is planned, no weight
+ * read), then one table on j->o->info. */
+static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
+{
+    FILE *f = j->o->info;
+    double tw = 0, ta = 0, tp = 0;
+    fprintf(f, "%s: architecture %s (family %s), %dx%d, weights stored as %s (what onnx2cl --info plans)\n",
+            j->o->ckpt, j->r->arch, j->r->family, j->r->width, j->r->height, sde_weights_dtype(j->o));
+    fprintf(f, "%-16s %-22s %12s %14s %16s %9s\n", "model", "compiled for", "weights MiB", "activations MiB",
+            "device peak MiB", "launches");
+    if (mkdir_p(j->cache) != 0 || !writable_dir(j->cache))
+        return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable folder",
+                    j->cache, strerror(errno ? errno : EACCES));
+    for (int m = 0; m < N_MODELS; m++) {
+        if (!(wanted & 1u << m)) continue;
+        char graph[PATH_MAX + 64], nmap[PATH_MAX + 64], shapes[512], json[PATH_MAX + 96], shape[64];
+        fmt(graph, sizeof graph, "%s/%s.onnx", j->r->arch_path, MODELS[m]);
+        fmt(nmap, sizeof nmap, "%s/%s.namemap", j->r->arch_path, MODELS[m]);
+        fmt(json, sizeof json, "%s/.tmp-%ld-info-%s.json", j->cache, self_pid(), MODELS[m]);
+        program_shape(j->arch, j->o, j->r->width, j->r->height, m, shape, sizeof shape);
+        char *argv[96];
+        int argc = 0;
+        argv[argc++] = j->compiler;
+        argv[argc++] = graph;
+        argv[argc++] = "--name-map";
+        argv[argc++] = nmap;
+        weights_source(j, m, argv, &argc);
+        argv[argc++] = "--weights-dtype";
+        argv[argc++] = (char *)sde_weights_dtype(j->o);
+        shape_args(j, m, shapes, sizeof shapes, argv, &argc);
+        argv[argc++] = "--info";
+        argv[argc++] = "--stats-json";
+        argv[argc++] = json;
+        argv[argc] = NULL;
+        int rc = run_process(argv, err, errcap);
+        if (rc != 0) {
+            remove(json);
+            return rc > 0 ? fail(err, errcap, "onnx2cl --info on %s (%s) failed: exit %d (its message is above)", graph,
+                                 j->o->ckpt, rc)
+                          : -1;
+        }
+        cJSON *st = sdp_json_file(json, err, errcap);
+        remove(json);
+        if (!st) return -1;
+        const double w = jnum(st, "weights_bytes", 0) / 1048576.0, a = jnum(st, "arena_bytes", 0) / 1048576.0,
+                     p = jnum(st, "device_bytes_peak", 0) / 1048576.0;
+        fprintf(f, "%-16s %-22s %12.1f %14.1f %16.1f %9.0f\n", MODELS[m], m == 0 ? "any size" : shape, w, a, p,
+                jnum(st, "kernel_launches", 0));
+        cJSON_Delete(st);
+        tw += w, ta += a, tp += p;
+    }
+    fprintf(f, "%-16s %-22s %12.1f %14.1f %16.1f\n", "all", "", tw, ta, tp);
+    fprintf(f, "onnx2cl-sd and serve keep every model loaded: the device needs about the sum (%.0f MiB; the CPU "
+               "device: host memory); the weights files are mapped, not copied, on the CPU device. The first run "
+               "also writes the converted weights (%.0f MiB) into the cache.\n", tp, tw);
+    return 0;
+}
+
 /* Compiler identity: version + size and mtime of the executable (a rebuilt onnx2cl is another). */
 static void compiler_identity(struct job *j)
 {
@@ -684,6 +743,7 @@ static int scheduler_config(struct job *j, char *err, size_t errcap)
     if (o >= sizeof text - 4) return fail(err, errcap, "%s/arch.json: \"scheduler\" too long", j->r->arch_path);
     fmt(text + o, sizeof text - o, "}\n");
     fmt(j->r->sched_cfg, PATH_MAX, "%s/programs/%s/scheduler_config.json", j->cache, j->r->arch);
+    if (j->o->info) return 0; /* --info writes nothing into the cache */
     /* written when absent or different (the arch folder changed) */
     FILE *f = fopen(j->r->sched_cfg, "rb");
     char old[8192];
@@ -911,7 +971,10 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         weights_file(o, j.wdir, m, w, sizeof w);
         need |= !is_file(p) || !is_file(w);
     }
-    if (o->plan_only) { /* the paths only */
+    unsigned wanted = 0;
+    for (int m = 0; m < N_MODELS; m++) wanted |= MODEL_WANTED(m) ? 1u << m : 0u;
+    if (o->info && print_info(&j, wanted, err, errcap)) goto out;
+    if (o->plan_only || o->info) { /* the paths only */
         for (int m = 0; m < N_MODELS; m++) {
             if (!MODEL_WANTED(m)) continue;
             char shape[64];
@@ -929,7 +992,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
             goto out;
         }
     }
-    for (int m = 0; m < N_MODELS && !o->plan_only; m++)
+    for (int m = 0; m < N_MODELS && !o->plan_only && !o->info; m++)
         if (MODEL_WANTED(m) && prepare_model(&j, m, err, errcap)) goto out;
 #undef MODEL_WANTED
     if (r->converted) { /* what the weights were made from, for people looking at the cache */
@@ -974,7 +1037,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         } else if (!is_dir(o->ckpt) || !is_file(sp)) {
             arch_tokenizer_dir(j.arch, r, tn, r->tokenizer3);
             fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
-            if (!is_file(sp)) {
+            if (!is_file(sp) && !o->info) { /* --info tokenizes nothing */
                 fail(err, errcap, "%s: a%s checkpoint needs T5's SentencePiece model (spiece.model, in a diffusers "
                      "folder's %s/): neither the checkpoint nor the architecture %s has one; give "
                      "--t5-tokenizer PATH/spiece.model (any SD 3 / Flux diffusers download has it) or copy it "

@@ -35,6 +35,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -84,6 +85,10 @@ struct sde_options {
     int no_t5;                 /* SD 3: leave the T5 encoder out (compiled and loaded: nothing; its part of the
                                   conditioning is zeros, as diffusers' text_encoder_3=None); also when the
                                   checkpoint has no text_encoder_3 (arch.json optional_components) */
+    FILE *info;                /* non-NULL: like plan_only, then what the run will need, written to info:
+                                  per model onnx2cl --info's weights, activation arena and device peak for the
+                                  run's sizes and weights storage (no weight is read or converted; onnx2cl-sd
+                                  --info) and their sum */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
 };

@@ -101,6 +101,32 @@ h = json.dumps(out).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs.values()))
 PY
 bfl_case t5full "$work/t5_full.safetensors"
+# T5's SentencePiece model from --t5-tokenizer when neither the checkpoint (a single file) nor the
+# architecture has one (the full-size architectures ship none): an architecture folder without it,
+# the flag naming the file, then its folder: case a's image; without the flag: refused, naming it
+rm -rf "$work/arch" && mkdir -p "$work/arch" && cp -r "$here/../../models/arch/tiny_flux_schnell" "$work/arch/" &&
+  rm "$work/arch/tiny_flux_schnell/tokenizer_2/spiece.model" || bad "could not make the architecture copy"
+sp=$here/../../models/arch/tiny_flux_schnell/tokenizer_2/spiece.model
+for how in file dir; do
+  arg=$sp; [ $how = dir ] && arg=$(dirname "$sp")
+  if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$arg" \
+       --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" \
+       --t5xxl "$f/text_encoder_2/model.safetensors" -p "$p" --steps 4 --guidance 0.0 --cfg 1.0 --seed 42 \
+       --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_t5tok_$how.png" \
+       --save-image "$work/out/m_t5tok_$how.npy" 2> "$work/out/m_t5tok_$how.log" &&
+     "$compare" "$work/out/m_t5tok_$how.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_t5tok_$how.cmp" 2>&1; then
+    printf '%-9s %-8s %s\n' "-m t5tok" $how "$(head -c 140 "$work/out/m_t5tok_$how.cmp")"
+  else
+    bad "--t5-tokenizer ($how): $(tail -3 "$work/out/m_t5tok_$how.log") $(cat "$work/out/m_t5tok_$how.cmp" 2>/dev/null)"
+  fi
+done
+bfl3="--vae $f/vae/diffusion_pytorch_model.safetensors --clip-l $f/text_encoder/model.safetensors --t5xxl $f/text_encoder_2/model.safetensors"
+# shellcheck disable=SC2086
+expect flux_t5tok_none "needs T5's SentencePiece model (spiece.model.*give --t5-tokenizer" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" $bfl3 --width 32 --height 32
+# shellcheck disable=SC2086
+expect flux_t5tok_name "t5-tokenizer .*: expected a file named spiece.model or a folder holding one" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$f/vae/diffusion_pytorch_model.safetensors" $bfl3 --width 32 --height 32
+# shellcheck disable=SC2086
+expect flux_t5tok_nofile "t5-tokenizer .*: no such file .*/spiece.model" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$work/arch" $bfl3 --width 32 --height 32
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"

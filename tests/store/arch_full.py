@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""arch_full.py ONNX2CL_CKPT ONNX2CL ARCH_ROOT WORK ARCH [--no-info] — a full-size architecture folder
+"""arch_full.py ONNX2CL_CKPT ONNX2CL ARCH_ROOT WORK ARCH [--no-info] [--sd ONNX2CL_SD] — a full-size architecture folder
 (models/arch/ARCH: graphs, name maps and arch.json made by models/make_arch.py) against a
 checkpoint with its real key names and shapes (test store.arch_full_ARCH; python3 standard
 library only).
@@ -12,7 +12,10 @@ What: writes a sparse diffusers folder (every component's canonical keys and sha
      --component C --info` with the engine's shapes: every initializer of the graph is found in
      the checkpoint with fitting dims (through its transform), and the parameter count --info
      prints equals the arch.json shapes' count of the keys the name map uses (not with
-     --no-info: seconds to a minute per architecture).
+     --no-info: seconds to a minute per architecture);
+  3. with --sd: `onnx2cl-sd -m DIR --info` prints one row per model the run needs, the last row
+     their sum, and writes no program or weights into its cache; with 2. also each row's weights
+     equal onnx2cl --info's weights_bytes_f16 for that model.
 Exit 0 when all hold; prints what differs otherwise.
 """
 import json
@@ -98,6 +101,7 @@ def main():
     m = re.search(r"^architecture: (\S+)", r.stdout, re.M)
     if r.returncode != 0 or not m or m.group(1) != name:
         bad.append(f"onnx2cl-ckpt info: exit {r.returncode}, expected 'architecture: {name}':\n{r.stdout}{r.stderr}")
+    f16 = {}
     for model, mi in arch["models"].items() if "--no-info" not in sys.argv[6:] else ():
         comp = mi["component"]
         used = set()
@@ -112,15 +116,45 @@ def main():
                 n *= d
             want += n
         cmd = [onnx2cl, os.path.join(adir, mi["graph"]), "--name-map", os.path.join(adir, mi["name_map"]),
-               "--weights-from", folder, "--component", comp, "--info"]
+               "--weights-from", folder, "--component", comp, "--info", "--weights-dtype", "f16"]
         for s in shapes_for(arch, model):
             cmd += ["--shape", s]
         r = subprocess.run(cmd, capture_output=True, text=True)
+        wb = re.search(r"^weights_bytes_f16: (\d+)", r.stdout, re.M)
+        if wb:
+            f16[model] = int(wb.group(1)) / 1048576.0
         got = re.search(r"parameters: ([\d,]+)", r.stdout)
         got = int(got.group(1).replace(",", "")) if got else None
         print(f"{name}/{model}: exit {r.returncode}, parameters {got} (name map's keys: {want})")
         if r.returncode != 0 or got is None or got < want:
             bad.append(f"{model}: {' '.join(cmd)}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    if "--sd" in sys.argv[6:]:
+        sd = sys.argv[sys.argv.index("--sd") + 1]
+        cache = os.path.join(work, "cache")
+        r = subprocess.run([sd, "-m", folder, "--arch-dir", root, "-p", "x", "--info"], capture_output=True,
+                           text=True, env=dict(os.environ, ONNX2CL_CACHE_DIR=cache))
+        rows = {m.group(1): [float(x) for x in m.group(2).split()]
+                for m in re.finditer(r"^(\w+) +(?:any size|\S+-b\d) +([\d. ]+)$", r.stdout, re.M)}
+        total = re.search(r"^all +([\d. ]+)$", r.stdout, re.M)
+        fam = arch["family"]
+        want = {"text_encoder", "vae_decoder", "unet" if fam in ("sd1", "sd2", "sdxl") else "transformer"}
+        want |= {"text_encoder_2"} if fam in ("sdxl", "sd3", "flux") else set()
+        want |= {"text_encoder_3"} if fam == "sd3" else set()
+        print(f"{name}: onnx2cl-sd --info exit {r.returncode}, rows {sorted(rows)}")
+        if r.returncode != 0 or set(rows) != want or not total:
+            bad.append(f"onnx2cl-sd --info: exit {r.returncode}, rows {sorted(rows)} (want {sorted(want)}):\n"
+                       f"{r.stdout}{r.stderr}")
+        else:
+            sums = [sum(v[i] for v in rows.values()) for i in range(3)]
+            tot = [float(x) for x in total.group(1).split()]
+            if any(abs(a - b) > 0.1 + 1e-4 * b for a, b in zip(sums, tot)):
+                bad.append(f"onnx2cl-sd --info: the 'all' row {tot} is not the sum {sums}")
+            for model, mib in f16.items():
+                if model in rows and abs(rows[model][0] - mib) > 0.06:
+                    bad.append(f"onnx2cl-sd --info: {model} weights {rows[model][0]} MiB, onnx2cl --info says {mib:.2f}")
+        for sub in ("programs", "weights"):
+            if os.path.isdir(os.path.join(cache, sub)) and any(os.scandir(os.path.join(cache, sub))):
+                bad.append(f"onnx2cl-sd --info wrote into {os.path.join(cache, sub)}")
     shutil.rmtree(work, ignore_errors=True)
     if bad:
         print("\n".join(bad))
