@@ -1549,6 +1549,12 @@ const struct o2r_model_desc *cg_desc_plan(const struct cg_ctx *m)
     return &m->desc;
 }
 
+void cg_set_checksum(struct cg_ctx *m, uint64_t sum)
+{
+    m->desc.weights_checksum = sum;
+    m->have_checksum = true;
+}
+
 const void *cg_weights_payload(const struct cg_ctx *m)
 {
     struct cg_ctx *mm = (struct cg_ctx *)m;

@@ -39,6 +39,9 @@ const struct o2r_model_desc *cg_desc(const struct cg_ctx *m);
  * made it): the checksum reads every weight, running each lazy transform (checkpoint conversions,
  * GEMM/conv panels); --info needs sizes and launches only. */
 const struct o2r_model_desc *cg_desc_plan(const struct cg_ctx *m);
+/* Sets the descriptor's weights checksum to sum without reading the weights (onnx2cl
+ * --reuse-weights: the checksum of an existing weights file of the same layout). */
+void cg_set_checksum(struct cg_ctx *m, uint64_t sum);
 /* Weights payload (weights_bytes bytes) in host memory. */
 const void *cg_weights_payload(const struct cg_ctx *m);
 /* Writes the weights file / the C file atomically; fatal on I/O error. */

@@ -117,7 +117,7 @@ static void emit_cpu(struct cg_ctx *cg, struct ir_graph *g, const struct sched_a
      * floats) of every work-item of a group alive at once; a driver-chosen group of thousands
      * of work-items overflows the worker thread's stack. lws[0] divides gws[0] (OpenCL 1.2). */
     size_t lws[3] = {1, 1, 1};
-    for (size_t d = ATT_LWS; d >= 1; d--)
+    for (size_t d = ATT_LWS; d >= 1; d /= 2) /* powers of two: one PoCL specialization for many sizes */
         if (gws[0] % d == 0) {
             lws[0] = d;
             break;

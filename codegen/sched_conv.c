@@ -177,6 +177,48 @@ static const char *fconv_env(void)
     return NULL;
 }
 
+/* The program's source does not depend on the image size (issue 24 item 3): besides the kernel a
+ * conv runs, the source defines every fconv_v form the same conv takes at another size (the
+ * vector width nv, 1 or 2, follows the output width; the 16-channel form goes with nv 1; im2col vs
+ * direct follows a cost model of the plane): so every size of one architecture builds the same
+ * OpenCL program, whose build and per-kernel compiles the platform caches once (PoCL's kernel
+ * cache keys on the program's source). Unused kernels cost only the front end (PoCL compiles a
+ * kernel at its first launch). KH 0: the direct form does not apply. */
+static void fconv_v_sources(struct cg_ctx *cg, int base_ocb, int64_t cout, int64_t KH, int64_t KW,
+                            int64_t sw, int64_t dw, const char *ws, const char *wn)
+{
+    for (int form = 0; form < 2; form++) { /* 0: direct, 1: im2col (1x1 taps) */
+        if (form == 0 && KH == 0) continue;
+        const int64_t kh = form ? 1 : KH, kw = form ? 1 : KW, s1 = form ? 1 : sw, d1 = form ? 1 : dw;
+        for (int nv = 1; nv <= 2; nv++) {
+            const int o = nv == 1 && base_ocb == 8 && cout % 16 == 0 ? 16 : base_ocb;
+            char src[200];
+            snprintf(src, sizeof src, "FCONV_V_DEFINE(fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d%s, %lld, %lld, %lld, "
+                     "%lld, %d, %d, %s)\n", (long long)kh, (long long)kw, (long long)s1, (long long)d1, o, nv, wn,
+                     (long long)kh, (long long)kw, (long long)s1, (long long)d1, o, nv, ws);
+            cg_add_source(cg, src);
+        }
+    }
+}
+
+/* fconv_v_sources for conv c when try_fconv_v can take it at some size (its checks that do not
+ * depend on the size), before the size decides between Winograd and fconv_v. */
+static void fconv_v_declare(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c)
+{
+    const char *env = fconv_env();
+    if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return;
+    if (!ir_is_const(g, c->w) || c->in[0] != 1 || c->k[0] != 1 || c->out[0] != 1) return;
+    const int64_t OC = g->values[c->w].dims[0], cout = OC / c->group;
+    int ocb;
+    if (c->group == 1) ocb = OC % 8 == 0 || OC > 32 ? 8 : 4;
+    else if (cout % 8 == 0) ocb = 8;
+    else if (cout % 4 == 0) ocb = 4;
+    else return;
+    const int64_t KH = c->k[1], KW = c->k[2], sw = c->s[2], dw = c->d[2];
+    const bool direct_ok = sw <= 4 && KH * KW <= 64, half = cg_weight_dtype(cg) == IR_F16;
+    fconv_v_sources(cg, ocb, cout, direct_ok ? KH : 0, KW, sw, dw, half ? "f16" : "f32", half ? "_h" : "");
+}
+
 static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,
                         struct conv_packed *pk)
 {
@@ -314,7 +356,7 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
              (long long)KW, (long long)sw, (long long)dw, ocb, nv, wn);
     snprintf(src, sizeof src, "FCONV_V_DEFINE(%s, %lld, %lld, %lld, %lld, %d, %d, %s)\n", kname,
              (long long)KH, (long long)KW, (long long)sw, (long long)dw, ocb, nv, ws);
-    cg_add_source(cg, src);
+    cg_add_source(cg, src); /* one of fconv_v_declare's */
     const int64_t ocblk = (OC + ocb - 1) / ocb;
     size_t gws[3] = {(size_t)OH, (size_t)owt, (size_t)(N * ocblk)};
     size_t lws[3] = {1, 1, 1};
@@ -384,6 +426,15 @@ static bool try_winograd(struct cg_ctx *cg, struct ir_graph *g, const struct sch
     const double vm = 36.0 * (double)PT * 16 * ((double)C + (double)KB * 16);
     const double t_wino = 2.0 * 36 * (double)PT * 16 * KB * 16 * C / 150e9 + vm * 0.5e-9 +
                           36.0 * KB * 16 * C * 2e-9;
+    /* the Winograd kernels are in the program whether or not this size takes them
+     * (fconv_v_sources: one program source for every size) */
+    const char *wsd = cg_weight_dtype(cg) == IR_F16 ? "f16" : "f32";
+    char wsrc[48];
+    snprintf(wsrc, sizeof wsrc, "WINO_FILTER_DEFINE(%s)\n", wsd);
+    if (36 * KB * 16 * C <= ((int64_t)1 << 31) - 1) {
+        (void)cg_use(cg, "winograd", IR_F32);
+        cg_add_source(cg, wsrc);
+    }
     if (!forced && t_wino >= t_direct) return false;
     const int bo = K % 8 == 0 || K > 32 ? 8 : 4; /* try_fconv_v's panels (group 1) */
     const uint32_t wk = packed_weights(cg, g, c->w, bo, bo, false);
@@ -587,6 +638,7 @@ void sched_conv(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *
     const bool gpu = gpu_applies(c);
     cg_variant(cg, CG_VARIANT_CPU);
     (void)cg_use(cg, "fconv", IR_F32);
+    fconv_v_declare(cg, g, c); /* the same program source at every size */
     const bool packed = try_winograd(cg, g, c, &pk) || try_fconv_v(cg, g, c, &pk);
     if (!packed && !gpu) {
         cg_variant(cg, CG_VARIANT_ALL); /* one fallback launch serves both classes */

@@ -104,7 +104,7 @@ static void emit_cpu(struct cg_ctx *cg, const struct sched_gemm *w)
      * own choice, and never thousands of work-items' private arrays alive at once (see
      * codegen/lower_attention.c). */
     size_t lws[2] = {1, 1};
-    for (size_t d = FG_LWS; d >= 1; d--)
+    for (size_t d = FG_LWS; d >= 1; d /= 2) /* powers of two: one PoCL specialization for many sizes */
         if (gws[0] % d == 0) {
             lws[0] = d;
             break;

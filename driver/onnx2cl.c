@@ -182,6 +182,11 @@ static void usage(FILE *f)
           "                         builds of the same structure and flags, any --shape (a\n"
           "                         fine-tune's values, or --weights-from); the executable refuses\n"
           "                         it when the weights layouts differ, naming the tensor\n"
+          "  --reuse-weights FILE   with -o OUT.o2d or OUT.c: write no weights file; the build uses\n"
+          "                         FILE.weights, written by a build of the same structure, flags and\n"
+          "                         weights (any --shape): its layout, storage and size are checked\n"
+          "                         and its checksum goes into the build (a new image size in\n"
+          "                         seconds: no weight is read or written)\n"
           "  --weights-dtype f16|f32  storage of the GEMM/conv/embedding weights in the weights file\n"
           "                         and on the device: f16 = IEEE half (read with vload_half, float32\n"
           "                         arithmetic), f32 = float32 (default: f16 for float16 models, else f32)\n"
@@ -409,6 +414,50 @@ static int compile_executable(const char *cc, const char *c_path, const char *ex
     return 0;
 }
 
+/* The one file a --weights-only or --info --stats-json run writes: not the model or the
+ * --weights-from file, a writable place (flag names it in the error); then the signal handlers that
+ * remove it when interrupted. */
+static void check_one_output(const char *model, const char *out, const char *what, const char *flag,
+                             const char *weights_from)
+{
+    const char *paths[3] = {model, out, weights_from};
+    const char *whats[3] = {"model", what, "--weights-from file"};
+    char err[1024];
+    check_distinct(paths, whats, weights_from ? 3 : 2);
+    if (o2r_path_check_output(out, err, sizeof err) != O2R_OK) ir_usage_die("%s: %s", flag, err);
+    install_signal_handlers();
+}
+
+/* --reuse-weights FILE: FILE's header (runtime/onnx2cl_rt.h, "Weights file layout") must carry m's
+ * weights layout hash, storage dtype and payload size; its checksum becomes m's (so the descriptor
+ * is the one a build writing FILE would give). Fatal, naming FILE and what differs, otherwise. */
+static void reuse_weights_file(struct cg_ctx *m, const char *path)
+{
+    const struct o2r_model_desc *d = cg_desc_plan(m);
+    unsigned char h[104];
+    FILE *f = fopen(path, "rb");
+    if (!f) ir_usage_die("--reuse-weights %s: %s", path, strerror(errno));
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    uint32_t ver, dt;
+    uint64_t payload, sum, layout;
+    memcpy(&ver, h + 8, 4);
+    memcpy(&dt, h + 12, 4);
+    memcpy(&payload, h + 16, 8);
+    memcpy(&sum, h + 24, 8);
+    memcpy(&layout, h + 96, 8);
+    if (n != sizeof h || memcmp(h, O2R_WEIGHTS_MAGIC, 8) != 0 || ver != O2R_WEIGHTS_VERSION)
+        ir_usage_die("--reuse-weights %s: not an onnx2cl weights file of format %u", path,
+                     (unsigned)O2R_WEIGHTS_VERSION);
+    const uint64_t want = o2r_desc_layout_hash(d);
+    if (layout != want || dt != (uint32_t)d->weights_dtype || payload != d->weights_file_bytes)
+        ir_usage_die("--reuse-weights %s: written by another build (weights layout %016" PRIx64 ", %s storage, "
+                     "%" PRIu64 " bytes; this build: %016" PRIx64 ", %s, %" PRIu64 " bytes): rebuild without "
+                     "--reuse-weights", path, layout, dt == O2R_F16 ? "f16" : "f32", payload, want,
+                     d->weights_dtype == O2R_F16 ? "f16" : "f32", (uint64_t)d->weights_file_bytes);
+    cg_set_checksum(m, sum);
+}
+
 /* --stats-json: machine-readable statistics, written atomically. */
 static void write_stats_json(const char *path, const struct ir_graph *g, const struct cg_ctx *m,
                              double compile_s)
@@ -548,6 +597,7 @@ int main(int argc, char **argv)
     static struct pass_value_binding binds[MAX_SHAPES];
     struct pass_options opt = {0};
     bool with_main = true, info = false, weights_only = false;
+    const char *reuse_weights = NULL;
     const char *weights_from = NULL, *wdtype_arg = NULL;
     const char *name_map = NULL, *name_map_from = NULL, *name_map_out = NULL, *component = NULL;
     enum ir_dtype wdtype = IR_UNDEFINED; /* --weights-dtype (IR_UNDEFINED: by the model) */
@@ -610,6 +660,8 @@ int main(int argc, char **argv)
             info = true;
         } else if (strcmp(a, "--weights-only") == 0) {
             weights_only = true;
+        } else if (strcmp(a, "--reuse-weights") == 0) {
+            set_once(&reuse_weights, "--reuse-weights", NEXT());
         } else if (strcmp(a, "--list-devices") == 0) {
             if (argc != 2) usage_error("%s", "--list-devices takes no other arguments");
             int rc = o2r_list_devices(stdout) == O2R_OK ? 0 : 1;
@@ -660,6 +712,9 @@ int main(int argc, char **argv)
     if (!model) usage_error("%s", "no model given");
     if (info && out)
         usage_error("%s", "--info writes nothing but its figures (--stats-json FILE): drop -o");
+    if (reuse_weights && (info || weights_only || !out || !(ends_with(out, ".o2d") || ends_with(out, ".c"))))
+        usage_error("%s", "--reuse-weights FILE: with -o OUT.o2d or -o OUT.c (a build that reads FILE instead "
+                    "of writing OUT.weights; not with --info or --weights-only)");
     if (weights_only && (info || stats_json || !out || !ends_with(out, ".weights")))
         usage_error("%s", "--weights-only writes one weights file: give -o OUT.weights (and no "
                     "--info or --stats-json)");
@@ -706,14 +761,12 @@ int main(int argc, char **argv)
         for (int j = 0; j < i; j++)
             if (strcmp(binds[i].input, binds[j].input) == 0) usage_error("--bind %s given twice", binds[i].input);
     if (weights_only) {
-        const char *paths[3] = {model, out, weights_from};
-        const char *what[3] = {"model", "weights output", "--weights-from file"};
-        char err[1024];
-        check_distinct(paths, what, weights_from ? 3 : 2);
-        if (o2r_path_check_output(out, err, sizeof err) != O2R_OK) ir_usage_die("-o: %s", err);
-        install_signal_handlers();
+        check_one_output(model, out, "weights output", "-o", weights_from);
         struct ir_graph *g = onnx_load(model);
-        check_not_inputs(&paths[1], &what[1], 1, &opt);
+        {
+            const char *o1[1] = {out}, *w1[1] = {"weights output"};
+            check_not_inputs(o1, w1, 1, &opt);
+        }
         apply_weights_from(g, model, weights_from, name_map, component, &ckpt_opt);
         const enum ir_dtype wd = weights_dtype(g, wdtype);
         passes_run(g, &opt);
@@ -730,14 +783,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (info) {
-        if (stats_json) {
-            const char *paths[3] = {model, stats_json, weights_from};
-            const char *what[3] = {"model", "--stats-json file", "--weights-from file"};
-            char err[1024];
-            check_distinct(paths, what, weights_from ? 3 : 2);
-            if (o2r_path_check_output(stats_json, err, sizeof err) != O2R_OK) ir_usage_die("--stats-json: %s", err);
-            install_signal_handlers();
-        }
+        if (stats_json) check_one_output(model, stats_json, "--stats-json file", "--stats-json", weights_from);
         struct ir_graph *g = onnx_load(model);
         apply_weights_from(g, model, weights_from, name_map, component, &ckpt_opt);
         struct info_imported imp;
@@ -860,9 +906,13 @@ int main(int argc, char **argv)
      * the first output replaced on, a previous build's executable goes too (it would outlive the
      * weights file it reads). */
     if (exe) ir_tmp_register(out);
-    cg_write_weights(m, w_path);
-    ir_memtrace("write_weights");
-    ir_tmp_register(w_path);
+    if (reuse_weights) {
+        reuse_weights_file(m, reuse_weights);
+    } else {
+        cg_write_weights(m, w_path);
+        ir_memtrace("write_weights");
+        ir_tmp_register(w_path);
+    }
     if (o2d) {
         cg_write_desc(m, c_path);
         ir_tmp_register(c_path);

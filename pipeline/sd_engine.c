@@ -505,6 +505,24 @@ static int find_tokenizer(const struct sde_options *o, const struct sde_result *
     return is_file(path);
 }
 
+/* The onnx2cl command line shared by every build of model m into argv (NULL-free, up to 96
+ * entries with what the caller adds): the graph, its name map, the weights source, the storage and
+ * the shapes (symbolic dims: --weights-only and --info need them too; shapes holds their text).
+ * Returns the count. */
+static int compiler_args(struct job *j, int m, char *graph, char *nmap, char *shapes, size_t cap, char **argv)
+{
+    int argc = 0;
+    argv[argc++] = j->compiler;
+    argv[argc++] = graph;
+    argv[argc++] = "--name-map";
+    argv[argc++] = nmap;
+    weights_source(j, m, argv, &argc);
+    argv[argc++] = "--weights-dtype";
+    argv[argc++] = (char *)sde_weights_dtype(j->o);
+    shape_args(j, m, shapes, cap, argv, &argc);
+    return argc;
+}
+
 /* Makes sure program and weights of model m are in the cache. */
 static int prepare_model(struct job *j, int m, char *err, size_t errcap)
 {
@@ -527,15 +545,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
         return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable "
                     "folder", parent, strerror(errno ? errno : EACCES));
     char *argv[96];
-    int argc = 0;
-    argv[argc++] = j->compiler;
-    argv[argc++] = graph;
-    argv[argc++] = "--name-map";
-    argv[argc++] = nmap;
-    weights_source(j, m, argv, &argc);
-    argv[argc++] = "--weights-dtype";
-    argv[argc++] = (char *)sde_weights_dtype(j->o);
-    shape_args(j, m, shapes, sizeof shapes, argv, &argc); /* symbolic dims: --weights-only needs them too */
+    int argc = compiler_args(j, m, graph, nmap, shapes, sizeof shapes, argv);
     double t0 = now_s();
     if (!have_p) { /* program (and its weights file, kept when the cache has none) */
         sweep_stale(parent);
@@ -544,6 +554,11 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
         fmt(out, sizeof out, "%s/model.o2d", tmpdir);
         argv[argc++] = "--name"; /* the runtime's messages say "model 'unet'", not the file's "model" */
         argv[argc++] = (char *)name;
+        if (have_w) { /* another size (or kernel class) of converted weights: the program alone, no weight
+                         read or written (onnx2cl checks that the file's layout is this build's) */
+            argv[argc++] = "--reuse-weights";
+            argv[argc++] = j->r->weights[m];
+        }
         argv[argc++] = "-o";
         argv[argc++] = out;
         argv[argc] = NULL;
@@ -593,12 +608,28 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     return 0;
 }
 
+static int print_info_rows(struct job *j, FILE *f, unsigned wanted, char *err, size_t errcap);
+
 /* sde_options.info: onnx2cl --info --stats-json for each model of `wanted` (bit m: MODELS[m]) with the
  * run's shapes, weights source and storage (nothing converted or compiled: the graph is planned, no weight
  * read), then one table on j->o->info. */
 static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
 {
     FILE *f = j->o->info;
+    struct sde_options flux_o; /* Flux runs its transformer one row at a time (true CFG too): batch 1 */
+    const struct sde_options *saved = j->o;
+    if (!strcmp(j->r->family, "flux")) {
+        flux_o = *j->o;
+        flux_o.batch = 1;
+        j->o = &flux_o;
+    }
+    int rc = print_info_rows(j, f, wanted, err, errcap);
+    j->o = saved;
+    return rc;
+}
+
+static int print_info_rows(struct job *j, FILE *f, unsigned wanted, char *err, size_t errcap)
+{
     double tw = 0, ta = 0, tp = 0;
     fprintf(f, "%s: architecture %s (family %s), %dx%d, weights stored as %s (what onnx2cl --info plans)\n",
             j->o->ckpt, j->r->arch, j->r->family, j->r->width, j->r->height, sde_weights_dtype(j->o));
@@ -615,15 +646,7 @@ static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
         fmt(json, sizeof json, "%s/.tmp-%ld-info-%s.json", j->cache, self_pid(), MODELS[m]);
         program_shape(j->arch, j->o, j->r->width, j->r->height, m, shape, sizeof shape);
         char *argv[96];
-        int argc = 0;
-        argv[argc++] = j->compiler;
-        argv[argc++] = graph;
-        argv[argc++] = "--name-map";
-        argv[argc++] = nmap;
-        weights_source(j, m, argv, &argc);
-        argv[argc++] = "--weights-dtype";
-        argv[argc++] = (char *)sde_weights_dtype(j->o);
-        shape_args(j, m, shapes, sizeof shapes, argv, &argc);
+        int argc = compiler_args(j, m, graph, nmap, shapes, sizeof shapes, argv);
         argv[argc++] = "--info";
         argv[argc++] = "--stats-json";
         argv[argc++] = json;

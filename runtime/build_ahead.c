@@ -23,11 +23,12 @@
  * that a dimension of 65535 or more work-items keeps the smallest multiple of its local size
  * that is >= 65535 (so the grid stays "large": at most a few thousand groups). A launch without
  * a local size (lws all 0: PoCL chooses) cannot be matched by a smaller grid: on PoCL its local
- * size is fixed here, for the warm-up AND the real runs, to the one PoCL's own chooser
- * (pocl_default_local_size_optimizer, lib/CL/devices/pocl_local_size.c, MIT licence, ported
- * below) picks from the device's limits; such kernels never depend on the local size (the
- * driver was free to choose it), so results do not change, and a warm-up enqueue that fails
- * with it gives the launch back to the driver's choice.
+ * size is fixed here, for the warm-up AND the real runs: powers of two (ls_canonical, below), so
+ * that launches and image sizes share PoCL's compiled specializations ($ONNX2CL_LOCAL_SIZE=pocl:
+ * the one PoCL's own chooser, pocl_default_local_size_optimizer of lib/CL/devices/pocl_local_size.c,
+ * MIT licence, ported below, picks from the device's limits); such kernels never depend on the
+ * local size (the driver was free to choose it), so results do not change, and a warm-up enqueue
+ * that fails with it gives the launch back to the driver's choice.
  * Arguments: weights buffers are the model's own (read only); every activation argument is one
  * zero-filled scratch buffer as large as the largest activation the warmed launches use (never
  * the model's arena: the warm-up runs while the real run uses it). A warm-up launch computes
@@ -188,6 +189,43 @@ static void ls_choose(const struct ls_dev *dev, const size_t g[3], size_t l[3])
     }
 }
 
+/* The local size onnx2cl picks on PoCL for a launch without one (issue 24 items 1 and 3): per
+ * dimension, x first, the largest power of two dividing the global size, within the device's
+ * limits and at most 4096 items for a 1-D grid (PoCL's own chooser fills up to its 4096 too), 64 x 4
+ * x 1 for 2-D and 3-D ones; then halved, largest dimension first, until the grid has a group per compute unit where it
+ * can. PoCL compiles a kernel once per local size: its own chooser (ls_choose) takes the largest
+ * divisors (12, 18, 5 ... as the sizes come), so one kernel of a UNet was compiled in up to 21 local
+ * sizes and another image size shared almost none of them; powers of two repeat across launches and
+ * image sizes (latents are multiples of 8). $ONNX2CL_LOCAL_SIZE=pocl keeps PoCL's choice (the
+ * measurement baseline). */
+#define LS_CANON_ITEMS 4096u
+static void ls_canonical(const struct ls_dev *dev, const size_t g[3], size_t l[3])
+{
+    /* 1-D grids (elementwise, copies: long) up to 4096 items; 2-D and 3-D grids at most 64 x 4 x 1
+     * (their dims vary from layer to layer: small caps are met by most of them, so one local size) */
+    const size_t cap[3] = {g[1] > 1 || g[2] > 1 ? 64 : LS_CANON_ITEMS, 4, 1};
+    size_t total = 1;
+    for (int d = 0; d < 3; d++) {
+        l[d] = 1;
+        while (g[d] % (2 * l[d]) == 0 && 2 * l[d] <= cap[d] && 2 * l[d] <= dev->max_item[d] &&
+               2 * total <= dev->max_group)
+            l[d] *= 2, total *= 2;
+    }
+    for (;;) {
+        const size_t groups = g[0] / l[0] * (g[1] / l[1]) * (g[2] / l[2]);
+        if (groups >= dev->ncus) break;
+        int big = l[0] >= l[1] && l[0] >= l[2] ? 0 : l[1] >= l[2] ? 1 : 2;
+        if (l[big] == 1) break;
+        l[big] /= 2;
+    }
+}
+
+static int ls_pocl_env(void)
+{
+    const char *e = getenv("ONNX2CL_LOCAL_SIZE");
+    return e && strcmp(e, "pocl") == 0;
+}
+
 /* Device limits for ls_choose; 0 when a query fails. */
 static int ls_query(const struct o2r_ctx *ctx, cl_kernel k, struct ls_dev *dev)
 {
@@ -265,14 +303,17 @@ static cl_int warm_args(const struct o2r_model *m, const struct o2r_launch *l, c
     return CL_SUCCESS;
 }
 
-void o2r_build_ahead_start(struct o2r_model *m)
+/* Launches without a local size get ls_canonical's (PoCL only; $ONNX2CL_LOCAL_SIZE=pocl: PoCL's own
+ * choice, ls_choose), whether or not the model builds ahead, so that the kernels compiled do not
+ * depend on $ONNX2CL_BUILD_AHEAD. */
+void o2r_local_sizes(struct o2r_model *m)
 {
     struct o2r_ctx *ctx = m->ctx;
     const struct o2r_model_desc *d = m->desc;
     const int pocl = is_pocl(ctx);
-    /* 1. launches without a local size get PoCL's choice (PoCL only) */
     struct ls_dev dev;
     int have_dev = 0;
+    const int pocl_choice = ls_pocl_env();
     for (uint32_t i = 0; pocl && i < d->n_launches; i++) {
         struct o2r_launch *l = &m->launches[i];
         if (!o2r_launch_selected(&d->launches[i], m->kclass) || l->check || l->work_dim < 1 ||
@@ -288,14 +329,24 @@ void o2r_build_ahead_start(struct o2r_model *m)
             continue;
         if (!have_dev && !(have_dev = ls_query(ctx, m->kernels[m->launch_kernel[i]], &dev)))
             break;
-        ls_choose(&dev, g, w);
+        if (pocl_choice)
+            ls_choose(&dev, g, w);
+        else
+            ls_canonical(&dev, g, w);
         if (w[0] * w[1] * w[2] == 0 || w[0] * w[1] * w[2] > dev.max_group || g[0] % w[0] ||
             g[1] % w[1] || g[2] % w[2])
             continue; /* cannot happen; the driver chooses */
         for (uint32_t q = 0; q < l->work_dim; q++)
             l->lws[q] = w[q];
     }
-    /* 2. the scratch buffer: the largest activation a warmed launch takes */
+}
+
+void o2r_build_ahead_start(struct o2r_model *m)
+{
+    struct o2r_ctx *ctx = m->ctx;
+    const struct o2r_model_desc *d = m->desc;
+    const int pocl = is_pocl(ctx);
+    /* 1. the scratch buffer: the largest activation a warmed launch takes */
     uint64_t scratch_bytes = 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < d->n_launches; i++) {

@@ -1001,6 +1001,8 @@ o2r_status o2r_model_init_mode(struct o2r_ctx *ctx, const struct o2r_model_desc 
         goto fail;
     m->weights_ms = t1 - t0;
     m->build_ms = t2 - t1;
+    if (!tune_mode)
+        o2r_local_sizes(m); /* PoCL: powers of two for the launches left to the driver */
     if (ahead && !tune_mode)
         o2r_build_ahead_start(m); /* kernels compile in the background (build_ahead.c) */
     *out = m;

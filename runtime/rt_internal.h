@@ -205,6 +205,9 @@ o2r_status o2r_build_ahead_mode(struct o2r_ctx *ctx, int *on);
  * argument the cl_mem buf (ignored for the other kinds). Returns clSetKernelArg's status. */
 cl_int o2r_set_kernel_arg(cl_kernel k, cl_uint j, const struct o2r_arg *a, cl_mem buf);
 void o2r_build_ahead_start(struct o2r_model *m);
+/* On PoCL: a local size for each launch the generated code left to the driver (build_ahead.c,
+ * ls_canonical: powers of two, shared across launches and image sizes); other platforms: nothing. */
+void o2r_local_sizes(struct o2r_model *m);
 /* Waits for the warm-up launches and releases their queue (o2r_model_free). */
 void o2r_build_ahead_finish(struct o2r_model *m);
 /* Test hook: warm-up launches enqueued at init (0 when off). */
