@@ -994,9 +994,8 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
         weights_file(o, j.wdir, m, w, sizeof w);
         need |= !is_file(p) || !is_file(w);
     }
-    unsigned wanted = 0;
+    unsigned wanted = 0; /* --info's models (printed last: every check below first) */
     for (int m = 0; m < N_MODELS; m++) wanted |= MODEL_WANTED(m) ? 1u << m : 0u;
-    if (o->info && print_info(&j, wanted, err, errcap)) goto out;
     if (o->plan_only || o->info) { /* the paths only */
         for (int m = 0; m < N_MODELS; m++) {
             if (!MODEL_WANTED(m)) continue;
@@ -1089,6 +1088,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     if (scheduler_config(&j, err, errcap)) goto out;
     fmt(r->vae_cfg, PATH_MAX, "%s/vae/config.json", o->ckpt);
     if (!is_dir(o->ckpt) || !is_file(r->vae_cfg)) r->vae_cfg[0] = 0;
+    if (o->info && print_info(&j, wanted, err, errcap)) goto out;
     rc = 0;
 out:
     cJSON_Delete(arch);

@@ -30,8 +30,9 @@ case $want in
   repack) ra=$(repacks "$work/a.c"); rb=$(repacks "$work/b.c")
           echo "conv weights rearranged at load: $ra (build A), $rb (build B)"
           [ "$ra" -gt 0 ] && [ "$ra" != "$rb" ] || bad "builds do not differ in load-time repacking" ;;
-  forms)  ka=$(grep -o 'fconv_v_k[0-9a-z_]*' "$work/a.c" | sort -u | tr '\n' ' ')
-          kb=$(grep -o 'fconv_v_k[0-9a-z_]*' "$work/b.c" | sort -u | tr '\n' ' ')
+  # the kernels the launches run (the program source defines every form a conv can take at any size)
+  forms)  ka=$(grep -o '{"fconv_v_k[0-9a-z_]*' "$work/a.c" | sort -u | tr '\n' ' ')
+          kb=$(grep -o '{"fconv_v_k[0-9a-z_]*' "$work/b.c" | sort -u | tr '\n' ' ')
           echo "conv kernels: $ka(build A), $kb(build B)"
           [ "$ka" != "$kb" ] && grep -q '_o16_' <<< "$ka$kb" || bad "builds do not differ in their conv kernel forms" ;;
   consts) grep -q '_consts\[' "$work/a.c" && grep -q '_consts\[' "$work/b.c" &&
