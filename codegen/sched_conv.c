@@ -189,12 +189,15 @@ static void fconv_v_sources(struct cg_ctx *cg, int base_ocb, int64_t cout, int64
 {
     for (int form = 0; form < 2; form++) { /* 0: direct, 1: im2col (1x1 taps) */
         if (form == 0 && KH == 0) continue;
-        const int64_t kh = form ? 1 : KH, kw = form ? 1 : KW, s1 = form ? 1 : sw, d1 = form ? 1 : dw;
+        const int64_t kh = form ? 1 : KH, kw = form ? 1 : KW, s1 = form ? 1 : sw,
+                      d1 = form ? 1 : dw;
         for (int nv = 1; nv <= 2; nv++) {
             const int o = nv == 1 && base_ocb == 8 && cout % 16 == 0 ? 16 : base_ocb;
             char src[200];
-            snprintf(src, sizeof src, "FCONV_V_DEFINE(fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d%s, %lld, %lld, %lld, "
-                     "%lld, %d, %d, %s)\n", (long long)kh, (long long)kw, (long long)s1, (long long)d1, o, nv, wn,
+            snprintf(src, sizeof src,
+                     "FCONV_V_DEFINE(fconv_v_k%lldx%lld_s%lld_d%lld_o%d_v%d%s, %lld, %lld, %lld, "
+                     "%lld, %d, %d, %s)\n",
+                     (long long)kh, (long long)kw, (long long)s1, (long long)d1, o, nv, wn,
                      (long long)kh, (long long)kw, (long long)s1, (long long)d1, o, nv, ws);
             cg_add_source(cg, src);
         }
@@ -216,7 +219,8 @@ static void fconv_v_declare(struct cg_ctx *cg, struct ir_graph *g, const struct 
     else return;
     const int64_t KH = c->k[1], KW = c->k[2], sw = c->s[2], dw = c->d[2];
     const bool direct_ok = sw <= 4 && KH * KW <= 64, half = cg_weight_dtype(cg) == IR_F16;
-    fconv_v_sources(cg, ocb, cout, direct_ok ? KH : 0, KW, sw, dw, half ? "f16" : "f32", half ? "_h" : "");
+    fconv_v_sources(cg, ocb, cout, direct_ok ? KH : 0, KW, sw, dw, half ? "f16" : "f32",
+                    half ? "_h" : "");
 }
 
 static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c,

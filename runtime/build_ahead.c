@@ -192,12 +192,12 @@ static void ls_choose(const struct ls_dev *dev, const size_t g[3], size_t l[3])
 /* The local size onnx2cl picks on PoCL for a launch without one (issue 24 items 1 and 3): per
  * dimension, x first, the largest power of two dividing the global size, within the device's
  * limits and at most 4096 items for a 1-D grid (PoCL's own chooser fills up to its 4096 too), 64 x 4
- * x 1 for 2-D and 3-D ones; then halved, largest dimension first, until the grid has a group per compute unit where it
- * can. PoCL compiles a kernel once per local size: its own chooser (ls_choose) takes the largest
- * divisors (12, 18, 5 ... as the sizes come), so one kernel of a UNet was compiled in up to 21 local
- * sizes and another image size shared almost none of them; powers of two repeat across launches and
- * image sizes (latents are multiples of 8). $ONNX2CL_LOCAL_SIZE=pocl keeps PoCL's choice (the
- * measurement baseline). */
+ * x 1 for 2-D and 3-D ones; then halved, largest dimension first, until the grid has a group per
+ * compute unit where it can. PoCL compiles a kernel once per local size: its own chooser
+ * (ls_choose) takes the largest divisors (12, 18, 5 ... as the sizes come), so one kernel of a UNet
+ * was compiled in up to 21 local sizes and another image size shared almost none of them; powers of
+ * two repeat across launches and image sizes (latents are multiples of 8). $ONNX2CL_LOCAL_SIZE=pocl
+ * keeps PoCL's choice (the measurement baseline). */
 #define LS_CANON_ITEMS 4096u
 static void ls_canonical(const struct ls_dev *dev, const size_t g[3], size_t l[3])
 {
