@@ -182,11 +182,12 @@ static void usage(FILE *f)
           "                         builds of the same structure and flags, any --shape (a\n"
           "                         fine-tune's values, or --weights-from); the executable refuses\n"
           "                         it when the weights layouts differ, naming the tensor\n"
-          "  --reuse-weights FILE   with -o OUT.o2d or OUT.c: write no weights file; the build uses\n"
-          "                         FILE.weights, written by a build of the same structure, flags and\n"
-          "                         weights (any --shape): its layout, storage and size are checked\n"
-          "                         and its checksum goes into the build (a new image size in\n"
-          "                         seconds: no weight is read or written)\n"
+          "  --reuse-weights FILE   with -o OUT.o2d or OUT.c: write no weights file; the build runs\n"
+          "                         with FILE.weights, written by a build of the same structure,\n"
+          "                         flags and weights (any --shape): its layout, storage and size are\n"
+          "                         checked and its checksum goes into the build (a new image size in\n"
+          "                         seconds: no weight is read or written); run it with --weights FILE\n"
+          "                         (the default is OUT.weights beside OUT)\n"
           "  --weights-dtype f16|f32  storage of the GEMM/conv/embedding weights in the weights file\n"
           "                         and on the device: f16 = IEEE half (read with vload_half, float32\n"
           "                         arithmetic), f32 = float32 (default: f16 for float16 models, else f32)\n"
@@ -435,6 +436,9 @@ static void reuse_weights_file(struct cg_ctx *m, const char *path)
 {
     const struct o2r_model_desc *d = cg_desc_plan(m);
     unsigned char h[104];
+    struct stat st;
+    if (stat(path, &st) != 0) ir_usage_die("--reuse-weights %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) ir_usage_die("--reuse-weights %s: not a regular file (a weights file)", path);
     FILE *f = fopen(path, "rb");
     if (!f) ir_usage_die("--reuse-weights %s: %s", path, strerror(errno));
     size_t n = fread(h, 1, sizeof h, f);
@@ -455,6 +459,10 @@ static void reuse_weights_file(struct cg_ctx *m, const char *path)
                      "%" PRIu64 " bytes; this build: %016" PRIx64 ", %s, %" PRIu64 " bytes): rebuild without "
                      "--reuse-weights", path, layout, dt == O2R_F16 ? "f16" : "f32", payload, want,
                      d->weights_dtype == O2R_F16 ? "f16" : "f32", (uint64_t)d->weights_file_bytes);
+    if ((uint64_t)st.st_size < O2R_WEIGHTS_HEADER + payload)
+        ir_usage_die("--reuse-weights %s: truncated (%" PRIu64 " bytes; its header and %" PRIu64 " bytes of "
+                     "weights need %" PRIu64 "): rebuild without --reuse-weights", path, (uint64_t)st.st_size,
+                     payload, (uint64_t)O2R_WEIGHTS_HEADER + payload);
     cg_set_checksum(m, sum);
 }
 

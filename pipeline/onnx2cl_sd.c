@@ -426,6 +426,18 @@ static void lora_metadata(const struct sde_options *eo, int n_flag_loras, const 
     }
 }
 
+/* --info (-m): what the run of eo will need (sde_options.info: a table on stdout), then exit 0;
+ * nothing compiled, converted or generated. Exits 2 / 1 with the engine's message on bad input. */
+static void print_info_exit(struct sde_options *eo, struct sde_result *er)
+{
+    char err[4096];
+    eo->info = stdout;
+    int rc = sde_prepare(eo, er, err, sizeof err);
+    if (rc) die(rc == -2 ? 2 : 1, "%s", err);
+    if (fflush(stdout) != 0 || ferror(stdout)) die(1, "--info: writing to stdout failed");
+    exit(0);
+}
+
 static int cli_main(int argc, char **argv)
 {
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
@@ -563,6 +575,7 @@ static int cli_main(int argc, char **argv)
         else die(2, "unknown option '%s' (--help lists them)", a);
 #undef NEXT
     }
+    if (!prompt && info) prompt = ""; /* --info generates nothing */
     if (!prompt) die(2, "--prompt is required (--help shows the usage)");
     if (emphasis != SDP_EMPHASIS_DIFFUSERS) { /* A1111 syntax onnx2cl-sd does not run: say so */
         const char *txt[2] = {prompt, negative};
@@ -852,13 +865,6 @@ static int cli_main(int argc, char **argv)
         eo.batch = cfg > 1 ? 2 * batch : batch;
         eo.vae_encoder = init_path != NULL;
         eo.quiet = 0;
-        if (info) { /* what the run will need, nothing compiled, converted or generated */
-            eo.info = stdout;
-            int irc = sde_prepare(&eo, &er, err, sizeof err);
-            if (irc) die(irc == -2 ? 2 : 1, "%s", err);
-            if (fflush(stdout) != 0 || ferror(stdout)) die(1, "--info: writing to stdout failed");
-            return 0;
-        }
         if (emphasis != SDP_EMPHASIS_DIFFUSERS) { /* long prompts: the UNet's text length from the chunks */
             eo.plan_only = 1;
             int prc = sde_prepare(&eo, &er, err, sizeof err);
@@ -878,6 +884,7 @@ static int cli_main(int argc, char **argv)
         { /* an SD 3 checkpoint: its own loop (the family from the keys, before any compile) */
             struct sde_options po = eo;
             po.plan_only = 1, po.quiet = 1;
+            po.info = info ? stdout : NULL; /* plan_only + info: the family alone (no table; --info needs no tokenizer) */
             int prc = sde_prepare(&po, &er, err, sizeof err);
             if (prc) die(prc == -2 ? 2 : 1, "%s", err);
             const int flux = !strcmp(er.family, "flux");
@@ -888,6 +895,7 @@ static int cli_main(int argc, char **argv)
                 /* diffusers' defaults: SD 3 guidance 7 (one batch-2 run); Flux true CFG 1 (off), one row per run */
                 const double c = cfg_given ? cfg : flux ? 1.0 : 7.0;
                 eo.batch = !flux && c > 1 ? 2 : 1, eo.vae_encoder = init_img != NULL, eo.tokens = 0;
+                if (info) print_info_exit(&eo, &er); /* after the refusals above */
                 int rc3 = sde_prepare(&eo, &er, err, sizeof err);
                 if (rc3) die(rc3 == -2 ? 2 : 1, "%s", err);
                 struct sd3_run r = {.prompt = prompt, .negative = negative, .outs = outs, .n_images = n_images,
@@ -921,6 +929,7 @@ static int cli_main(int argc, char **argv)
         if (guidance_given || eo.no_t5) /* SD 3 and Flux returned above */
             die(2, "%s", guidance_given ? "--guidance: Flux dev's distilled guidance; an SD 1.x/2.x/XL UNet takes --cfg"
                                         : "--no-t5: SD 3's optional T5 encoder; an SD 1.x/2.x/XL checkpoint has none");
+        if (info) print_info_exit(&eo, &er);
         int rc = sde_prepare(&eo, &er, err, sizeof err);
         if (rc) die(rc == -2 ? 2 : 1, "%s", err);
         if (eo.vae_tile && !er.vae_tiled)

@@ -630,14 +630,15 @@ static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
 
 static int print_info_rows(struct job *j, FILE *f, unsigned wanted, char *err, size_t errcap)
 {
-    double tw = 0, ta = 0, tp = 0;
-    fprintf(f, "%s: architecture %s (family %s), %dx%d, weights stored as %s (what onnx2cl --info plans)\n",
-            j->o->ckpt, j->r->arch, j->r->family, j->r->width, j->r->height, sde_weights_dtype(j->o));
-    fprintf(f, "%-16s %-22s %12s %14s %16s %9s\n", "model", "compiled for", "weights MiB", "activations MiB",
-            "device peak MiB", "launches");
+    double tw = 0, ta = 0, tp = 0, todo = 0;
+    /* onnx2cl writes each model's figures into a scratch file of the cache folder (then removed) */
     if (mkdir_p(j->cache) != 0 || !writable_dir(j->cache))
         return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable folder",
                     j->cache, strerror(errno ? errno : EACCES));
+    fprintf(f, "%s: architecture %s (family %s), %dx%d, weights stored as %s (what onnx2cl --info plans)\n",
+            j->o->ckpt, j->r->arch, j->r->family, j->r->width, j->r->height, sde_weights_dtype(j->o));
+    fprintf(f, "%-16s %-22s %12s %16s %16s %9s\n", "model", "compiled for", "weights MiB", "activations MiB",
+            "device peak MiB", "launches");
     for (int m = 0; m < N_MODELS; m++) {
         if (!(wanted & 1u << m)) continue;
         char graph[PATH_MAX + 64], nmap[PATH_MAX + 64], shapes[512], json[PATH_MAX + 96], shape[64];
@@ -663,15 +664,20 @@ static int print_info_rows(struct job *j, FILE *f, unsigned wanted, char *err, s
         if (!st) return -1;
         const double w = jnum(st, "weights_bytes", 0) / 1048576.0, a = jnum(st, "arena_bytes", 0) / 1048576.0,
                      p = jnum(st, "device_bytes_peak", 0) / 1048576.0;
-        fprintf(f, "%-16s %-22s %12.1f %14.1f %16.1f %9.0f\n", MODELS[m], m == 0 ? "any size" : shape, w, a, p,
+        fprintf(f, "%-16s %-22s %12.1f %16.1f %16.1f %9.0f\n", MODELS[m], shape, w, a, p,
                 jnum(st, "kernel_launches", 0));
         cJSON_Delete(st);
-        tw += w, ta += a, tp += p;
+        char wf[PATH_MAX];
+        weights_file(j->o, j->wdir, m, wf, sizeof wf);
+        tw += w, ta += a, tp += p, todo += is_file(wf) ? 0 : w;
     }
-    fprintf(f, "%-16s %-22s %12.1f %14.1f %16.1f\n", "all", "", tw, ta, tp);
+    fprintf(f, "%-16s %-22s %12.1f %16.1f %16.1f\n", "all", "", tw, ta, tp);
     fprintf(f, "onnx2cl-sd and serve keep every model loaded: the device needs about the sum (%.0f MiB; the CPU "
-               "device: host memory); the weights files are mapped, not copied, on the CPU device. The first run "
-               "also writes the converted weights (%.0f MiB) into the cache.\n", tp, tw);
+               "device: host memory); the weights files are mapped, not copied, on the CPU device. ", tp);
+    if (todo > 0)
+        fprintf(f, "The first run converts the weights into the cache: %.0f MiB to write.\n", todo);
+    else
+        fprintf(f, "The converted weights are in the cache already.\n");
     return 0;
 }
 
@@ -1030,40 +1036,58 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     /* tokenizer, scheduler, VAE config */
     if (!find_tokenizer(o, r, j.arch, "tokenizer", r->tokenizer)) r->tokenizer[0] = 0; /* none: the caller may have --tokenizer */
     r->tokenizer2[0] = r->tokenizer3[0] = 0;
-    if (sd3 || flux) { /* T5's SentencePiece model: the folder's tokenizer_3 (Flux: _2)/spiece.model, else the
-                          architecture's */
+    if (o->t5_tokenizer && !sd3 && !flux) {
+        fail(err, errcap, "--t5-tokenizer %s: architecture %s (family %s) has no T5 text encoder", o->t5_tokenizer,
+             r->arch, r->family);
+        rc = -2;
+        goto out;
+    }
+    if (flux || t5) { /* T5's SentencePiece model (not when SD 3 runs without T5): the folder's tokenizer_3 (Flux:
+                         _2)/spiece.model, else --t5-tokenizer's, else the architecture's */
         char sp[PATH_MAX + 32];
         const char *tn = flux ? "tokenizer_2" : "tokenizer_3";
         fmt(r->tokenizer3, PATH_MAX, "%s/%s", o->ckpt, tn);
         fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
-        if (o->t5_tokenizer) { /* --t5-tokenizer: a spiece.model file or its folder */
-            if (is_dir(o->t5_tokenizer)) {
-                fmt(r->tokenizer3, PATH_MAX, "%s", o->t5_tokenizer);
-            } else {
-                char *slash = strrchr(o->t5_tokenizer, '/');
-                fmt(r->tokenizer3, PATH_MAX, "%.*s", slash ? (int)(slash - o->t5_tokenizer) : 1,
-                    slash ? o->t5_tokenizer : ".");
-                if (!slash || strcmp(slash + 1, "spiece.model") != 0) {
-                    fail(err, errcap, "--t5-tokenizer %s: expected a file named spiece.model or a folder holding one",
-                         o->t5_tokenizer);
+        if (is_dir(o->ckpt) && is_file(sp)) {
+            /* the checkpoint folder's own */
+        } else if (o->t5_tokenizer) { /* a spiece.model file, its folder, or a diffusers download holding one */
+            const char *t = o->t5_tokenizer;
+            if (is_dir(t)) {
+                const char *const sub[] = {"", tn, "tokenizer_3", "tokenizer_2"};
+                for (size_t k = 0; k < sizeof sub / sizeof *sub; k++) {
+                    fmt(r->tokenizer3, PATH_MAX, "%s%s%s", t, sub[k][0] ? "/" : "", sub[k]);
+                    fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
+                    if (is_file(sp)) break;
+                }
+                if (!is_file(sp)) {
+                    fail(err, errcap, "--t5-tokenizer %s: no spiece.model in this folder (nor in its %s/)", t, tn);
                     rc = -2;
                     goto out;
                 }
+            } else {
+                const char *slash = strrchr(t, '/');
+                if (!is_file(t)) {
+                    fail(err, errcap, "--t5-tokenizer %s: no such file or folder", t);
+                    rc = -2;
+                    goto out;
+                }
+                if (strcmp(slash ? slash + 1 : t, "spiece.model") != 0) {
+                    fail(err, errcap, "--t5-tokenizer %s: expected a file named spiece.model (T5's SentencePiece "
+                         "model, as diffusers folders name it) or a folder holding one", t);
+                    rc = -2;
+                    goto out;
+                }
+                fmt(r->tokenizer3, PATH_MAX, "%.*s", slash ? (int)(slash - t) : 1, slash ? t : ".");
             }
-            fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
-            if (!is_file(sp)) {
-                fail(err, errcap, "--t5-tokenizer %s: no such file %s", o->t5_tokenizer, sp);
-                rc = -2;
-                goto out;
-            }
-        } else if (!is_dir(o->ckpt) || !is_file(sp)) {
+        } else {
             arch_tokenizer_dir(j.arch, r, tn, r->tokenizer3);
             fmt(sp, sizeof sp, "%s/spiece.model", r->tokenizer3);
             if (!is_file(sp) && !o->info) { /* --info tokenizes nothing */
                 fail(err, errcap, "%s: a%s checkpoint needs T5's SentencePiece model (spiece.model, in a diffusers "
                      "folder's %s/): neither the checkpoint nor the architecture %s has one; give "
                      "--t5-tokenizer PATH/spiece.model (any SD 3 / Flux diffusers download has it) or copy it "
-                     "into %s/%s/", o->ckpt, flux ? " Flux" : "n SD 3", tn, r->arch_path, r->arch_path, tn);
+                     "into %s/%s/%s", o->ckpt, flux ? " Flux" : "n SD 3", tn, r->arch_path, r->arch_path, tn,
+                     flux ? "" : " (or run without T5: --no-t5)");
                 rc = -2;
                 goto out;
             }
@@ -1088,7 +1112,7 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
     if (scheduler_config(&j, err, errcap)) goto out;
     fmt(r->vae_cfg, PATH_MAX, "%s/vae/config.json", o->ckpt);
     if (!is_dir(o->ckpt) || !is_file(r->vae_cfg)) r->vae_cfg[0] = 0;
-    if (o->info && print_info(&j, wanted, err, errcap)) goto out;
+    if (o->info && !o->plan_only && print_info(&j, wanted, err, errcap)) goto out;
     rc = 0;
 out:
     cJSON_Delete(arch);

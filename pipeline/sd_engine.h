@@ -88,7 +88,8 @@ struct sde_options {
     FILE *info;                /* non-NULL: like plan_only, then what the run will need, written to info:
                                   per model onnx2cl --info's weights, activation arena and device peak for the
                                   run's sizes and weights storage (no weight is read or converted; onnx2cl-sd
-                                  --info) and their sum */
+                                  --info) and their sum; with plan_only: the plan alone, no table (and no
+                                  tokenizer needed: what --info plans before it knows the run's batch) */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
 };

@@ -2061,6 +2061,7 @@ static void usage(FILE *f)
         "                          (*.safetensors and diffusers folders, subfolders too; names only, never paths)\n"
         "  --lora-dir DIR          where <lora:NAME:W> prompt tags find NAME.safetensors (default $ONNX2CL_LORA_DIR)\n"
         "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC  --vae-tile N   (as the CLI)\n"
+        "  --t5-tokenizer PATH  SD 3 / Flux single files: T5's spiece.model (or its folder), as the CLI's\n"
         "  --devices A,B,...       one worker per OpenCL device (index or name part; up to 64; the same device\n"
         "                          twice runs two generations on it): jobs go to the first idle worker\n"
         "  --width W --height H    size prepared at start (default: the architecture's) and the size of requests\n"
@@ -2167,6 +2168,7 @@ int sd_serve_main(int argc, char **argv)
         else if (!strcmp(a, "--ckpt-dir")) sp = &sv->ckpt_dir;
         else if (!strcmp(a, "--lora-dir")) sp = &oo->lora_dir;
         else if (!strcmp(a, "--arch-dir")) sp = &oo->arch_dir;
+        else if (!strcmp(a, "--t5-tokenizer")) sp = &oo->t5_tokenizer;
         else if (!strcmp(a, "--variant")) sp = &oo->variant;
         else if (!strcmp(a, "--weights-dtype")) sp = &oo->weights_dtype;
         else if (!strcmp(a, "--device")) sp = &oo->device;

@@ -46,6 +46,7 @@ struct sds_session {
     int engine;                     /* opened from a checkpoint */
     /* owned copies of the options */
     char *ckpt, *models_dir, *hf_dir, *arch_dir, *cache_dir, *compiler, *variant, *wdtype, *lora_dir, *device;
+    char *t5_tokenizer;
     int quiet, vae_tile;
     struct o2r_ctx *ctx;
     struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
@@ -215,7 +216,8 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc
 {
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
-                             .width = w, .height = h, .batch = batch, .quiet = s->quiet, .vae_encoder = venc};
+                             .width = w, .height = h, .batch = batch, .quiet = s->quiet, .vae_encoder = venc,
+                             .t5_tokenizer = s->t5_tokenizer};
     for (int i = 0; tags && i < tags->n_loras; i++) { /* the request's <lora:...> tags (merged into the weights) */
         eo.loras[i] = tags->loras[i];
         eo.lora_unet[i] = tags->lora_unet[i];
@@ -269,7 +271,7 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet,
                              .vae_encoder = venc, .tokens = tokens, .clip_skip = clip_skip,
-                             .vae_tile = s->vae_tile};
+                             .vae_tile = s->vae_tile, .t5_tokenizer = s->t5_tokenizer};
     for (int i = 0; i < n_loras; i++) {
         eo.loras[i] = loras[i];
         eo.lora_unet[i] = lora_unet[i];
@@ -401,6 +403,7 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     s->cache_dir = dup_or_null(o->cache_dir);
     s->compiler = dup_or_null(o->compiler);
     s->variant = dup_or_null(o->variant);
+    s->t5_tokenizer = dup_or_null(o->t5_tokenizer);
     s->wdtype = dup_or_null(o->weights_dtype);
     s->lora_dir = dup_or_null(o->lora_dir);
     s->device = dup_or_null(o->device);
@@ -463,7 +466,7 @@ void sds_close(struct sds_session *s)
     sdp_tokenizer_free(s->p.tok2);
     if (s->ctx) o2r_ctx_free(s->ctx);
     char *owned[] = {s->ckpt, s->models_dir, s->hf_dir, s->arch_dir, s->cache_dir, s->compiler, s->variant,
-                     s->wdtype, s->lora_dir, s->device};
+                     s->wdtype, s->lora_dir, s->device, s->t5_tokenizer};
     for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_destroy(&s->mu);

@@ -72,6 +72,9 @@ struct sds_open_options {
                                   else the build tree's; an application installed elsewhere gives
                                   PREFIX/bin/onnx2cl) */
     const char *variant;       /* checkpoint: diffusers file variant ("fp16") or NULL */
+    const char *t5_tokenizer;  /* checkpoint, SD 3 / Flux: T5's spiece.model (or its folder) when the checkpoint
+                                  is a single file and the architecture ships none (the full-size ones);
+                                  NULL: the folder's or the architecture's */
     const char *weights_dtype; /* checkpoint: "f16" (default: half the memory) or "f32" */
     const char *lora_dir;      /* where <lora:NAME:W> prompt tags find NAME.safetensors (subfolders too;
                                   NULL: $ONNX2CL_LORA_DIR) */

@@ -107,8 +107,8 @@ bfl_case t5full "$work/t5_full.safetensors"
 rm -rf "$work/arch" && mkdir -p "$work/arch" && cp -r "$here/../../models/arch/tiny_flux_schnell" "$work/arch/" &&
   rm "$work/arch/tiny_flux_schnell/tokenizer_2/spiece.model" || bad "could not make the architecture copy"
 sp=$here/../../models/arch/tiny_flux_schnell/tokenizer_2/spiece.model
-for how in file dir; do
-  arg=$sp; [ $how = dir ] && arg=$(dirname "$sp")
+for how in file dir root; do # root: a diffusers download (its tokenizer_2/spiece.model)
+  arg=$sp; [ $how = dir ] && arg=$(dirname "$sp"); [ $how = root ] && arg=$(dirname "$(dirname "$sp")")
   if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$arg" \
        --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" \
        --t5xxl "$f/text_encoder_2/model.safetensors" -p "$p" --steps 4 --guidance 0.0 --cfg 1.0 --seed 42 \
@@ -124,9 +124,11 @@ bfl3="--vae $f/vae/diffusion_pytorch_model.safetensors --clip-l $f/text_encoder/
 # shellcheck disable=SC2086
 expect flux_t5tok_none "needs T5's SentencePiece model (spiece.model.*give --t5-tokenizer" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" $bfl3 --width 32 --height 32
 # shellcheck disable=SC2086
-expect flux_t5tok_name "t5-tokenizer .*: expected a file named spiece.model or a folder holding one" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$f/vae/diffusion_pytorch_model.safetensors" $bfl3 --width 32 --height 32
+expect flux_t5tok_name "t5-tokenizer .*: expected a file named spiece.model" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$f/vae/diffusion_pytorch_model.safetensors" $bfl3 --width 32 --height 32
 # shellcheck disable=SC2086
-expect flux_t5tok_nofile "t5-tokenizer .*: no such file .*/spiece.model" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$work/arch" $bfl3 --width 32 --height 32
+expect flux_t5tok_nofile "t5-tokenizer .*: no spiece.model in this folder (nor in its tokenizer_2/)" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$work/arch" $bfl3 --width 32 --height 32
+# shellcheck disable=SC2086
+expect flux_t5tok_missing "t5-tokenizer .*/nothing_here: no such file or folder" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$work/nothing_here" $bfl3 --width 32 --height 32
 "$sd" -m "$d/tiny_flux_dev" -p "$p" --steps 2 --width 64 --height 48 --quiet -o "$work/out/m_64x48.png" 2> "$work/out/m_64x48.log" &&
   python3 -c 'import sys; from PIL import Image; sys.exit(Image.open(sys.argv[1]).size != (64, 48))' "$work/out/m_64x48.png" ||
   bad "-m at 64x48: $(tail -3 "$work/out/m_64x48.log")"

@@ -83,8 +83,12 @@ else
 fi
 # without T5 through the engine: --no-t5, and a folder without text_encoder_3/ (arch.json's optional component)
 rm -rf "$work/nt5" && cp -r "$hf" "$work/nt5" && rm -rf "$work/nt5/text_encoder_3"
+# ... and the single file with an architecture that ships no T5 tokenizer (the full-size ones): not needed
+rm -rf "$work/arch_nt5" && mkdir -p "$work/arch_nt5" && cp -r "$here/../../models/arch/tiny_sd3" "$work/arch_nt5/" &&
+  rm -rf "$work/arch_nt5/tiny_sd3/tokenizer_3"
 pa=$(awk -F'\t' '$1 == "not5" {print $4}' "$d/cases.txt") na=$(awk -F'\t' '$1 == "not5" {print $5}' "$d/cases.txt")
-for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5" "m_not5_file $d/tiny_sd3.safetensors --no-t5"; do
+for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5" "m_not5_file $d/tiny_sd3.safetensors --no-t5" \
+         "m_not5_nospiece $d/tiny_sd3.safetensors --no-t5 --arch-dir $work/arch_nt5"; do
   read -r tag ck flag <<< "$c"
   # shellcheck disable=SC2086
   if "$sd" -m "$ck" $flag -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 \

@@ -3,7 +3,8 @@
 (tests/pipeline/{sd3,flux}: the tiny models as one SAI / ComfyUI file, models/make_single_files.py),
 driven by the webuiapi client (PyPI) and raw HTTP:
 
-  1. Flux dev: webuiapi txt2img (cfg_scale 1, Forge's distilled_cfg_scale left out: 3.5) == the CLI's
+  1. Flux dev (served with an architecture copy without T5's spiece.model and --t5-tokenizer naming it):
+     webuiapi txt2img (cfg_scale 1, Forge's distilled_cfg_scale left out: 3.5) == the CLI's
      PNG for the same parameters, value for value, and within one 8-bit level of diffusers' FluxPipeline
      image (tests/pipeline/flux case c); the infotext says "Sampler: Euler" and "Distilled CFG Scale: 3.5";
      a raw request with distilled_cfg_scale 5, 6 steps and the long prompt == diffusers' case d
@@ -72,10 +73,10 @@ def cases(path):
     return out
 
 
-def serve(ckpt, tag):
+def serve(ckpt, tag, *extra):
     log = open(os.path.join(work, f"{tag}.log"), "w+")
     srv = subprocess.Popen([sd, "serve", "-m", ckpt, "--listen", "127.0.0.1:0", "--width", "32", "--height", "32",
-                            "--lora-dir", loras, "--weights-dtype", "f32", "--quiet"], env=env,
+                            "--lora-dir", loras, "--weights-dtype", "f32", "--quiet", *extra], env=env,
                            stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(1200):
         log.seek(0)
@@ -116,7 +117,13 @@ def cli_png(ckpt, tag, *flags):
 fd = os.path.join(pipe, "flux")
 fc = cases(os.path.join(fd, "cases.txt"))
 fck = os.path.join(fd, "tiny_flux_dev.safetensors")
-srv, port, log = serve(fck, "flux")
+# the Flux file with an architecture copy that ships no T5 tokenizer (as the full-size ones) and
+# serve --t5-tokenizer naming the file: the same images as with the architecture's own
+arch_nt5 = os.path.join(work, "arch")
+shutil.copytree(os.path.join(here, "..", "..", "models", "arch", "tiny_flux_dev"), os.path.join(arch_nt5, "tiny_flux_dev"))
+os.remove(os.path.join(arch_nt5, "tiny_flux_dev", "tokenizer_2", "spiece.model"))
+srv, port, log = serve(fck, "flux", "--arch-dir", arch_nt5, "--t5-tokenizer",
+                       os.path.join(here, "..", "..", "models", "arch", "tiny_flux_dev", "tokenizer_2", "spiece.model"))
 try:
     api = webuiapi.WebUIApi(host="127.0.0.1", port=port)
     c = fc["c"]  # dev, 4 steps, guidance 3.5, cfg 1

@@ -14,7 +14,7 @@ What: writes a sparse diffusers folder (every component's canonical keys and sha
      prints equals the arch.json shapes' count of the keys the name map uses (not with
      --no-info: seconds to a minute per architecture);
   3. with --sd: `onnx2cl-sd -m DIR --info` prints one row per model the run needs, the last row
-     their sum, and writes no program or weights into its cache; with 2. also each row's weights
+     their sum, and writes no program, weights or scratch file into its cache; with 2. also each row's weights
      equal onnx2cl --info's weights_bytes_f16 for that model.
 Exit 0 when all hold; prints what differs otherwise.
 """
@@ -152,9 +152,10 @@ def main():
             for model, mib in f16.items():
                 if model in rows and abs(rows[model][0] - mib) > 0.06:
                     bad.append(f"onnx2cl-sd --info: {model} weights {rows[model][0]} MiB, onnx2cl --info says {mib:.2f}")
-        for sub in ("programs", "weights"):
-            if os.path.isdir(os.path.join(cache, sub)) and any(os.scandir(os.path.join(cache, sub))):
-                bad.append(f"onnx2cl-sd --info wrote into {os.path.join(cache, sub)}")
+        for d, _, files in os.walk(cache):  # no program or weights (scheduler_config.json may be there)
+            for fn in files:
+                if fn.endswith((".o2d", ".weights", ".so")) or fn.startswith(".tmp"):
+                    bad.append(f"onnx2cl-sd --info wrote {os.path.join(d, fn)}")
     shutil.rmtree(work, ignore_errors=True)
     if bad:
         print("\n".join(bad))
