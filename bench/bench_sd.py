@@ -22,7 +22,7 @@ What it does
   Prints a markdown table (plus details) and writes JSON (--json FILE) and markdown (--md FILE).
 
 Assumes
-  python3 with numpy and onnxruntime (no torch); an onnx2cl binary (default:
+  python3 with numpy and onnxruntime (no torch; the ov variant: openvino from PyPI); an onnx2cl binary (default:
   build-bench/obj/onnx2cl as bench/build_snapshot.sh builds it from a commit, else
   build-bench/onnx2cl, else build/onnx2cl, or --onnx2cl PATH); a C compiler for onnx2cl -o EXE; an OpenCL device
   (PoCL on the CPU here). Large models need disk space in --work (the UNet: ~3.4 GB of weights
@@ -161,31 +161,59 @@ def compare_outputs(out_dir, refs, atol, rtol):
 # onnxruntime worker (runs in a child process so its memory is measured and freed separately)
 
 
-def ort_worker(folder, runs, out_dir):
-    import onnxruntime as ort
-
+def ort_worker(folder, runs, out_dir, kind="ort"):
+    """kind "ort": onnxruntime (CPUExecutionProvider, default optimizations and threads); "ov":
+    OpenVINO's CPU plugin with INFERENCE_PRECISION_HINT f32 (its default on CPUs with bf16 units is
+    bf16, not the float32 the others compute in)."""
     inputs = {os.path.splitext(os.path.basename(p))[0]: np.load(p)
               for p in sorted(glob.glob(os.path.join(folder, "inputs", "*.npy")))}
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
+    path = os.path.join(folder, "model.onnx")
+    if kind == "ov":
+        import openvino as ov
+        t0 = time.perf_counter()
+        core = ov.Core()
+        compiled = core.compile_model(core.read_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        t_sess = time.perf_counter() - t0
+        req = compiled.create_infer_request()
+        feeds = {}
+        for p in compiled.inputs:
+            name = p.get_any_name()
+            feeds[name] = inputs[name].astype(p.get_element_type().to_dtype())
+        refs = {os.path.splitext(os.path.basename(p))[0]
+                for p in glob.glob(os.path.join(folder, "ref", "*.npy"))}
+        # an output may carry several tensor names: the ONNX output's (the ref file's) where it has one
+        names = [next((n for n in sorted(o.get_names()) if n.replace("/", "_") in refs), o.get_any_name())
+                 for o in compiled.outputs]
+
+        def run_once():
+            res = req.infer(feeds)
+            return [np.array(res[o]) for o in compiled.outputs]
+        version = ov.__version__
+    else:
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        t0 = time.perf_counter()
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        t_sess = time.perf_counter() - t0
+        type_map = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
+                    "tensor(double)": np.float64, "tensor(int64)": np.int64,
+                    "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
+        feeds = {gi.name: inputs[gi.name].astype(type_map.get(gi.type, inputs[gi.name].dtype))
+                 for gi in sess.get_inputs()}
+        names = [o.name for o in sess.get_outputs()]
+
+        def run_once():
+            return sess.run(names, feeds)
+        version = ort.__version__
     t0 = time.perf_counter()
-    sess = ort.InferenceSession(os.path.join(folder, "model.onnx"), so,
-                                providers=["CPUExecutionProvider"])
-    t_sess = time.perf_counter() - t0
-    type_map = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
-                "tensor(double)": np.float64, "tensor(int64)": np.int64,
-                "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
-    feeds = {gi.name: inputs[gi.name].astype(type_map.get(gi.type, inputs[gi.name].dtype))
-             for gi in sess.get_inputs()}
-    names = [o.name for o in sess.get_outputs()]
-    t0 = time.perf_counter()
-    outs = sess.run(names, feeds)  # warm-up
+    outs = run_once()  # warm-up
     t_first = time.perf_counter() - t0
     times = []
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     for _ in range(runs):
         t0 = time.perf_counter()
-        outs = sess.run(names, feeds)
+        outs = run_once()
         times.append(time.perf_counter() - t0)
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime) / max(runs, 1)
@@ -194,7 +222,7 @@ def ort_worker(folder, runs, out_dir):
         np.save(os.path.join(out_dir, n.replace("/", "_") + ".npy"), o)
     rec = {"session_s": t_sess, "first_run_ms": t_first * 1e3,
            "median_ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
-           "runs": runs, "ort_version": ort.__version__, "cpu_s_per_run": cpu,
+           "runs": runs, "ort_version": version, "cpu_s_per_run": cpu,
            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     print("ORT_RESULT " + json.dumps(rec))
 
@@ -358,19 +386,21 @@ def bench_onnx2cl(folder, variant, no_fuse, args, work, refs, log):
     return rec
 
 
-def bench_ort(folder, args, work, refs, log):
+def bench_ort(folder, args, work, refs, log, kind="ort"):
+    """onnxruntime (kind "ort") or OpenVINO ("ov") on the same ONNX file and inputs, in a child."""
     name = os.path.basename(os.path.normpath(folder))
-    out_dir = os.path.join(work, f"{name}-ort")
+    out_dir = os.path.join(work, f"{name}-{kind}")
     shutil.rmtree(out_dir, ignore_errors=True)
     runs = args.ort_n(folder)
     cmd = [sys.executable, os.path.abspath(__file__), "--ort-worker", folder, "--ort-runs",
-           str(runs), "--ort-out", out_dir]
-    log(f"  [onnxruntime] {runs} runs after a warm-up")
+           str(runs), "--ort-out", out_dir, "--worker-kind", kind]
+    what = "onnxruntime" if kind == "ort" else "openvino"
+    log(f"  [{what}] {runs} runs after a warm-up")
     r = run_child(cmd, args.timeout, log_prefix=out_dir + "-log")
-    rec = {"variant": "onnxruntime", "errors": []}
+    rec = {"variant": what, "errors": []}
     m = re.search(r"^ORT_RESULT (.*)$", r["stdout"], re.M)
     if r["rc"] != 0 or not m:
-        rec["errors"].append(fail_msg(r, "onnxruntime"))
+        rec["errors"].append(fail_msg(r, what))
         log("    FAILED " + rec["errors"][-1])
         return rec
     o = json.loads(m.group(1))
@@ -399,21 +429,26 @@ def fmt(v, spec):
 
 def table(results):
     hdr = ["model", "variant", "ms/inf median", "ms/inf min", "runs", "× ORT median (min)",
+           "× OpenVINO median (min)",
            "launches", "arena MiB", "weights MiB", "compile s (C cc s)", "onnx2cl peak RSS MiB",
            "1st start s (init ms)", "2nd start s (init ms)", "max abs err vs PyTorch",
            "max rel err", "tol ok"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for mres in results:
-        ort_med = ort_min = None
+        ort_med = ort_min = ov_med = ov_min = None
         for v in mres["variants"]:
             if v["variant"] == "onnxruntime" and "bench" in v:
                 ort_med, ort_min = v["bench"]["median_ms"], v["bench"]["min_ms"]
+            if v["variant"] == "openvino" and "bench" in v:
+                ov_med, ov_min = v["bench"]["median_ms"], v["bench"]["min_ms"]
         for v in mres["variants"]:
             b = v.get("bench", {})
             med = b.get("median_ms")
-            ratio = None
+            ratio = ratio_ov = None
             if med is not None and ort_med:
                 ratio = f"{med / ort_med:.2f} ({b['min_ms'] / ort_min:.2f})"
+            if med is not None and ov_med:
+                ratio_ov = f"{med / ov_med:.2f} ({b['min_ms'] / ov_min:.2f})"
             c = v.get("compile", {})
             comp = None
             if c:
@@ -426,7 +461,7 @@ def table(results):
                 if k == "second_start" and b.get("folded_into_second_start"):
                     w += "†"
                 return f"{w} ({fmt(s.get('init_ms'), '.0f')})"
-            if v["variant"] == "onnxruntime":
+            if v["variant"] in ("onnxruntime", "openvino"):
                 s1 = f"session {v['session_s']:.2f} s" if "session_s" in v else "—"
                 s2 = "—"
             else:
@@ -441,7 +476,7 @@ def table(results):
             else:
                 runs = fmt(runs, "d")
             row = [mres["model"], v["variant"], fmt(med, ".2f"), fmt(b.get("min_ms"), ".2f"),
-                   runs, ratio or "—", fmt(v.get("launches"), "d"),
+                   runs, ratio or "—", ratio_ov or "—", fmt(v.get("launches"), "d"),
                    fmt(v["arena_bytes"] / 2**20 if v.get("arena_bytes") is not None else None,
                        ".2f"),
                    fmt(v["weights_bytes"] / 2**20 if v.get("weights_bytes") is not None
@@ -550,7 +585,8 @@ def main():
     ap.add_argument("--ort-runs", type=int, default=20, help="onnxruntime timed runs (tiny)")
     ap.add_argument("--ort-runs-full", type=int, default=3, help="onnxruntime runs (full)")
     ap.add_argument("--variants", default="fused,unfused,ort",
-                    help="comma list of fused, unfused, ort")
+                    help="comma list of fused, unfused, ort (onnxruntime), ov (OpenVINO, pip "
+                    "package openvino: bench only)")
     ap.add_argument("--fold-bench", action="store_true",
                     help="run --bench inside the second start-up run (saves inferences on "
                     "huge models; the 2nd start wall time then includes N+1 inferences)")
@@ -568,10 +604,11 @@ def main():
     ap.add_argument("--notes", help="markdown file added as a Notes section of the report")
     ap.add_argument("--ort-worker", help=argparse.SUPPRESS)
     ap.add_argument("--ort-out", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-kind", default="ort", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.ort_worker:
-        ort_worker(args.ort_worker, args.ort_runs, args.ort_out)
+        ort_worker(args.ort_worker, args.ort_runs, args.ort_out, args.worker_kind)
         return 0
 
     notes = open(args.notes).read() if args.notes else None
@@ -659,6 +696,8 @@ def main():
                 rec = bench_onnx2cl(folder, "onnx2cl --no-fuse=all", True, args, work, refs, log)
             elif v == "ort":
                 rec = bench_ort(folder, args, work, refs, log)
+            elif v == "ov":
+                rec = bench_ort(folder, args, work, refs, log, kind="ov")
             else:
                 ap.error(f"unknown variant '{v}'")
             mres["variants"].append(rec)
