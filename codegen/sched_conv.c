@@ -204,6 +204,17 @@ static void fconv_v_sources(struct cg_ctx *cg, int base_ocb, int64_t cout, int64
     }
 }
 
+/* The output channels per panel fconv_v stores for a conv of OC output channels in `group` groups
+ * (the weights file's panels: packed_weights), 0 when it cannot run it. */
+static int fconv_v_ocb(int64_t OC, int64_t group)
+{
+    const int64_t cout = OC / group;
+    if (group == 1) return OC % 8 == 0 || OC > 32 ? 8 : 4;
+    if (cout % 8 == 0) return 8;
+    if (cout % 4 == 0) return 4;
+    return 0;
+}
+
 /* fconv_v_sources for conv c when try_fconv_v can take it at some size (its checks that do not
  * depend on the size), before the size decides between Winograd and fconv_v. */
 static void fconv_v_declare(struct cg_ctx *cg, struct ir_graph *g, const struct sched_conv *c)
@@ -212,11 +223,8 @@ static void fconv_v_declare(struct cg_ctx *cg, struct ir_graph *g, const struct 
     if (env && (strcmp(env, "oc4") == 0 || strcmp(env, "w4") == 0)) return;
     if (!ir_is_const(g, c->w) || c->in[0] != 1 || c->k[0] != 1 || c->out[0] != 1) return;
     const int64_t OC = g->values[c->w].dims[0], cout = OC / c->group;
-    int ocb;
-    if (c->group == 1) ocb = OC % 8 == 0 || OC > 32 ? 8 : 4;
-    else if (cout % 8 == 0) ocb = 8;
-    else if (cout % 4 == 0) ocb = 4;
-    else return;
+    const int ocb = fconv_v_ocb(OC, c->group);
+    if (!ocb) return;
     const int64_t KH = c->k[1], KW = c->k[2], sw = c->s[2], dw = c->d[2];
     const bool direct_ok = sw <= 4 && KH * KW <= 64, half = cg_weight_dtype(cg) == IR_F16;
     fconv_v_sources(cg, ocb, cout, direct_ok ? KH : 0, KW, sw, dw, half ? "f16" : "f32",
@@ -238,11 +246,8 @@ static bool try_fconv_v(struct cg_ctx *cg, struct ir_graph *g, const struct sche
     const struct ir_value *xv = &g->values[x];
     const int64_t N = xv->dims[0], C = xv->dims[1], OC = g->values[w].dims[0];
     const int64_t cin = C / group, cout = OC / group;
-    int ocb;
-    if (group == 1) ocb = OC % 8 == 0 || OC > 32 ? 8 : 4;
-    else if (cout % 8 == 0) ocb = 8;
-    else if (cout % 4 == 0) ocb = 4;
-    else return false;
+    int ocb = fconv_v_ocb(OC, group);
+    if (!ocb) return false;
     const int base_ocb = ocb; /* the weights file's panels (packed_weights) */
     int64_t H = in[1], W = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
     int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = p[1], pw = p[2];

@@ -608,28 +608,13 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     return 0;
 }
 
-static int print_info_rows(struct job *j, FILE *f, unsigned wanted, char *err, size_t errcap);
-
 /* sde_options.info: onnx2cl --info --stats-json for each model of `wanted` (bit m: MODELS[m]) with the
  * run's shapes, weights source and storage (nothing converted or compiled: the graph is planned, no weight
- * read), then one table on j->o->info. */
+ * read), then one table on j->o->info. The caller sets the run's batch (onnx2cl-sd: Flux 1, SD 3 2 with
+ * guidance), as for the run itself. */
 static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
 {
     FILE *f = j->o->info;
-    struct sde_options flux_o; /* Flux runs its transformer one row at a time (true CFG too): batch 1 */
-    const struct sde_options *saved = j->o;
-    if (!strcmp(j->r->family, "flux")) {
-        flux_o = *j->o;
-        flux_o.batch = 1;
-        j->o = &flux_o;
-    }
-    int rc = print_info_rows(j, f, wanted, err, errcap);
-    j->o = saved;
-    return rc;
-}
-
-static int print_info_rows(struct job *j, FILE *f, unsigned wanted, char *err, size_t errcap)
-{
     double tw = 0, ta = 0, tp = 0, todo = 0;
     /* onnx2cl writes each model's figures into a scratch file of the cache folder (then removed) */
     if (mkdir_p(j->cache) != 0 || !writable_dir(j->cache))

@@ -11,6 +11,19 @@ case_setup() {
   fails=0
 }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+# proof TAG REF WIDTH ARGS... — `$sd ARGS... --weights-dtype f32 --quiet -o $work/out/TAG.png --save-image
+# $work/out/TAG.npy` and its float image within 1e-3 of REF (o2c_compare): prints TAG (padded to WIDTH) and
+# the comparison, returns 0; otherwise counts a failure with bad (the log's tail) and returns 1.
+proof() {
+  local tag=$1 ref=$2 w=$3; shift 3
+  if "$sd" "$@" --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" \
+       2> "$work/out/$tag.log" && "$compare" "$work/out/$tag.npy" "$ref" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
+    printf "%-${w}s %s\n" "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+    return 0
+  fi
+  bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
+  return 1
+}
 
 # flow_lora_cases DIR FOLDER — SD 3 / Flux LoRA proofs (DIR/lora_cases.txt: case steps cfg guidance weight
 # prompt; models/make_flow_lora_refs.py): each case with --lora FILE:W on DIR/FOLDER and as a <lora:NAME:W>
@@ -29,14 +42,10 @@ flow_lora_cases() {
       tag=lora_${name}_$how
       if [ $how = flag ]; then ck=$d/$folder; lf=(--lora "$d/$ln.safetensors:$weight"); pr=$prompt
       else ck=$d/$folder.safetensors; lf=(--lora-dir "$d"); pr="$prompt <lora:$ln:$weight>"; fi
-      if "$sd" -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg" "${gf[@]}" --seed 42 --width 32 --height 32 "${lf[@]}" \
-           --weights-dtype f32 --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-         "$compare" "$work/out/$tag.npy" "$d/lora_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-        printf '%-20s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+      if proof "$tag" "$d/lora_${name}_image.npy" 20 -m "$ck" -p "$pr" --steps "$steps" --cfg "$cfg" "${gf[@]}" \
+           --seed 42 --width 32 --height 32 "${lf[@]}"; then
         python3 -c 'import sys; from PIL import Image; t = Image.open(sys.argv[1]).text["parameters"]; sys.exit("<lora:" + sys.argv[2] + ":" not in t or "Lora hashes: " not in t)' \
           "$work/out/$tag.png" "$ln" || bad "$tag: no LoRA tag / Lora hashes in the infotext"
-      else
-        bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
       fi
     done
   done < "$d/lora_cases.txt"
@@ -57,15 +66,10 @@ flow_i2i_cases() {
     gf=(); [[ $prefix == tiny_flux* ]] && gf=(--guidance "$guidance")
     for ck in "${cks[@]}"; do
       tag=i2i_${name}_$(basename "$ck")
-      if "$sd" -m "$ck" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" "${gf[@]}" --seed 42 \
-           --strength "$strength" --init-image "$d/../img2img/init.png" --weights-dtype f32 --quiet \
-           -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-         "$compare" "$work/out/$tag.npy" "$d/i2i_${name}_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-        printf '%-26s %s\n' "$tag" "$(head -c 140 "$work/out/$tag.cmp")"
+      if proof "$tag" "$d/i2i_${name}_image.npy" 26 -m "$ck" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" \
+           "${gf[@]}" --seed 42 --strength "$strength" --init-image "$d/../img2img/init.png"; then
         python3 -c 'import re, sys; from PIL import Image; m = re.search(r"Denoising strength: ([0-9.]+)", Image.open(sys.argv[1]).text["parameters"]); sys.exit(not m or float(m.group(1)) != float(sys.argv[2]))' \
           "$work/out/$tag.png" "$strength" || bad "$tag: no Denoising strength $strength in the infotext"
-      else
-        bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
       fi
     done
   done < "$d/i2i_cases.txt"

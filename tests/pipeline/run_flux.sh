@@ -16,7 +16,7 @@ d=$here/flux
 mkdir -p "$work/schnell" "$work/dev" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases, expect
+. "$(dirname "$0")/case_lib.sh" # proof, flow_i2i_cases, flow_lora_cases, expect
 compile() { # compile ONNX_NAME O2D_PATH
   if [ ! -f "$2" ] || [ "$d/onnx/$1.onnx" -nt "$2" ] || [ "$onnx2cl" -nt "$2" ]; then
     "$onnx2cl" "$d/onnx/$1.onnx" -o "$2" > "$2.log" 2>&1 || bad "compile $1: $(tail -3 "$2.log")"
@@ -67,17 +67,12 @@ done
 # Black Forest Labs' transformer-only file with the VAE and text encoders as separate files (sd.cpp's
 # --vae / --clip_l / --t5xxl: flux1-schnell.safetensors + ae.safetensors + clip_l + t5xxl): case a's image
 f=$d/tiny_flux_schnell
-bfl_case() { # bfl_case TAG T5_FILE: the BFL file + --vae --clip-l --t5xxl T5_FILE == case a
+bfl_case() { # bfl_case TAG T5_FILE [ARGS...]: the BFL file + --vae --clip-l --t5xxl T5_FILE (+ ARGS) == case a
   local tag=$1 t5=$2
-  if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" \
-       --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$t5" -p "$p" --steps 4 --guidance 0.0 --cfg 1.0 \
-       --seed 42 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_$tag.png" \
-       --save-image "$work/out/m_$tag.npy" 2> "$work/out/m_$tag.log" &&
-     "$compare" "$work/out/m_$tag.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_$tag.cmp" 2>&1; then
-    printf '%-9s %-8s %s\n' "-m $tag" schnell "$(head -c 140 "$work/out/m_$tag.cmp")"
-  else
-    bad "-m BFL file + --vae --clip-l --t5xxl $t5: $(tail -3 "$work/out/m_$tag.log") $(cat "$work/out/m_$tag.cmp" 2>/dev/null)"
-  fi
+  shift 2
+  proof "m_$tag" "$d/a_image.npy" 20 -m "$d/tiny_flux_schnell_bfl.safetensors" \
+    --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$t5" \
+    -p "$p" --steps 4 --guidance 0.0 --cfg 1.0 --seed 42 --width 32 --height 32 "$@"
 }
 bfl_case bfl "$f/text_encoder_2/model.safetensors"
 # --t5xxl as a whole T5ForConditionalGeneration file (decoder, lm_head, the tied encoder.embed_tokens copy):
@@ -109,16 +104,7 @@ rm -rf "$work/arch" && mkdir -p "$work/arch" && cp -r "$here/../../models/arch/t
 sp=$here/../../models/arch/tiny_flux_schnell/tokenizer_2/spiece.model
 for how in file dir root; do # root: a diffusers download (its tokenizer_2/spiece.model)
   arg=$sp; [ $how = dir ] && arg=$(dirname "$sp"); [ $how = root ] && arg=$(dirname "$(dirname "$sp")")
-  if "$sd" -m "$d/tiny_flux_schnell_bfl.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$arg" \
-       --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" \
-       --t5xxl "$f/text_encoder_2/model.safetensors" -p "$p" --steps 4 --guidance 0.0 --cfg 1.0 --seed 42 \
-       --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/m_t5tok_$how.png" \
-       --save-image "$work/out/m_t5tok_$how.npy" 2> "$work/out/m_t5tok_$how.log" &&
-     "$compare" "$work/out/m_t5tok_$how.npy" "$d/a_image.npy" 1e-3 0 > "$work/out/m_t5tok_$how.cmp" 2>&1; then
-    printf '%-9s %-8s %s\n' "-m t5tok" $how "$(head -c 140 "$work/out/m_t5tok_$how.cmp")"
-  else
-    bad "--t5-tokenizer ($how): $(tail -3 "$work/out/m_t5tok_$how.log") $(cat "$work/out/m_t5tok_$how.cmp" 2>/dev/null)"
-  fi
+  bfl_case "t5tok_$how" "$f/text_encoder_2/model.safetensors" --arch-dir "$work/arch" --t5-tokenizer "$arg"
 done
 bfl3="--vae $f/vae/diffusion_pytorch_model.safetensors --clip-l $f/text_encoder/model.safetensors --t5xxl $f/text_encoder_2/model.safetensors"
 # shellcheck disable=SC2086

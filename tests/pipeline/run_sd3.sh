@@ -17,7 +17,7 @@ hf=$d/tiny_sd3
 mkdir -p "$work/m" "$work/not5" "$work/out"
 fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. "$(dirname "$0")/case_lib.sh" # flow_i2i_cases, flow_lora_cases, expect
+. "$(dirname "$0")/case_lib.sh" # proof, flow_i2i_cases, flow_lora_cases, expect
 for m in text_encoder text_encoder_2 text_encoder_3 transformer vae_decoder; do
   if [ ! -f "$work/m/$m.o2d" ] || [ "$d/onnx/$m.onnx" -nt "$work/m/$m.o2d" ] || [ "$onnx2cl" -nt "$work/m/$m.o2d" ]; then
     "$onnx2cl" "$d/onnx/$m.onnx" -o "$work/m/$m.o2d" > "$work/$m.compile.log" 2>&1 ||
@@ -91,13 +91,7 @@ for c in "m_not5_flag $hf --no-t5" "m_not5_folder $work/nt5" "m_not5_file $d/tin
          "m_not5_nospiece $d/tiny_sd3.safetensors --no-t5 --arch-dir $work/arch_nt5"; do
   read -r tag ck flag <<< "$c"
   # shellcheck disable=SC2086
-  if "$sd" -m "$ck" $flag -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32 --weights-dtype f32 \
-       --quiet -o "$work/out/$tag.png" --save-image "$work/out/$tag.npy" 2> "$work/out/$tag.log" &&
-     "$compare" "$work/out/$tag.npy" "$d/not5_image.npy" 1e-3 0 > "$work/out/$tag.cmp" 2>&1; then
-    printf '%-20s %s\n' "$tag" "$(head -c 150 "$work/out/$tag.cmp")"
-  else
-    bad "$tag: $(tail -3 "$work/out/$tag.log") $(cat "$work/out/$tag.cmp" 2>/dev/null)"
-  fi
+  proof "$tag" "$d/not5_image.npy" 20 -m "$ck" $flag -p "$pa" -n "$na" --steps 4 --cfg 7.0 --seed 42 --width 32 --height 32
 done
 grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_image.npy" ] || bad "no note that T5 was left out"
 # img2img == diffusers' StableDiffusion3Img2ImgPipeline (t_start = int(steps - steps x strength)) on the
