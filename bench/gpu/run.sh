@@ -44,6 +44,12 @@ step() {
   timeout --kill-after=10 "$lim" "$@" > "$W/$name.log" 2>&1
   local rc=$?
   cat "$W/$name.log" >> "$LOG"
+  if grep -q '^segv-frame:' "$W/$name.log"; then # a crash: symbolize the frames (segv_trace.c)
+    grep '^segv-frame:' "$W/$name.log" | while read -r _ mod off sym; do
+      case $mod in *.so*|\?) echo "  $mod $off $sym" ;;
+        *) echo "  $mod $off $(addr2line -f -C -i -e "$mod" "$off" 2>&1 | tr '\n' ' ')" ;; esac
+    done | tee -a "$LOG" > "$W/$name.trace"
+  fi
   echo "$name $rc $(( $(date +%s) - s ))" >> "$W/steps.txt"
   log "step $name: exit $rc after $(( $(date +%s) - s ))s"
   return $rc
@@ -76,6 +82,11 @@ if ! "$O2C" --version >> "$LOG" 2>&1; then
   O2C=$W/build/onnx2cl
 fi
 export ONNX2CL_CACHE_DIR=$W/cache
+# a crash in a model binary prints its stack (bench/gpu/segv_trace.c); -g for addr2line's lines
+TRACE=()
+if gcc -shared -fPIC -O1 -o /tmp/segv_trace.so bench/gpu/segv_trace.c -ldl >> "$LOG" 2>&1; then
+  TRACE=(env LD_PRELOAD=/tmp/segv_trace.so); export CC="cc -g"
+fi
 
 # ---- 2. devices ----
 step devices 120 "$O2C" --list-devices
@@ -98,8 +109,9 @@ for m in $MODELS; do
   for f in "$d"/inputs/*.npy; do ins+=(--input "$(basename "$f" .npy)=$f"); done
   for k in $KCLASSES; do
     rm -rf "$ONNX2CL_CACHE_DIR" # cold start: no onnx2cl program cache, no NVIDIA compute cache
-    step "first_${m}_$k" 300 env CUDA_CACHE_DISABLE=1 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --output-dir "$W/$m/out_$k" || continue
-    step "run_${m}_$k" 300 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --bench "$RUNS" --profile
+    # a failed first start still lets the timed run try (a crash at exit leaves its timings)
+    step "first_${m}_$k" 300 "${TRACE[@]}" env CUDA_CACHE_DISABLE=1 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --output-dir "$W/$m/out_$k"
+    step "run_${m}_$k" 300 "${TRACE[@]}" "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --bench "$RUNS" --profile
     if [ "${BENCH_TUNE:-0}" != 0 ]; then # --tune, then the same timing with the tuned tiles
       step "tune_${m}_$k" $(( BENCH_TUNE + 240 )) "$W/$m/model" "${ins[@]}" --kernels "$k" \
         --tune "$BENCH_TUNE" --output-dir "$W/$m/out_tuned_$k"
