@@ -640,6 +640,7 @@ static int main_impl(const struct o2r_model_desc *desc, const char *dflt_weights
     }
     if (c.profile)
         o2r_model_print_profile(m, stdout);
+    fflush(stdout); /* the timings are out before any teardown (a driver crash there kept them) */
     /* outputs, only after every run succeeded */
     size_t made_dirs = 0; /* --output-dir folders this run created: removed again on failure */
     if (c.output_dir) {

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 C=.gpu_carry
 rm -rf "$C"; mkdir -p "$C/debs" "$C/whl"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g >/dev/null # -g: a crash trace there names lines
 cmake --build build-gpu -j2 --target onnx2cl onnx2cl_rt
 cmake --install build-gpu --prefix "$PWD/$C/prefix" >/dev/null 2>&1 ||
   { # install() of the whole project also wants the tests' targets: copy what run.sh needs

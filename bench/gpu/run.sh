@@ -110,6 +110,7 @@ for m in $MODELS; do
   for k in $KCLASSES; do
     rm -rf "$ONNX2CL_CACHE_DIR" # cold start: no onnx2cl program cache, no NVIDIA compute cache
     # a failed first start still lets the timed run try (a crash at exit leaves its timings)
+    [ "${BENCH_FIRST:-1}" = 0 ] || # BENCH_FIRST=0: no cold first start (build time not measured)
     step "first_${m}_$k" 300 "${TRACE[@]}" env CUDA_CACHE_DISABLE=1 "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --output-dir "$W/$m/out_$k"
     step "run_${m}_$k" 300 "${TRACE[@]}" "$W/$m/model" "${ins[@]}" --kernels "$k" --verbose --bench "$RUNS" --profile
     if [ "${BENCH_TUNE:-0}" != 0 ]; then # --tune, then the same timing with the tuned tiles
