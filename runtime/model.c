@@ -855,7 +855,12 @@ static o2r_status plan_memory(struct o2r_model *m)
     return O2R_OK;
 }
 
-/* Allocates the arena chunks and one sub-buffer per desc buffer the selected class uses. */
+/* Allocates the arena chunks and one sub-buffer per distinct region (chunk, offset, size,
+ * flags) the selected class uses: desc buffers with the same region (an arena slot reused by
+ * tensors of one shape, common in UNets) share one cl_mem, retained once per buffer so that
+ * o2r_model_free's one release per buffer balances. Fewer driver objects, and no two sub-buffers
+ * of identical regions (NVIDIA's driver 580 crashed releasing the sub-buffers of the UNet and VAE
+ * decoder, never of CLIP: bench/gpu/README.md). */
 static o2r_status create_buffers(struct o2r_model *m)
 {
     struct o2r_ctx *ctx = m->ctx;
@@ -876,6 +881,14 @@ static o2r_status create_buffers(struct o2r_model *m)
             return O2R_ERR_CL;
         }
     }
+    /* open-addressing table of the buffers already given a sub-buffer, by region */
+    uint32_t cap = 16;
+    while ((uint64_t)cap < 2ull * d->n_buffers) cap *= 2;
+    uint32_t *seen = o2r_calloc(cap, sizeof *seen); /* buffer index + 1; 0: empty */
+    if (!seen) {
+        o2r_set_error(ctx, "out of host memory creating buffers of model '%s'", d->name);
+        return O2R_ERR_NOMEM;
+    }
     for (uint32_t i = 0; i < d->n_buffers; i++) {
         const struct o2r_buffer *b = &d->buffers[i];
         if (p->buf_chunk[i] == UINT32_MAX)
@@ -883,6 +896,21 @@ static o2r_status create_buffers(struct o2r_model *m)
         cl_mem parent = m->chunks[p->buf_chunk[i]];
         cl_buffer_region reg = {(size_t)p->buf_off[i], (size_t)b->size};
         cl_mem_flags fl = b->space == O2R_SPACE_WEIGHTS ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+        uint64_t h = ((uint64_t)p->buf_chunk[i] * 0x9E3779B97F4A7C15ull) ^
+                     (p->buf_off[i] * 0xC2B2AE3D27D4EB4Full) ^ (b->size * 0x165667B19E3779F9ull) ^ fl;
+        uint32_t slot = (uint32_t)(h ^ (h >> 29)) & (cap - 1), j = UINT32_MAX;
+        for (; seen[slot]; slot = (slot + 1) & (cap - 1)) {
+            uint32_t k = seen[slot] - 1;
+            if (p->buf_chunk[k] == p->buf_chunk[i] && p->buf_off[k] == p->buf_off[i] &&
+                d->buffers[k].size == b->size && d->buffers[k].space == b->space) {
+                j = k;
+                break;
+            }
+        }
+        if (j != UINT32_MAX && clRetainMemObject(m->bufs[j]) == CL_SUCCESS) {
+            m->bufs[i] = m->bufs[j];
+            continue;
+        }
         e = o2r_fault_cl("clCreateSubBuffer");
         if (e == CL_SUCCESS)
             m->bufs[i] = clCreateSubBuffer(parent, fl, CL_BUFFER_CREATE_TYPE_REGION, &reg, &e);
@@ -894,9 +922,13 @@ static o2r_status create_buffers(struct o2r_model *m)
                           (unsigned)p->buf_chunk[i], (unsigned long long)p->buf_off[i],
                           (unsigned long long)b->size, o2r_cl_error_name(e));
             m->bufs[i] = NULL;
+            o2r_free(seen);
             return O2R_ERR_CL;
         }
+        if (j == UINT32_MAX)
+            seen[slot] = i + 1;
     }
+    o2r_free(seen);
     return O2R_OK;
 }
 
@@ -1272,6 +1304,13 @@ void o2r_model_free(struct o2r_model *m)
     const struct o2r_model_desc *d = m->desc;
     o2r_build_ahead_finish(m); /* its launches use the kernels and weights buffers */
     release_events(m, d->n_launches);
+    if (m->ctx && m->ctx->queue)
+        clFinish(m->ctx->queue); /* nothing in flight uses what is released below */
+    /* the kernels (which hold the buffers as arguments) and the program before the buffers */
+    for (uint32_t k = 0; m->kernels && k < m->n_kernels; k++)
+        clReleaseKernel(m->kernels[k]);
+    if (m->program)
+        clReleaseProgram(m->program);
     for (uint32_t i = 0; m->bufs && i < d->n_buffers; i++)
         if (m->bufs[i])
             clReleaseMemObject(m->bufs[i]);
@@ -1281,10 +1320,6 @@ void o2r_model_free(struct o2r_model *m)
     o2r_free(m->chunks);
     o2r_fmap_close(&m->wmap); /* after the chunks that used it */
     o2r_mem_plan_free(&m->plan);
-    for (uint32_t k = 0; m->kernels && k < m->n_kernels; k++)
-        clReleaseKernel(m->kernels[k]);
-    if (m->program)
-        clReleaseProgram(m->program);
     o2r_free(m->bufs);
     o2r_free(m->kernels);
     o2r_free(m->kernel_names);
