@@ -13,11 +13,12 @@ What it does (dev machine: torch + diffusers + transformers; never CI)
      prompt, size and steps below, output_type "np";
   3. onnx2cl-sd -m CKPT --scheduler euler --timestep-spacing leading ... twice, with an empty
      cache (compile + convert) and again (cache hit), timing each and reading peak RSS of the
-     whole process tree (/usr/bin/time when present);
+     whole process tree (/usr/bin/time when present); with --offload a third time with --offload
+     (the models on the device one stage at a time);
   4. prints max |image - reference| on [0, 1] and the timings as a markdown report.
 
 Usage
-  python3 bench/oneshot_full.py [--build build] [--work /tmp/oneshot_full] [--size 256] [--steps 4]
+  python3 bench/oneshot_full.py [--build build] [--work /tmp/oneshot_full] [--size 256] [--steps 4] [--offload]
 """
 import argparse
 import json
@@ -102,12 +103,12 @@ def make_checkpoint_and_ref(work, size, steps, cfg):
     return path, t_ref
 
 
-def run_ours(build, ckpt, work, size, steps, cfg, tag):
+def run_ours(build, ckpt, work, size, steps, cfg, tag, extra=()):
     out = os.path.join(work, f"{tag}.npy")
     cmd = [os.path.join(build, "pipeline/onnx2cl-sd"), "-m", ckpt, "-p", PROMPT, "-n", NEGATIVE,
            "--width", str(size), "--height", str(size), "--steps", str(steps), "--cfg", str(cfg),
            "--seed", str(SEED), "--scheduler", "euler", "--timestep-spacing", "leading",
-           "-o", os.path.join(work, f"{tag}.png"), "--save-image", out]
+           "-o", os.path.join(work, f"{tag}.png"), "--save-image", out, *extra]
     timer = ["/usr/bin/time", "-f", "peak_rss_kb %M"] if os.path.exists("/usr/bin/time") else []
     t0 = time.time()
     p = subprocess.run(timer + cmd, capture_output=True, text=True,
@@ -117,7 +118,7 @@ def run_ours(build, ckpt, work, size, steps, cfg, tag):
         sys.exit(f"{tag}: exit {p.returncode}\n{p.stderr[-4000:]}")
     rss = [l for l in p.stderr.splitlines() if l.startswith("peak_rss_kb")]
     lines = [l for l in p.stderr.splitlines() if "checkpoint/cache" in l or "load models" in l
-             or l.strip().startswith(("unet ", "vae decoder", "total"))]
+             or l.strip().startswith(("unet ", "vae decoder", "total", "text encoder", "device memory"))]
     return np.load(out), dt, (rss[0] if rss else "peak_rss n/a"), lines
 
 
@@ -129,6 +130,8 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--cfg", type=float, default=7.5)
     ap.add_argument("--keep", action="store_true", help="reuse the checkpoint and reference")
+    ap.add_argument("--offload", action="store_true",
+                    help="a third run (warm cache) with --offload: one stage's models on the device at a time")
     a = ap.parse_args()
     ck = os.path.join(a.work, "sd15_random_f16.safetensors")
     if not (a.keep and os.path.exists(ck)):
@@ -143,8 +146,9 @@ def main():
           f"{os.path.getsize(ck) / 2**30:.2f} GiB), {a.size}x{a.size}, {a.steps} steps, cfg {a.cfg}\n")
     print(f"load average at start: {open('/proc/loadavg').read().split()[:3]}\n")
     print(f"- diffusers StableDiffusionPipeline (PyTorch CPU, float32): {t_ref:.1f} s\n")
-    for tag in ("cold", "warm"):
-        img, dt, rss, lines = run_ours(a.build, ck, a.work, a.size, a.steps, a.cfg, tag)
+    for tag in ("cold", "warm") + (("offload",) if a.offload else ()):
+        img, dt, rss, lines = run_ours(a.build, ck, a.work, a.size, a.steps, a.cfg, tag,
+                                       ("--offload",) if tag == "offload" else ())
         d = float(np.abs(img - ref).max())
         print(f"- onnx2cl-sd {tag} cache: {dt:.1f} s wall, {rss}, max |image - diffusers| = {d:.2e}")
         for l in lines:

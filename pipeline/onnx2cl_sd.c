@@ -137,6 +137,10 @@ static void usage(FILE *f)
         "  --mask-overlay          paste the init image back over the result with the (blurred) mask as alpha, as\n"
         "                          A1111 does: the pixels outside the mask stay the init image's (diffusers'\n"
         "                          pipeline and the default: the generated ones; --only-masked always does it)\n"
+        "  --offload               each model on the device only while its stage runs (text encoders, VAE\n"
+        "                          encoder, UNet/transformer, VAE decoder, one after another): the device needs\n"
+        "                          the largest stage instead of the sum (--info says both), every image loads the\n"
+        "                          models again (programs from the cache, weights uploaded: seconds per image)\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
         "  --vae-tile N            (-m) run the VAE decoder and encoder in N x N-pixel tiles (N a multiple of the\n"
         "                          VAE's factor, 8 for SD) overlapping by N/4, blended as diffusers' tiled_decode:\n"
@@ -334,6 +338,13 @@ static int taesd_progress(const struct sdp_progress *pr, void *user)
     return 0;
 }
 
+/* The timings' last line: the device memory of the models loaded at once (weights + arena). */
+static void print_mem_peak(const struct sdp_mem_track *t, int offload)
+{
+    fprintf(stderr, "  device memory peak   %.1f MiB of models loaded at once (%s)\n", (double)t->peak / 1048576.0,
+            offload ? "--offload: one stage's models at a time" : "every model loaded; --offload: one stage's");
+}
+
 #ifdef ONNX2CL_HAVE_SD3
 struct sd3_run {
     const char *models, *hf, *prompt, *negative, *save_image, *device, *sched_cfg;
@@ -355,6 +366,7 @@ struct sd3_run {
                                           cfg is true_cfg_scale, guidance the distilled guidance */
     double guidance;                   /* Flux dev's guidance_scale */
     int no_t5;                         /* SD 3: --no-t5 */
+    int offload;                       /* --offload: one stage's models on the device at a time */
     const char *model_hash;            /* the infotext's Model hash (NULL: none) */
     const char *info_prompt;           /* the infotext's prompt (LoRA tags of the flags added), NULL: prompt */
     const char *lora_hashes;           /* the infotext's Lora hashes, or NULL */
@@ -501,6 +513,7 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "--cfg")) cfg = parse_num(a, NEXT(), 0, 100), cfg_given = 1;
         else if (!strcmp(a, "--guidance")) guidance = parse_num(a, NEXT(), 0, 100), guidance_given = 1;
         else if (!strcmp(a, "--no-t5")) eo.no_t5 = 1;
+        else if (!strcmp(a, "--offload")) eo.offload = 1;
         else if (!strcmp(a, "--vae")) eo.vae_file = NEXT();
         else if (!strcmp(a, "--clip-l")) eo.clip_l_file = NEXT();
         else if (!strcmp(a, "--clip-g")) eo.clip_g_file = NEXT();
@@ -836,7 +849,7 @@ static int cli_main(int argc, char **argv)
                                 .save_image = save_image, .device = device, .sched_cfg = sched_cfg,
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
                                 /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
-                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5,
+                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5, .offload = eo.offload,
                                 .init = init_img, .strength = strength,
                                 .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
             run_sd3(&r);
@@ -903,7 +916,7 @@ static int cli_main(int argc, char **argv)
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
                                     .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
-                                    .no_t5 = eo.no_t5, .init = init_img, .strength = strength,
+                                    .no_t5 = eo.no_t5, .offload = eo.offload, .init = init_img, .strength = strength,
                                     .prog = {er.program[0], er.program[4], flux ? NULL : er.program[5], er.program[6],
                                              er.program[2], init_img ? er.program[3] : NULL},
                                     .wts = {er.weights[0], er.weights[4], flux ? NULL : er.weights[5], er.weights[6],
@@ -1096,11 +1109,13 @@ static int cli_main(int argc, char **argv)
     struct o2r_ctx *ctx;
     double t0 = now_s();
     if (o2r_ctx_create(device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
-    if (sdp_model_load(ctx, te_so, wpath[0][0] ? wpath[0] : NULL, &p.te, err, sizeof err) ||
-        sdp_model_load(ctx, unet_so, wpath[1][0] ? wpath[1] : NULL, &p.unet, err, sizeof err) ||
-        sdp_model_load(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, &p.vae, err, sizeof err) ||
-        (venc_so && sdp_model_load(ctx, venc_so, wpath[3][0] ? wpath[3] : NULL, &p.venc, err, sizeof err)) ||
-        (te2_so && sdp_model_load(ctx, te2_so, wpath[4], &p.te2, err, sizeof err)))
+    struct sdp_mem_track track = {0};
+    const int ol = eo.offload;
+    if (sdp_model_load_opt(ctx, te_so, wpath[0][0] ? wpath[0] : NULL, ol, &track, &p.te, err, sizeof err) ||
+        sdp_model_load_opt(ctx, unet_so, wpath[1][0] ? wpath[1] : NULL, ol, &track, &p.unet, err, sizeof err) ||
+        sdp_model_load_opt(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, ol, &track, &p.vae, err, sizeof err) ||
+        (venc_so && sdp_model_load_opt(ctx, venc_so, wpath[3][0] ? wpath[3] : NULL, ol, &track, &p.venc, err, sizeof err)) ||
+        (te2_so && sdp_model_load_opt(ctx, te2_so, wpath[4], ol, &track, &p.te2, err, sizeof err)))
         die(1, "%s", err);
     double t_load = now_s() - t0;
     if (sdp_pipeline_check(&p, err, sizeof err)) die(1, "%s", err);
@@ -1275,6 +1290,7 @@ static int cli_main(int argc, char **argv)
             tsum.unet_runs, tsum.unet_total, tsum.unet_runs ? tsum.unet_total / tsum.unet_runs : 0,
             n_run * batch_count, n_run ? tsum.unet_total / (n_run * batch_count) : 0, n_run * batch_count,
             tsum.scheduler, n_images, tsum.vae, tsum.vae / n_images, tsum.total);
+    print_mem_peak(&track, ol);
     free(image);
     free(latents);
     free(init_img);
@@ -1333,7 +1349,9 @@ static void run_sd3(const struct sd3_run *r)
                                               "vae_encoder"};
     const char *const *names = r->flux ? names_flux : names_sd3;
     static char mpath[6][PATH_MAX], tpath[3][PATH_MAX];
-    struct sdp_sd3_files f = {.flux = r->flux, .sched_cfg = r->sched_cfg, .vae_cfg = r->vae_cfg,
+    struct sdp_mem_track track = {0};
+    struct sdp_sd3_files f = {.flux = r->flux, .offload = r->offload, .track = &track, .sched_cfg = r->sched_cfg,
+                              .vae_cfg = r->vae_cfg,
                               .scaling = (float)r->scaling, .shift = (float)r->shift};
     if (!r->sched_cfg) snprintf(sc, sizeof sc, "%s/scheduler/scheduler_config.json", r->hf ? r->hf : "."), f.sched_cfg = sc;
     if (r->hf && !r->vae_cfg) snprintf(vc, sizeof vc, "%s/vae/config.json", r->hf), f.vae_cfg = vc;
@@ -1447,6 +1465,7 @@ static void run_sd3(const struct sd3_run *r)
             "  total (no load)             %8.3f s\n",
             o2r_ctx_device_name(ctx), t_load, tm.text_runs, tm.text_encoder, tm.unet_runs, tm.unet_total,
             tm.unet_runs ? tm.unet_total / tm.unet_runs : 0, tm.scheduler, tm.vae, tm.total);
+    print_mem_peak(&track, r->offload);
     free(image);
     image = NULL;
     if (r->flux) sdp_flux_close(&q);

@@ -147,6 +147,7 @@ int sdp_sd3_check(struct sdp_sd3 *p, char *err, size_t errcap)
 /* Runs model m once on host buffers. */
 static int run(struct sdp_model *m, void **in, void **out, double *acc, int *runs, char *err, size_t errcap)
 {
+    if (sdp_model_ready(m, err, errcap)) return -1; /* an offloaded model: on the device now */
     double t0 = now_s();
     if (o2r_model_run(m->m, (const void *const *)in, out) != O2R_OK) {
         snprintf(err, errcap, "%s: %s", m->path, o2r_ctx_last_error(m->ctx));
@@ -382,6 +383,9 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
                     tm, err, errcap))
         goto done;
     if (cfg_on && encode_text(p, prm->negative ? prm->negative : "", ctx, pooled, NULL, tm, err, errcap)) goto done;
+    sdp_model_park(&p->te); /* --offload: each stage's models leave the device when it is done */
+    sdp_model_park(&p->te2);
+    sdp_model_park(&p->te3);
     /* timesteps: the class's schedule (mu from the image size when the config shifts dynamically) */
     {
         double mu = p->sched->dyn_shift ? sdp_sched_flow_mu(p->sched, p->img_w, p->img_h) : NAN;
@@ -403,6 +407,7 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
     } else {
         sdp_rng_randn(&g, lat, nl); /* randn_tensor(shape, generator); init_noise_sigma 1 */
     }
+    sdp_model_park(&p->venc);
     const double t_loop = now_s();
     for (int i = t0; i < n; i++) {
         const float t = sdp_sched_timestep(p->sched, i);
@@ -436,6 +441,7 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
         if (step_done(prm, i - t0, n - t0, t, t_loop, lat, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
     if (prm->cancel && *prm->cancel) goto cancelled;
+    sdp_model_park(&p->dit);
     if (finite_or_fail(lat, nl, p->dit.path, err, errcap) ||
         vae_decode(&p->vae, p->v_in, lat, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
                    tm, err, errcap))
@@ -447,6 +453,8 @@ cancelled:
     rc = SDP_CANCELLED;
 done:
     tm->total = now_s() - t_start;
+    struct sdp_model *all[] = {&p->te, &p->te2, &p->te3, &p->venc, &p->dit, &p->vae};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) sdp_model_park(all[k]); /* --offload: none stays */
     free_io(d, in, o);
     free(ctx);
     free(pooled);
@@ -589,6 +597,8 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
     if (prm->cancel && *prm->cancel) goto cancelled;
     if (flux_encode(p, prm->prompt, pooled, ctx, n_tokens, tm, err, errcap)) goto done;
     if (true_cfg && flux_encode(p, prm->negative, pooled + p->pool_dim, ctx + nctx, NULL, tm, err, errcap)) goto done;
+    sdp_model_park(&p->te); /* --offload: each stage's models leave the device when it is done */
+    sdp_model_park(&p->te2);
     for (int r = 0, k = 0; r < p->lat_h / 2; r++) /* latent_image_ids: (0, row, column) */
         for (int c = 0; c < p->lat_w / 2; c++, k++)
             img_ids[k * 3] = 0, img_ids[k * 3 + 1] = (float)r, img_ids[k * 3 + 2] = (float)c;
@@ -621,6 +631,7 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
     } else {
         sdp_rng_randn(&g, x, nl); /* randn_tensor([1, C, h, w]), then packed */
     }
+    sdp_model_park(&p->venc);
     flux_pack(x, lat, p->lat_c, p->lat_h, p->lat_w, 0);
     const struct o2r_io *io = d->inputs;
     sdp_put_floats(in[p->d_img], io[p->d_img].dtype, img_ids, (size_t)p->tokens * 3);
@@ -650,6 +661,7 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
         if (step_done(prm, i - t0, n - t0, t, t_loop, x, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
     if (prm->cancel && *prm->cancel) goto cancelled;
+    sdp_model_park(&p->dit);
     flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1);
     if (finite_or_fail(x, nl, p->dit.path, err, errcap)) goto done;
     if (vae_decode(&p->vae, p->v_in, x, nl, p->scaling_factor, p->shift_factor, image, (size_t)3 * p->img_h * p->img_w,
@@ -662,6 +674,8 @@ cancelled:
     rc = SDP_CANCELLED;
 done:
     tm->total = now_s() - t_start;
+    struct sdp_model *all[] = {&p->te, &p->te2, &p->venc, &p->dit, &p->vae};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) sdp_model_park(all[k]); /* --offload: none stays */
     free_io(d, in, o);
     free(ctx);
     free(pooled);
@@ -724,7 +738,8 @@ int sdp_sd3_setup(struct o2r_ctx *ctx, const struct sdp_sd3_files *f, struct sdp
     for (int i = 0; i < 2 && !rc; i++)
         if (tk[i]) rc = sdp_tokenizer_load(f->tok[i], tk[i], err, errcap);
     for (int i = 0; i < 6 && !rc; i++)
-        if (mm[i] && f->prog[i] && f->prog[i][0]) rc = sdp_model_load(ctx, f->prog[i], f->wts[i], mm[i], err, errcap);
+        if (mm[i] && f->prog[i] && f->prog[i][0])
+            rc = sdp_model_load_opt(ctx, f->prog[i], f->wts[i], f->offload, f->track, mm[i], err, errcap);
     if (!rc && (f->flux || p->te3.desc)) rc = sdp_t5_load(f->tok[2], f->flux ? &q->t5 : &p->t5, err, errcap);
     if (!rc) {
         if (f->flux) q->scaling_factor = scaling, q->shift_factor = shift;

@@ -615,7 +615,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
 static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
 {
     FILE *f = j->o->info;
-    double tw = 0, ta = 0, tp = 0, todo = 0;
+    double tw = 0, ta = 0, tp = 0, todo = 0, text_p = 0, stage_p = 0; /* stage_p: the largest --offload stage */
     /* onnx2cl writes each model's figures into a scratch file of the cache folder (then removed) */
     if (mkdir_p(j->cache) != 0 || !writable_dir(j->cache))
         return fail(err, errcap, "cache folder %s: cannot be written (%s); set ONNX2CL_CACHE_DIR to a writable folder",
@@ -655,10 +655,20 @@ static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
         char wf[PATH_MAX];
         weights_file(j->o, j->wdir, m, wf, sizeof wf);
         tw += w, ta += a, tp += p, todo += is_file(wf) ? 0 : w;
+        if (IS_TEXT(m)) text_p += p; /* the text encoders run together, the other models one at a time */
+        else if (p > stage_p) stage_p = p;
     }
+    if (text_p > stage_p) stage_p = text_p;
     fprintf(f, "%-16s %-22s %12.1f %16.1f %16.1f\n", "all", "", tw, ta, tp);
-    fprintf(f, "onnx2cl-sd and serve keep every model loaded: the device needs about the sum (%.0f MiB; the CPU "
-               "device: host memory); the weights files are mapped, not copied, on the CPU device. ", tp);
+    if (j->o->offload)
+        fprintf(f, "With --offload each stage's models are on the device only while it runs (text encoders; VAE "
+                   "encoder; %s; VAE decoder): the device needs about the largest stage (%.0f MiB of the %.0f "
+                   "MiB sum; the CPU device: host memory). ", strcmp(j->r->family, "sd3") && strcmp(j->r->family, "flux") ?
+                   "UNet" : "transformer", stage_p, tp);
+    else
+        fprintf(f, "onnx2cl-sd and serve keep every model loaded: the device needs about the sum (%.0f MiB; the "
+                   "CPU device: host memory; --offload: about the largest stage, %.0f MiB). ", tp, stage_p);
+    fprintf(f, "The weights files are mapped, not copied, on the CPU device. ");
     if (todo > 0)
         fprintf(f, "The first run converts the weights into the cache: %.0f MiB to write.\n", todo);
     else

@@ -92,6 +92,8 @@ struct sde_options {
                                   tokenizer needed: what --info plans before it knows the run's batch) */
     int plan_only;             /* 1: find the architecture, tokenizer, scheduler config and VAE config and
                                   name the program/weights paths, but compile and convert nothing */
+    int offload;               /* with info: the run loads one stage's models at a time (onnx2cl-sd
+                                  --offload): the table's verdict is the largest stage, not the sum */
 };
 
 /* The storage of the converted weights for o: o->weights_dtype, else "f16" (IEEE half for the

@@ -31,11 +31,48 @@ void sdp_model_weights_path(const char *so_path, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s.weights", (int)pl, so_path);
 }
 
-int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
-                   struct sdp_model *out, char *err, size_t errcap)
+int sdp_model_ready(struct sdp_model *m, char *err, size_t errcap)
+{
+    if (m->m) return 0;
+    if (!m->desc) {
+        snprintf(err, errcap, "%s: no model loaded", m->path[0] ? m->path : "model");
+        return -1;
+    }
+    if (o2r_model_init(m->ctx, m->desc, m->weights, &m->m) != O2R_OK) {
+        snprintf(err, errcap, "%s: %s", m->path, o2r_ctx_last_error(m->ctx));
+        m->m = NULL;
+        return -1;
+    }
+    m->dev_bytes = o2r_model_device_bytes(m->m);
+    if (m->track) {
+        m->track->live += m->dev_bytes;
+        if (m->track->live > m->track->peak) m->track->peak = m->track->live;
+    }
+    return 0;
+}
+
+/* Frees the device side of m (whatever its offload mode). */
+static void model_unload(struct sdp_model *m)
+{
+    if (!m->m) return;
+    o2r_model_free(m->m);
+    m->m = NULL;
+    if (m->track) m->track->live -= m->dev_bytes;
+    m->dev_bytes = 0;
+}
+
+void sdp_model_park(struct sdp_model *m)
+{
+    if (m->offload) model_unload(m);
+}
+
+int sdp_model_load_opt(struct o2r_ctx *ctx, const char *so_path, const char *weights_path, int offload,
+                       struct sdp_mem_track *track, struct sdp_model *out, char *err, size_t errcap)
 {
     memset(out, 0, sizeof *out);
     out->ctx = ctx;
+    out->offload = offload != 0;
+    out->track = track;
     snprintf(out->path, sizeof out->path, "%s", so_path);
     const char *base = strrchr(so_path, '/');
     base = base ? base + 1 : so_path;
@@ -52,65 +89,65 @@ int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights
         sdp_model_weights_path(so_path, wpath, sizeof wpath);
         weights_path = wpath;
     }
+    if (!(out->weights = strdup(weights_path))) {
+        snprintf(err, errcap, "%s: out of memory", so_path);
+        return -1;
+    }
     size_t pl = strlen(so_path);
     if (pl > 4 && strcmp(so_path + pl - 4, ".o2d") == 0) { /* a descriptor file: no dlopen */
         char derr[2048];
         if (o2r_desc_read(so_path, &out->owned, derr, sizeof derr) != O2R_OK) {
             snprintf(err, errcap, "%s", derr);
-            return -1;
+            goto fail;
         }
         out->desc = out->owned;
-        if (o2r_model_init(ctx, out->desc, weights_path, &out->m) != O2R_OK) {
-            snprintf(err, errcap, "%s: %s", so_path, o2r_ctx_last_error(ctx));
-            o2r_desc_free(out->owned);
-            out->owned = NULL;
-            out->desc = NULL;
-            return -1;
+    } else {
+        /* a bare name would make dlopen search the library path: always give it a path */
+        char dlp[4096];
+        snprintf(dlp, sizeof dlp, "%s%s", strchr(so_path, '/') ? "" : "./", so_path);
+        char dlerr[1024];
+        out->dl = o2r_dl_open(dlp, dlerr, sizeof dlerr);
+        if (!out->dl) {
+            snprintf(err, errcap, "%s: cannot load: %s", so_path, dlerr);
+            goto fail;
         }
-        return 0;
+        const struct o2r_model_desc *(*fn)(void);
+        *(void **)&fn = o2r_dl_sym(out->dl, sym);
+        if (!fn) {
+            snprintf(err, errcap, "%s: no symbol %s() (name the file after onnx2cl's --name, e.g. "
+                     "unet.so for --name unet)", so_path, sym);
+            goto fail;
+        }
+        out->desc = fn();
+        if (!out->desc || out->desc->abi_version != O2R_ABI_VERSION) {
+            snprintf(err, errcap, "%s: model ABI version %u, this onnx2cl-sd needs %d (recompile the model)",
+                     so_path, out->desc ? out->desc->abi_version : 0, O2R_ABI_VERSION);
+            goto fail;
+        }
     }
-    /* a bare name would make dlopen search the library path: always give it a path */
-    char dlp[4096];
-    snprintf(dlp, sizeof dlp, "%s%s", strchr(so_path, '/') ? "" : "./", so_path);
-    char dlerr[1024];
-    out->dl = o2r_dl_open(dlp, dlerr, sizeof dlerr);
-    if (!out->dl) {
-        snprintf(err, errcap, "%s: cannot load: %s", so_path, dlerr);
-        return -1;
-    }
-    const struct o2r_model_desc *(*fn)(void);
-    *(void **)&fn = o2r_dl_sym(out->dl, sym);
-    if (!fn) {
-        snprintf(err, errcap, "%s: no symbol %s() (name the file after onnx2cl's --name, e.g. "
-                 "unet.so for --name unet)", so_path, sym);
-        goto fail;
-    }
-    out->desc = fn();
-    if (!out->desc || out->desc->abi_version != O2R_ABI_VERSION) {
-        snprintf(err, errcap, "%s: model ABI version %u, this onnx2cl-sd needs %d (recompile the model)",
-                 so_path, out->desc ? out->desc->abi_version : 0, O2R_ABI_VERSION);
-        goto fail;
-    }
-    if (o2r_model_init(ctx, out->desc, weights_path, &out->m) != O2R_OK) {
-        snprintf(err, errcap, "%s: %s", so_path, o2r_ctx_last_error(ctx));
-        goto fail;
-    }
+    if (!out->offload && sdp_model_ready(out, err, errcap)) goto fail;
     return 0;
 fail:
-    o2r_dl_close(out->dl);
-    out->dl = NULL;
+    sdp_model_close(out);
     return -1;
+}
+
+int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
+                   struct sdp_model *out, char *err, size_t errcap)
+{
+    return sdp_model_load_opt(ctx, so_path, weights_path, 0, NULL, out, err, errcap);
 }
 
 void sdp_model_close(struct sdp_model *m)
 {
-    if (m->m) o2r_model_free(m->m);
+    model_unload(m);
     if (m->dl) o2r_dl_close(m->dl);
     o2r_desc_free(m->owned);
-    m->m = NULL;
+    free(m->weights);
     m->dl = NULL;
     m->owned = NULL;
     m->desc = NULL;
+    m->weights = NULL;
 }
 
 /* ---- float16 <-> float32 ------------------------------------------------------------------- */
@@ -449,6 +486,7 @@ int sdp_pipeline_check(struct sdp_pipeline *p, char *err, size_t errcap)
 /* Runs model m with host inputs; reports the runtime's error. */
 static int run_model(struct sdp_model *m, const void *const *in, void *const *out, char *err, size_t errcap)
 {
+    if (sdp_model_ready(m, err, errcap)) return -1; /* an offloaded model: on the device now */
     if (o2r_model_run(m->m, in, out) != O2R_OK) {
         snprintf(err, errcap, "%s: %s", m->path, o2r_ctx_last_error(m->ctx));
         return -1;
@@ -797,6 +835,8 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
         goto done;
     }
     if (cond_row(p, prm->emphasis, prm->prompt, emb + per, pool_c, n_tokens, tm, err, errcap)) goto done;
+    sdp_model_park(&p->te); /* --offload: each stage's models leave the device when it is done */
+    sdp_model_park(&p->te2);
     /* SDXL's add_time_ids: original_size + crops_coords_top_left + target_size, (height, width) of
      * the image both, crop (0, 0): the pipelines' defaults; the same for the negative rows */
     const float time_ids[6] = {(float)p->img_h, (float)p->img_w, 0.0f, 0.0f, (float)p->img_h, (float)p->img_w};
@@ -867,6 +907,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
                 }
         }
     }
+    sdp_model_park(&p->venc);
     /* 4. denoising loop */
     const struct o2r_io *us = &ud->inputs[p->u_sample], *ut = &ud->inputs[p->u_t],
                         *ue = &ud->inputs[p->u_ehs], *uo = &ud->outputs[p->u_out];
@@ -962,6 +1003,7 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
             }
         }
     }
+    sdp_model_park(&p->unet);
     /* 5. decode, in runs of the decoder's batch */
     const struct o2r_io *vi = &vd->inputs[p->v_in], *vo = &vd->outputs[p->v_out];
     for (size_t k = 0; k < nt; k++) xin[k] = lat[k] / prm->scaling_factor;
@@ -994,6 +1036,11 @@ int sdp_generate(struct sdp_pipeline *p, const struct sdp_params *prm, float *im
     rc = 0;
 done:
 #undef CANCEL_POINT
+    sdp_model_park(&p->te); /* --offload: nothing stays on the device between images */
+    sdp_model_park(&p->te2);
+    sdp_model_park(&p->venc);
+    sdp_model_park(&p->unet);
+    sdp_model_park(&p->vae);
     free_io(ud, uin, uout);
     free_io(vd, vin, vout);
     free(emb);

@@ -49,14 +49,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Device memory of the models on the device at once: live = the sum over loaded models of their
+ * memory plan's weights + arena bytes, peak = the largest live seen (bytes). */
+struct sdp_mem_track {
+    uint64_t live, peak;
+};
+
 /* A compiled model loaded from a shared object or a descriptor file (.o2d). */
 struct sdp_model {
     void *dl;                          /* dlopen handle (NULL for a .o2d) */
     const struct o2r_model_desc *desc; /* from <name>_desc(), or read from the .o2d */
     struct o2r_model_desc *owned;      /* the descriptor read from a .o2d (o2r_desc_free), NULL */
-    struct o2r_model *m;               /* initialized model */
+    struct o2r_model *m;               /* initialized model; NULL while offloaded (not on the device) */
     struct o2r_ctx *ctx;               /* context it runs on (for error messages) */
     char path[1024];                   /* the shared object or .o2d, for messages */
+    char *weights;                     /* its weights file (sdp_model_ready loads it again) */
+    int offload;                       /* 1: on the device only between sdp_model_ready and sdp_model_park */
+    struct sdp_mem_track *track;       /* where its device bytes are counted, or NULL */
+    uint64_t dev_bytes;                /* weights + arena bytes while loaded (0 otherwise) */
 };
 
 /* Loads SO_PATH (built from onnx2cl's C output with -DONNX2CL_NO_MAIN / --no-main and
@@ -67,6 +77,19 @@ struct sdp_model {
  * dlopen and no symbol lookup. Returns 0, or -1 with a message naming the file. */
 int sdp_model_load(struct o2r_ctx *ctx, const char *so_path, const char *weights_path,
                    struct sdp_model *out, char *err, size_t errcap);
+/* sdp_model_load with offloading (issue 23 item 6, the `--offload` of onnx2cl-sd): offload 1 reads
+ * the descriptor only and leaves the model off the device until sdp_model_ready (each pipeline
+ * stage readies its models and parks them when done, so the device holds one stage's models at a
+ * time, at the cost of loading them again for every image); track (may be NULL) counts the
+ * model's device bytes while it is loaded. */
+int sdp_model_load_opt(struct o2r_ctx *ctx, const char *so_path, const char *weights_path, int offload,
+                       struct sdp_mem_track *track, struct sdp_model *out, char *err, size_t errcap);
+/* Puts m on the device if it is not (o2r_model_init with its weights file): 0, or -1 with the
+ * runtime's message naming the model file. A no-op for a loaded model. */
+int sdp_model_ready(struct sdp_model *m, char *err, size_t errcap);
+/* Takes an offloaded model off the device (o2r_model_free; its descriptor stays); a no-op for a
+ * model loaded without offload, or not loaded. */
+void sdp_model_park(struct sdp_model *m);
 void sdp_model_close(struct sdp_model *m);
 /* The weights file sdp_model_load reads when given none: SO_PATH with its extension replaced by
  * ".weights" (appended when the base name has none), into buf (cap bytes, truncated). */

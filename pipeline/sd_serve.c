@@ -2060,7 +2060,7 @@ static void usage(FILE *f)
         "  --ckpt-dir DIR          checkpoints that /sdapi/v1/sd-models lists and sd_model_checkpoint may switch to\n"
         "                          (*.safetensors and diffusers folders, subfolders too; names only, never paths)\n"
         "  --lora-dir DIR          where <lora:NAME:W> prompt tags find NAME.safetensors (default $ONNX2CL_LORA_DIR)\n"
-        "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC  --vae-tile N   (as the CLI)\n"
+        "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC  --vae-tile N  --offload   (as the CLI)\n"
         "  --t5-tokenizer PATH  SD 3 / Flux single files: T5's spiece.model (or its folder), as the CLI's\n"
         "  --devices A,B,...       one worker per OpenCL device (index or name part; up to 64; the same device\n"
         "                          twice runs two generations on it): jobs go to the first idle worker\n"
@@ -2187,6 +2187,7 @@ int sd_serve_main(int argc, char **argv)
         else if (!strcmp(a, "--max-connections")) NUM(2, 100000, maxconn);
         else if (!strcmp(a, "--timeout")) NUM(1, 86400, sv->timeout);
         else if (!strcmp(a, "--quiet")) oo->quiet = 1;
+        else if (!strcmp(a, "--offload")) oo->offload = 1;
         else if (!strcmp(a, "--vae-tile")) NUM(0, 16384, oo->vae_tile);
         else {
             fprintf(stderr, "onnx2cl-sd serve: unknown option '%s' (serve --help lists them)\n", a);

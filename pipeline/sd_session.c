@@ -47,7 +47,8 @@ struct sds_session {
     /* owned copies of the options */
     char *ckpt, *models_dir, *hf_dir, *arch_dir, *cache_dir, *compiler, *variant, *wdtype, *lora_dir, *device;
     char *t5_tokenizer;
-    int quiet, vae_tile;
+    int quiet, vae_tile, offload;
+    struct sdp_mem_track track;     /* device bytes of the loaded models (sdp_model_load_opt) */
     struct o2r_ctx *ctx;
     struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
     int loaded;                     /* p.te/unet/vae loaded */
@@ -183,7 +184,7 @@ static int load_models(struct sds_session *s, const char *const so[5], const cha
 {
     struct sdp_model *m[5] = {&s->p.te, &s->p.unet, &s->p.vae, &s->p.venc, &s->p.te2};
     for (int i = 0; i < 5; i++)
-        if (so[i] && sdp_model_load(s->ctx, so[i], w[i], m[i], err, errcap)) {
+        if (so[i] && sdp_model_load_opt(s->ctx, so[i], w[i], s->offload, &s->track, m[i], err, errcap)) {
             for (int k = 0; k < i; k++)
                 if (so[k]) sdp_model_close(m[k]);
             for (int k = 0; k < 5; k++) memset(m[k], 0, sizeof *m[k]);
@@ -238,7 +239,7 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc
                  venc ? er->program[3] : NULL},
         .wts = {er->weights[0], er->weights[4], flux ? NULL : er->weights[5], er->weights[6], er->weights[2],
                 venc ? er->weights[3] : NULL},
-        .tok = {er->tokenizer, flux ? NULL : er->tokenizer2, er->tokenizer3},
+        .tok = {er->tokenizer, flux ? NULL : er->tokenizer2, er->tokenizer3}, .offload = s->offload, .track = &s->track,
         .sched_cfg = er->sched_cfg, .vae_cfg = er->vae_cfg, .scaling = (float)er->scaling_factor,
         .shift = (float)er->shift_factor};
     if (sdp_sd3_setup(s->ctx, &f, &s->p3, &s->pf, err, errcap)) {
@@ -409,6 +410,7 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     s->device = dup_or_null(o->device);
     s->quiet = o->quiet;
     s->vae_tile = o->vae_tile;
+    s->offload = o->offload;
     if (s->ckpt) /* "folder/" -> "folder" */
         for (size_t l = strlen(s->ckpt); l > 1 && s->ckpt[l - 1] == '/'; l--) s->ckpt[l - 1] = 0;
     int rc;

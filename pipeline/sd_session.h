@@ -84,6 +84,10 @@ struct sds_open_options {
     int quiet;                 /* 1: no engine progress lines on stderr */
     int vae_tile;              /* checkpoint: VAE decoder/encoder in tiles of this many image pixels per side
                                   (0: untiled; a multiple of the VAE factor, >= 4 factors; onnx2cl-sd --vae-tile) */
+    int offload;               /* 1: each model on the device only while its stage of a generation runs (text
+                                  encoders, VAE encoder, UNet/transformer, VAE decoder in turn; onnx2cl-sd
+                                  --offload): the device holds the largest stage, not the sum; every image
+                                  loads the models again */
 };
 
 /* Opens a model set: prepares (checkpoint) or finds (models_dir) the three models, loads them on

@@ -153,7 +153,8 @@ int sdp_vae_tiling_plan(const struct o2r_model_desc *d, int c_in, int h, int w, 
 int sdp_vae_tiled_run(struct sdp_model *m, const float *in, int c_in, int h, int w, int overlap, float *out,
                       sdp_tile_progress_fn progress, void *user, char *err, size_t errcap)
 {
-    if (!m || !m->desc || !m->m) return ERR("VAE tiling: no loaded model");
+    if (!m || !m->desc) return ERR("VAE tiling: no loaded model");
+    if (sdp_model_ready(m, err, errcap)) return -1; /* an offloaded decoder: on the device now */
     if (!in || !out) return ERR("VAE tiling: %s: no input or output array", m->path);
     struct sdp_tiling *t = malloc(sizeof *t);
     if (!t) return ERR("VAE tiling: out of memory");

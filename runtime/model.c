@@ -1333,6 +1333,11 @@ void o2r_model_free(struct o2r_model *m)
     o2r_free(m);
 }
 
+uint64_t o2r_model_device_bytes(const struct o2r_model *m)
+{
+    return m ? m->plan.weights_bytes + m->plan.arena_bytes : 0;
+}
+
 o2r_status o2r_model_set_profiling(struct o2r_model *m, int on)
 {
     if (!m)

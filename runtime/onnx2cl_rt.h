@@ -461,6 +461,10 @@ o2r_status o2r_model_init(struct o2r_ctx *ctx, const struct o2r_model_desc *desc
  * dtype (C order); outputs[i] receives desc.outputs[i].nbytes. Blocks until done. */
 o2r_status o2r_model_run(struct o2r_model *m, const void *const *inputs, void *const *outputs);
 void o2r_model_free(struct o2r_model *m);
+/* Device memory an initialized model holds, in bytes: its weights chunks + arena chunks (the
+ * buffers only other kernel classes use are not allocated and not counted; the mapped weights
+ * file's pages count as weights). 0 for NULL. */
+uint64_t o2r_model_device_bytes(const struct o2r_model *m);
 
 /* Tunes the model's tunable GPU-class kernels on ctx's device (docs/tuning.md): initializes
  * desc with the compiled default tiles plus every candidate instance (the built-in list or

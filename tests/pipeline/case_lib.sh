@@ -25,6 +25,20 @@ proof() {
   return 1
 }
 
+# offload_peak TAG BASE_LOG OFFLOAD_LOG — the timings' "device memory peak" of a run with --offload
+# (OFFLOAD_LOG) says --offload and is below the peak of the same run with every model loaded (BASE_LOG),
+# counted by the runtime (weights + arena of the models on the device at once); else a counted failure.
+offload_peak() {
+  local b o
+  b=$(sed -n 's/^  device memory peak *\([0-9.]*\) MiB.*every model loaded.*/\1/p' "$2")
+  o=$(sed -n 's/^  device memory peak *\([0-9.]*\) MiB.*--offload: one stage.s models at a time.*/\1/p' "$3")
+  if [ -n "$b" ] && [ -n "$o" ] && awk -v b="$b" -v o="$o" 'BEGIN { exit !(o > 0 && o < b) }'; then
+    printf '%-24s device memory peak %s MiB, every model loaded %s MiB\n' "$1" "$o" "$b"
+  else
+    bad "$1: --offload's device memory peak '$o' MiB is not below every model loaded's '$b' MiB"
+  fi
+}
+
 # flow_lora_cases DIR FOLDER — SD 3 / Flux LoRA proofs (DIR/lora_cases.txt: case steps cfg guidance weight
 # prompt; models/make_flow_lora_refs.py): each case with --lora FILE:W on DIR/FOLDER and as a <lora:NAME:W>
 # tag with --lora-dir DIR on DIR/FOLDER.safetensors == diffusers' load_lora_weights + set_adapters image
@@ -57,19 +71,25 @@ flow_lora_cases() {
 # == diffusers' Img2Img pipeline image (DIR/i2i_CASE_image.npy, 1e-3), the infotext's "Denoising strength"
 # the case's. Flux (PREFIX tiny_flux_*) gets --guidance. Uses $sd, $compare, $work; counts failures with bad.
 flow_i2i_cases() {
-  local d=$1 prefix=$2 name variant steps cfg guidance strength prompt negative ck tag
+  local d=$1 prefix=$2 name variant steps cfg guidance strength prompt negative ck tag offload_done=
   local -a cks neg gf
   while IFS=$'\t' read -r name variant steps cfg guidance strength prompt negative; do
     [[ $name == \#* || -z $name ]] && continue
     cks=("$d/$prefix$variant"); [ -e "$d/$prefix$variant.safetensors" ] && cks+=("$d/$prefix$variant.safetensors")
     neg=(); [ -n "$negative" ] && neg=(-n "$negative")
     gf=(); [[ $prefix == tiny_flux* ]] && gf=(--guidance "$guidance")
-    for ck in "${cks[@]}"; do
-      tag=i2i_${name}_$(basename "$ck")
+    for ck in "${cks[@]}" "${cks[0]}--offload"; do # the first case on the folder with --offload too
+      local off=()
+      if [[ $ck == *--offload ]]; then
+        [ -z "$offload_done" ] || continue
+        offload_done=1 ck=${ck%--offload} off=(--offload)
+      fi
+      tag=i2i_${name}_$(basename "$ck")${off:+-offload}
       if proof "$tag" "$d/i2i_${name}_image.npy" 26 -m "$ck" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" \
-           "${gf[@]}" --seed 42 --strength "$strength" --init-image "$d/../img2img/init.png"; then
+           "${gf[@]}" --seed 42 --strength "$strength" --init-image "$d/../img2img/init.png" "${off[@]}"; then
         python3 -c 'import re, sys; from PIL import Image; m = re.search(r"Denoising strength: ([0-9.]+)", Image.open(sys.argv[1]).text["parameters"]); sys.exit(not m or float(m.group(1)) != float(sys.argv[2]))' \
           "$work/out/$tag.png" "$strength" || bad "$tag: no Denoising strength $strength in the infotext"
+        [ -z "${off[*]}" ] || offload_peak "$tag" "$work/out/${tag%-offload}.log" "$work/out/$tag.log"
       fi
     done
   done < "$d/i2i_cases.txt"

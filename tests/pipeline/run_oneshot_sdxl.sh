@@ -33,6 +33,7 @@ run_case() { # name ckpt flags...
     bad "$name: onnx2cl-sd exited non-zero"; cat "$work/$name.log"; return
   fi
   local ref=${name%-folder}
+  ref=${ref%-offload}
   if "$compare" "$work/$name.npy" "$os/$ref.npy" 1e-3 0 > "$work/$name.cmp" 2>&1; then
     printf '%-24s %s\n' "$name" "$(head -c 160 "$work/$name.cmp")"
   else
@@ -53,6 +54,8 @@ for c in "$first" "$lora"; do
   # shellcheck disable=SC2086
   run_case "${c%%	*}-folder" "$root/models/ckpt/sdxl/diffusers" ${c#*	}
 done
+# --offload (one stage's models on the device at a time): the same image, a lower device memory peak
+offload_peak i2i_euler_06_4-offload "$work/i2i_euler_06_4.log" "$work/i2i_euler_06_4-offload.log"
 # an empty negative prompt is not the same as none (zero embeddings): the two images differ
 if "$compare" "$work/euler_4.npy" "$work/noneg_euler_4.npy" 1e-3 0 > /dev/null 2>&1; then
   bad "a negative prompt and none gave the same image"

@@ -11,7 +11,8 @@
  *   5. a request for guidance off (cfg 1: UNet batch 1) reloads, the next cfg 7.5 request reloads back;
  *   6. sds_png_encode / sds_png_text round-trip the parameters chunk; sds_preview_rgb.
  *   7. A1111 sampler names / schedule types; img2img (strength 0.6) from the CLI's PNG == the CLI's
- *      --init-image PNG (argv[5]) byte for byte; strengths that run no step and resizes refused.
+ *      --init-image PNG (argv[5]) byte for byte; strengths that run no step and resizes refused;
+ *   8. a session opened with offload (models on the device per stage) makes image 2's bytes, twice.
  * Usage: test_session CHECKPOINT CACHE_DIR CLI_PNG PROMPT [CLI_IMG2IMG_PNG]
  */
 #include "sd_session.h"
@@ -303,9 +304,25 @@ int main(int argc, char **argv)
     unsigned char prev[2 * 3];
     CHECK(sds_preview_rgb(lat, 4, 1, 2, prev) == 0 && prev[0] == 165 && prev[3] == 90, "preview %d %d", prev[0],
           prev[3]);
+    sds_close(s);
+    /* 8. offload (one stage's models on the device at a time): the same image as every model loaded */
+    struct sds_open_options oo = o;
+    oo.offload = 1;
+    rc = sds_open(&oo, &s, err, sizeof err);
+    CHECK(rc == 0, "open with offload: %s", err);
+    for (int k = 0; k < 2 && rc == 0; k++) { /* twice: the models come back for the next image */
+        rc = sds_txt2img(s, &rq, &im[2], err, sizeof err);
+        CHECK(rc == 0, "offload generation %d: %s", k + 1, err);
+        if (rc) break;
+        size_t d = 0;
+        for (size_t i = 0; i < nb; i++) d += im[2].rgb[i] != im[0].rgb[i];
+        CHECK(d == 0, "offload image %d differs from the loaded session's in %zu of %zu bytes", k + 1, d, nb);
+        sds_image_free(&im[2]);
+    }
+    if (rc == 0) printf("8. offload: two images == the loaded session's\n");
+    sds_close(s);
     sds_image_free(&im[0]);
     sds_image_free(&im[1]);
-    sds_close(s);
     printf("session: %d failed\n", fails);
     return fails != 0;
 }

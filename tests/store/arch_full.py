@@ -15,7 +15,8 @@ What: writes a sparse diffusers folder (every component's canonical keys and sha
      --no-info: seconds to a minute per architecture);
   3. with --sd: `onnx2cl-sd -m DIR --info` prints one row per model the run needs, the last row
      their sum, and writes no program, weights or scratch file into its cache; with 2. also each row's weights
-     equal onnx2cl --info's weights_bytes_f16 for that model.
+     equal onnx2cl --info's weights_bytes_f16 for that model; with --offload its verdict is the largest
+     stage (the text encoders' rows together, each other row alone), below the sum.
 Exit 0 when all hold; prints what differs otherwise.
 """
 import json
@@ -152,6 +153,17 @@ def main():
             for model, mib in f16.items():
                 if model in rows and abs(rows[model][0] - mib) > 0.06:
                     bad.append(f"onnx2cl-sd --info: {model} weights {rows[model][0]} MiB, onnx2cl --info says {mib:.2f}")
+            # --offload: the verdict is the largest stage (the text encoders together, each other model alone)
+            stage = max([sum(v[2] for m, v in rows.items() if m.startswith("text_encoder"))] +
+                        [v[2] for m, v in rows.items() if not m.startswith("text_encoder")])
+            r2 = subprocess.run([sd, "-m", folder, "--arch-dir", root, "-p", "x", "--info", "--offload"],
+                                capture_output=True, text=True, env=dict(os.environ, ONNX2CL_CACHE_DIR=cache))
+            m2 = re.search(r"about the largest stage \((\d+) MiB of the (\d+) MiB sum", r2.stdout)
+            print(f"{name}: onnx2cl-sd --info --offload: {m2.group(0) if m2 else r2.stdout[-300:]} (rows: {stage:.0f})")
+            if r2.returncode != 0 or not m2 or abs(float(m2.group(1)) - stage) > 1 or \
+                    abs(float(m2.group(2)) - tot[2]) > 1 or not float(m2.group(1)) < float(m2.group(2)):
+                bad.append(f"onnx2cl-sd --info --offload: want the largest stage {stage:.0f} of {tot[2]:.0f} MiB:\n"
+                           f"{r2.stdout}{r2.stderr}")
         for d, _, files in os.walk(cache):  # no program or weights (scheduler_config.json may be there)
             for fn in files:
                 if fn.endswith((".o2d", ".weights", ".so")) or fn.startswith(".tmp"):
