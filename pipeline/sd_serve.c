@@ -2062,6 +2062,9 @@ static void usage(FILE *f)
         "  --lora-dir DIR          where <lora:NAME:W> prompt tags find NAME.safetensors (default $ONNX2CL_LORA_DIR)\n"
         "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC  --vae-tile N  --offload   (as the CLI)\n"
         "  --t5-tokenizer PATH  SD 3 / Flux single files: T5's spiece.model (or its folder), as the CLI's\n"
+        "  --vae F --clip-l F --clip-g F --t5xxl F  component files completing or replacing the checkpoint's (a\n"
+        "                          Flux / SD 3.5 file without its VAE and text encoders), as the CLI's; -m only;\n"
+        "                          they apply to every checkpoint the server opens (sd_model_checkpoint too)\n"
         "  --devices A,B,...       one worker per OpenCL device (index or name part; up to 64; the same device\n"
         "                          twice runs two generations on it): jobs go to the first idle worker\n"
         "  --width W --height H    size prepared at start (default: the architecture's) and the size of requests\n"
@@ -2169,6 +2172,10 @@ int sd_serve_main(int argc, char **argv)
         else if (!strcmp(a, "--lora-dir")) sp = &oo->lora_dir;
         else if (!strcmp(a, "--arch-dir")) sp = &oo->arch_dir;
         else if (!strcmp(a, "--t5-tokenizer")) sp = &oo->t5_tokenizer;
+        else if (!strcmp(a, "--vae")) sp = &oo->vae_file;
+        else if (!strcmp(a, "--clip-l")) sp = &oo->clip_l_file;
+        else if (!strcmp(a, "--clip-g")) sp = &oo->clip_g_file;
+        else if (!strcmp(a, "--t5xxl")) sp = &oo->t5xxl_file;
         else if (!strcmp(a, "--variant")) sp = &oo->variant;
         else if (!strcmp(a, "--weights-dtype")) sp = &oo->weights_dtype;
         else if (!strcmp(a, "--device")) sp = &oo->device;

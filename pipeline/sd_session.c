@@ -47,6 +47,7 @@ struct sds_session {
     /* owned copies of the options */
     char *ckpt, *models_dir, *hf_dir, *arch_dir, *cache_dir, *compiler, *variant, *wdtype, *lora_dir, *device;
     char *t5_tokenizer;
+    char *vae_file, *clip_l_file, *clip_g_file, *t5xxl_file; /* component files (engine) */
     int quiet, vae_tile, offload;
     struct sdp_mem_track track;     /* device bytes of the loaded models (sdp_model_load_opt) */
     struct o2r_ctx *ctx;
@@ -218,7 +219,8 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc
     struct sde_options eo = {.ckpt = s->ckpt, .arch_dir = s->arch_dir, .cache_dir = s->cache_dir,
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .quiet = s->quiet, .vae_encoder = venc,
-                             .t5_tokenizer = s->t5_tokenizer};
+                             .t5_tokenizer = s->t5_tokenizer, .vae_file = s->vae_file,
+                             .clip_l_file = s->clip_l_file, .clip_g_file = s->clip_g_file, .t5xxl_file = s->t5xxl_file};
     for (int i = 0; tags && i < tags->n_loras; i++) { /* the request's <lora:...> tags (merged into the weights) */
         eo.loras[i] = tags->loras[i];
         eo.lora_unet[i] = tags->lora_unet[i];
@@ -272,7 +274,8 @@ static int engine_load(struct sds_session *s, int w, int h, int batch, int token
                              .compiler = s->compiler, .variant = s->variant, .weights_dtype = s->wdtype,
                              .width = w, .height = h, .batch = batch, .n_loras = n_loras, .quiet = s->quiet,
                              .vae_encoder = venc, .tokens = tokens, .clip_skip = clip_skip,
-                             .vae_tile = s->vae_tile, .t5_tokenizer = s->t5_tokenizer};
+                             .vae_tile = s->vae_tile, .t5_tokenizer = s->t5_tokenizer, .vae_file = s->vae_file,
+                             .clip_l_file = s->clip_l_file, .clip_g_file = s->clip_g_file, .t5xxl_file = s->t5xxl_file};
     for (int i = 0; i < n_loras; i++) {
         eo.loras[i] = loras[i];
         eo.lora_unet[i] = lora_unet[i];
@@ -389,6 +392,9 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     if (o->models_dir && (!o->hf_dir || !*o->hf_dir))
         return fail(err, errcap, SDS_EINVAL, "sds_open: models_dir %s needs hf_dir (tokenizer/, scheduler/)",
                     o->models_dir);
+    if (o->models_dir && (o->vae_file || o->clip_l_file || o->clip_g_file || o->t5xxl_file))
+        return fail(err, errcap, SDS_EINVAL, "sds_open: vae_file / clip_l_file / clip_g_file / t5xxl_file replace "
+                    "parts of a checkpoint: they need checkpoint, not models_dir");
     if (o->weights_dtype && strcmp(o->weights_dtype, "f16") && strcmp(o->weights_dtype, "f32"))
         return fail(err, errcap, SDS_EINVAL, "sds_open: weights_dtype %s: not f16 or f32", o->weights_dtype);
     if (o->width < 0 || o->height < 0 || o->width > 16384 || o->height > 16384)
@@ -405,6 +411,10 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     s->compiler = dup_or_null(o->compiler);
     s->variant = dup_or_null(o->variant);
     s->t5_tokenizer = dup_or_null(o->t5_tokenizer);
+    s->vae_file = dup_or_null(o->vae_file);
+    s->clip_l_file = dup_or_null(o->clip_l_file);
+    s->clip_g_file = dup_or_null(o->clip_g_file);
+    s->t5xxl_file = dup_or_null(o->t5xxl_file);
     s->wdtype = dup_or_null(o->weights_dtype);
     s->lora_dir = dup_or_null(o->lora_dir);
     s->device = dup_or_null(o->device);
@@ -468,7 +478,8 @@ void sds_close(struct sds_session *s)
     sdp_tokenizer_free(s->p.tok2);
     if (s->ctx) o2r_ctx_free(s->ctx);
     char *owned[] = {s->ckpt, s->models_dir, s->hf_dir, s->arch_dir, s->cache_dir, s->compiler, s->variant,
-                     s->wdtype, s->lora_dir, s->device, s->t5_tokenizer};
+                     s->wdtype, s->lora_dir, s->device, s->t5_tokenizer, s->vae_file, s->clip_l_file,
+                     s->clip_g_file, s->t5xxl_file};
     for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_destroy(&s->mu);

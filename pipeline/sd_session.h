@@ -75,6 +75,12 @@ struct sds_open_options {
     const char *t5_tokenizer;  /* checkpoint, SD 3 / Flux: T5's spiece.model (or its folder) when the checkpoint
                                   is a single file and the architecture ships none (the full-size ones);
                                   NULL: the folder's or the architecture's */
+    const char *vae_file;      /* checkpoint: a VAE .safetensors replacing / completing the checkpoint's (a
+                                  diffusers AutoencoderKL or an LDM first_stage_model file; onnx2cl-sd --vae) */
+    const char *clip_l_file;   /* checkpoint: CLIP-L text encoder file (onnx2cl-sd --clip-l; sd.cpp's flags: a Flux
+                                  or SD 3.5 file without its text encoders) */
+    const char *clip_g_file;   /* checkpoint: SD 3's CLIP-G text encoder file (--clip-g) */
+    const char *t5xxl_file;    /* checkpoint: SD 3 / Flux T5-XXL encoder file (--t5xxl) */
     const char *weights_dtype; /* checkpoint: "f16" (default: half the memory) or "f32" */
     const char *lora_dir;      /* where <lora:NAME:W> prompt tags find NAME.safetensors (subfolders too;
                                   NULL: $ONNX2CL_LORA_DIR) */

@@ -16,7 +16,10 @@ driven by the webuiapi client (PyPI) and raw HTTP:
   3. refusals answered 422 while the server goes on serving: inpainting, a sampler other than Euler, a Karras
      schedule (as a field and as "Euler Karras"), an unknown LoRA tag, an SD 3 LoRA on Flux, a size that is not a multiple of 16,
      distilled_cfg_scale not a number;
-     after them the first request again gives the same image.
+     after them the first request again gives the same image;
+  4. Black Forest Labs' transformer-only Flux schnell file served with --vae / --clip-l / --t5xxl (the
+     component files): txt2img == diffusers' FluxPipeline (case a, within one level); a --vae file that is
+     not there: the server does not start, the message names the flag and the file.
 """
 import base64
 import io
@@ -206,5 +209,27 @@ try:
 finally:
     srv.terminate()
     check(srv.wait(20) == 0, "SD 3 server: exit 0 after SIGTERM")
+# ---- 3. a Flux file without its VAE and text encoders + serve --vae --clip-l --t5xxl ----
+# (Black Forest Labs' flux1-schnell.safetensors beside ae / clip_l / t5xxl files: sd.cpp's and Forge's set-up)
+fs = os.path.join(fd, "tiny_flux_schnell")
+srv, port, log = serve(os.path.join(fd, "tiny_flux_schnell_bfl.safetensors"), "flux_bfl",
+                       "--vae", os.path.join(fs, "vae", "diffusion_pytorch_model.safetensors"),
+                       "--clip-l", os.path.join(fs, "text_encoder", "model.safetensors"),
+                       "--t5xxl", os.path.join(fs, "text_encoder_2", "model.safetensors"))
+try:
+    a = fc["a"]  # schnell, 4 steps, no guidance
+    st, body = post(port, "/sdapi/v1/txt2img", {"prompt": a[5], "steps": int(a[2]), "cfg_scale": float(a[4]),
+                                                "seed": 42, "width": 32, "height": 32, "sampler_name": "Euler"})
+    lv = levels(image_of(body), os.path.join(fd, "a_image.npy")) if st == 200 else -1
+    check(st == 200 and 0 <= lv <= 1, f"BFL Flux file + --vae/--clip-l/--t5xxl vs diffusers (case a): {st}, {lv} level(s)")
+finally:
+    srv.terminate()
+    check(srv.wait(20) == 0, "BFL Flux server: exit 0 after SIGTERM")
+# a component file that is not there: the server refuses to start, naming the flag and the file
+bad = subprocess.run([sd, "serve", "-m", os.path.join(fd, "tiny_flux_schnell_bfl.safetensors"), "--listen",
+                      "127.0.0.1:0", "--vae", os.path.join(work, "no_such_ae.safetensors"), "--quiet"], env=env,
+                     capture_output=True, text=True, timeout=120)
+check(bad.returncode != 0 and "no_such_ae.safetensors: no such file" in bad.stderr and "--vae" in bad.stderr,
+      f"serve --vae MISSING: exit {bad.returncode}, {bad.stderr.strip()[-200:]}")
 print(f"serve.flow: {len(fails)} failed")
 sys.exit(1 if fails else 0)
