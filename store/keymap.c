@@ -428,12 +428,13 @@ int o2s_ldm_canonical(const struct o2s_store *base, const char *ldm_key, enum o2
     return -1;
 }
 
-int o2s_flux_canonical(const char *bfl_key, char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf)
+int o2s_flow_canonical(int sd3, const char *key, char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf)
 {
+    const enum rules rs = sd3 ? RS_SD3 : RS_FLUX;
     for (size_t k = 0; k < sizeof RULES / sizeof RULES[0]; k++) {
         long caps[2] = {0, 0};
         const char *tail;
-        if (RULES[k].r != RS_FLUX || !(tail = match_pattern(bfl_key, RULES[k].pattern, caps))) continue;
+        if (RULES[k].r != rs || !(tail = match_pattern(key, RULES[k].pattern, caps))) continue;
         if (!RULES[k].tmpl || RULES[k].tf == O2S_SWAP2 || RULES[k].tf == O2S_SWAP2_LAST) return -1;
         const int parts = RULES[k].tf == O2S_SPLIT3 ? 3 : RULES[k].tf == O2S_SPLIT_QKVM ? 4 : 1;
         const struct params pr = {1, 1, 0};

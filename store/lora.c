@@ -172,17 +172,18 @@ static bool all_digits(const char *s, size_t n)
     return n > 0;
 }
 
-/* Kohya-named Flux LoRAs (lora_unet_double_blocks_0_img_attn_qkv): as ldm_try, each placement of
- * '.' and '_' between non-numeric words is tried as a Black Forest Labs key through the store's
- * FLUX rules (o2s_flux_canonical); a hit names 1, 3 or 4 canonical keys, all in the checkpoint. */
-static bool flux_try(const struct o2s_store *base, const char *name, char *cand, size_t len, size_t i, int *budget,
-                     char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf)
+/* Kohya-named Flux and SD 3 LoRAs (lora_unet_double_blocks_0_img_attn_qkv, lora_unet_joint_blocks_0_x_block_
+ * attn_qkv): as ldm_try, each placement of '.' and '_' between non-numeric words is tried as a Black Forest
+ * Labs (sd3 0) or SAI MMDiT (sd3 1) key through the store's FLUX / SD3 rules (o2s_flow_canonical); a hit names
+ * 1, 3 or 4 canonical keys, all in the checkpoint. */
+static bool flow_try(int sd3, const struct o2s_store *base, const char *name, char *cand, size_t len, size_t i,
+                     int *budget, char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf)
 {
     for (; i < len && cand[i] != '_'; i++) {}
     if (i >= len) {
         char bfl[O2S_KEY_MAX];
         if (--*budget < 0 || (size_t)snprintf(bfl, sizeof bfl, "%s.weight", cand) >= sizeof bfl ||
-            o2s_flux_canonical(bfl, keys, nparts, tf) != 0)
+            o2s_flow_canonical(sd3, bfl, keys, nparts, tf) != 0)
             return false;
         for (int p = 0; p < *nparts; p++)
             if (o2s_find(base, O2S_TRANSFORMER, keys[p], NULL) != 0) return false;
@@ -193,10 +194,10 @@ static bool flux_try(const struct o2s_store *base, const char *name, char *cand,
     while (b < len && name[b] != '_') b++;
     bool num = all_digits(cand + a, i - a) || all_digits(name + i + 1, b - i - 1);
     cand[i] = '.';
-    if (flux_try(base, name, cand, len, i + 1, budget, keys, nparts, tf)) return true;
+    if (flow_try(sd3, base, name, cand, len, i + 1, budget, keys, nparts, tf)) return true;
     if (num) return false;
     cand[i] = '_';
-    return flux_try(base, name, cand, len, i + 1, budget, keys, nparts, tf);
+    return flow_try(sd3, base, name, cand, len, i + 1, budget, keys, nparts, tf);
 }
 
 /* LDM search: tok[0..nt) are the '_'-separated words of a kohya UNet module; joins[i] is the
@@ -359,10 +360,12 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
                           "only an alpha", m->down >= 0 ? "up" : "down");
             break;
         }
-        /* kohya's lora_unet_ on a Flux checkpoint: the transformer, in Black Forest Labs' names */
-        const bool flux = nr->flat && nr->c == O2S_UNET && o2s_count(base, O2S_UNET) == 0 &&
-                          o2s_find(base, O2S_TRANSFORMER, "x_embedder.weight", NULL) == 0;
-        const enum o2s_component comp = flux ? O2S_TRANSFORMER : nr->c;
+        /* kohya's lora_unet_ on a Flux / SD 3 checkpoint: the transformer, in Black Forest Labs' / SAI's names */
+        const bool flow = nr->flat && nr->c == O2S_UNET && o2s_count(base, O2S_UNET) == 0 &&
+                          (o2s_find(base, O2S_TRANSFORMER, "x_embedder.weight", NULL) == 0 ||
+                           o2s_find(base, O2S_TRANSFORMER, "pos_embed.proj.weight", NULL) == 0);
+        const int sd3 = flow && o2s_find(base, O2S_TRANSFORMER, "pos_embed.proj.weight", NULL) == 0;
+        const enum o2s_component comp = flow ? O2S_TRANSFORMER : nr->c;
         if (o2s_count(base, comp) == 0) {
             rc = o2s_fail(err, errcap, "%s: LoRA key '%s%s': the checkpoint has no %s (a LoRA "
                           "for another architecture, e.g. SDXL?)", path, nr->prefix, m->name,
@@ -375,12 +378,12 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
         bool found = false;
         const char *name = m->name;
         bool text = nr->c == O2S_TEXT_ENCODER || nr->c == O2S_TEXT_ENCODER_2;
-        if (flux) {
+        if (flow) {
             char cand[O2S_KEY_MAX];
             int budget = 1 << 12;
             if (strlen(name) < O2S_KEY_MAX - 40) {
                 strcpy(cand, name);
-                found = flux_try(base, name, cand, strlen(name), 0, &budget, fkeys, &nparts, &ftf);
+                found = flow_try(sd3, base, name, cand, strlen(name), 0, &budget, fkeys, &nparts, &ftf);
             }
         } else if (nr->flat) {
             if (text && strncmp(name, "text_model_", 11) == 0) name += 11;
@@ -412,7 +415,7 @@ struct o2s_lora *o2s_lora_open(const char *path, const struct o2s_store *base, c
             }
             continue;
         }
-        if (!flux) snprintf(fkeys[0], sizeof fkeys[0], "%s", key);
+        if (!flow) snprintf(fkeys[0], sizeof fkeys[0], "%s", key);
         for (int part = 0; part < nparts && !rc; part++) {
             struct o2s_lora_entry *e = &l->e[l->n];
             e->component = comp;

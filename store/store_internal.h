@@ -89,11 +89,12 @@ int o2s_add_entry(struct o2s_store *s, enum o2s_component c, const char *key, si
  * tables (keymap_sd.def); evidence and block parameters come from those tensors alone. Returns
  * the number of tensors mapped, or -1 with err. */
 long o2s_keymap_ldm(struct o2s_store *s, size_t first, char *err, size_t cap);
-/* The canonical Flux transformer key(s) of a Black Forest Labs key (keymap_sd.def's FLUX rules, e.g.
- * "double_blocks.0.img_attn.qkv.weight" -> the three attn.to_q/k/v weights): keys[0..*nparts),
+/* The canonical transformer key(s) of a Black Forest Labs Flux key (sd3 0: keymap_sd.def's FLUX rules, e.g.
+ * "double_blocks.0.img_attn.qkv.weight" -> the three attn.to_q/k/v weights) or of an SAI SD 3 MMDiT key
+ * (sd3 1: the SD3 rules, "joint_blocks.0.x_block.attn.qkv.weight" -> attn.to_q/k/v): keys[0..*nparts),
  * *tf how the tensor's rows split (COPY, SPLIT3, SPLIT_QKVM). -1: no rule, or a swapped (adaLN)
- * tensor, which a row slice cannot express. For kohya-named Flux LoRAs (lora.c). */
-int o2s_flux_canonical(const char *bfl_key, char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf);
+ * tensor, which a row slice cannot express. For kohya-named Flux and SD 3 LoRAs (lora.c). */
+int o2s_flow_canonical(int sd3, const char *key, char keys[4][O2S_KEY_MAX], int *nparts, enum o2s_transform *tf);
 /* The component a single file holds in diffusers naming (keymap_sd.def's O2S_COMPONENT_KEY: a
  * file without LDM keys, named by its folder or by its keys), or -1 (read it as LDM). */
 int o2s_component_file(const struct o2s_store *s, const char *path);

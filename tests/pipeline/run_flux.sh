@@ -136,5 +136,6 @@ expect flux_vae_bad "clip-l .*clip_l/model.safetensors: no such file" -m "$d/tin
 expect flux_t5_is_vae "t5xxl .*: not a T5 text encoder (neither" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/vae/diffusion_pytorch_model.safetensors" --width 32 --height 32
 expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
 expect flux_lora_unet "the checkpoint has no unet" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
+expect flux_lora_kohya_sd3 "LoRA modules match no weight of the checkpoint" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$d/../sd3/lora_kohya.safetensors"
 echo "flux: $fails failed"
 [ "$fails" = 0 ]

@@ -110,6 +110,8 @@ expect sd3_no_t5_unet "no-t5: SD 3's optional T5" -m "$here/oneshot/tiny_sd15.sa
 expect sd3_guidance "takes --cfg" -m "$hf" --width 32 --height 32 --guidance 4
 expect sd3_lora_unet "LoRA key 'unet.down_blocks.0.attentions.0.proj_in': the checkpoint has no unet" -m "$hf" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 expect sd3_lora_flux "LoRA modules match no weight of the checkpoint" -m "$hf" --width 32 --height 32 --lora "$d/../flux/lora_transformer.safetensors"
+expect sd3_lora_kohya_sd1 "60 LoRA modules match no weight of the checkpoint (a LoRA for another architecture" -m "$hf" --width 32 --height 32 --lora "$here/../lora/tiny_kohya.safetensors"
+expect sd3_lora_kohya_flux "LoRA modules match no weight of the checkpoint" -m "$hf" --width 32 --height 32 --lora "$d/../flux/lora_kohya.safetensors"
 expect sd3_lora_models "need -m CHECKPOINT" --models "$work/m" --hf "$hf" --width 32 --height 32 --lora "$d/lora_transformer.safetensors"
 # corrupt weights (NaN bytes in the transformer's data): refused, not decoded to a black image
 rm -rf "$work/corrupt" && cp -r "$hf" "$work/corrupt"
