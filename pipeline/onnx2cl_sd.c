@@ -338,6 +338,34 @@ static int taesd_progress(const struct sdp_progress *pr, void *user)
     return 0;
 }
 
+/* Inpainting's paste-back: --only-masked (the generated area into the image: diffusers' apply_overlay) and
+ * --mask-overlay (the init image over the result: A1111's), with the (blurred) mask as alpha; init NULL: none. */
+struct overlay {
+    const unsigned char *init, *mask; /* the image [h, w, 3] and mask [h, w] at the image's size */
+    int w, h, box[4];                 /* their size; the generated area's box in them */
+};
+
+/* Writes the image [3, h, w] in [0, 1] as PNG path (with the overlay when ov->init), the text chunks
+ * keys/vals (2); dies when out of memory, returns sdp_png_write's status with err. */
+static int write_png(const char *path, const float *chw, int w, int h, const struct overlay *ov, const char **keys,
+                     const char **vals, char *err, size_t errcap)
+{
+    if (!ov->init) return sdp_png_write(path, chw, h, w, keys, vals, 2, err, errcap);
+    const size_t pl = (size_t)h * w;
+    unsigned char *rgb = malloc(pl * 3), *full = NULL;
+    if (!rgb) die(1, "out of memory");
+    for (size_t q = 0; q < pl; q++)
+        for (int c = 0; c < 3; c++) { /* as png_write.c rounds */
+            float v = nearbyintf(chw[c * pl + q] * 255.0f);
+            rgb[q * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    if (sds_image_overlay(ov->init, ov->mask, ov->w, ov->h, rgb, w, h, ov->box, &full)) die(1, "out of memory");
+    int rc = sdp_png_write_rgb(path, full, ov->h, ov->w, keys, vals, 2, err, errcap);
+    free(rgb);
+    free(full);
+    return rc;
+}
+
 /* The timings' last line: the device memory of the models loaded at once (weights + arena). */
 static void print_mem_peak(const struct sdp_mem_track *t, int offload)
 {
@@ -357,6 +385,9 @@ struct sd3_run {
     const char *prog[6], *wts[6];      /* text_encoder, text_encoder_2, text_encoder_3, transformer, vae_decoder,
                                           vae_encoder (img2img) */
     const float *init;                 /* img2img: the init image [3, H, W] in [0, 1], or NULL */
+    const float *mask;                 /* inpainting: the mask [H, W] in [0, 1] (1: repaint), or NULL */
+    struct overlay ov;                 /* --only-masked / --mask-overlay's paste-back (ov.init NULL: none) */
+    double mask_blur;                  /* the infotext's Mask blur (--mask-blur, applied to the mask already) */
     double strength;                   /* img2img's denoising strength */
     const char *tok[3];                /* tokenizer, tokenizer_2, tokenizer_3 folders */
     const char *vae_cfg;               /* vae/config.json, or NULL: scaling/shift below */
@@ -821,12 +852,12 @@ static int cli_main(int argc, char **argv)
     /* SD 3: the flags its loop does not take (before anything is loaded or compiled) */
 #define SD3_REFUSE(what, fam)                                                                                      \
     do {                                                                                                           \
-        if (mask_path || latents_path || batch > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||                        \
+        if (latents_path || batch > 1 || emphasis != SDP_EMPHASIS_DIFFUSERS ||                                    \
             clip_skip > 1 || guidance_rescale > 0 || taesd || eo.vae_tile || te_so || unet_so ||                   \
             vae_so || venc_so || sched_name || schedule_type)                                                      \
-            die(2, "%s (%s): txt2img and img2img, one image at a time so far (--batch-count runs): --mask, "        \
-                "--latents, --batch-size, --emphasis, --clip-skip, --guidance-rescale, --taesd, --vae-tile, --scheduler " \
-                "and the per-model flags are not ported for %s", what, fam, fam);                                 \
+            die(2, "%s (%s): txt2img, img2img and inpainting, one image at a time so far (--batch-count runs): "    \
+                "--latents, --batch-size, --emphasis, --clip-skip, --guidance-rescale, "                           \
+                "--taesd, --vae-tile, --scheduler and the per-model flags are not ported for %s", what, fam, fam);   \
         if (guidance_given && strcmp(fam, "Flux"))                                                                 \
             die(2, "--guidance: Flux dev's distilled guidance; %s takes --cfg", fam);                             \
         if (eo.no_t5 && strcmp(fam, "SD 3"))                                                                       \
@@ -850,10 +881,12 @@ static int cli_main(int argc, char **argv)
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
                                 /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
                                 .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5, .offload = eo.offload,
-                                .init = init_img, .strength = strength,
+                                .init = init_img, .mask = mask_img, .mask_blur = mask_blur, .strength = strength,
+                                .ov = {om_init, om_mask, om_w, om_h, {om_box[0], om_box[1], om_box[2], om_box[3]}},
                                 .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
             run_sd3(&r);
             free(init_img);
+            free(mask_img);
             return 0;
         }
     }
@@ -916,7 +949,9 @@ static int cli_main(int argc, char **argv)
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
                                     .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
-                                    .no_t5 = eo.no_t5, .offload = eo.offload, .init = init_img, .strength = strength,
+                                    .no_t5 = eo.no_t5, .offload = eo.offload, .init = init_img, .mask = mask_img,
+                                    .mask_blur = mask_blur, .strength = strength,
+                                    .ov = {om_init, om_mask, om_w, om_h, {om_box[0], om_box[1], om_box[2], om_box[3]}},
                                     .prog = {er.program[0], er.program[4], flux ? NULL : er.program[5], er.program[6],
                                              er.program[2], init_img ? er.program[3] : NULL},
                                     .wts = {er.weights[0], er.weights[4], flux ? NULL : er.weights[5], er.weights[6],
@@ -932,6 +967,7 @@ static int cli_main(int argc, char **argv)
                 r.info_prompt = iprompt ? iprompt : prompt_tagged, r.lora_hashes = lhashes;
                 run_sd3(&r);
                 free(init_img);
+                free(mask_img);
                 free(iprompt);
                 free(lhashes);
                 free_tag_loras(&eo, n_flag_loras, prompt, prompt_tagged);
@@ -1229,25 +1265,8 @@ static int cli_main(int argc, char **argv)
             char *params = sdp_infotext_dup(&itx);
             if (!params) die(1, "out of memory");
             const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-            int wrc;
-            if (om_init) { /* --only-masked: the area pasted back into the image (diffusers' apply_overlay);
-                              --mask-overlay: the image pasted back over the result (A1111's) */
-                const float *src = img + (size_t)b * ni;
-                const size_t pl = (size_t)out_h * out_w;
-                unsigned char *rgb = malloc(pl * 3), *full = NULL;
-                if (!rgb) die(1, "out of memory");
-                for (size_t q = 0; q < pl; q++)
-                    for (int c = 0; c < 3; c++) { /* as png_write.c rounds */
-                        float v = nearbyintf(src[c * pl + q] * 255.0f);
-                        rgb[q * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-                    }
-                if (sds_image_overlay(om_init, om_mask, om_w, om_h, rgb, out_w, out_h, om_box, &full)) die(1, "out of memory");
-                wrc = sdp_png_write_rgb(outs[k], full, om_h, om_w, keys, vals, 2, err, sizeof err);
-                free(rgb);
-                free(full);
-            } else {
-                wrc = sdp_png_write(outs[k], img + (size_t)b * ni, out_h, out_w, keys, vals, 2, err, sizeof err);
-            }
+            const struct overlay ov = {om_init, om_mask, om_w, om_h, {om_box[0], om_box[1], om_box[2], om_box[3]}};
+            int wrc = write_png(outs[k], img + (size_t)b * ni, out_w, out_h, &ov, keys, vals, err, sizeof err);
             free(params);
             if (wrc)
                 die(1, "%s", err);
@@ -1411,7 +1430,7 @@ static void run_sd3(const struct sd3_run *r)
         float *img = image + (r->save_image ? (size_t)k * ni : 0);
         struct sdp_params prm = {.prompt = r->prompt, .negative = r->negative, .steps = r->steps, .cfg = (float)r->cfg,
                                  .seed = r->seed + (uint64_t)k, .batch = 1, .quiet = r->quiet, .init_image = r->init,
-                                 .strength = r->init ? r->strength : 0};
+                                 .mask = r->mask, .strength = r->init ? r->strength : 0};
         int n_tokens = 0;
         if (n > 1 && !r->quiet) fprintf(stderr, "%s: image %d/%d (seed %llu)\n", prog, k + 1, n,
                                         (unsigned long long)prm.seed);
@@ -1429,11 +1448,12 @@ static void run_sd3(const struct sd3_run *r)
                                   .schedule = a_sc, .cfg = r->cfg, .seed = prm.seed, .width = img_w, .height = img_h,
                                   .model = slash && slash[1] ? slash + 1 : mname, .model_hash = r->model_hash,
                                   .strength = r->init ? r->strength : -1, .extra = extra[0] ? extra : NULL,
+                                  .inpaint = r->mask != NULL, .mask_blur = r->mask_blur,
                                   .version = "onnx2cl-sd " ONNX2CL_VERSION};
         char *params = sdp_infotext_dup(&it);
         if (!params) die(1, "out of memory");
         const char *keys[2] = {"parameters", "Software"}, *vals[2] = {params, "onnx2cl-sd " ONNX2CL_VERSION};
-        if (sdp_png_write(r->outs[k], img, img_h, img_w, keys, vals, 2, err, sizeof err)) die(1, "%s", err);
+        if (write_png(r->outs[k], img, img_w, img_h, &r->ov, keys, vals, err, sizeof err)) die(1, "%s", err);
         free(params);
     }
     tm = tsum;

@@ -289,9 +289,13 @@ static int finite_or_fail(const float *x, size_t n, const char *what, char *err,
 static int one_image_only(const char *what, const struct sdp_params *prm, const struct sdp_model *venc, char *err,
                           size_t errcap)
 {
-    if (prm->batch > 1 || prm->mask || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
-        snprintf(err, errcap, "%s: batches, inpainting, --latents, A1111 emphasis and guidance rescale are "
-                 "not ported yet (txt2img and img2img of one image)", what);
+    if (prm->batch > 1 || prm->latents || prm->emphasis || prm->guidance_rescale > 0) {
+        snprintf(err, errcap, "%s: batches, --latents, A1111 emphasis and guidance rescale are not ported yet "
+                 "(txt2img, img2img and inpainting of one image)", what);
+        return -1;
+    }
+    if (prm->mask && !prm->init_image) {
+        snprintf(err, errcap, "%s: inpainting needs the init image as well as the mask", what);
         return -1;
     }
     if (prm->init_image && !venc->desc) {
@@ -305,6 +309,33 @@ static int one_image_only(const char *what, const struct sdp_params *prm, const 
     return 0;
 }
 
+/* Inpainting's latent mask (the flow Inpaint pipelines' prepare_mask_latents): the image mask [H*W] in [0,1]
+ * binarized at 0.5 (mask_processor do_binarize), sampled nearest at the latent grid (F.interpolate, mode
+ * nearest: pixel (y f, x f)), repeated over the c channels: m [c*h*w], 1 = repaint. */
+static void latent_mask(const float *mask, int img_w, int img_h, int c, int h, int w, float *m)
+{
+    const int fy = img_h / h, fx = img_w / w;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const float v = mask[(size_t)y * fy * img_w + (size_t)x * fx] < 0.5f ? 0.0f : 1.0f;
+            for (int k = 0; k < c; k++) m[((size_t)k * h + y) * w + x] = v;
+        }
+}
+
+/* Inpainting's step end (SD3 / Flux Inpaint pipelines): lat = (1 - m) init_latents_proper + m lat, where
+ * init_latents_proper is the image latents noised to the next step (scale_noise at i + 1), or the image
+ * latents themselves after the last step; tmp [n] scratch. */
+static void inpaint_blend(struct sdp_scheduler *sched, int i, int n_steps, const float *ilat, const float *noise,
+                          const float *m, float *lat, float *tmp, size_t n)
+{
+    const float *proper = ilat;
+    if (i + 1 < n_steps) {
+        sdp_sched_add_noise(sched, i + 1, ilat, noise, tmp, n);
+        proper = tmp;
+    }
+    for (size_t k = 0; k < n; k++) lat[k] = (1.0f - m[k]) * proper[k] + m[k] * lat[k];
+}
+
 /* The flow pipelines' get_timesteps: init_timestep = min(steps x strength, steps) (a float),
  * t_start = int(max(steps - init_timestep, 0)). */
 int sdp_flow_img2img_t_start(int steps, double strength)
@@ -314,13 +345,14 @@ int sdp_flow_img2img_t_start(int steps, double strength)
     return d > 0 ? (int)d : 0;
 }
 
-/* img2img's start (StableDiffusion3Img2ImgPipeline / FluxImg2ImgPipeline.prepare_latents): the init
- * image [3,H,W] in [0,1] -> 2x - 1 -> the VAE encoder -> latent_dist.sample(g) = mean + exp(0.5
- * clamp(logvar, -30, 20)) randn -> (x - shift) * scaling into x0 [nl]; then noise = randn(g) [nl]
- * and x0 = scale_noise at step t0 (sigma noise + (1 - sigma) x0). */
+/* img2img's start (StableDiffusion3Img2ImgPipeline / FluxImg2ImgPipeline.prepare_latents, and their
+ * Inpaint pipelines'): the init image [3,H,W] in [0,1] -> 2x - 1 -> the VAE encoder -> latent_dist.sample(g)
+ * = mean + exp(0.5 clamp(logvar, -30, 20)) randn -> (x - shift) * scaling = the image latents [nl] (into
+ * ilat when not NULL); then noise = randn(g) [nl] (into noise_out when not NULL) and x0 = scale_noise at
+ * step t0 (sigma noise + (1 - sigma) x0). */
 static int img2img_start(struct sdp_model *venc, struct sdp_scheduler *sched, int t0, const float *img, size_t ni,
-                         size_t nl, float scaling, float shift, struct sdp_rng *g, float *x0, struct sdp_timings *tm,
-                         char *err, size_t errcap)
+                         size_t nl, float scaling, float shift, struct sdp_rng *g, float *x0, float *ilat,
+                         float *noise_out, struct sdp_timings *tm, char *err, size_t errcap)
 {
     const struct o2r_model_desc *d = venc->desc;
     void *in[MAXIO] = {0}, *o[MAXIO] = {0};
@@ -347,7 +379,9 @@ static int img2img_start(struct sdp_model *venc, struct sdp_scheduler *sched, in
         const float smp = par[k] + expf(0.5f * lv) * noise[k];
         x0[k] = (smp - shift) * scaling;
     }
+    if (ilat) memcpy(ilat, x0, nl * sizeof *x0);
     sdp_rng_randn(g, noise, nl); /* randn_tensor(shape, generator) */
+    if (noise_out) memcpy(noise_out, noise, nl * sizeof *noise);
     sdp_sched_add_noise(sched, t0, x0, noise, x0, nl);
     rc = 0;
 done:
@@ -370,10 +404,11 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
     const int npool = p->te_proj + p->te2_proj;
     float *ctx = malloc((size_t)rows * nctx * sizeof *ctx), *pooled = malloc((size_t)rows * npool * sizeof *pooled);
     float *lat = malloc(nl * sizeof *lat), *pred = malloc((size_t)rows * nl * sizeof *pred);
+    float *inp = prm->mask ? malloc(4 * nl * sizeof *inp) : NULL; /* inpainting: image latents, noise, mask, tmp */
     void *in[MAXIO] = {0}, *o[MAXIO] = {0};
     int rc = -1;
     const struct o2r_model_desc *d = p->dit.desc;
-    if (!ctx || !pooled || !lat || !pred || alloc_io(d, in, o)) {
+    if (!ctx || !pooled || !lat || !pred || (prm->mask && !inp) || alloc_io(d, in, o)) {
         snprintf(err, errcap, "out of memory");
         goto done;
     }
@@ -402,8 +437,12 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
     if (prm->init_image) {
         if (prm->cancel && *prm->cancel) goto cancelled;
         if (img2img_start(&p->venc, p->sched, t0, prm->init_image, (size_t)3 * p->img_h * p->img_w, nl,
-                          p->scaling_factor, p->shift_factor, &g, lat, tm, err, errcap))
+                          p->scaling_factor, p->shift_factor, &g, lat, inp, inp ? inp + nl : NULL, tm, err, errcap))
             goto done;
+        if (inp) { /* StableDiffusion3InpaintPipeline: strength 1 starts from the noise itself */
+            latent_mask(prm->mask, p->img_w, p->img_h, p->lat_c, p->lat_h, p->lat_w, inp + 2 * nl);
+            if (prm->strength >= 1.0) memcpy(lat, inp + nl, nl * sizeof *lat);
+        }
     } else {
         sdp_rng_randn(&g, lat, nl); /* randn_tensor(shape, generator); init_noise_sigma 1 */
     }
@@ -437,6 +476,7 @@ int sdp_sd3_generate(struct sdp_sd3 *p, const struct sdp_params *prm, float *ima
             snprintf(err, errcap, "out of memory");
             goto done;
         }
+        if (inp) inpaint_blend(p->sched, i, n, inp, inp + nl, inp + 2 * nl, lat, inp + 3 * nl, nl);
         tm->scheduler += now_s() - ts0;
         if (step_done(prm, i - t0, n - t0, t, t_loop, lat, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
     }
@@ -460,6 +500,7 @@ done:
     free(pooled);
     free(lat);
     free(pred);
+    free(inp);
     return rc;
 }
 
@@ -586,10 +627,11 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
     float *ctx = malloc((size_t)rows * nctx * sizeof *ctx), *pooled = malloc((size_t)rows * p->pool_dim * sizeof *pooled);
     float *lat = malloc(nl * sizeof *lat), *x = malloc(nl * sizeof *x), *pred = malloc((size_t)rows * nl * sizeof *pred);
     float *img_ids = malloc((size_t)p->tokens * 3 * sizeof *img_ids), *txt_ids = calloc((size_t)p->t5_len * 3, sizeof *txt_ids);
+    float *inp = prm->mask ? malloc(4 * nl * sizeof *inp) : NULL; /* inpainting, packed: image latents, noise, mask, tmp */
     void *in[MAXIO] = {0}, *o[MAXIO] = {0};
     int rc = -1;
     const struct o2r_model_desc *d = p->dit.desc;
-    if (!ctx || !pooled || !lat || !x || !pred || !img_ids || !txt_ids || alloc_io(d, in, o)) {
+    if (!ctx || !pooled || !lat || !x || !pred || !img_ids || !txt_ids || (prm->mask && !inp) || alloc_io(d, in, o)) {
         snprintf(err, errcap, "out of memory");
         goto done;
     }
@@ -626,8 +668,15 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
     if (prm->init_image) { /* the image's latents noised at t_start, [1, C, h, w], then packed */
         if (prm->cancel && *prm->cancel) goto cancelled;
         if (img2img_start(&p->venc, p->sched, t0, prm->init_image, (size_t)3 * p->img_h * p->img_w, nl,
-                          p->scaling_factor, p->shift_factor, &g, x, tm, err, errcap))
+                          p->scaling_factor, p->shift_factor, &g, x, inp, inp ? inp + nl : NULL, tm, err, errcap))
             goto done;
+        if (inp) { /* FluxInpaintPipeline: image latents, noise and mask packed as the latents are */
+            latent_mask(prm->mask, p->img_w, p->img_h, p->lat_c, p->lat_h, p->lat_w, inp + 2 * nl);
+            for (int k = 0; k < 3; k++) {
+                flux_pack(inp + (size_t)k * nl, inp + 3 * nl, p->lat_c, p->lat_h, p->lat_w, 0);
+                memcpy(inp + (size_t)k * nl, inp + 3 * nl, nl * sizeof *inp);
+            }
+        }
     } else {
         sdp_rng_randn(&g, x, nl); /* randn_tensor([1, C, h, w]), then packed */
     }
@@ -656,6 +705,7 @@ int sdp_flux_generate(struct sdp_flux *p, const struct sdp_params *prm, float gu
             snprintf(err, errcap, "out of memory");
             goto done;
         }
+        if (inp) inpaint_blend(p->sched, i, n, inp, inp + nl, inp + 2 * nl, lat, inp + 3 * nl, nl);
         tm->scheduler += now_s() - ts0;
         if (prm->progress) flux_pack(lat, x, p->lat_c, p->lat_h, p->lat_w, 1); /* [C, h, w] for the callback */
         if (step_done(prm, i - t0, n - t0, t, t_loop, x, p->lat_c, p->lat_h, p->lat_w)) goto cancelled;
@@ -684,6 +734,7 @@ done:
     free(pred);
     free(img_ids);
     free(txt_ids);
+    free(inp);
     return rc;
 }
 

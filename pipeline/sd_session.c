@@ -621,7 +621,9 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     const int flux = s->fam3 == 2, img2img = r->init_rgb != NULL;
     const char *fam = flux ? "Flux" : "SD 3";
     const double strength = r->strength > 0 ? r->strength : 0.75;
-    if (r->mask) return fail(err, errcap, SDS_EINVAL, "inpainting: not ported for %s yet (txt2img and img2img)", fam);
+    if (r->mask && r->only_masked)
+        return fail(err, errcap, SDS_EINVAL, "only masked (inpaint_full_res): not ported for %s yet (inpainting of the "
+                    "whole picture)", fam);
     if (img2img && sdp_flow_img2img_t_start(steps, strength) >= steps)
         return fail(err, errcap, SDS_EINVAL, "strength %g, steps %d: no denoising step left; raise one", strength, steps);
     if (r->karras == 1 || r->spacing || (r->schedule && strcasecmp(r->schedule, "automatic")))
@@ -691,10 +693,13 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     }
     free_tags(&tags, 0, NULL, NULL); /* the files are merged; the tag-free prompt stays for the text encoders */
     float *image = malloc(plane * 3 * sizeof *image), *init = img2img ? malloc(plane * 3 * sizeof *init) : NULL;
-    unsigned char *rgb = malloc(plane * 3);
-    if (!image || !rgb || (img2img && !init)) {
+    float *mask = r->mask ? malloc(plane * sizeof *mask) : NULL;
+    unsigned char *rgb = malloc(plane * 3), *m8 = r->mask ? malloc(plane) : NULL;
+    if (!image || !rgb || (img2img && !init) || (r->mask && (!mask || !m8))) {
         free(image);
         free(init);
+        free(mask);
+        free(m8);
         free(rgb);
         free(lora_hashes);
         if (prompt != r->prompt) free((char *)prompt);
@@ -702,11 +707,20 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     }
     for (size_t i = 0; img2img && i < plane; i++) /* 8-bit value / 255, as the CLI reads --init-image */
         for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
+    if (r->mask) { /* inverted, then blurred (A1111's order), as the CLI reads --mask / --mask-blur */
+        for (size_t i = 0; i < plane; i++) m8[i] = r->mask_invert ? (unsigned char)(255 - r->mask[i]) : r->mask[i];
+        if (sdp_gaussian_blur_u8(m8, img_w, img_h, 1, (float)r->mask_blur)) {
+            free(image), free(init), free(mask), free(m8), free(rgb), free(lora_hashes);
+            if (prompt != r->prompt) free((char *)prompt);
+            return fail(err, errcap, SDS_ERROR, "out of memory");
+        }
+        for (size_t i = 0; i < plane; i++) mask[i] = m8[i] / 255.0f;
+    }
     struct progress_bridge br = {r->progress, r->progress_user,
                                  img2img ? steps - sdp_flow_img2img_t_start(steps, strength) : steps};
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
                              .seed = r->seed, .batch = 1, .quiet = 1, .progress = r->progress ? progress_cb : NULL,
-                             .progress_user = &br, .cancel = r->cancel, .init_image = init,
+                             .progress_user = &br, .cancel = r->cancel, .init_image = init, .mask = mask,
                              .strength = img2img ? strength : 0};
     const float guidance = r->distilled_cfg > 0 ? (float)r->distilled_cfg : 3.5f;
     struct sdp_timings tm;
@@ -714,14 +728,29 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     int grc = flux ? sdp_flux_generate(&s->pf, &prm, guidance, image, &out->n_tokens, &tm, err, errcap)
                    : sdp_sd3_generate(&s->p3, &prm, image, &out->n_tokens, &tm, err, errcap);
     free(init);
+    free(mask);
     if (prompt != r->prompt) free((char *)prompt);
     if (grc) {
         free(image);
         free(rgb);
+        free(m8);
         free(lora_hashes);
         return grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
     }
     chw_to_rgb(image, img_w, img_h, rgb);
+    if (r->mask && r->mask_overlay) { /* A1111's apply_overlay over the whole picture (the blurred mask as alpha) */
+        unsigned char *full = NULL;
+        const int box[4] = {0, 0, img_w, img_h};
+        if (sds_image_overlay(r->init_rgb, m8, img_w, img_h, rgb, img_w, img_h, box, &full)) {
+            free(image), free(rgb), free(m8), free(lora_hashes);
+            return fail(err, errcap, SDS_ERROR, "out of memory");
+        }
+        free(rgb);
+        rgb = full;
+        for (size_t i = 0; i < plane; i++)
+            for (int c = 0; c < 3; c++) image[c * plane + i] = rgb[i * 3 + c] / 255.0f;
+    }
+    free(m8);
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(flux ? s->pf.sched : s->p3.sched, &a_s, &a_sc);
     snprintf(out->sampler, sizeof out->sampler, "%s", sdp_sched_kind_name(SDP_SCHED_FLOW_EULER));
@@ -733,6 +762,7 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
                               .schedule = a_sc, .cfg = r->cfg, .seed = r->seed, .width = img_w, .height = img_h,
                               .model_hash = s->model_hash, .model = s->model, .strength = img2img ? strength : -1,
                               .extra = extra[0] ? extra : NULL, .lora_hashes = lora_hashes,
+                              .inpaint = r->mask != NULL, .mask_blur = r->mask_blur,
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
     out->parameters = sdp_infotext_dup(&it);
     free(lora_hashes);

@@ -121,9 +121,11 @@ expect flux_t5tok_missing "t5-tokenizer .*/nothing_here: no such file or folder"
 # img2img == diffusers' FluxImg2ImgPipeline (t_start = int(steps - steps x strength)) on the
 # folders and the single files: case_lib.sh
 flow_i2i_cases "$d" tiny_flux_
+# inpainting == diffusers' FluxInpaintPipeline: case_lib.sh
+flow_inp_cases "$d" tiny_flux_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming; case k: kohya's, fused modules): case_lib.sh
 flow_lora_cases "$d" tiny_flux_dev
-expect flux_m_inpaint "not ported for Flux" -m "$d/tiny_flux_dev" --width 32 --height 32 --init-image "$d/../img2img/init.png" --mask "$d/../img2img/mask_circle.png"
+flow_overlay_case "$d" tiny_flux_ a --mask-overlay
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2

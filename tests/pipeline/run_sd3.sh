@@ -97,13 +97,15 @@ grep -q "T5 left out" "$work/out/"*not5*.log 2>/dev/null || [ ! -e "$d/not5_imag
 # img2img == diffusers' StableDiffusion3Img2ImgPipeline (t_start = int(steps - steps x strength)) on the
 # folders and the single files: case_lib.sh
 flow_i2i_cases "$d" tiny_
+# inpainting == diffusers' StableDiffusion3InpaintPipeline (its latents decoded with the VAE shift): case_lib.sh
+flow_inp_cases "$d" tiny_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming): case_lib.sh
 flow_lora_cases "$d" tiny_sd3
 # refusals: exit 2, a message, no PNG
 expect sd3_no_hf "give --hf DIR" --models "$work/m"
 expect sd3_batch "not ported for SD 3" --models "$work/m" --hf "$hf" --batch-size 2
 expect sd3_size "compiled for 32x32" --models "$work/m" --hf "$hf" --width 64 --height 64
-expect sd3_m_inpaint "not ported for SD 3" -m "$hf" --width 32 --height 32 --init-image "$d/../img2img/init.png" --mask "$d/../img2img/mask_circle.png"
+flow_overlay_case "$d" tiny_ a --only-masked
 expect sd3_m_size "multiples of 16" -m "$hf" --width 40 --height 40
 expect sd3_m_big "at most 256x256" -m "$hf" --width 512 --height 512
 expect sd3_no_t5_unet "no-t5: SD 3's optional T5" -m "$here/oneshot/tiny_sd15.safetensors" --width 32 --height 32 --no-t5

@@ -10,10 +10,12 @@ driven by the webuiapi client (PyPI) and raw HTTP:
      a raw request with distilled_cfg_scale 5, 6 steps and the long prompt == diffusers' case d
      (within one level); true CFG (cfg_scale 4 + a negative prompt) == case e;
   2. SD 3: webuiapi txt2img with guidance == diffusers' StableDiffusion3Pipeline image (case a, within one
-     level) and the CLI's PNG;
+     level) and the CLI's PNG; inpainting == StableDiffusion3InpaintPipeline's latents decoded (inp case a);
      img2img (webuiapi, denoising_strength) == diffusers' FluxImg2ImgPipeline (i2i case c, within one level);
      a <lora:NAME:W> tag (--lora-dir; a diffusers/PEFT transformer LoRA) == diffusers' load_lora_weights image;
-  3. refusals answered 422 while the server goes on serving: inpainting, a sampler other than Euler, a Karras
+     inpainting (raw img2img with a mask, Whole picture) == diffusers' FluxInpaintPipeline (inp case c) with
+     A1111's paste-back of the init image outside the mask (within one level);
+  3. refusals answered 422 while the server goes on serving: Only masked inpainting, a sampler other than Euler, a Karras
      schedule (as a field and as "Euler Karras"), an unknown LoRA tag, an SD 3 LoRA on Flux, a size that is not a multiple of 16,
      distilled_cfg_scale not a number;
      after them the first request again gives the same image;
@@ -66,6 +68,15 @@ def levels(img, ref_npy):
     return int(np.abs(pixels(img) - np.rint(np.clip(ref, 0, 1) * 255)).max())
 
 
+def levels_overlay(img, ref_npy, init, mask):
+    """levels() against diffusers' image with A1111's apply_overlay (the server's inpainting result): the init
+    image's pixels where the (binary) mask is black, diffusers' where it is white"""
+    ref = np.rint(np.clip(np.load(ref_npy)[0].transpose(1, 2, 0), 0, 1) * 255)
+    m = np.asarray(mask.convert("L"), dtype=np.float64)[..., None] / 255.0
+    want = np.rint(ref * m + np.asarray(init.convert("RGB"), dtype=np.float64) * (1 - m))
+    return int(np.abs(pixels(img) - want).max())
+
+
 def cases(path):
     out = {}
     for line in open(path, encoding="utf-8"):
@@ -103,6 +114,12 @@ def post(port, path, body):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode(errors="replace")
+
+
+def b64_of(img):
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode()
 
 
 def image_of(resp):
@@ -159,6 +176,17 @@ try:
     lv = levels(r3.image, os.path.join(fd, "i2i_c_image.npy"))
     check(lv <= 1 and f"Denoising strength: {float(ic[5])}" in r3.info["infotexts"][0],
           f"Flux img2img via webuiapi vs diffusers' FluxImg2ImgPipeline (strength {ic[5]}): max {lv} level(s)")
+    # inpainting (FluxInpaintPipeline): A1111's Whole picture, no mask blur == diffusers' inpaint case c
+    pc = cases(os.path.join(fd, "inp_cases.txt"))["c"]  # case variant steps cfg guidance strength mask prompt neg
+    st, body = post(port, "/sdapi/v1/img2img", {
+        "prompt": pc[7], "init_images": [b64_of(init)], "mask": b64_of(Image.open(os.path.join(pipe, "img2img", pc[6]))),
+        "denoising_strength": float(pc[5]), "mask_blur": 0, "inpaint_full_res": False, "inpainting_fill": 1,
+        "steps": int(pc[2]), "cfg_scale": float(pc[3]), "distilled_cfg_scale": float(pc[4]), "seed": 42,
+        "width": 32, "height": 32, "sampler_name": "Euler"})
+    lv = levels_overlay(image_of(body), os.path.join(fd, "inp_c_image.npy"), init,
+                        Image.open(os.path.join(pipe, "img2img", pc[6]))) if st == 200 else -1
+    check(st == 200 and 0 <= lv <= 1 and "Mask blur: 0" in body["info"],
+          f"Flux inpainting vs diffusers' FluxInpaintPipeline (case c): {st}, {lv} level(s) {'' if st == 200 else body}")
     # a LoRA tag (diffusers/PEFT LoRA of the transformer, --lora-dir): diffusers' load_lora_weights image
     lc = cases(os.path.join(fd, "lora_cases.txt"))["b"]  # case steps cfg guidance weight prompt
     r4 = api.txt2img(prompt=f"{lc[5]} <lora:lora_transformer:{lc[4]}>", steps=int(lc[1]), cfg_scale=float(lc[2]),
@@ -172,7 +200,7 @@ try:
     png = io.BytesIO()
     r.image.save(png, format="PNG")
     b64 = base64.b64encode(png.getvalue()).decode()
-    bad = [("inpainting", "/sdapi/v1/img2img", dict(base, init_images=[b64], mask=b64)),
+    bad = [("only masked inpainting", "/sdapi/v1/img2img", dict(base, init_images=[b64], mask=b64)),
            ("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
            ("Karras schedule", "/sdapi/v1/txt2img", dict(base, scheduler="Karras")),
            ("sampler Euler Karras", "/sdapi/v1/txt2img", dict(base, sampler_name="Euler Karras")),
@@ -206,6 +234,17 @@ try:
     diff = int((pixels(r.image) != pixels(cli)).sum())
     check(diff == 0, f"SD 3 via webuiapi == the CLI's PNG ({diff} values differ)")
     check("Sampler: Euler" in r.info["infotexts"][0], "SD 3 infotext names Euler")
+    # inpainting (StableDiffusion3InpaintPipeline, decoded with the VAE's shift) == diffusers' inpaint case a
+    pa = cases(os.path.join(sd3d, "inp_cases.txt"))["a"]
+    st, body = post(port, "/sdapi/v1/img2img", {
+        "prompt": pa[7], "negative_prompt": pa[8], "denoising_strength": float(pa[5]), "mask_blur": 0,
+        "init_images": [b64_of(Image.open(os.path.join(pipe, "img2img", "init.png")))],
+        "mask": b64_of(Image.open(os.path.join(pipe, "img2img", pa[6]))), "inpaint_full_res": False,
+        "inpainting_fill": 1, "steps": int(pa[2]), "cfg_scale": float(pa[3]), "seed": 42, "width": 32, "height": 32})
+    lv = levels_overlay(image_of(body), os.path.join(sd3d, "inp_a_image.npy"),
+                        Image.open(os.path.join(pipe, "img2img", "init.png")),
+                        Image.open(os.path.join(pipe, "img2img", pa[6]))) if st == 200 else -1
+    check(st == 200 and 0 <= lv <= 1, f"SD 3 inpainting vs diffusers' inpaint case a: {st}, {lv} level(s) {'' if st == 200 else body}")
 finally:
     srv.terminate()
     check(srv.wait(20) == 0, "SD 3 server: exit 0 after SIGTERM")
