@@ -151,61 +151,7 @@ PY
 
 # expect NAME PATTERN ARGS... — a refusal: `$sd -p x -o $work/out/NAME.png ARGS...` exits non-zero, its
 # output holds PATTERN (grep), no PNG is written; "ok NAME" or a counted failure.
-expect() { # flow_inp_cases DIR PREFIX — SD 3 / Flux inpainting proofs (DIR/inp_cases.txt: case variant steps cfg guidance
-# strength mask prompt negative; models/make_flow_inpaint_refs.py): each case on the folder DIR/PREFIX<variant>
-# from tests/pipeline/img2img/init.png and that folder's MASK == diffusers' Inpaint pipeline image
-# (DIR/inp_CASE_image.npy, 1e-3), the infotext's "Mask blur". Uses $sd, $compare, $work; counts failures.
-flow_inp_cases() {
-  local d=$1 prefix=$2 name variant steps cfg guidance strength mask prompt negative tag
-  local -a neg gf
-  while IFS=$'\t' read -r name variant steps cfg guidance strength mask prompt negative; do
-    [[ $name == \#* || -z $name ]] && continue
-    neg=(); [ -n "$negative" ] && neg=(-n "$negative")
-    gf=(); [[ $prefix == tiny_flux* ]] && gf=(--guidance "$guidance")
-    tag=inp_${name}_$prefix$variant
-    if proof "$tag" "$d/inp_${name}_image.npy" 26 -m "$d/$prefix$variant" -p "$prompt" "${neg[@]}" --steps "$steps" \
-         --cfg "$cfg" "${gf[@]}" --seed 42 --strength "$strength" --init-image "$d/../img2img/init.png" \
-         --mask "$d/../img2img/$mask"; then
-      python3 -c 'import sys; from PIL import Image; sys.exit("Mask blur: 0" not in Image.open(sys.argv[1]).text["parameters"])' \
-        "$work/out/$tag.png" || bad "$tag: no Mask blur in the infotext"
-    fi
-  done < "$d/inp_cases.txt"
-}
-
-# flow_overlay_case DIR PREFIX CASE FLAG — inpainting case CASE of DIR/inp_cases.txt with FLAG (--mask-overlay:
-# A1111's paste-back of the init image; --only-masked: the area around the mask, here the whole 32x32 image,
-# generated and pasted back): the PNG == diffusers' inpaint image composited with the init image through the
-# mask (within one 8-bit level). Uses $sd, $work; counts failures with bad.
-flow_overlay_case() {
-  local d=$1 prefix=$2 want=$3 flag=$4 name variant steps cfg guidance strength mask prompt negative tag
-  local -a neg gf
-  while IFS=$'\t' read -r name variant steps cfg guidance strength mask prompt negative; do
-    [ "$name" = "$want" ] || continue
-    neg=(); [ -n "$negative" ] && neg=(-n "$negative")
-    gf=(); [[ $prefix == tiny_flux* ]] && gf=(--guidance "$guidance")
-    tag=inp_${name}_$prefix$variant${flag}
-    if ! "$sd" -m "$d/$prefix$variant" -p "$prompt" "${neg[@]}" --steps "$steps" --cfg "$cfg" "${gf[@]}" --seed 42 \
-         --strength "$strength" --init-image "$d/../img2img/init.png" --mask "$d/../img2img/$mask" "$flag" \
-         --weights-dtype f32 --quiet -o "$work/out/$tag.png" 2> "$work/out/$tag.log"; then
-      bad "$tag: $(tail -3 "$work/out/$tag.log")"; continue
-    fi
-    if python3 - "$work/out/$tag.png" "$d/inp_${name}_image.npy" "$d/../img2img/init.png" "$d/../img2img/$mask" <<'PY'
-import sys
-import numpy as np
-from PIL import Image
-got = np.asarray(Image.open(sys.argv[1]).convert("RGB"), dtype=np.float64)
-ref = np.rint(np.clip(np.load(sys.argv[2])[0].transpose(1, 2, 0), 0, 1) * 255)
-m = np.asarray(Image.open(sys.argv[4]).convert("L"), dtype=np.float64)[..., None] / 255
-want = np.rint(ref * m + np.asarray(Image.open(sys.argv[3]).convert("RGB"), dtype=np.float64) * (1 - m))
-lv = int(np.abs(got - want).max())
-print(f"{sys.argv[1].rsplit('/', 1)[1]:<40} vs diffusers' image pasted over the init image: max {lv} level(s)")
-sys.exit(lv > 1)
-PY
-    then :; else bad "$tag: not diffusers' image pasted over the init image"; fi
-  done < "$d/inp_cases.txt"
-}
-
-# expect NAME PATTERN ARGS...
+expect() { # expect NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
   rm -f "$work/out/$name.png"
   if "$sd" -p x -o "$work/out/$name.png" "$@" > "$work/out/$name.err" 2>&1; then bad "$name: exit 0"; return; fi
