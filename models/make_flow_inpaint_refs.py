@@ -7,7 +7,9 @@ tests/pipeline/sd3 and tests/pipeline/flux (their committed diffusers folders):
   torch.Generator().manual_seed(42), output_type "np" -> <dir>/inp_<case>_image.npy [1,3,32,32] and
   <dir>/inp_cases.txt (tab-separated: case, variant (sd3 / schnell / dev), steps, cfg (SD 3
   guidance_scale / Flux true_cfg_scale), guidance (Flux dev's guidance_scale), strength, mask file,
-  prompt, negative prompt).
+  prompt, negative prompt); flux/inp_om_image.png: FluxInpaintPipeline with padding_mask_crop 4 (A1111's
+  Only masked) on init_big.png (48x40) + mask_om_rect.png, 32x32, schnell, 4 steps, strength 0.75: the
+  48x40 image with the generated area pasted back (apply_overlay).
 
 The cases cover strength 1 (pure noise start) and below, guidance on and off, two masks. SD 3's reference
 decodes the Inpaint pipeline's latents with the VAE's shift factor (the pipeline itself leaves it out; see
@@ -64,6 +66,16 @@ def main():
             lines.append("\t".join([case, variant, str(steps), str(cfg), str(guidance), str(strength), mask, P, neg]))
             print(f"{fam} inp_{case}: {variant} steps {steps} cfg {cfg} guidance {guidance} strength {strength} "
                   f"{mask}: mean {img.mean():.4f}")
+        if fam == "flux":  # Only masked (padding_mask_crop): the area around the mask generated at 32x32, pasted back
+            pipe = FluxInpaintPipeline.from_pretrained(os.path.join(d, "tiny_flux_schnell"))
+            pipe.set_progress_bar_config(disable=True)
+            big = Image.open(os.path.join(img_dir, "init_big.png")).convert("RGB")
+            m = Image.open(os.path.join(img_dir, "mask_om_rect.png"))
+            out = pipe(P, image=big, mask_image=m, strength=0.75, num_inference_steps=4, height=32, width=32,
+                       padding_mask_crop=4, true_cfg_scale=1.0, guidance_scale=0.0, max_sequence_length=64,
+                       generator=torch.Generator().manual_seed(42), output_type="pil").images[0]
+            out.save(os.path.join(d, "inp_om_image.png"))
+            print(f"flux inp_om: schnell, init_big.png + mask_om_rect.png, padding 4, 32x32 -> {out.size}")
         with open(os.path.join(d, "inp_cases.txt"), "w") as f:
             f.write("# case\tvariant\tsteps\tcfg\tguidance\tstrength\tmask\tprompt\tnegative "
                     "(models/make_flow_inpaint_refs.py)\n")

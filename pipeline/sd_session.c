@@ -621,9 +621,6 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     const int flux = s->fam3 == 2, img2img = r->init_rgb != NULL;
     const char *fam = flux ? "Flux" : "SD 3";
     const double strength = r->strength > 0 ? r->strength : 0.75;
-    if (r->mask && r->only_masked)
-        return fail(err, errcap, SDS_EINVAL, "only masked (inpaint_full_res): not ported for %s yet (inpainting of the "
-                    "whole picture)", fam);
     if (img2img && sdp_flow_img2img_t_start(steps, strength) >= steps)
         return fail(err, errcap, SDS_EINVAL, "strength %g, steps %d: no denoising step left; raise one", strength, steps);
     if (r->karras == 1 || r->spacing || (r->schedule && strcasecmp(r->schedule, "automatic")))
@@ -643,8 +640,12 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     }
     if (!isfinite(r->distilled_cfg) || r->distilled_cfg < 0 || r->distilled_cfg > 100)
         return fail(err, errcap, SDS_EINVAL, "distilled cfg %g: not in [0, 100]", r->distilled_cfg);
-    const int w = img2img ? r->init_w : r->width ? r->width : s->def_w;
-    const int h = img2img ? r->init_h : r->height ? r->height : s->def_h;
+    /* only masked: width x height, or the image's size rounded down to a multiple of 16 (the flow families') */
+    const int om_size = r->mask && r->only_masked;
+    const int w = om_size ? (r->width ? r->width : r->init_w - r->init_w % 16)
+                  : img2img ? r->init_w : r->width ? r->width : s->def_w;
+    const int h = om_size ? (r->height ? r->height : r->init_h - r->init_h % 16)
+                  : img2img ? r->init_h : r->height ? r->height : s->def_h;
     const int batch = !flux && r->cfg > 1 ? 2 : 1; /* SD 3: uncond and cond rows in one transformer run */
     const int venc = img2img || (s->loaded3 && s->cur_venc3); /* a loaded encoder stays */
     int rc = 0;
@@ -692,30 +693,44 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
         lora_hashes = sdp_infotext_lora_hashes(tags.loras, tags.n_loras, cd);
     }
     free_tags(&tags, 0, NULL, NULL); /* the files are merged; the tag-free prompt stays for the text encoders */
+    /* A1111's Inpaint area "Only masked": the box around the mask, cut from the image and the mask and filled
+     * to the processing size (img_w x img_h), generated, pasted back into the image (the CLI's --only-masked) */
+    const int om = r->mask && r->only_masked;
+    const int iw = img2img ? r->init_w : img_w, ih = img2img ? r->init_h : img_h;
+    const size_t iplane = (size_t)iw * ih;
     float *image = malloc(plane * 3 * sizeof *image), *init = img2img ? malloc(plane * 3 * sizeof *init) : NULL;
     float *mask = r->mask ? malloc(plane * sizeof *mask) : NULL;
-    unsigned char *rgb = malloc(plane * 3), *m8 = r->mask ? malloc(plane) : NULL;
+    unsigned char *rgb = malloc(plane * 3), *m8 = r->mask ? malloc(iplane) : NULL, *om_rgb = NULL, *om_mask = NULL;
+    int box[4] = {0, 0, iw, ih}, ow = img_w, oh = img_h;
+    const double tg = now_s();
     if (!image || !rgb || (img2img && !init) || (r->mask && (!mask || !m8))) {
-        free(image);
-        free(init);
-        free(mask);
-        free(m8);
-        free(rgb);
-        free(lora_hashes);
-        if (prompt != r->prompt) free((char *)prompt);
-        return fail(err, errcap, SDS_ERROR, "out of memory");
+        rc = fail(err, errcap, SDS_ERROR, "out of memory");
+        goto out3;
+    }
+    const unsigned char *irgb = r->init_rgb, *im8 = m8;
+    if (r->mask) { /* inverted, then blurred (A1111's order), as the CLI reads --mask / --mask-blur */
+        for (size_t i = 0; i < iplane; i++) m8[i] = r->mask_invert ? (unsigned char)(255 - r->mask[i]) : r->mask[i];
+        if (sdp_gaussian_blur_u8(m8, iw, ih, 1, (float)r->mask_blur)) {
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+            goto out3;
+        }
+        if (om) {
+            if (sds_mask_crop_region(m8, iw, ih, img_w, img_h, r->only_masked_padding, box)) {
+                rc = fail(err, errcap, SDS_EINVAL, "only masked: the mask is all black%s: nothing to inpaint",
+                          r->mask_blur > 0 ? " after its blur" : "");
+                goto out3;
+            }
+            if (sds_image_crop_fill(r->init_rgb, iw, ih, 3, box, img_w, img_h, &om_rgb) ||
+                sds_image_crop_fill(m8, iw, ih, 1, box, img_w, img_h, &om_mask)) {
+                rc = fail(err, errcap, SDS_ERROR, "out of memory");
+                goto out3;
+            }
+            irgb = om_rgb, im8 = om_mask;
+        }
+        for (size_t i = 0; i < plane; i++) mask[i] = im8[i] / 255.0f;
     }
     for (size_t i = 0; img2img && i < plane; i++) /* 8-bit value / 255, as the CLI reads --init-image */
-        for (int c = 0; c < 3; c++) init[c * plane + i] = r->init_rgb[i * 3 + c] / 255.0f;
-    if (r->mask) { /* inverted, then blurred (A1111's order), as the CLI reads --mask / --mask-blur */
-        for (size_t i = 0; i < plane; i++) m8[i] = r->mask_invert ? (unsigned char)(255 - r->mask[i]) : r->mask[i];
-        if (sdp_gaussian_blur_u8(m8, img_w, img_h, 1, (float)r->mask_blur)) {
-            free(image), free(init), free(mask), free(m8), free(rgb), free(lora_hashes);
-            if (prompt != r->prompt) free((char *)prompt);
-            return fail(err, errcap, SDS_ERROR, "out of memory");
-        }
-        for (size_t i = 0; i < plane; i++) mask[i] = m8[i] / 255.0f;
-    }
+        for (int c = 0; c < 3; c++) init[c * plane + i] = irgb[i * 3 + c] / 255.0f;
     struct progress_bridge br = {r->progress, r->progress_user,
                                  img2img ? steps - sdp_flow_img2img_t_start(steps, strength) : steps};
     struct sdp_params prm = {.prompt = prompt, .negative = negative, .steps = steps, .cfg = (float)r->cfg,
@@ -724,33 +739,28 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
                              .strength = img2img ? strength : 0};
     const float guidance = r->distilled_cfg > 0 ? (float)r->distilled_cfg : 3.5f;
     struct sdp_timings tm;
-    const double tg = now_s();
     int grc = flux ? sdp_flux_generate(&s->pf, &prm, guidance, image, &out->n_tokens, &tm, err, errcap)
                    : sdp_sd3_generate(&s->p3, &prm, image, &out->n_tokens, &tm, err, errcap);
-    free(init);
-    free(mask);
-    if (prompt != r->prompt) free((char *)prompt);
     if (grc) {
-        free(image);
-        free(rgb);
-        free(m8);
-        free(lora_hashes);
-        return grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
+        rc = grc == SDP_CANCELLED ? SDS_CANCELLED : SDS_ERROR;
+        goto out3;
     }
     chw_to_rgb(image, img_w, img_h, rgb);
-    if (r->mask && r->mask_overlay) { /* A1111's apply_overlay over the whole picture (the blurred mask as alpha) */
+    if (r->mask && (om || r->mask_overlay)) { /* pasted back with the (blurred) mask as alpha: A1111's apply_overlay */
         unsigned char *full = NULL;
-        const int box[4] = {0, 0, img_w, img_h};
-        if (sds_image_overlay(r->init_rgb, m8, img_w, img_h, rgb, img_w, img_h, box, &full)) {
-            free(image), free(rgb), free(m8), free(lora_hashes);
-            return fail(err, errcap, SDS_ERROR, "out of memory");
+        float *fchw = NULL;
+        if (sds_image_overlay(r->init_rgb, m8, iw, ih, rgb, img_w, img_h, box, &full) ||
+            !(fchw = malloc(iplane * 3 * sizeof *fchw))) {
+            free(full);
+            rc = fail(err, errcap, SDS_ERROR, "out of memory");
+            goto out3;
         }
+        for (size_t i = 0; i < iplane; i++)
+            for (int c = 0; c < 3; c++) fchw[c * iplane + i] = full[i * 3 + c] / 255.0f;
         free(rgb);
-        rgb = full;
-        for (size_t i = 0; i < plane; i++)
-            for (int c = 0; c < 3; c++) image[c * plane + i] = rgb[i * 3 + c] / 255.0f;
+        free(image);
+        rgb = full, image = fchw, ow = iw, oh = ih;
     }
-    free(m8);
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(flux ? s->pf.sched : s->p3.sched, &a_s, &a_sc);
     snprintf(out->sampler, sizeof out->sampler, "%s", sdp_sched_kind_name(SDP_SCHED_FLOW_EULER));
@@ -764,19 +774,27 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
                               .extra = extra[0] ? extra : NULL, .lora_hashes = lora_hashes,
                               .inpaint = r->mask != NULL, .mask_blur = r->mask_blur,
                               .version = "onnx2cl-sd " ONNX2CL_VERSION};
-    out->parameters = sdp_infotext_dup(&it);
-    free(lora_hashes);
-    if (!out->parameters) {
-        free(image);
-        free(rgb);
-        return fail(err, errcap, SDS_ERROR, "out of memory");
+    if (!(out->parameters = sdp_infotext_dup(&it))) {
+        rc = fail(err, errcap, SDS_ERROR, "out of memory");
+        goto out3;
     }
-    out->width = img_w;
-    out->height = img_h;
+    out->width = ow;
+    out->height = oh;
     out->chw = image;
     out->rgb = rgb;
     out->seconds = now_s() - tg;
-    return 0;
+    image = NULL, rgb = NULL;
+out3:
+    free(image);
+    free(rgb);
+    free(init);
+    free(mask);
+    free(m8);
+    free(om_rgb);
+    free(om_mask);
+    free(lora_hashes);
+    if (prompt != r->prompt) free((char *)prompt);
+    return rc;
 }
 #endif
 

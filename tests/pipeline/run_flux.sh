@@ -126,6 +126,21 @@ flow_inp_cases "$d" tiny_flux_
 # LoRAs == diffusers' load_lora_weights (diffusers/PEFT naming; case k: kohya's, fused modules): case_lib.sh
 flow_lora_cases "$d" tiny_flux_dev
 flow_overlay_case "$d" tiny_flux_ a --mask-overlay
+# Only masked (diffusers' padding_mask_crop 4, A1111's Inpaint area): the box around the mask of the 48x40 image
+# generated at 32x32 and pasted back == FluxInpaintPipeline's PNG (flux/inp_om_image.png) within one level
+om_args=(-m "$d/tiny_flux_schnell" -p "$p" --steps 4 --cfg 1.0 --guidance 0.0 --seed 42 --strength 0.75
+  --init-image "$d/../img2img/init_big.png" --mask "$d/../img2img/mask_om_rect.png" --only-masked
+  --only-masked-padding 4 --width 32 --height 32 --weights-dtype f32 --quiet -o "$work/out/inp_om.png")
+if "$sd" "${om_args[@]}" 2> "$work/out/inp_om.log" && python3 - "$work/out/inp_om.png" "$d/inp_om_image.png" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+a, b = (np.asarray(Image.open(f).convert("RGB"), dtype=np.int64) for f in sys.argv[1:3])
+lv = int(np.abs(a - b).max()) if a.shape == b.shape else -1
+print(f"inp_om (--only-masked, 48x40 image, 32x32 area) vs diffusers' padding_mask_crop: {a.shape}, max {lv} level(s)")
+sys.exit(not 0 <= lv <= 1)
+PY
+then :; else bad "inp_om: $(tail -3 "$work/out/inp_om.log")"; fi
 expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 40
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2

@@ -10,17 +10,19 @@ driven by the webuiapi client (PyPI) and raw HTTP:
      a raw request with distilled_cfg_scale 5, 6 steps and the long prompt == diffusers' case d
      (within one level); true CFG (cfg_scale 4 + a negative prompt) == case e;
   2. SD 3: webuiapi txt2img with guidance == diffusers' StableDiffusion3Pipeline image (case a, within one
-     level) and the CLI's PNG; inpainting == StableDiffusion3InpaintPipeline's latents decoded (inp case a);
+     level) and the CLI's PNG; inpainting == StableDiffusion3InpaintPipeline's latents decoded (inp case a),
+     Only masked (the box = the whole image) the same image;
      img2img (webuiapi, denoising_strength) == diffusers' FluxImg2ImgPipeline (i2i case c, within one level);
      a <lora:NAME:W> tag (--lora-dir; a diffusers/PEFT transformer LoRA) == diffusers' load_lora_weights image;
      inpainting (raw img2img with a mask, Whole picture) == diffusers' FluxInpaintPipeline (inp case c) with
      A1111's paste-back of the init image outside the mask (within one level);
-  3. refusals answered 422 while the server goes on serving: Only masked inpainting, a sampler other than Euler, a Karras
+  3. refusals answered 422 while the server goes on serving: a sampler other than Euler, a Karras
      schedule (as a field and as "Euler Karras"), an unknown LoRA tag, an SD 3 LoRA on Flux, a size that is not a multiple of 16,
      distilled_cfg_scale not a number;
      after them the first request again gives the same image;
   4. Black Forest Labs' transformer-only Flux schnell file served with --vae / --clip-l / --t5xxl (the
-     component files): txt2img == diffusers' FluxPipeline (case a, within one level); a --vae file that is
+     component files): txt2img == diffusers' FluxPipeline (case a, within one level); Only masked inpainting
+     of a 48x40 image (the 32x32 area pasted back) == diffusers' padding_mask_crop PNG; a --vae file that is
      not there: the server does not start, the message names the flag and the file.
 """
 import base64
@@ -200,8 +202,7 @@ try:
     png = io.BytesIO()
     r.image.save(png, format="PNG")
     b64 = base64.b64encode(png.getvalue()).decode()
-    bad = [("only masked inpainting", "/sdapi/v1/img2img", dict(base, init_images=[b64], mask=b64)),
-           ("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
+    bad = [("sampler DPM++ 2M", "/sdapi/v1/txt2img", dict(base, sampler_name="DPM++ 2M")),
            ("Karras schedule", "/sdapi/v1/txt2img", dict(base, scheduler="Karras")),
            ("sampler Euler Karras", "/sdapi/v1/txt2img", dict(base, sampler_name="Euler Karras")),
            ("an unknown LoRA tag", "/sdapi/v1/txt2img", dict(base, prompt="a cat <lora:foo:1>")),
@@ -236,15 +237,22 @@ try:
     check("Sampler: Euler" in r.info["infotexts"][0], "SD 3 infotext names Euler")
     # inpainting (StableDiffusion3InpaintPipeline, decoded with the VAE's shift) == diffusers' inpaint case a
     pa = cases(os.path.join(sd3d, "inp_cases.txt"))["a"]
-    st, body = post(port, "/sdapi/v1/img2img", {
+    req3 = {
         "prompt": pa[7], "negative_prompt": pa[8], "denoising_strength": float(pa[5]), "mask_blur": 0,
         "init_images": [b64_of(Image.open(os.path.join(pipe, "img2img", "init.png")))],
         "mask": b64_of(Image.open(os.path.join(pipe, "img2img", pa[6]))), "inpaint_full_res": False,
-        "inpainting_fill": 1, "steps": int(pa[2]), "cfg_scale": float(pa[3]), "seed": 42, "width": 32, "height": 32})
+        "inpainting_fill": 1, "steps": int(pa[2]), "cfg_scale": float(pa[3]), "seed": 42, "width": 32, "height": 32}
+    st, body = post(port, "/sdapi/v1/img2img", req3)
     lv = levels_overlay(image_of(body), os.path.join(sd3d, "inp_a_image.npy"),
                         Image.open(os.path.join(pipe, "img2img", "init.png")),
                         Image.open(os.path.join(pipe, "img2img", pa[6]))) if st == 200 else -1
     check(st == 200 and 0 <= lv <= 1, f"SD 3 inpainting vs diffusers' inpaint case a: {st}, {lv} level(s) {'' if st == 200 else body}")
+    # Inpaint area "Only masked" (A1111's default; webuiapi's inpaint_full_res True, padding 32): the box around
+    # the circle mask grown by 32 pixels is the whole 32x32 image, so the same image as Whole picture
+    req = dict(req3, inpaint_full_res=True, inpaint_full_res_padding=32)
+    st2, body2 = post(port, "/sdapi/v1/img2img", req)
+    same = st == 200 and st2 == 200 and int((pixels(image_of(body2)) != pixels(image_of(body))).sum()) == 0
+    check(same, f"SD 3 Only masked inpainting (the box = the whole image) == Whole picture: {st2} {'' if st2 == 200 else body2}")
 finally:
     srv.terminate()
     check(srv.wait(20) == 0, "SD 3 server: exit 0 after SIGTERM")
@@ -261,6 +269,19 @@ try:
                                                 "seed": 42, "width": 32, "height": 32, "sampler_name": "Euler"})
     lv = levels(image_of(body), os.path.join(fd, "a_image.npy")) if st == 200 else -1
     check(st == 200 and 0 <= lv <= 1, f"BFL Flux file + --vae/--clip-l/--t5xxl vs diffusers (case a): {st}, {lv} level(s)")
+    # Only masked (inpaint_full_res, padding 4) on a 48x40 image: the box around the mask generated at 32x32 and
+    # pasted back == diffusers' FluxInpaintPipeline with padding_mask_crop 4 (tests/pipeline/flux/inp_om_image.png)
+    big = Image.open(os.path.join(pipe, "img2img", "init_big.png"))
+    st, body = post(port, "/sdapi/v1/img2img", {
+        "prompt": a[5], "init_images": [b64_of(big)], "mask_blur": 0, "denoising_strength": 0.75,
+        "mask": b64_of(Image.open(os.path.join(pipe, "img2img", "mask_om_rect.png"))), "inpaint_full_res": True,
+        "inpaint_full_res_padding": 4, "inpainting_fill": 1, "steps": 4, "cfg_scale": 1.0, "seed": 42, "width": 32,
+        "height": 32, "sampler_name": "Euler"})
+    ref = np.asarray(Image.open(os.path.join(fd, "inp_om_image.png")).convert("RGB"), dtype=np.int64)
+    got = pixels(image_of(body)).astype(np.int64) if st == 200 else None
+    lv = int(np.abs(got - ref).max()) if got is not None and got.shape == ref.shape else -1
+    check(0 <= lv <= 1, f"Flux Only masked inpainting (48x40, 32x32 area) vs diffusers' padding_mask_crop: {st}, "
+          f"{lv} level(s) {'' if st == 200 else body}")
 finally:
     srv.terminate()
     check(srv.wait(20) == 0, "BFL Flux server: exit 0 after SIGTERM")
