@@ -534,6 +534,16 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     fmt(j->r->program[m], PATH_MAX, "%s/model.o2d", pdir);
     weights_file(j->o, j->wdir, m, j->r->weights[m], PATH_MAX);
     int have_p = is_file(j->r->program[m]), have_w = is_file(j->r->weights[m]);
+    if (have_w) { /* a damaged cache entry (a truncated or changed file) is converted again, not trusted */
+        char why[1024];
+        if (o2r_weights_verify(j->r->weights[m], why, sizeof why) != O2R_OK) {
+            fprintf(stderr, "onnx2cl-sd: %s; converting the %s weights again\n", why, name);
+            if (remove(j->r->weights[m]) != 0 && is_file(j->r->weights[m]))
+                return fail(err, errcap, "cached weights %s: damaged and cannot be removed (%s)", j->r->weights[m],
+                            strerror(errno));
+            have_w = 0;
+        }
+    }
     if (have_p && have_w) return 0;
     char graph[PATH_MAX + 64], nmap[PATH_MAX + 64], shapes[512], tmpdir[PATH_MAX + 64], out[PATH_MAX + 80];
     fmt(graph, sizeof graph, "%s/%s.onnx", j->r->arch_path, name);

@@ -566,6 +566,151 @@ static void stamp_write(const char *path, const char *line)
         remove(tmp);
 }
 
+/* Checks the mapped weights file fm at path (the layout in onnx2cl_rt.h): magic, format version,
+ * header bytes, storage dtype, truncation, and the payload checksum (skipped when a "verified
+ * before" stamp matches: *stamped = 1; verify_always: never skipped); with a model d also its
+ * storage dtype, layout hash, payload size and the layout trailer. O2R_OK, or an error naming the
+ * file and what is wrong in ctx's error. */
+static o2r_status check_weights_file(struct o2r_ctx *ctx, const struct o2r_model_desc *d,
+                                     const char *path, const struct o2r_fmap *fm,
+                                     int verify_always, int *stamped)
+{
+    const unsigned char *map = fm->data;
+    o2r_status st;
+    /* the magic first: a short file of another kind (an .npy, a text file) is not "truncated" */
+    if (fm->size < 8) {
+        o2r_set_error(ctx, "%s is not an onnx2cl weights file (%llu bytes, shorter than the "
+                      "8-byte magic)", path, (unsigned long long)fm->size);
+        return O2R_ERR_FORMAT;
+    }
+    if (memcmp(map, O2R_WEIGHTS_MAGIC, 8) != 0) {
+        char got[40];
+        int k = 0;
+        for (int i = 0; i < 8; i++)
+            k += snprintf(got + k, sizeof got - (size_t)k, "%s%02x", i ? " " : "", map[i]);
+        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic: bytes 0-7 are %s, "
+                      "expected \"%s\\0\")", path, got, O2R_WEIGHTS_MAGIC);
+        return O2R_ERR_FORMAT;
+    }
+    if (fm->size < O2R_WEIGHTS_HEADER) {
+        o2r_set_error(ctx, "weights file %s is %llu bytes, shorter than its %u-byte header "
+                      "(truncated?)", path, (unsigned long long)fm->size, O2R_WEIGHTS_HEADER);
+        return O2R_ERR_FORMAT;
+    }
+    uint32_t version;
+    uint64_t payload, checksum;
+    memcpy(&version, map + 8, 4);
+    memcpy(&payload, map + 16, 8);
+    memcpy(&checksum, map + 24, 8);
+    if (version != O2R_WEIGHTS_VERSION) {
+        if (version == 1 || version == 2)
+            o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version "
+                          "%u, whose files serve every --shape build; the file is from an older "
+                          "onnx2cl (write it again with this onnx2cl: onnx2cl MODEL.onnx "
+                          "--weights-only -o FILE.weights, or compile the model again)", path,
+                          (unsigned)version, O2R_WEIGHTS_VERSION);
+        else
+            o2r_set_error(ctx, "weights file %s has format version %u (header bytes 8-11), this "
+                          "runtime reads version %u (%s)", path, (unsigned)version,
+                          O2R_WEIGHTS_VERSION, version > O2R_WEIGHTS_VERSION && version < 256 ?
+                          "a newer onnx2cl, or a damaged file" : "a damaged file: no onnx2cl "
+                          "wrote this version");
+        return O2R_ERR_FORMAT;
+    }
+    st = check_header_bytes(ctx, path, map);
+    if (st != O2R_OK)
+        return st;
+    /* weights storage dtype (--weights-dtype): refused by name before the layout hash */
+    uint32_t file_wdt, want_wdt = !d ? 0 : d->weights_dtype ? d->weights_dtype : O2R_F32;
+    memcpy(&file_wdt, map + 12, 4);
+    if (file_wdt != O2R_F32 && file_wdt != O2R_F16) {
+        o2r_set_error(ctx, "weights file %s has an unknown weights dtype %u in header bytes "
+                      "12-15 (float32 %d or float16 %d; a damaged file)", path, (unsigned)file_wdt,
+                      O2R_F32, O2R_F16);
+        return O2R_ERR_FORMAT;
+    }
+    if (d && file_wdt != want_wdt) {
+        const char *fw = file_wdt == O2R_F16 ? "f16" : "f32", *ww = want_wdt == O2R_F16 ? "f16" : "f32";
+        o2r_set_error(ctx, "weights file %s stores its weights as %s (written with onnx2cl "
+                      "--weights-dtype %s), model '%s' was compiled for %s weights "
+                      "(--weights-dtype %s): write the weights with --weights-dtype %s, or "
+                      "compile the model with --weights-dtype %s", path,
+                      file_wdt == O2R_F16 ? "float16" : "float32", fw, d->name,
+                      want_wdt == O2R_F16 ? "float16" : "float32", ww, ww, fw);
+        return O2R_ERR_MISMATCH;
+    }
+    /* the weights layout (what is stored where, in which form), never the values: any file
+     * of the same layout loads, whatever --shape or model file it was written from */
+    uint64_t file_layout;
+    memcpy(&file_layout, map + 96, 8);
+    const uint64_t want_layout = d ? o2r_desc_layout_hash(d) : file_layout;
+    if (file_layout != want_layout) {
+        char where[1536];
+        explain_layout_diff(d, map, fm->size, where, sizeof where);
+        o2r_set_error(ctx, "weights file %s does not fit model '%s': its weights layout hash is "
+                      "%016llx, the model's %016llx (another model structure, --weights-dtype, "
+                      "fusion flags or onnx2cl version)%s: write the weights for this model with "
+                      "onnx2cl MODEL.onnx --weights-only -o FILE.weights and the flags this build "
+                      "was compiled with (--weights-dtype, --no-fuse)", path, d->name,
+                      (unsigned long long)file_layout, (unsigned long long)want_layout, where);
+        return O2R_ERR_MISMATCH;
+    }
+    if (d && payload != d->weights_file_bytes) {
+        o2r_set_error(ctx, "weights file %s says it holds %llu bytes of weights (header bytes "
+                      "16-23), model '%s' expects %llu and the layout hash matches (a damaged "
+                      "file)", path, (unsigned long long)payload, d->name,
+                      (unsigned long long)d->weights_file_bytes);
+        return O2R_ERR_MISMATCH;
+    }
+    if (fm->size - O2R_WEIGHTS_HEADER < payload) {
+        o2r_set_error(ctx, "weights file %s is truncated: %llu bytes, header + payload need %llu",
+                      path, (unsigned long long)fm->size,
+                      (unsigned long long)(payload + O2R_WEIGHTS_HEADER));
+        return O2R_ERR_FORMAT;
+    }
+    if (d && (st = check_trailer(ctx, d, path, map, fm->size)) != O2R_OK)
+        return st;
+    char line[512], spath[4300];
+    int settled = 0, stamp = !verify_always &&
+        weights_stamp(fm, path, checksum, want_layout, line, sizeof line, spath, sizeof spath,
+                      &settled);
+    if (stamp && stamp_matches(spath, line)) {
+        *stamped = 1; /* checked at an earlier start, unchanged since */
+    } else {
+        uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
+        if (actual != checksum) {
+            o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header "
+                          "bytes 24-31 say %016llx", path, (unsigned long long)actual,
+                          (unsigned long long)checksum);
+            return O2R_ERR_FORMAT;
+        }
+        if (stamp && settled)
+            stamp_write(spath, line);
+    }
+    return O2R_OK;
+}
+
+o2r_status o2r_weights_verify(const char *path, char *err, size_t errcap)
+{
+    struct o2r_fmap fm = {0};
+    int always = 0, stamped = 0;
+    struct o2r_ctx *ctx = o2r_calloc(1, sizeof *ctx); /* for its error buffer alone: no device */
+    if (!ctx || !path) {
+        o2r_free(ctx);
+        if (err && errcap) snprintf(err, errcap, "%s", path ? "out of host memory" : "no weights file named");
+        return path ? O2R_ERR_NOMEM : O2R_ERR_ARG;
+    }
+    o2r_status st = weights_verify_mode(ctx, &always);
+    if (st == O2R_OK)
+        st = o2r_fmap_open(path, "weights file", &fm, ctx->err, sizeof ctx->err);
+    if (st == O2R_OK)
+        st = check_weights_file(ctx, NULL, path, &fm, always, &stamped);
+    o2r_fmap_close(&fm);
+    if (err && errcap) snprintf(err, errcap, "%s", st == O2R_OK ? "" : ctx->err);
+    o2r_free(ctx);
+    return st;
+}
+
 /* Maps and checks the weights file and uploads each weights chunk of m->plan from it and from
  * the build's constants, rearranging the repacked tensors on the way. */
 static o2r_status load_weights(struct o2r_model *m, const char *path)
@@ -594,126 +739,11 @@ static o2r_status load_weights(struct o2r_model *m, const char *path)
     if (st != O2R_OK)
         return st;
     map = fm.data;
-    /* the magic first: a short file of another kind (an .npy, a text file) is not "truncated" */
-    if (fm.size < 8) {
-        o2r_set_error(ctx, "%s is not an onnx2cl weights file (%llu bytes, shorter than the "
-                      "8-byte magic)", path, (unsigned long long)fm.size);
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    if (memcmp(map, O2R_WEIGHTS_MAGIC, 8) != 0) {
-        char got[40];
-        int k = 0;
-        for (int i = 0; i < 8; i++)
-            k += snprintf(got + k, sizeof got - (size_t)k, "%s%02x", i ? " " : "", map[i]);
-        o2r_set_error(ctx, "%s is not an onnx2cl weights file (bad magic: bytes 0-7 are %s, "
-                      "expected \"%s\\0\")", path, got, O2R_WEIGHTS_MAGIC);
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    if (fm.size < O2R_WEIGHTS_HEADER) {
-        o2r_set_error(ctx, "weights file %s is %llu bytes, shorter than its %u-byte header "
-                      "(truncated?)", path, (unsigned long long)fm.size, O2R_WEIGHTS_HEADER);
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    uint32_t version;
-    uint64_t payload, checksum;
-    memcpy(&version, map + 8, 4);
-    memcpy(&payload, map + 16, 8);
-    memcpy(&checksum, map + 24, 8);
-    if (version != O2R_WEIGHTS_VERSION) {
-        if (version == 1 || version == 2)
-            o2r_set_error(ctx, "weights file %s has format version %u, this runtime reads version "
-                          "%u, whose files serve every --shape build; the file is from an older "
-                          "onnx2cl (write it again with this onnx2cl: onnx2cl MODEL.onnx "
-                          "--weights-only -o FILE.weights, or compile the model again)", path,
-                          (unsigned)version, O2R_WEIGHTS_VERSION);
-        else
-            o2r_set_error(ctx, "weights file %s has format version %u (header bytes 8-11), this "
-                          "runtime reads version %u (%s)", path, (unsigned)version,
-                          O2R_WEIGHTS_VERSION, version > O2R_WEIGHTS_VERSION && version < 256 ?
-                          "a newer onnx2cl, or a damaged file" : "a damaged file: no onnx2cl "
-                          "wrote this version");
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    st = check_header_bytes(ctx, path, map);
+    int stamped = 0;
+    st = check_weights_file(ctx, d, path, &fm, verify_always, &stamped);
     if (st != O2R_OK)
         goto cleanup;
-    /* weights storage dtype (--weights-dtype): refused by name before the layout hash */
-    uint32_t file_wdt, want_wdt = d->weights_dtype ? d->weights_dtype : O2R_F32;
-    memcpy(&file_wdt, map + 12, 4);
-    if (file_wdt != O2R_F32 && file_wdt != O2R_F16) {
-        o2r_set_error(ctx, "weights file %s has an unknown weights dtype %u in header bytes "
-                      "12-15 (float32 %d or float16 %d; a damaged file)", path, (unsigned)file_wdt,
-                      O2R_F32, O2R_F16);
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    if (file_wdt != want_wdt) {
-        const char *fw = file_wdt == O2R_F16 ? "f16" : "f32", *ww = want_wdt == O2R_F16 ? "f16" : "f32";
-        o2r_set_error(ctx, "weights file %s stores its weights as %s (written with onnx2cl "
-                      "--weights-dtype %s), model '%s' was compiled for %s weights "
-                      "(--weights-dtype %s): write the weights with --weights-dtype %s, or "
-                      "compile the model with --weights-dtype %s", path,
-                      file_wdt == O2R_F16 ? "float16" : "float32", fw, d->name,
-                      want_wdt == O2R_F16 ? "float16" : "float32", ww, ww, fw);
-        st = O2R_ERR_MISMATCH;
-        goto cleanup;
-    }
-    /* the weights layout (what is stored where, in which form), never the values: any file
-     * of the same layout loads, whatever --shape or model file it was written from */
-    uint64_t file_layout, want_layout = o2r_desc_layout_hash(d);
-    memcpy(&file_layout, map + 96, 8);
-    if (file_layout != want_layout) {
-        char where[1536];
-        explain_layout_diff(d, map, fm.size, where, sizeof where);
-        o2r_set_error(ctx, "weights file %s does not fit model '%s': its weights layout hash is "
-                      "%016llx, the model's %016llx (another model structure, --weights-dtype, "
-                      "fusion flags or onnx2cl version)%s: write the weights for this model with "
-                      "onnx2cl MODEL.onnx --weights-only -o FILE.weights and the flags this build "
-                      "was compiled with (--weights-dtype, --no-fuse)", path, d->name,
-                      (unsigned long long)file_layout, (unsigned long long)want_layout, where);
-        st = O2R_ERR_MISMATCH;
-        goto cleanup;
-    }
-    if (payload != d->weights_file_bytes) {
-        o2r_set_error(ctx, "weights file %s says it holds %llu bytes of weights (header bytes "
-                      "16-23), model '%s' expects %llu and the layout hash matches (a damaged "
-                      "file)", path, (unsigned long long)payload, d->name,
-                      (unsigned long long)d->weights_file_bytes);
-        st = O2R_ERR_MISMATCH;
-        goto cleanup;
-    }
-    if (fm.size - O2R_WEIGHTS_HEADER < payload) {
-        o2r_set_error(ctx, "weights file %s is truncated: %llu bytes, header + payload need %llu",
-                      path, (unsigned long long)fm.size,
-                      (unsigned long long)(payload + O2R_WEIGHTS_HEADER));
-        st = O2R_ERR_FORMAT;
-        goto cleanup;
-    }
-    st = check_trailer(ctx, d, path, map, fm.size);
-    if (st != O2R_OK)
-        goto cleanup;
-    char line[512], spath[4300];
-    int settled = 0, stamp = !verify_always &&
-        weights_stamp(&fm, path, checksum, want_layout, line, sizeof line, spath, sizeof spath,
-                      &settled);
-    if (stamp && stamp_matches(spath, line)) {
-        m->weights_stamped = 1; /* checked at an earlier start, unchanged since */
-    } else {
-        uint64_t actual = o2r_weights_checksum(map + O2R_WEIGHTS_HEADER, (size_t)payload);
-        if (actual != checksum) {
-            o2r_set_error(ctx, "weights file %s is corrupt: payload checksum %016llx, header "
-                          "bytes 24-31 say %016llx", path, (unsigned long long)actual,
-                          (unsigned long long)checksum);
-            st = O2R_ERR_FORMAT;
-            goto cleanup;
-        }
-        if (stamp && settled)
-            stamp_write(spath, line);
-    }
+    m->weights_stamped = stamped;
 upload:; /* a label cannot be followed by a declaration before C23 (clang 14) */
     if (keep_map && fm.data) { /* the model owns the mapping from here (o2r_model_free) */
         m->wmap = fm;

@@ -465,6 +465,13 @@ void o2r_model_free(struct o2r_model *m);
  * buffers only other kernel classes use are not allocated and not counted; the mapped weights
  * file's pages count as weights). 0 for NULL. */
 uint64_t o2r_model_device_bytes(const struct o2r_model *m);
+/* Checks a weights file on its own (the layout above; no model, no device): magic, format
+ * version, header bytes, storage dtype, truncation and the payload checksum, which reads the whole
+ * file unless a "verified before" stamp of the cache folder says it is unchanged since a check
+ * ($ONNX2CL_WEIGHTS_VERIFY=always: always read). O2R_OK (err ""), else O2R_ERR_FORMAT /
+ * O2R_ERR_IO / O2R_ERR_NOMEM with a message naming the file and what is wrong in err (errcap
+ * bytes). The engine checks cached weights with it before it trusts them. */
+o2r_status o2r_weights_verify(const char *path, char *err, size_t errcap);
 
 /* Tunes the model's tunable GPU-class kernels on ctx's device (docs/tuning.md): initializes
  * desc with the compiled default tiles plus every candidate instance (the built-in list or

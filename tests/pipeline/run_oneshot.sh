@@ -9,7 +9,8 @@
 # programs and converts the weights (progress lines), the same run again compiles and converts
 # nothing (no progress line, every cache file's mtime unchanged, preparation <= 1 s), the folder
 # reuses the programs and converts only its weights, guidance off (UNet batch 1) compiles one more
-# UNet program; no temporary file is left in the cache.
+# UNet program; a damaged cached weights file (changed byte, truncated) is converted again, same
+# image; no temporary file is left in the cache.
 #
 # Usage: run_oneshot.sh ONNX2CL_SD O2C_COMPARE WORK_DIR
 set -euo pipefail
@@ -59,6 +60,17 @@ prep=$(awk '/checkpoint\/cache/ {print $3}' "$work/single2.log")
 load=$(awk '/load models/ {print $4}' "$work/single2.log")
 echo "cache hit: checkpoint/cache ${prep} s, load models ${load} s"
 awk -v p="$prep" 'BEGIN {exit !(p <= 1.0)}' || bad "single2: preparation took $prep s on a cache hit (> 1 s)"
+# 2b. a damaged cache entry is converted again, not trusted: the UNet's weights with a byte changed
+#     (checksum) and the text encoder's truncated; the same image as before, the others untouched
+wdir=$(dirname "$(find "$ONNX2CL_CACHE_DIR/weights" -name unet.weights | head -1)")
+"${PYTHON3:-python3}" -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[5000] ^= 0xff; open(p, "wb").write(b)' "$wdir/unet.weights"
+truncate -s 50000 "$wdir/text_encoder.weights"
+run single_damaged tiny_sd15.safetensors euler_4
+has single_damaged "unet.weights is corrupt: payload checksum .*; converting the unet weights again"
+has single_damaged "text_encoder.weights is truncated: 50000 bytes.*; converting the text_encoder weights again"
+hasnt single_damaged "converting the vae_decoder weights again"
+grep -q "0 compiled, 2 converted" "$work/single_damaged.log" || bad "single_damaged: not 0 compiled, 2 converted"
+cmp -s "$work/single1.png" "$work/single_damaged.png" || bad "single_damaged: not single1's PNG"
 # 3. the diffusers folder: same architecture and size, so the programs are shared; own weights
 run folder1 tiny_sd15 euler_4
 hasnt folder1 "compiling"
