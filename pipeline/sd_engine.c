@@ -85,6 +85,16 @@ static int run_process(char *const argv[], char *err, size_t errcap) { return o2
 
 static long self_pid(void) { return o2r_pid(); }
 
+/* A temporary name part unique to this call: the process id (what sweep_stale reads) and a count of
+ * this process's calls, so two threads of one process (the server's workers preparing the same
+ * program) never write into the same temporary. */
+static void tmp_tag(char *buf, size_t cap)
+{
+    static unsigned counter;
+    unsigned n = __atomic_fetch_add(&counter, 1u, __ATOMIC_RELAXED);
+    snprintf(buf, cap, "%ld-%u", self_pid(), n);
+}
+
 /* Removes the .tmp-<pid>-* folders of dir (a compile's model.o2d / model.weights) whose process
  * no longer runs (killed mid-compile). */
 static void sweep_stale(const char *dir)
@@ -215,8 +225,9 @@ static int jlen(const cJSON *a) { return cJSON_IsArray(a) ? cJSON_GetArraySize(a
 /* Writes text to path atomically (temporary in the same folder, renamed). */
 static int write_atomic(const char *path, const char *text, char *err, size_t errcap)
 {
-    char tmp[PATH_MAX + 32];
-    fmt(tmp, sizeof tmp, "%s.tmp-%ld", path, self_pid());
+    char tmp[PATH_MAX + 48], tag[40];
+    tmp_tag(tag, sizeof tag);
+    fmt(tmp, sizeof tmp, "%s.tmp-%s", path, tag);
     FILE *f = fopen(tmp, "wb");
     if (!f) return fail(err, errcap, "cannot write %s: %s", tmp, strerror(errno));
     size_t n = strlen(text);
@@ -559,7 +570,9 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     double t0 = now_s();
     if (!have_p) { /* program (and its weights file, kept when the cache has none) */
         sweep_stale(parent);
-        fmt(tmpdir, sizeof tmpdir, "%s/.tmp-%ld-%s", parent, self_pid(), strrchr(pdir, '/') + 1);
+        char tag[40];
+        tmp_tag(tag, sizeof tag);
+        fmt(tmpdir, sizeof tmpdir, "%s/.tmp-%s-%s", parent, tag, strrchr(pdir, '/') + 1);
         if (mkdir_p(tmpdir) != 0) return fail(err, errcap, "cache folder %s: cannot be written (%s)", parent, strerror(errno));
         fmt(out, sizeof out, "%s/model.o2d", tmpdir);
         argv[argc++] = "--name"; /* the runtime's messages say "model 'unet'", not the file's "model" */
@@ -599,7 +612,9 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
         return 0;
     }
     /* program cached, weights not: the weights file alone */
-    fmt(out, sizeof out, "%s/.tmp-%ld-%s.weights", j->wdir, self_pid(), name);
+    char wtag[40];
+    tmp_tag(wtag, sizeof wtag);
+    fmt(out, sizeof out, "%s/.tmp-%s-%s.weights", j->wdir, wtag, name);
     argv[argc++] = "--weights-only";
     argv[argc++] = "-o";
     argv[argc++] = out;
@@ -639,7 +654,9 @@ static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
         char graph[PATH_MAX + 64], nmap[PATH_MAX + 64], shapes[512], json[PATH_MAX + 96], shape[64];
         fmt(graph, sizeof graph, "%s/%s.onnx", j->r->arch_path, MODELS[m]);
         fmt(nmap, sizeof nmap, "%s/%s.namemap", j->r->arch_path, MODELS[m]);
-        fmt(json, sizeof json, "%s/.tmp-%ld-info-%s.json", j->cache, self_pid(), MODELS[m]);
+        char tag[40];
+        tmp_tag(tag, sizeof tag);
+        fmt(json, sizeof json, "%s/.tmp-%s-info-%s.json", j->cache, tag, MODELS[m]);
         program_shape(j->arch, j->o, j->r->width, j->r->height, m, shape, sizeof shape);
         char *argv[96];
         int argc = compiler_args(j, m, graph, nmap, shapes, sizeof shapes, argv);
