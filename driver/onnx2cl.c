@@ -535,9 +535,13 @@ static void apply_weights_from(struct ir_graph *g, const char *model, const char
         if (!component) component = "unet"; /* a map of "-" lines only: nothing to look up */
         if (!ckpt_source_open(g, file, component, co, &src)) nm_source_safetensors(g, file, &src);
         nm_apply(g, &m, &src, &r);
+        /* the tensors came from --add-component's file when one replaced this component */
+        const char *from = file;
+        int ci = o2s_component_from_name(component);
+        if (co && ci >= 0 && ci < 8 && co->add_component[ci]) from = co->add_component[ci];
         if (r.unused)
             fprintf(stderr, "onnx2cl: note: %u of %zu tensors of %s are not used by the name map "
-                    "%s (e.g. '%s'%s%s%s)\n", r.unused, src.n, file, name_map,
+                    "%s (e.g. '%s'%s%s%s)\n", r.unused, src.n, from, name_map,
                     r.first_unused[0], r.first_unused[1] ? ", '" : "",
                     r.first_unused[1] ? r.first_unused[1] : "", r.first_unused[1] ? "'" : "");
         char how[PATH_MAX + 64];

@@ -60,14 +60,20 @@ static void usage(FILE *f)
         "   or: onnx2cl-sd --models DIR --hf DIR --prompt TEXT [options]\n"
         "   or: onnx2cl-sd serve -m CHECKPOINT [--listen 127.0.0.1:7860]   (A1111/Forge API; serve --help)\n"
         "checkpoint (one command: architecture found, models compiled into the cache on first use):\n"
-        "  -m, --model CKPT        .safetensors file (single-file SD 1.x, 2.x, SDXL base) or diffusers folder\n"
+        "  -m, --model CKPT        .safetensors file (single-file SD 1.x, 2.x, SDXL, SD 3 / 3.5, Flux) or diffusers\n"
+        "                          folder; the family and architecture are read from its keys\n"
         "  --arch-dir DIR          installed architectures (DIR/<arch>/arch.json; default: share/onnx2cl/arch)\n"
-        "  --lora F[:S]            LoRA file (kohya, LoCon, diffusers/PEFT .safetensors) and scale (default 1),\n"
-        "                          merged into the weights (repeatable)\n"
+        "  --lora F[:S]            LoRA file (kohya, LoCon, diffusers/PEFT .safetensors; SD 3 / Flux: the\n"
+        "                          transformer's, kohya or diffusers/PEFT) and scale (default 1), merged into the\n"
+        "                          weights (repeatable)\n"
         "  --lora-dir DIR          where <lora:NAME:W> / <lora:NAME:TE:UNET> prompt tags find\n"
         "                          NAME.safetensors (subfolders too; default $ONNX2CL_LORA_DIR)\n"
         "  --variant V             diffusers file variant to read (fp16)\n"
         "  --weights-dtype f16|f32 storage of the converted weights (default f16: half the memory)\n"
+        "  --offload               each model on the device only while its stage runs (text encoders, VAE\n"
+        "                          encoder, UNet/transformer, VAE decoder, one after another): the device needs\n"
+        "                          the largest stage instead of the sum (--info says both), every image loads the\n"
+        "                          models again (programs from the cache, weights uploaded: seconds per image)\n"
         "  --vae F  --clip-l F  --clip-g F  --t5xxl F   (-m) .safetensors files added to the checkpoint or\n"
         "                          replacing its own (sd.cpp's flags): what transformer-only SD 3.5 / Flux files\n"
         "                          (flux1-dev.safetensors + ae.safetensors, clip_l, t5xxl) leave out, or another VAE\n"
@@ -137,10 +143,6 @@ static void usage(FILE *f)
         "  --mask-overlay          paste the init image back over the result with the (blurred) mask as alpha, as\n"
         "                          A1111 does: the pixels outside the mask stay the init image's (diffusers'\n"
         "                          pipeline and the default: the generated ones; --only-masked always does it)\n"
-        "  --offload               each model on the device only while its stage runs (text encoders, VAE\n"
-        "                          encoder, UNet/transformer, VAE decoder, one after another): the device needs\n"
-        "                          the largest stage instead of the sum (--info says both), every image loads the\n"
-        "                          models again (programs from the cache, weights uploaded: seconds per image)\n"
         "  --vae-encoder F.so|F.o2d  VAE encoder for --models (default DIR/vae_encoder.so or .o2d)\n"
         "  --vae-tile N            (-m) run the VAE decoder and encoder in N x N-pixel tiles (N a multiple of the\n"
         "                          VAE's factor, 8 for SD) overlapping by N/4, blended as diffusers' tiled_decode:\n"
@@ -370,7 +372,8 @@ static int write_png(const char *path, const float *chw, int w, int h, const str
 static void print_mem_peak(const struct sdp_mem_track *t, int offload)
 {
     fprintf(stderr, "  device memory peak   %.1f MiB of models loaded at once (%s)\n", (double)t->peak / 1048576.0,
-            offload ? "--offload: one stage's models at a time" : "every model loaded; --offload: one stage's");
+            offload ? "--offload: one stage's models at a time; the stage times above include loading them"
+                    : "every model loaded; --offload: one stage's");
 }
 
 #ifdef ONNX2CL_HAVE_SD3
@@ -1468,12 +1471,13 @@ static void run_sd3(const struct sd3_run *r)
                  q.d_g >= 0 ? "" : " (unused)");
     else
         snprintf(what, sizeof what, "SD 3: %s", p.te3.desc ? "CLIP-L + CLIP-G + T5" : "CLIP-L + CLIP-G, no T5");
+    const int ow = r->ov.init ? r->ov.w : img_w, oh = r->ov.init ? r->ov.h : img_h; /* --only-masked: the image's */
     if (n > 1)
         fprintf(stderr, "%s: wrote %s ... %s (%d images of %dx%d, %s, %d steps, cfg %g, seeds %llu ... %llu)\n", prog,
-                r->outs[0], r->outs[n - 1], n, img_w, img_h, what, r->steps, r->cfg, (unsigned long long)r->seed,
+                r->outs[0], r->outs[n - 1], n, ow, oh, what, r->steps, r->cfg, (unsigned long long)r->seed,
                 (unsigned long long)(r->seed + (uint64_t)n - 1));
     else
-        fprintf(stderr, "%s: wrote %s (%dx%d, %s, %d steps, cfg %g, seed %llu)\n", prog, r->outs[0], img_w, img_h,
+        fprintf(stderr, "%s: wrote %s (%dx%d, %s, %d steps, cfg %g, seed %llu)\n", prog, r->outs[0], ow, oh,
                 what, r->steps, r->cfg, (unsigned long long)r->seed);
     fprintf(stderr,
             "timings on %s:\n"

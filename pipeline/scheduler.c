@@ -482,7 +482,7 @@ int sdp_sched_load(const char *path, enum sdp_sched_kind kind, const struct sdp_
     const char *algo = kind == SDP_SCHED_DPMPP_2M_SDE || kind == SDP_SCHED_DPMPP_3M_SDE ? "sde-dpmsolver++" : "dpmsolver++";
     const char *stype = kind == SDP_SCHED_UNIPC ? "bh2" : "midpoint", *vtype = "fixed_small";
     s->sigma_min = s->sigma_max = NAN;
-    double smin, smax;
+    double smin = 0, smax = 0; /* read below only where get_num found them */
     if (get_num(cfg, "num_train_timesteps", &n_train, path, err, errcap) < 0 ||
         get_num(cfg, "beta_start", &beta_start, path, err, errcap) < 0 ||
         get_num(cfg, "beta_end", &beta_end, path, err, errcap) < 0 ||

@@ -689,12 +689,12 @@ static int print_info(struct job *j, unsigned wanted, char *err, size_t errcap)
     fprintf(f, "%-16s %-22s %12.1f %16.1f %16.1f\n", "all", "", tw, ta, tp);
     if (j->o->offload)
         fprintf(f, "With --offload each stage's models are on the device only while it runs (text encoders; VAE "
-                   "encoder; %s; VAE decoder): the device needs about the largest stage (%.0f MiB of the %.0f "
+                   "encoder; %s; VAE decoder): the device needs about the largest stage (%.1f MiB of the %.1f "
                    "MiB sum; the CPU device: host memory). ", strcmp(j->r->family, "sd3") && strcmp(j->r->family, "flux") ?
                    "UNet" : "transformer", stage_p, tp);
     else
         fprintf(f, "onnx2cl-sd and serve keep every model loaded: the device needs about the sum (%.0f MiB; the "
-                   "CPU device: host memory; --offload: about the largest stage, %.0f MiB). ", tp, stage_p);
+                   "CPU device: host memory; --offload: about the largest stage, %.1f MiB). ", tp, stage_p);
     fprintf(f, "The weights files are mapped, not copied, on the CPU device. ");
     if (todo > 0)
         fprintf(f, "The first run converts the weights into the cache: %.0f MiB to write.\n", todo);
@@ -881,21 +881,25 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
        * SAI's sd3.5_large.safetensors): say what is missing rather than the closest architecture */
         if (key_flow) {
             const int flux = key_flux;
-            const struct { enum o2s_component c; const char *what; } need[] = {
-                {O2S_VAE, "vae (16-channel VAE)"},
-                {O2S_TEXT_ENCODER, "text_encoder (CLIP-L)"},
-                {O2S_TEXT_ENCODER_2, flux ? "text_encoder_2 (T5-XXL)" : "text_encoder_2 (CLIP-G)"},
+            const struct { enum o2s_component c; const char *what, *flag; } need[] = {
+                {O2S_VAE, "vae (16-channel VAE)", "--vae F"},
+                {O2S_TEXT_ENCODER, "text_encoder (CLIP-L)", "--clip-l F"},
+                {O2S_TEXT_ENCODER_2, flux ? "text_encoder_2 (T5-XXL)" : "text_encoder_2 (CLIP-G)",
+                 flux ? "--t5xxl F" : "--clip-g F"},
             };
-            char miss[256] = "";
-            size_t n = 0;
+            char miss[256] = "", flags[128] = "";
+            size_t n = 0, nf = 0;
             for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
-                if (!o2s_count(j.s, need[k].c) && n < sizeof miss)
+                if (!o2s_count(j.s, need[k].c) && n < sizeof miss && nf < sizeof flags) {
                     n += (size_t)snprintf(miss + n, sizeof miss - n, "%s%s", n ? ", " : "", need[k].what);
-            if (n) {
-                fail(err, errcap, "-m %s: holds the %s transformer without %s; add them with --vae F, --clip-l F, "
-                     "%s--t5xxl F (e.g. ae.safetensors, clip_l.safetensors, t5xxl_fp16.safetensors), or give a "
-                     "diffusers folder or an all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, "
-                     "text_encoders.*)", o->ckpt, flux ? "Flux" : "SD 3", miss, flux ? "" : "--clip-g F, ");
+                    nf += (size_t)snprintf(flags + nf, sizeof flags - nf, "%s%s", nf ? ", " : "", need[k].flag);
+                }
+            if (n) { /* only the flags of what is missing (SD 3's T5 is optional: --t5xxl F or --no-t5) */
+                fail(err, errcap, "-m %s: holds the %s transformer without %s; add %s with %s%s (e.g. "
+                     "ae.safetensors, clip_l.safetensors, t5xxl_fp16.safetensors), or give a diffusers folder or an "
+                     "all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, text_encoders.*)", o->ckpt,
+                     flux ? "Flux" : "SD 3", miss, strchr(miss, ',') ? "them" : "it", flags,
+                     flux || o2s_count(j.s, O2S_TEXT_ENCODER_3) ? "" : " (and T5-XXL with --t5xxl F, or --no-t5)");
                 goto out;
             }
         }

@@ -80,6 +80,7 @@ static int parse_weight(const char *v, double *out)
 /* The shortest %g text of v that reads back as v (0.8, not 0.80000000000000004). */
 static const char *shortest(double v, char buf[32])
 {
+    buf[0] = 0;
     for (int digits = 6; digits <= 17; digits++) {
         snprintf(buf, 32, "%.*g", digits, v);
         if (strtod(buf, NULL) == v) break;

@@ -158,7 +158,7 @@ def main():
                         [v[2] for m, v in rows.items() if not m.startswith("text_encoder")])
             r2 = subprocess.run([sd, "-m", folder, "--arch-dir", root, "-p", "x", "--info", "--offload"],
                                 capture_output=True, text=True, env=dict(os.environ, ONNX2CL_CACHE_DIR=cache))
-            m2 = re.search(r"about the largest stage \((\d+) MiB of the (\d+) MiB sum", r2.stdout)
+            m2 = re.search(r"about the largest stage \(([\d.]+) MiB of the ([\d.]+) MiB sum", r2.stdout)
             print(f"{name}: onnx2cl-sd --info --offload: {m2.group(0) if m2 else r2.stdout[-300:]} (rows: {stage:.0f})")
             if r2.returncode != 0 or not m2 or abs(float(m2.group(1)) - stage) > 1 or \
                     abs(float(m2.group(2)) - tot[2]) > 1 or not float(m2.group(1)) < float(m2.group(2)):
