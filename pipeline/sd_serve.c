@@ -1561,7 +1561,10 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
     char *b64 = NULL;
     float *lat = NULL; /* the running image's latents, copied: decoded with sv->mu released */
     int lc = 0, lh = 0, lw = 0;
-    if (want_image && running && wk->lat_c == 4 && (lat = malloc((size_t)4 * wk->lat_h * wk->lat_w * sizeof *lat))) {
+    char family[32];
+    snprintf(family, sizeof family, "%s", sv->info.family); /* the preview's coefficients */
+    if (want_image && running && (wk->lat_c == 4 || wk->lat_c == 16) &&
+        (lat = malloc((size_t)wk->lat_c * wk->lat_h * wk->lat_w * sizeof *lat))) {
         lc = wk->lat_c, lh = wk->lat_h, lw = wk->lat_w;
         memcpy(lat, wk->lat, (size_t)lc * lh * lw * sizeof *lat);
     }
@@ -1591,7 +1594,7 @@ static enum MHD_Result r_progress(struct server *sv, struct MHD_Connection *c)
             }
             pthread_mutex_unlock(&wk->td_mu);
         }
-        if (!rgb && (rgb = malloc((size_t)lh * lw * 3)) && sds_preview_rgb(lat, lc, lh, lw, rgb) != 0) {
+        if (!rgb && (rgb = malloc((size_t)lh * lw * 3)) && sds_preview_rgb_family(family, lat, lc, lh, lw, rgb) != 0) {
             free(rgb);
             rgb = NULL;
         }

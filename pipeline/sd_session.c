@@ -491,6 +491,7 @@ int sds_get_info(struct sds_session *s, struct sds_info *info)
     memset(info, 0, sizeof *info);
     pthread_mutex_lock(&s->mu);
     snprintf(info->arch, sizeof info->arch, "%s", s->arch);
+    snprintf(info->family, sizeof info->family, "%s", s->family);
     snprintf(info->source, sizeof info->source, "%s", s->engine ? s->ckpt : s->models_dir);
     info->width = s->cur_w;
     info->height = s->cur_h;
@@ -1314,19 +1315,49 @@ int sds_png_decode(const unsigned char *png, size_t len, int want_gray, unsigned
     return 0;
 }
 
-int sds_preview_rgb(const float *latents, int lat_c, int lat_h, int lat_w, unsigned char *rgb)
+/* A1111 modules/sd_vae_approx.py cheap_approximation's coefficients [latent channel][r, g, b]: SD 1.x/2.x,
+ * SDXL, SD 3 (16 channels) and Flux (16 channels, ComfyUI's latent_rgb_factors) */
+static const float PREVIEW_SD1[4][3] = {
+    {0.298f, 0.207f, 0.208f}, {0.187f, 0.286f, 0.173f}, {-0.158f, 0.189f, 0.264f}, {-0.184f, -0.271f, -0.473f}};
+static const float PREVIEW_SDXL[4][3] = {
+    {0.3448f, 0.4168f, 0.4395f}, {-0.1953f, -0.0290f, 0.0250f}, {0.1074f, 0.0886f, -0.0163f},
+    {-0.3730f, -0.2499f, -0.2088f}};
+static const float PREVIEW_SD3[16][3] = {
+    {-0.0645f, 0.0177f, 0.1052f}, {0.0028f, 0.0312f, 0.0650f},   {0.1848f, 0.0762f, 0.0360f},
+    {0.0944f, 0.0360f, 0.0889f},  {0.0897f, 0.0506f, -0.0364f},  {-0.0020f, 0.1203f, 0.0284f},
+    {0.0855f, 0.0118f, 0.0283f},  {-0.0539f, 0.0658f, 0.1047f},  {-0.0057f, 0.0116f, 0.0700f},
+    {-0.0412f, 0.0281f, -0.0039f}, {0.1106f, 0.1171f, 0.1220f},  {-0.0248f, 0.0682f, -0.0481f},
+    {0.0815f, 0.0846f, 0.1207f},  {-0.0120f, -0.0055f, -0.0867f}, {-0.0749f, -0.0634f, -0.0456f},
+    {-0.1418f, -0.1457f, -0.1259f}};
+static const float PREVIEW_FLUX[16][3] = {
+    {-0.0404f, 0.0159f, 0.0609f}, {0.0043f, 0.0298f, 0.0850f},   {0.0328f, -0.0749f, -0.0503f},
+    {-0.0245f, 0.0085f, 0.0549f}, {0.0966f, 0.0894f, 0.0530f},   {0.0035f, 0.0399f, 0.0123f},
+    {0.0583f, 0.1184f, 0.1262f},  {-0.0191f, -0.0206f, -0.0306f}, {-0.0324f, 0.0055f, 0.1001f},
+    {0.0955f, 0.0659f, -0.0545f}, {-0.0504f, 0.0231f, -0.0013f}, {0.0500f, -0.0008f, -0.0088f},
+    {0.0982f, 0.0941f, 0.0976f},  {-0.1233f, -0.0280f, -0.0897f}, {-0.0005f, -0.0530f, -0.0020f},
+    {-0.1273f, -0.0932f, -0.0680f}};
+
+int sds_preview_rgb_family(const char *family, const float *latents, int lat_c, int lat_h, int lat_w,
+                           unsigned char *rgb)
 {
-    /* A1111 modules/sd_vae_approx.py cheap_approximation, SD 1.x/2.x coefficients [latent c][rgb] */
-    static const float coef[4][3] = {
-        {0.298f, 0.207f, 0.208f}, {0.187f, 0.286f, 0.173f}, {-0.158f, 0.189f, 0.264f}, {-0.184f, -0.271f, -0.473f}};
-    if (lat_c != 4 || lat_h < 1 || lat_w < 1) return SDS_EINVAL;
+    const int flow = family && (!strcmp(family, "sd3") || !strcmp(family, "flux"));
+    const float(*coef)[3] = !family ? PREVIEW_SD1
+                            : !strcmp(family, "sdxl") ? PREVIEW_SDXL
+                            : !strcmp(family, "sd3")  ? PREVIEW_SD3
+                            : !strcmp(family, "flux") ? PREVIEW_FLUX : PREVIEW_SD1;
+    if (lat_c != (flow ? 16 : 4) || lat_h < 1 || lat_w < 1 || !latents || !rgb) return SDS_EINVAL;
     const size_t plane = (size_t)lat_h * lat_w;
     for (size_t i = 0; i < plane; i++)
         for (int c = 0; c < 3; c++) {
             float v = 0;
-            for (int k = 0; k < 4; k++) v += latents[k * plane + i] * coef[k][c];
-            v = (v * 0.5f + 0.5f) * 255.0f;
+            for (int k = 0; k < lat_c; k++) v += latents[k * plane + i] * coef[k][c];
+            v = (v * 0.5f + 0.5f) * 255.0f; /* A1111: clamp((x + 1) / 2, 0, 1) * 255 */
             rgb[i * 3 + c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
         }
     return 0;
+}
+
+int sds_preview_rgb(const float *latents, int lat_c, int lat_h, int lat_w, unsigned char *rgb)
+{
+    return sds_preview_rgb_family(NULL, latents, lat_c, lat_h, lat_w, rgb);
 }

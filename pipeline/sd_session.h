@@ -110,6 +110,7 @@ void sds_close(struct sds_session *s);
 /* Facts about an opened session. */
 struct sds_info {
     char arch[256];          /* architecture name ("tiny_sd15", "sd15", ...; "" for models_dir) */
+    char family[32];         /* its family: "sd1", "sd2", "sdxl", "sd3", "flux" ("" for models_dir) */
     char source[4096];       /* the checkpoint or models_dir it was opened from */
     int width, height;       /* image size of the loaded models (pixels) */
     int default_width, default_height; /* size prepared at open */
@@ -316,6 +317,12 @@ int sds_png_decode(const unsigned char *png, size_t len, int want_gray, unsigned
  * the linear latent -> RGB map A1111 calls "Approx cheap" (x * 0.5 + 0.5, clamped). rgb holds
  * lat_h * lat_w * 3 bytes. Returns SDS_OK, or SDS_EINVAL when lat_c is not 4. */
 int sds_preview_rgb(const float *latents, int lat_c, int lat_h, int lat_w, unsigned char *rgb);
+/* The same for a family's latents (sds_info.family): "sdxl" with A1111's SDXL coefficients, "sd3" and
+ * "flux" [16, lat_h, lat_w] with A1111's SD 3 / Flux ones (the loops' latents, scaled and shifted as
+ * the transformer sees them); NULL, "" or another family: SD 1.x's. SDS_EINVAL when lat_c is not the
+ * family's (4; 16 for SD 3 / Flux). */
+int sds_preview_rgb_family(const char *family, const float *latents, int lat_c, int lat_h, int lat_w,
+                           unsigned char *rgb);
 
 /* The sampler names sds_request.sampler accepts, comma-separated. */
 const char *sds_sampler_names(void);

@@ -22,7 +22,8 @@ driven by the webuiapi client (PyPI) and raw HTTP:
      after them the first request again gives the same image;
   4. Black Forest Labs' transformer-only Flux schnell file served with --vae / --clip-l / --t5xxl (the
      component files): txt2img == diffusers' FluxPipeline (case a, within one level); Only masked inpainting
-     of a 48x40 image (the 32x32 area pasted back) == diffusers' padding_mask_crop PNG; a --vae file that is
+     of a 48x40 image (the 32x32 area pasted back) == diffusers' padding_mask_crop PNG; /progress's
+     current_image during a run is the 16-channel latent preview (4x4 for 32x32); a --vae file that is
      not there: the server does not start, the message names the flag and the file.
 """
 import base64
@@ -33,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -282,6 +284,23 @@ try:
     lv = int(np.abs(got - ref).max()) if got is not None and got.shape == ref.shape else -1
     check(0 <= lv <= 1, f"Flux Only masked inpainting (48x40, 32x32 area) vs diffusers' padding_mask_crop: {st}, "
           f"{lv} level(s) {'' if st == 200 else body}")
+    # /progress during a long run: current_image is the 16-channel latents' preview (A1111's Flux coefficients),
+    # one pixel per latent (32x32 image: 4x4 latents); then interrupted
+    long_run = threading.Thread(target=post, args=(port, "/sdapi/v1/txt2img", {
+        "prompt": a[5], "steps": 150, "cfg_scale": 1.0, "seed": 7, "width": 32, "height": 32}))
+    long_run.start()
+    cur = None
+    for _ in range(1500):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/sdapi/v1/progress?skip_current_image=false",
+                                    timeout=30) as pr:
+            cur = json.loads(pr.read()).get("current_image")
+        if cur or not long_run.is_alive():
+            break
+        time.sleep(0.01)
+    post(port, "/sdapi/v1/interrupt", {})
+    long_run.join(120)
+    size = Image.open(io.BytesIO(base64.b64decode(cur))).size if cur else None
+    check(size == (4, 4), f"Flux /progress current_image: a 4x4 latent preview PNG ({size})")
 finally:
     srv.terminate()
     check(srv.wait(20) == 0, "BFL Flux server: exit 0 after SIGTERM")

@@ -9,7 +9,8 @@
  *      the callback saw steps 1..3 in order with total 40; the next generation on the same session works;
  *   4. another thread sets the cancel flag while a 200-step run goes: SDS_CANCELLED before the end;
  *   5. a request for guidance off (cfg 1: UNet batch 1) reloads, the next cfg 7.5 request reloads back;
- *   6. sds_png_encode / sds_png_text round-trip the parameters chunk; sds_preview_rgb.
+ *   6. sds_png_encode / sds_png_text round-trip the parameters chunk; sds_preview_rgb and the families'
+ *      coefficients of sds_preview_rgb_family (SDXL, SD 3 and Flux rows); sds_info.family.
  *   7. A1111 sampler names / schedule types; img2img (strength 0.6) from the CLI's PNG == the CLI's
  *      --init-image PNG (argv[5]) byte for byte; strengths that run no step and resizes refused;
  *   8. a session opened with offload (models on the device per stage) makes image 2's bytes, twice.
@@ -304,6 +305,26 @@ int main(int argc, char **argv)
     unsigned char prev[2 * 3];
     CHECK(sds_preview_rgb(lat, 4, 1, 2, prev) == 0 && prev[0] == 165 && prev[3] == 90, "preview %d %d", prev[0],
           prev[3]);
+    /* the families' coefficients (A1111's cheap_approximation tables): one latent channel at 1 gives that
+     * channel's row, (x * 0.5 + 0.5) * 255 */
+    {
+        float l16[16] = {0}, l4[4] = {1, 0, 0, 0};
+        unsigned char px[3];
+        l16[6] = 1; /* Flux row 6: 0.0583, 0.1184, 0.1262 */
+        CHECK(sds_preview_rgb_family("flux", l16, 16, 1, 1, px) == 0 && px[0] == 135 && px[1] == 143 && px[2] == 144,
+              "flux preview %d %d %d", px[0], px[1], px[2]);
+        l16[6] = 0, l16[2] = 1; /* SD 3 row 2: 0.1848, 0.0762, 0.0360 */
+        CHECK(sds_preview_rgb_family("sd3", l16, 16, 1, 1, px) == 0 && px[0] == 151 && px[1] == 137 && px[2] == 132,
+              "sd3 preview %d %d %d", px[0], px[1], px[2]);
+        /* SDXL row 0: 0.3448, 0.4168, 0.4395 */
+        CHECK(sds_preview_rgb_family("sdxl", l4, 4, 1, 1, px) == 0 && px[0] == 171 && px[1] == 181 && px[2] == 184,
+              "sdxl preview %d %d %d", px[0], px[1], px[2]);
+        CHECK(sds_preview_rgb_family("sd3", l4, 4, 1, 1, px) == SDS_EINVAL &&
+                  sds_preview_rgb_family("sd1", l16, 16, 1, 1, px) == SDS_EINVAL, "preview channel counts not refused");
+        struct sds_info si;
+        sds_get_info(s, &si);
+        CHECK(!strcmp(si.family, "sd1"), "info family '%s'", si.family);
+    }
     sds_close(s);
     /* 8. offload (one stage's models on the device at a time): the same image as every model loaded */
     struct sds_open_options oo = o;
