@@ -18,7 +18,9 @@ What it does (dev machine: torch + diffusers + transformers; never CI)
   4. prints max |image - reference| on [0, 1] and the timings as a markdown report.
 
 Usage
-  python3 bench/oneshot_full.py [--build build] [--work /tmp/oneshot_full] [--size 256] [--steps 4] [--offload]
+  python3 bench/oneshot_full.py [--build build | --sd PATH] [--arch-dir DIR] [--work /tmp/oneshot_full]
+      [--size 256] [--steps 4] [--offload] [--ref-device cpu|cuda]
+  (bench/gpu/run.sh runs it on the lent GPU with --ref-device cuda: the first txt2img through the engine there)
 """
 import argparse
 import json
@@ -87,25 +89,39 @@ def make_pipe(a, models):
     return pipe
 
 
-def make_checkpoint_and_ref(work, size, steps, cfg):
+def make_checkpoint_and_ref(work, size, steps, cfg, device="cpu"):
+    """The checkpoint, and diffusers' image on device ("cpu", or "cuda": float32 with TF32 off, what onnx2cl
+    computes; the generator stays on the CPU, so the latents are the CPU run's). Returns (path, seconds of the
+    reference run; cuda: the second of two runs, after a warm-up)."""
     import torch
     a, models = build_models()
     path = os.path.join(work, "sd15_random_f16.safetensors")
     write_checkpoint(a, models, path)
     pipe = make_pipe(a, models)
-    t0 = time.time()
-    with torch.no_grad():
-        img = pipe(PROMPT, negative_prompt=NEGATIVE, height=size, width=size, num_inference_steps=steps,
-                   guidance_scale=cfg, generator=torch.Generator().manual_seed(SEED), output_type="np").images
-    t_ref = time.time() - t0
+    if device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        pipe = pipe.to("cuda")
+
+    def once():
+        t0 = time.time()
+        with torch.no_grad():
+            im = pipe(PROMPT, negative_prompt=NEGATIVE, height=size, width=size, num_inference_steps=steps,
+                      guidance_scale=cfg, generator=torch.Generator().manual_seed(SEED), output_type="np").images
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return im, time.time() - t0
+    img, t_ref = once()
+    if device == "cuda":
+        img, t_ref = once()
     ref = np.ascontiguousarray(img.transpose(0, 3, 1, 2)).astype(np.float32)
     np.save(os.path.join(work, "ref.npy"), ref)
     return path, t_ref
 
 
-def run_ours(build, ckpt, work, size, steps, cfg, tag, extra=()):
+def run_ours(sd, ckpt, work, size, steps, cfg, tag, extra=()):
     out = os.path.join(work, f"{tag}.npy")
-    cmd = [os.path.join(build, "pipeline/onnx2cl-sd"), "-m", ckpt, "-p", PROMPT, "-n", NEGATIVE,
+    cmd = [sd, "-m", ckpt, "-p", PROMPT, "-n", NEGATIVE,
            "--width", str(size), "--height", str(size), "--steps", str(steps), "--cfg", str(cfg),
            "--seed", str(SEED), "--scheduler", "euler", "--timestep-spacing", "leading",
            "-o", os.path.join(work, f"{tag}.png"), "--save-image", out, *extra]
@@ -125,6 +141,10 @@ def run_ours(build, ckpt, work, size, steps, cfg, tag, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--sd", help="the onnx2cl-sd to run (default BUILD/pipeline/onnx2cl-sd)")
+    ap.add_argument("--arch-dir", help="onnx2cl-sd --arch-dir (default: its own lookup)")
+    ap.add_argument("--ref-device", default="cpu", choices=("cpu", "cuda"),
+                    help="where diffusers' reference runs (cuda: float32, TF32 off; timed after a warm-up)")
     ap.add_argument("--work", default="/tmp/oneshot_full")
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--steps", type=int, default=4)
@@ -137,7 +157,7 @@ def main():
     if not (a.keep and os.path.exists(ck)):
         shutil.rmtree(a.work, ignore_errors=True)
         os.makedirs(a.work)
-        ck, t_ref = make_checkpoint_and_ref(a.work, a.size, a.steps, a.cfg)
+        ck, t_ref = make_checkpoint_and_ref(a.work, a.size, a.steps, a.cfg, a.ref_device)
     else:
         t_ref = float("nan")
         shutil.rmtree(os.path.join(a.work, "cache"), ignore_errors=True)
@@ -145,10 +165,13 @@ def main():
     print(f"# onnx2cl-sd -m, full-size SD 1.5 single file (random weights, F16, "
           f"{os.path.getsize(ck) / 2**30:.2f} GiB), {a.size}x{a.size}, {a.steps} steps, cfg {a.cfg}\n")
     print(f"load average at start: {open('/proc/loadavg').read().split()[:3]}\n")
-    print(f"- diffusers StableDiffusionPipeline (PyTorch CPU, float32): {t_ref:.1f} s\n")
+    print(f"- diffusers StableDiffusionPipeline (PyTorch {a.ref_device.upper()}, float32"
+          f"{', TF32 off, after a warm-up run' if a.ref_device == 'cuda' else ''}): {t_ref:.1f} s\n")
+    sd = a.sd or os.path.join(a.build, "pipeline/onnx2cl-sd")
+    common = ("--arch-dir", a.arch_dir) if a.arch_dir else ()
     for tag in ("cold", "warm") + (("offload",) if a.offload else ()):
-        img, dt, rss, lines = run_ours(a.build, ck, a.work, a.size, a.steps, a.cfg, tag,
-                                       ("--offload",) if tag == "offload" else ())
+        img, dt, rss, lines = run_ours(sd, ck, a.work, a.size, a.steps, a.cfg, tag,
+                                       common + (("--offload",) if tag == "offload" else ()))
         d = float(np.abs(img - ref).max())
         print(f"- onnx2cl-sd {tag} cache: {dt:.1f} s wall, {rss}, max |image - diffusers| = {d:.2e}")
         for l in lines:

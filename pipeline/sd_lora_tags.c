@@ -240,7 +240,7 @@ int sde_lora_tags(struct sde_options *o, const char *lora_dir, const char **prom
             continue;
         }
         char name[256], path[PATH_MAX];
-        double te, unet;
+        double te = 1.0, unet = 1.0; /* set by lora_args when it returns 0 */
         int rc = lora_args(args, al, name, sizeof name, &te, &unet, where, err, errcap);
         if (rc) goto bad;
         if (!o->ckpt) {

@@ -16,6 +16,8 @@
 #      GPU (bench/gpu/torch_ref.py: fp32 without TF32, fp32 with PyTorch's default TF32 conv,
 #      fp16; CUDA events, median of N after warm-up; FLOPs by torch's FlopCounterMode);
 #   4. bench/gpu/report.py writes $OUT/report.md and $OUT/report.json.
+#   Before 3 (BENCH_SD=1, the default): onnx2cl-sd -m on a full-size SD 1.5 file, 512x512, 20 steps, cold and
+#      warm, against diffusers on the same GPU (bench/oneshot_full.py; $OUT/sd_e2e.md).
 # Env: BENCH_MODELS (default "unet vae_decoder text_encoder": the headline model first, so a run
 #      that hits the time limit still reports it), BENCH_RUNS (default 5),
 #      BENCH_KERNELS (default "auto"; "gpu cpu" times both classes), BENCH_MODELS_DIR (use
@@ -92,7 +94,17 @@ fi
 step devices 120 "$O2C" --list-devices
 cp "$W/devices.log" "$W/devices.txt" 2>/dev/null
 
-# ---- 3. models ----
+# ---- 3. txt2img through the engine (BENCH_SD=0: skipped): a full-size SD 1.5 single file with random weights
+#      (bench/oneshot_full.py), onnx2cl-sd -m at 512x512, 20 Euler steps, cfg 7.5, cold cache then warm, against
+#      diffusers' StableDiffusionPipeline on the same GPU (float32, TF32 off) in the same command ----
+if [ "${BENCH_SD:-1}" != 0 ] && [ -x "$C/prefix/bin/onnx2cl-sd" ]; then
+  step sd_e2e 480 env PYTHONUNBUFFERED=1 python3 bench/oneshot_full.py --sd "$C/prefix/bin/onnx2cl-sd" \
+    --arch-dir "$ROOT/models/arch" --work "$W/sd" --size "${BENCH_SD_SIZE:-512}" --steps "${BENCH_SD_STEPS:-20}" \
+    --ref-device "${BENCH_SD_REF:-cuda}"
+  cp "$W/sd_e2e.log" "$OUT/sd_e2e.md"
+fi
+
+# ---- 4. models ----
 for m in $MODELS; do
   d=$W/models/full/$m
   if [ -n "${BENCH_MODELS_DIR:-}" ]; then
