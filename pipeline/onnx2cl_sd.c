@@ -168,6 +168,8 @@ static void usage(FILE *f)
         "                          (image k of the run: batch k / N, position k %% N)\n"
         "  --save-image F.npy      also every float image of the run [K*N,3,H,W] in [0,1] before 8-bit rounding\n"
         "  --device SPEC           OpenCL device (index or name part; default $ONNX2CL_DEVICE, a GPU, else first)\n"
+        "  --text-device SPEC      run the text encoders on this OpenCL device instead (sd.cpp's --clip-on-cpu: e.g.\n"
+        "                          the CPU device when the GPU is short of memory; their own context and kernels)\n"
         "  --quiet                 no per-step progress lines\n"
         "TAESD (madebyollin's tiny autoencoder; -m only; docs/taesd.md):\n"
         "  --taesd PATH            TAESD's decoder: a diffusers AutoencoderTiny folder (madebyollin/taesd,\n"
@@ -368,6 +370,17 @@ static int write_png(const char *path, const float *chw, int w, int h, const str
     return rc;
 }
 
+/* --text-device SPEC: a context of its own for the text encoders (dies naming the flag when SPEC finds no
+ * device); NULL: the main context ctx. */
+static struct o2r_ctx *text_context(const char *spec, struct o2r_ctx *ctx)
+{
+    struct o2r_ctx *t;
+    if (!spec) return ctx;
+    if (o2r_ctx_create(spec, &t) != O2R_OK) die(1, "--text-device %s: %s", spec, o2r_ctx_last_error(NULL));
+    fprintf(stderr, "%s: text encoders on %s\n", prog, o2r_ctx_device_name(t));
+    return t;
+}
+
 /* The timings' last line: the device memory of the models loaded at once (weights + arena). */
 static void print_mem_peak(const struct sdp_mem_track *t, int offload)
 {
@@ -401,6 +414,7 @@ struct sd3_run {
     double guidance;                   /* Flux dev's guidance_scale */
     int no_t5;                         /* SD 3: --no-t5 */
     int offload;                       /* --offload: one stage's models on the device at a time */
+    const char *text_device;           /* --text-device: the text encoders' OpenCL device, or NULL */
     const char *model_hash;            /* the infotext's Model hash (NULL: none) */
     const char *info_prompt;           /* the infotext's prompt (LoRA tags of the flags added), NULL: prompt */
     const char *lora_hashes;           /* the infotext's Lora hashes, or NULL */
@@ -489,7 +503,7 @@ static int cli_main(int argc, char **argv)
     const char *models = NULL, *te_so = NULL, *unet_so = NULL, *vae_so = NULL, *hf = NULL;
     const char *tok_dir = NULL, *sched_cfg = NULL, *prompt = NULL, *negative = "", *out = "out.png";
     int info = 0; /* --info: what the run will need (-m) */
-    const char *save_image = NULL, *device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
+    const char *save_image = NULL, *device = NULL, *text_device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
     int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0, mask_overlay = 0;
@@ -610,6 +624,7 @@ static int cli_main(int argc, char **argv)
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = NEXT();
         else if (!strcmp(a, "--save-image")) save_image = NEXT();
         else if (!strcmp(a, "--device")) device = NEXT();
+        else if (!strcmp(a, "--text-device")) text_device = NEXT();
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--taesd")) taesd = NEXT();
         else if (!strcmp(a, "--preview")) preview = NEXT();
@@ -883,7 +898,7 @@ static int cli_main(int argc, char **argv)
                                 .save_image = save_image, .device = device, .sched_cfg = sched_cfg,
                                 .steps = steps_given ? steps : 28, .width = width, .height = height, .quiet = quiet,
                                 /* diffusers' defaults: SD 3 guidance 7; Flux true CFG 1 (off), guidance 3.5 */
-                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5, .offload = eo.offload,
+                                .cfg = cfg_given ? cfg : flux ? 1.0 : 7.0, .seed = seed, .flux = flux, .no_t5 = eo.no_t5, .offload = eo.offload, .text_device = text_device,
                                 .init = init_img, .mask = mask_img, .mask_blur = mask_blur, .strength = strength,
                                 .ov = {om_init, om_mask, om_w, om_h, {om_box[0], om_box[1], om_box[2], om_box[3]}},
                                 .guidance = guidance, .scaling = flux ? 0.3611 : 1.5305, .shift = flux ? 0.1159 : 0.0609};
@@ -952,7 +967,7 @@ static int cli_main(int argc, char **argv)
                                     .device = device, .sched_cfg = sched_cfg ? sched_cfg : er.sched_cfg,
                                     .steps = steps_given ? steps : 28, .width = er.width, .height = er.height,
                                     .quiet = quiet, .cfg = c, .seed = seed, .flux = flux, .guidance = guidance,
-                                    .no_t5 = eo.no_t5, .offload = eo.offload, .init = init_img, .mask = mask_img,
+                                    .no_t5 = eo.no_t5, .offload = eo.offload, .text_device = text_device, .init = init_img, .mask = mask_img,
                                     .mask_blur = mask_blur, .strength = strength,
                                     .ov = {om_init, om_mask, om_w, om_h, {om_box[0], om_box[1], om_box[2], om_box[3]}},
                                     .prog = {er.program[0], er.program[4], flux ? NULL : er.program[5], er.program[6],
@@ -1148,13 +1163,14 @@ static int cli_main(int argc, char **argv)
     struct o2r_ctx *ctx;
     double t0 = now_s();
     if (o2r_ctx_create(device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
+    struct o2r_ctx *tctx = text_context(text_device, ctx);
     struct sdp_mem_track track = {0};
     const int ol = eo.offload;
-    if (sdp_model_load_opt(ctx, te_so, wpath[0][0] ? wpath[0] : NULL, ol, &track, &p.te, err, sizeof err) ||
+    if (sdp_model_load_opt(tctx, te_so, wpath[0][0] ? wpath[0] : NULL, ol, &track, &p.te, err, sizeof err) ||
         sdp_model_load_opt(ctx, unet_so, wpath[1][0] ? wpath[1] : NULL, ol, &track, &p.unet, err, sizeof err) ||
         sdp_model_load_opt(ctx, vae_so, wpath[2][0] ? wpath[2] : NULL, ol, &track, &p.vae, err, sizeof err) ||
         (venc_so && sdp_model_load_opt(ctx, venc_so, wpath[3][0] ? wpath[3] : NULL, ol, &track, &p.venc, err, sizeof err)) ||
-        (te2_so && sdp_model_load_opt(ctx, te2_so, wpath[4], ol, &track, &p.te2, err, sizeof err)))
+        (te2_so && sdp_model_load_opt(tctx, te2_so, wpath[4], ol, &track, &p.te2, err, sizeof err)))
         die(1, "%s", err);
     double t_load = now_s() - t0;
     if (sdp_pipeline_check(&p, err, sizeof err)) die(1, "%s", err);
@@ -1334,6 +1350,7 @@ static int cli_main(int argc, char **argv)
     sdp_tokenizer_free(p.tok);
     sdp_tokenizer_free(p.tok2);
     sdp_sched_free(p.sched);
+    if (tctx != ctx) o2r_ctx_free(tctx);
     o2r_ctx_free(ctx);
     return 0;
 }
@@ -1412,6 +1429,8 @@ static void run_sd3(const struct sd3_run *r)
     struct o2r_ctx *ctx;
     const double t0 = now_s();
     if (o2r_ctx_create(r->device, &ctx) != O2R_OK) die(1, "device: %s", o2r_ctx_last_error(NULL));
+    struct o2r_ctx *tctx = text_context(r->text_device, ctx);
+    f.text_ctx = tctx;
     if (sdp_sd3_setup(ctx, &f, &p, &q, err, sizeof err)) die(1, "%s", err);
     const struct sdp_scheduler *sched = r->flux ? q.sched : p.sched;
     const int img_w = r->flux ? q.img_w : p.img_w, img_h = r->flux ? q.img_h : p.img_h;
@@ -1494,6 +1513,7 @@ static void run_sd3(const struct sd3_run *r)
     image = NULL;
     if (r->flux) sdp_flux_close(&q);
     else sdp_sd3_close(&p);
+    if (tctx != ctx) o2r_ctx_free(tctx);
     o2r_ctx_free(ctx);
 }
 #endif

@@ -790,7 +790,8 @@ int sdp_sd3_setup(struct o2r_ctx *ctx, const struct sdp_sd3_files *f, struct sdp
         if (tk[i]) rc = sdp_tokenizer_load(f->tok[i], tk[i], err, errcap);
     for (int i = 0; i < 6 && !rc; i++)
         if (mm[i] && f->prog[i] && f->prog[i][0])
-            rc = sdp_model_load_opt(ctx, f->prog[i], f->wts[i], f->offload, f->track, mm[i], err, errcap);
+            rc = sdp_model_load_opt(i < 3 && f->text_ctx ? f->text_ctx : ctx, f->prog[i], f->wts[i], f->offload,
+                                    f->track, mm[i], err, errcap); /* 0-2: the text encoders */
     if (!rc && (f->flux || p->te3.desc)) rc = sdp_t5_load(f->tok[2], f->flux ? &q->t5 : &p->t5, err, errcap);
     if (!rc) {
         if (f->flux) q->scaling_factor = scaling, q->shift_factor = shift;

@@ -131,6 +131,7 @@ struct sdp_sd3_files {
     const char *vae_cfg;   /* vae/config.json whose scaling_factor / shift_factor win, or NULL / "" */
     float scaling, shift;  /* the VAE factors without vae_cfg (SD 3: 1.5305, 0.0609; Flux: 0.3611, 0.1159) */
     int offload;           /* 1: each model on the device only while its stage runs (sdp_model_load_opt) */
+    struct o2r_ctx *text_ctx; /* the text encoders' context (--text-device), or NULL: the setup's ctx */
     struct sdp_mem_track *track; /* counts the models' device bytes (may be NULL) */
 };
 

@@ -2066,6 +2066,7 @@ static void usage(FILE *f)
         "  --lora-dir DIR          where <lora:NAME:W> prompt tags find NAME.safetensors (default $ONNX2CL_LORA_DIR)\n"
         "  --arch-dir DIR  --variant V  --weights-dtype f16|f32  --device SPEC  --vae-tile N  --offload   (as the CLI)\n"
         "  --t5-tokenizer PATH  SD 3 / Flux single files: T5's spiece.model (or its folder), as the CLI's\n"
+        "  --text-device SPEC      the text encoders on this OpenCL device (as the CLI's; one for every worker)\n"
         "  --vae F --clip-l F --clip-g F --t5xxl F  component files completing or replacing the checkpoint's (a\n"
         "                          Flux / SD 3.5 file without its VAE and text encoders), as the CLI's; -m only;\n"
         "                          they apply to every checkpoint the server opens (sd_model_checkpoint too)\n"
@@ -2184,6 +2185,7 @@ int sd_serve_main(int argc, char **argv)
         else if (!strcmp(a, "--variant")) sp = &oo->variant;
         else if (!strcmp(a, "--weights-dtype")) sp = &oo->weights_dtype;
         else if (!strcmp(a, "--device")) sp = &oo->device;
+        else if (!strcmp(a, "--text-device")) sp = &oo->text_device;
         else if (!strcmp(a, "--devices")) sp = &devices;
         else if (!strcmp(a, "--listen")) sp = &listen;
         else if (!strcmp(a, "--api-auth")) sp = &sv->auth;

@@ -51,6 +51,7 @@ struct sds_session {
     int quiet, vae_tile, offload;
     struct sdp_mem_track track;     /* device bytes of the loaded models (sdp_model_load_opt) */
     struct o2r_ctx *ctx;
+    struct o2r_ctx *tctx;           /* the text encoders' context: text_device's, or ctx */
     struct sdp_pipeline p;          /* models + tokenizer; p.sched set per request */
     int loaded;                     /* p.te/unet/vae loaded */
     int cur_w, cur_h, cur_batch;    /* the loaded set's key (engine) */
@@ -185,7 +186,8 @@ static int load_models(struct sds_session *s, const char *const so[5], const cha
 {
     struct sdp_model *m[5] = {&s->p.te, &s->p.unet, &s->p.vae, &s->p.venc, &s->p.te2};
     for (int i = 0; i < 5; i++)
-        if (so[i] && sdp_model_load_opt(s->ctx, so[i], w[i], s->offload, &s->track, m[i], err, errcap)) {
+        if (so[i] && sdp_model_load_opt(i == 0 || i == 4 ? s->tctx : s->ctx, so[i], w[i], s->offload, &s->track, m[i],
+                                        err, errcap)) { /* 0, 4: the text encoders */
             for (int k = 0; k < i; k++)
                 if (so[k]) sdp_model_close(m[k]);
             for (int k = 0; k < 5; k++) memset(m[k], 0, sizeof *m[k]);
@@ -242,6 +244,7 @@ static int engine_load3(struct sds_session *s, int w, int h, int batch, int venc
         .wts = {er->weights[0], er->weights[4], flux ? NULL : er->weights[5], er->weights[6], er->weights[2],
                 venc ? er->weights[3] : NULL},
         .tok = {er->tokenizer, flux ? NULL : er->tokenizer2, er->tokenizer3}, .offload = s->offload, .track = &s->track,
+        .text_ctx = s->tctx,
         .sched_cfg = er->sched_cfg, .vae_cfg = er->vae_cfg, .scaling = (float)er->scaling_factor,
         .shift = (float)er->shift_factor};
     if (sdp_sd3_setup(s->ctx, &f, &s->p3, &s->pf, err, errcap)) {
@@ -428,6 +431,12 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
         rc = fail(err, errcap, SDS_ERROR, "device: %s", o2r_ctx_last_error(NULL));
         goto bad;
     }
+    s->tctx = s->ctx;
+    if (o->text_device && o2r_ctx_create(o->text_device, &s->tctx) != O2R_OK) {
+        s->tctx = s->ctx;
+        rc = fail(err, errcap, SDS_EINVAL, "text_device %s: %s", o->text_device, o2r_ctx_last_error(NULL));
+        goto bad;
+    }
     s->has_venc = s->engine;
     if (s->engine) rc = engine_load(s, o->width, o->height, 2, 0, 0, 0, 0, NULL, NULL, "", 1, err, errcap);
     else rc = models_dir_open(s, err, errcap);
@@ -476,6 +485,7 @@ void sds_close(struct sds_session *s)
 #endif
     sdp_tokenizer_free(s->p.tok);
     sdp_tokenizer_free(s->p.tok2);
+    if (s->tctx && s->tctx != s->ctx) o2r_ctx_free(s->tctx);
     if (s->ctx) o2r_ctx_free(s->ctx);
     char *owned[] = {s->ckpt, s->models_dir, s->hf_dir, s->arch_dir, s->cache_dir, s->compiler, s->variant,
                      s->wdtype, s->lora_dir, s->device, s->t5_tokenizer, s->vae_file, s->clip_l_file,

@@ -86,6 +86,8 @@ struct sds_open_options {
                                   NULL: $ONNX2CL_LORA_DIR) */
     const char *device;        /* OpenCL device: index or part of its name (NULL: $ONNX2CL_DEVICE, a GPU,
                                   else the first) */
+    const char *text_device;   /* the text encoders' OpenCL device (the same syntax; NULL: device's), e.g. the
+                                  CPU device when the GPU is short of memory (onnx2cl-sd --text-device) */
     int width, height;         /* checkpoint: the size prepared at open (0: the architecture's default size) */
     int quiet;                 /* 1: no engine progress lines on stderr */
     int vae_tile;              /* checkpoint: VAE decoder/encoder in tiles of this many image pixels per side

@@ -71,6 +71,10 @@ has single_damaged "text_encoder.weights is truncated: 50000 bytes.*; converting
 hasnt single_damaged "converting the vae_decoder weights again"
 grep -q "0 compiled, 2 converted" "$work/single_damaged.log" || bad "single_damaged: not 0 compiled, 2 converted"
 cmp -s "$work/single1.png" "$work/single_damaged.png" || bad "single_damaged: not single1's PNG"
+# 2c. --text-device: the text encoders in a context of their own (here the same device): the same image
+run single_textdev tiny_sd15.safetensors euler_4 1e-3 "--weights-dtype f32 --text-device 0"
+has single_textdev "text encoders on "
+cmp -s "$work/single1.png" "$work/single_textdev.png" || bad "single_textdev: not single1's PNG"
 # 3. the diffusers folder: same architecture and size, so the programs are shared; own weights
 run folder1 tiny_sd15 euler_4
 hasnt folder1 "compiling"

@@ -13,7 +13,8 @@
  *      coefficients of sds_preview_rgb_family (SDXL, SD 3 and Flux rows); sds_info.family.
  *   7. A1111 sampler names / schedule types; img2img (strength 0.6) from the CLI's PNG == the CLI's
  *      --init-image PNG (argv[5]) byte for byte; strengths that run no step and resizes refused;
- *   8. a session opened with offload (models on the device per stage) makes image 2's bytes, twice.
+ *   8. a session opened with offload (models on the device per stage) and text_device (the text encoders in
+ *      a context of their own) makes image 2's bytes, twice.
  * Usage: test_session CHECKPOINT CACHE_DIR CLI_PNG PROMPT [CLI_IMG2IMG_PNG]
  */
 #include "sd_session.h"
@@ -329,6 +330,7 @@ int main(int argc, char **argv)
     /* 8. offload (one stage's models on the device at a time): the same image as every model loaded */
     struct sds_open_options oo = o;
     oo.offload = 1;
+    oo.text_device = "0"; /* the text encoders in a context of their own (here the same device) */
     rc = sds_open(&oo, &s, err, sizeof err);
     CHECK(rc == 0, "open with offload: %s", err);
     for (int k = 0; k < 2 && rc == 0; k++) { /* twice: the models come back for the next image */
@@ -340,7 +342,7 @@ int main(int argc, char **argv)
         CHECK(d == 0, "offload image %d differs from the loaded session's in %zu of %zu bytes", k + 1, d, nb);
         sds_image_free(&im[2]);
     }
-    if (rc == 0) printf("8. offload: two images == the loaded session's\n");
+    if (rc == 0) printf("8. offload + text_device: two images == the loaded session's\n");
     sds_close(s);
     sds_image_free(&im[0]);
     sds_image_free(&im[1]);
