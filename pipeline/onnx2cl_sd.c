@@ -376,7 +376,13 @@ static struct o2r_ctx *text_context(const char *spec, struct o2r_ctx *ctx)
 {
     struct o2r_ctx *t;
     if (!spec) return ctx;
-    if (o2r_ctx_create(spec, &t) != O2R_OK) die(1, "--text-device %s: %s", spec, o2r_ctx_last_error(NULL));
+    if (o2r_ctx_create(spec, &t) != O2R_OK) {
+        char e[2048];
+        snprintf(e, sizeof e, "%s", o2r_ctx_last_error(NULL));
+        const char *avail = strstr(e, "; available devices:"); /* the runtime's message names --device */
+        if (avail) die(1, "--text-device %s: no OpenCL device matches it%s", spec, avail);
+        die(1, "--text-device %s: %s", spec, e);
+    }
     fprintf(stderr, "%s: text encoders on %s\n", prog, o2r_ctx_device_name(t));
     return t;
 }
@@ -506,7 +512,7 @@ static int cli_main(int argc, char **argv)
     const char *save_image = NULL, *device = NULL, *text_device = NULL, *latents_path = NULL, *sched_name = NULL, *schedule_type = NULL;
     const char *init_path = NULL, *mask_path = NULL, *venc_so = NULL;
     double strength = -1, mask_blur = 0, guidance_rescale = 0;
-    int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0, mask_overlay = 0;
+    int only_masked = 0, only_masked_pad = -1, steps_given = 0, cfg_given = 0, mask_overlay = 0, size_from_image = 0;
     double guidance = 3.5; /* Flux dev's distilled guidance (--guidance) */
     int guidance_given = 0;
     int batch = 1, batch_count = 1, random_seed = 0, eta_given = 0;
@@ -761,6 +767,7 @@ static int cli_main(int argc, char **argv)
             init_w = tw;
             init_h = th;
         }
+        size_from_image = !width || !height; /* no --width/--height: the size comes from the image */
         if (only_masked) { /* the image stays at its size; the area is generated at width x height */
             if (!width) width = init_w - init_w % 8; /* diffusers' get_default_height_width */
             if (!height) height = init_h - init_h % 8;
@@ -880,6 +887,11 @@ static int cli_main(int argc, char **argv)
             die(2, "--guidance: Flux dev's distilled guidance; %s takes --cfg", fam);                             \
         if (eo.no_t5 && strcmp(fam, "SD 3"))                                                                       \
             die(2, "--no-t5: SD 3's optional T5 (Flux needs its T5)");                                             \
+        if (size_from_image && ((width && width % 16) || (height && height % 16)))                                 \
+            die(2, "--init-image %s: %s generates sizes that are multiples of 16, the %s %dx%d is not: give "    \
+                "--width and --height (multiples of 16; the image is resized%s)", init_path, fam,                 \
+                only_masked ? "area around the mask, by default" : "image", width, height,                        \
+                only_masked ? "; with --only-masked the area is generated at that size" : "");                    \
     } while (0)
     { /* --models DIR with an SD 3 transformer: StableDiffusion3Pipeline (sd3_pipeline.h) */
         char tf[PATH_MAX];
@@ -948,6 +960,7 @@ static int cli_main(int argc, char **argv)
         { /* an SD 3 checkpoint: its own loop (the family from the keys, before any compile) */
             struct sde_options po = eo;
             po.plan_only = 1, po.quiet = 1;
+            if (size_from_image) po.width = po.height = 0; /* the family first; its size rule below (SD3_REFUSE) */
             po.info = info ? stdout : NULL; /* plan_only + info: the family alone (no table; --info needs no tokenizer) */
             int prc = sde_prepare(&po, &er, err, sizeof err);
             if (prc) die(prc == -2 ? 2 : 1, "%s", err);

@@ -544,7 +544,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
         sde_weights_dtype(j->o), j->compiler_id);
     fmt(j->r->program[m], PATH_MAX, "%s/model.o2d", pdir);
     weights_file(j->o, j->wdir, m, j->r->weights[m], PATH_MAX);
-    int have_p = is_file(j->r->program[m]), have_w = is_file(j->r->weights[m]);
+    int have_p = is_file(j->r->program[m]), have_w = is_file(j->r->weights[m]), damaged = 0;
     if (have_w) { /* a damaged cache entry (a truncated or changed file) is converted again, not trusted */
         char why[1024];
         if (o2r_weights_verify(j->r->weights[m], why, sizeof why) != O2R_OK) {
@@ -552,7 +552,7 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
             if (remove(j->r->weights[m]) != 0 && is_file(j->r->weights[m]))
                 return fail(err, errcap, "cached weights %s: damaged and cannot be removed (%s)", j->r->weights[m],
                             strerror(errno));
-            have_w = 0;
+            have_w = 0, damaged = 1;
         }
     }
     if (have_p && have_w) return 0;
@@ -619,7 +619,9 @@ static int prepare_model(struct job *j, int m, char *err, size_t errcap)
     argv[argc++] = "-o";
     argv[argc++] = out;
     argv[argc] = NULL;
-    if (!j->o->quiet) fprintf(stderr, "onnx2cl-sd: converting %s weights (first use of this checkpoint) ...\n", name);
+    if (!j->o->quiet)
+        fprintf(stderr, "onnx2cl-sd: converting %s weights (%s) ...\n", name,
+                damaged ? "again" : "first use of this checkpoint");
     int rc = run_process(argv, err, errcap);
     if (rc == 0 && o2r_rename_replace(out, j->r->weights[m]) != 0) rc = -2;
     if (rc != 0) {
@@ -881,25 +883,26 @@ int sde_prepare(const struct sde_options *o, struct sde_result *r, char *err, si
        * SAI's sd3.5_large.safetensors): say what is missing rather than the closest architecture */
         if (key_flow) {
             const int flux = key_flux;
-            const struct { enum o2s_component c; const char *what, *flag; } need[] = {
-                {O2S_VAE, "vae (16-channel VAE)", "--vae F"},
-                {O2S_TEXT_ENCODER, "text_encoder (CLIP-L)", "--clip-l F"},
+            const struct { enum o2s_component c; const char *what, *flag, *file; } need[] = {
+                {O2S_VAE, "vae (16-channel VAE)", "--vae F", "ae.safetensors"},
+                {O2S_TEXT_ENCODER, "text_encoder (CLIP-L)", "--clip-l F", "clip_l.safetensors"},
                 {O2S_TEXT_ENCODER_2, flux ? "text_encoder_2 (T5-XXL)" : "text_encoder_2 (CLIP-G)",
-                 flux ? "--t5xxl F" : "--clip-g F"},
+                 flux ? "--t5xxl F" : "--clip-g F", flux ? "t5xxl_fp16.safetensors" : "clip_g.safetensors"},
             };
-            char miss[256] = "", flags[128] = "";
-            size_t n = 0, nf = 0;
+            char miss[256] = "", flags[128] = "", files[160] = "";
+            size_t n = 0, nf = 0, ne = 0;
             for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
-                if (!o2s_count(j.s, need[k].c) && n < sizeof miss && nf < sizeof flags) {
+                if (!o2s_count(j.s, need[k].c) && n < sizeof miss && nf < sizeof flags && ne < sizeof files) {
                     n += (size_t)snprintf(miss + n, sizeof miss - n, "%s%s", n ? ", " : "", need[k].what);
                     nf += (size_t)snprintf(flags + nf, sizeof flags - nf, "%s%s", nf ? ", " : "", need[k].flag);
+                    ne += (size_t)snprintf(files + ne, sizeof files - ne, "%s%s", ne ? ", " : "", need[k].file);
                 }
             if (n) { /* only the flags of what is missing (SD 3's T5 is optional: --t5xxl F or --no-t5) */
-                fail(err, errcap, "-m %s: holds the %s transformer without %s; add %s with %s%s (e.g. "
-                     "ae.safetensors, clip_l.safetensors, t5xxl_fp16.safetensors), or give a diffusers folder or an "
-                     "all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, text_encoders.*)", o->ckpt,
-                     flux ? "Flux" : "SD 3", miss, strchr(miss, ',') ? "them" : "it", flags,
-                     flux || o2s_count(j.s, O2S_TEXT_ENCODER_3) ? "" : " (and T5-XXL with --t5xxl F, or --no-t5)");
+                fail(err, errcap, "-m %s: holds the %s transformer without %s; add %s with %s%s (e.g. %s), or give "
+                     "a diffusers folder or an all-in-one checkpoint (model.diffusion_model.*, first_stage_model.*, "
+                     "text_encoders.*)", o->ckpt, flux ? "Flux" : "SD 3", miss, strchr(miss, ',') ? "them" : "it",
+                     flags, flux || o2s_count(j.s, O2S_TEXT_ENCODER_3) ? "" : " (and T5-XXL with --t5xxl F, or --no-t5)",
+                     files);
                 goto out;
             }
         }

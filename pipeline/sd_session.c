@@ -434,7 +434,9 @@ int sds_open(const struct sds_open_options *o, struct sds_session **out, char *e
     s->tctx = s->ctx;
     if (o->text_device && o2r_ctx_create(o->text_device, &s->tctx) != O2R_OK) {
         s->tctx = s->ctx;
-        rc = fail(err, errcap, SDS_EINVAL, "text_device %s: %s", o->text_device, o2r_ctx_last_error(NULL));
+        const char *e = o2r_ctx_last_error(NULL), *avail = strstr(e, "; available devices:");
+        rc = avail ? fail(err, errcap, SDS_EINVAL, "text_device %s: no OpenCL device matches it%s", o->text_device, avail)
+                   : fail(err, errcap, SDS_EINVAL, "text_device %s: %s", o->text_device, e);
         goto bad;
     }
     s->has_venc = s->engine;

@@ -280,11 +280,12 @@ static o2r_status check_header_bytes(struct o2r_ctx *ctx, const char *path,
  * whole): magic, version 2, the model's n stored tensors with their hashes (the layout hash
  * matched, so they are the model's), the names' byte count reaching exactly to the end of the
  * file, 3n NUL-terminated strings. Returns O2R_OK, or O2R_ERR_FORMAT naming the byte offset and
- * field that is wrong in ctx's error. */
+ * field that is wrong in ctx's error. d NULL: its structure alone (no model to compare with). */
 static o2r_status check_trailer(struct o2r_ctx *ctx, const struct o2r_model_desc *d,
-                                const char *path, const unsigned char *map, uint64_t size)
+                                const char *path, const unsigned char *map, uint64_t size,
+                                uint64_t payload)
 {
-    const uint64_t at = O2R_WEIGHTS_HEADER + d->weights_file_bytes, left = size - at;
+    const uint64_t at = O2R_WEIGHTS_HEADER + payload, left = size - at;
     const unsigned char *t = map + at;
     char what[200] = "";
     uint32_t ver = 0, n = 0;
@@ -304,7 +305,7 @@ static o2r_status check_trailer(struct o2r_ctx *ctx, const struct o2r_model_desc
     } else if (ver != 2) {
         bad_at = at + 8;
         snprintf(what, sizeof what, "bytes 8-11 (version) hold %u, expected 2", (unsigned)ver);
-    } else if (n != d->n_stored) {
+    } else if (d && n != d->n_stored) {
         bad_at = at + 12;
         snprintf(what, sizeof what, "bytes 12-15 (stored tensors) hold %u, the model stores %u",
                  (unsigned)n, (unsigned)d->n_stored);
@@ -316,7 +317,7 @@ static o2r_status check_trailer(struct o2r_ctx *ctx, const struct o2r_model_desc
     }
     if (what[0])
         goto bad;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; d && i < n; i++) { /* without a model (o2r_weights_verify): the structure only */
         uint64_t h;
         memcpy(&h, t + 24 + 8 * (uint64_t)i, 8);
         if (h != o2r_stored_hash(d, i)) {
@@ -668,7 +669,7 @@ static o2r_status check_weights_file(struct o2r_ctx *ctx, const struct o2r_model
                       (unsigned long long)(payload + O2R_WEIGHTS_HEADER));
         return O2R_ERR_FORMAT;
     }
-    if (d && (st = check_trailer(ctx, d, path, map, fm->size)) != O2R_OK)
+    if ((st = check_trailer(ctx, d, path, map, fm->size, payload)) != O2R_OK)
         return st;
     char line[512], spath[4300];
     int settled = 0, stamp = !verify_always &&

@@ -145,7 +145,7 @@ expect flux_m_size "multiples of 16" -m "$d/tiny_flux_dev" --width 40 --height 4
 expect flux_no_hf "give --hf DIR" --models "$work/dev"
 expect flux_refusal_names_flux "not ported for Flux" -m "$d/tiny_flux_schnell" --width 32 --height 32 --batch-size 2
 expect flux_bfl_alone "holds the Flux transformer without vae (16-channel VAE), text_encoder (CLIP-L), text_encoder_2 (T5-XXL); add them with --vae F, --clip-l F, --t5xxl F" -m "$d/tiny_flux_schnell_bfl.safetensors" --width 32 --height 32
-expect flux_bfl_no_vae "holds the Flux transformer without vae (16-channel VAE); add it with --vae F (e.g." -m "$d/tiny_flux_schnell_bfl.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" --width 32 --height 32
+expect flux_bfl_no_vae "holds the Flux transformer without vae (16-channel VAE); add it with --vae F (e.g. ae.safetensors), or" -m "$d/tiny_flux_schnell_bfl.safetensors" --clip-l "$f/text_encoder/model.safetensors" --t5xxl "$f/text_encoder_2/model.safetensors" --width 32 --height 32
 expect flux_swapped "clip-l .*: not a CLIP text encoder (a T5 encoder: give it as --t5xxl)" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae/diffusion_pytorch_model.safetensors" --clip-l "$f/text_encoder_2/model.safetensors" --t5xxl "$f/text_encoder/model.safetensors" --width 32 --height 32
 expect flux_vae_dir "vae .*: a folder, not a .safetensors file" -m "$d/tiny_flux_schnell_bfl.safetensors" --vae "$f/vae" --width 32 --height 32
 expect flux_clip_g "Flux has no CLIP-G" -m "$d/tiny_flux_schnell_bfl.safetensors" --clip-g "$f/text_encoder/model.safetensors" --width 32 --height 32
@@ -155,5 +155,8 @@ expect flux_t5_is_vae "t5xxl .*: not a T5 text encoder (neither" -m "$d/tiny_flu
 expect flux_no_t5 "Flux needs its T5" -m "$d/tiny_flux_dev" --width 32 --height 32 --no-t5
 expect flux_lora_unet "the checkpoint has no unet" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$here/../lora/tiny_peft.safetensors"
 expect flux_lora_kohya_sd3 "LoRA modules match no weight of the checkpoint" -m "$d/tiny_flux_dev" --width 32 --height 32 --lora "$d/../sd3/lora_kohya.safetensors"
+expect flux_init_size "init_big.png: Flux generates sizes that are multiples of 16, the image 48x40 is not: give --width and --height" -m "$d/tiny_flux_dev" --init-image "$d/../img2img/init_big.png"
+expect flux_om_size "Flux generates sizes that are multiples of 16, the area around the mask, by default 48x40" -m "$d/tiny_flux_dev" --init-image "$d/../img2img/init_big.png" --mask "$d/../img2img/mask_om_rect.png" --only-masked
+expect flux_text_device "text-device nonesuch: no OpenCL device matches it; available devices:" -m "$d/tiny_flux_dev" --width 32 --height 32 --text-device nonesuch
 echo "flux: $fails failed"
 [ "$fails" = 0 ]
