@@ -625,6 +625,28 @@ static void chw_to_rgb(const float *image, int w, int h, unsigned char *rgb)
         }
 }
 
+/* A1111's apply_overlay: the generated image *rgb [gh, gw, 3] pasted into the init image [ih, iw, 3] at box
+ * with the (blurred) 8-bit mask [ih, iw] as alpha; *rgb and *chw ([3, ih, iw] in [0, 1]) are replaced by the
+ * result at the init image's size. -1: out of memory, nothing changed. */
+static int paste_back(const unsigned char *init_rgb, const unsigned char *m8, int iw, int ih, const int box[4],
+                      int gw, int gh, unsigned char **rgb, float **chw)
+{
+    unsigned char *full = NULL;
+    float *fchw = NULL;
+    const size_t iplane = (size_t)iw * ih;
+    if (sds_image_overlay(init_rgb, m8, iw, ih, *rgb, gw, gh, box, &full) ||
+        !(fchw = malloc(iplane * 3 * sizeof *fchw))) {
+        free(full);
+        return -1;
+    }
+    for (size_t i = 0; i < iplane; i++)
+        for (int c = 0; c < 3; c++) fchw[c * iplane + i] = full[i * 3 + c] / 255.0f;
+    free(*rgb);
+    free(*chw);
+    *rgb = full, *chw = fchw;
+    return 0;
+}
+
 #ifdef ONNX2CL_HAVE_SD3
 /* An SD 3 / Flux request (s->mu held): txt2img or img2img with flow-matching Euler, one image;
  * what the loop does not take is refused (SDS_EINVAL) before any model runs. */
@@ -760,19 +782,11 @@ static int generate3(struct sds_session *s, const struct sds_request *r, int ste
     }
     chw_to_rgb(image, img_w, img_h, rgb);
     if (r->mask && (om || r->mask_overlay)) { /* pasted back with the (blurred) mask as alpha: A1111's apply_overlay */
-        unsigned char *full = NULL;
-        float *fchw = NULL;
-        if (sds_image_overlay(r->init_rgb, m8, iw, ih, rgb, img_w, img_h, box, &full) ||
-            !(fchw = malloc(iplane * 3 * sizeof *fchw))) {
-            free(full);
+        if (paste_back(r->init_rgb, m8, iw, ih, box, img_w, img_h, &rgb, &image)) {
             rc = fail(err, errcap, SDS_ERROR, "out of memory");
             goto out3;
         }
-        for (size_t i = 0; i < iplane; i++)
-            for (int c = 0; c < 3; c++) fchw[c * iplane + i] = full[i * 3 + c] / 255.0f;
-        free(rgb);
-        free(image);
-        rgb = full, image = fchw, ow = iw, oh = ih;
+        ow = iw, oh = ih;
     }
     const char *a_s, *a_sc;
     sdp_sched_a1111_name(flux ? s->pf.sched : s->p3.sched, &a_s, &a_sc);
@@ -1086,35 +1100,15 @@ int sds_generate(struct sds_session *s, const struct sds_request *r, struct sds_
     }
     out->width = s->p.img_w;
     out->height = s->p.img_h;
-    if (r->mask && r->mask_overlay && !r->only_masked) { /* A1111's apply_overlay over the whole picture */
-        unsigned char *full = NULL;
-        const int box[4] = {0, 0, s->p.img_w, s->p.img_h};
-        if (sds_image_overlay(r->init_rgb, m8full, s->p.img_w, s->p.img_h, rgb, s->p.img_w, s->p.img_h, box, &full)) {
+    if (r->mask && (r->only_masked || r->mask_overlay)) { /* A1111's apply_overlay: the area (only masked) or the
+                                                              whole picture (mask overlay) pasted back */
+        const int whole[4] = {0, 0, s->p.img_w, s->p.img_h};
+        if (paste_back(r->init_rgb, m8full, r->init_w, r->init_h, r->only_masked ? om_box : whole, s->p.img_w,
+                       s->p.img_h, &rgb, &image)) {
             free(rgb);
             rc = fail(err, errcap, SDS_ERROR, "out of memory");
             goto done;
         }
-        free(rgb);
-        rgb = full;
-        for (size_t i = 0; i < plane; i++)
-            for (int c = 0; c < 3; c++) image[c * plane + i] = rgb[i * 3 + c] / 255.0f;
-    }
-    if (r->only_masked) { /* composited back into the init image (diffusers' apply_overlay) */
-        unsigned char *full = NULL;
-        float *fchw = NULL;
-        const size_t iplane = (size_t)r->init_w * r->init_h;
-        if (sds_image_overlay(r->init_rgb, m8full, r->init_w, r->init_h, rgb, s->p.img_w, s->p.img_h, om_box, &full) ||
-            !(fchw = malloc(iplane * 3 * sizeof *fchw))) {
-            free(full);
-            free(rgb);
-            rc = fail(err, errcap, SDS_ERROR, "out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < iplane; i++)
-            for (int c = 0; c < 3; c++) fchw[c * iplane + i] = full[i * 3 + c] / 255.0f;
-        free(rgb);
-        free(image);
-        rgb = full, image = fchw;
         out->width = r->init_w;
         out->height = r->init_h;
     }
