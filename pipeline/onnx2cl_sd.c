@@ -768,6 +768,7 @@ static int cli_main(int argc, char **argv)
             init_h = th;
         }
         size_from_image = !width || !height; /* no --width/--height: the size comes from the image */
+        (void)size_from_image;                /* read by SD3_REFUSE (builds with the SD 3 / Flux loop) */
         if (only_masked) { /* the image stays at its size; the area is generated at width x height */
             if (!width) width = init_w - init_w % 8; /* diffusers' get_default_height_width */
             if (!height) height = init_h - init_h % 8;
