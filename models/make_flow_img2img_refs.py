@@ -32,20 +32,27 @@ CASES = {  # case: (variant, steps, cfg, guidance, strength, negative)
 }
 
 
+def load_pipe(sd3_cls, flux_cls, d, fam, variant, cfg, guidance, neg):
+    """The family's diffusers pipeline class (sd3_cls / flux_cls) on the committed tiny folder of d, and its
+    guidance keywords (SD 3: guidance_scale = cfg; Flux: true_cfg_scale = cfg, guidance_scale = guidance)."""
+    if fam == "sd3":
+        pipe = sd3_cls.from_pretrained(os.path.join(d, "tiny_sd3"))
+        kw = dict(guidance_scale=cfg, negative_prompt=neg if neg else None)
+    else:
+        pipe = flux_cls.from_pretrained(os.path.join(d, f"tiny_flux_{variant}"))
+        kw = dict(true_cfg_scale=cfg, guidance_scale=guidance, negative_prompt=neg if neg else None,
+                  max_sequence_length=64)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe, kw
+
+
 def main():
     init = Image.open(os.path.join(ROOT, "tests/pipeline/img2img/init.png")).convert("RGB")
     for fam, cases in CASES.items():
         d = os.path.join(ROOT, "tests/pipeline", fam)
         lines = []
         for case, variant, steps, cfg, guidance, strength, neg in cases:
-            if fam == "sd3":
-                pipe = StableDiffusion3Img2ImgPipeline.from_pretrained(os.path.join(d, "tiny_sd3"))
-                kw = dict(guidance_scale=cfg, negative_prompt=neg if neg else None)
-            else:
-                pipe = FluxImg2ImgPipeline.from_pretrained(os.path.join(d, f"tiny_flux_{variant}"))
-                kw = dict(true_cfg_scale=cfg, guidance_scale=guidance, negative_prompt=neg if neg else None,
-                          max_sequence_length=64)
-            pipe.set_progress_bar_config(disable=True)
+            pipe, kw = load_pipe(StableDiffusion3Img2ImgPipeline, FluxImg2ImgPipeline, d, fam, variant, cfg, guidance, neg)
             out = pipe(P, image=init, strength=strength, num_inference_steps=steps, height=32, width=32,
                        generator=torch.Generator().manual_seed(42), output_type="np", **kw).images
             img = np.ascontiguousarray(out.transpose(0, 3, 1, 2).astype(np.float32))

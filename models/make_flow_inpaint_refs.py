@@ -22,6 +22,8 @@ import torch
 from PIL import Image
 from diffusers import FluxInpaintPipeline, StableDiffusion3InpaintPipeline
 
+from make_flow_img2img_refs import load_pipe  # noqa: E402 (models/ beside this script)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 P = "a photo of an astronaut riding a horse on mars"
 CASES = {  # case: (variant, steps, cfg, guidance, strength, mask, negative)
@@ -39,14 +41,7 @@ def main():
         d = os.path.join(ROOT, "tests/pipeline", fam)
         lines = []
         for case, variant, steps, cfg, guidance, strength, mask, neg in cases:
-            if fam == "sd3":
-                pipe = StableDiffusion3InpaintPipeline.from_pretrained(os.path.join(d, "tiny_sd3"))
-                kw = dict(guidance_scale=cfg, negative_prompt=neg if neg else None)
-            else:
-                pipe = FluxInpaintPipeline.from_pretrained(os.path.join(d, f"tiny_flux_{variant}"))
-                kw = dict(true_cfg_scale=cfg, guidance_scale=guidance, negative_prompt=neg if neg else None,
-                          max_sequence_length=64)
-            pipe.set_progress_bar_config(disable=True)
+            pipe, kw = load_pipe(StableDiffusion3InpaintPipeline, FluxInpaintPipeline, d, fam, variant, cfg, guidance, neg)
             m = Image.open(os.path.join(img_dir, mask))
             args = dict(image=init, mask_image=m, strength=strength, num_inference_steps=steps, height=32, width=32,
                         generator=torch.Generator().manual_seed(42), **kw)
